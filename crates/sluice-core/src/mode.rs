@@ -1,0 +1,92 @@
+//! Project modes. Defaults are the safe ones: read-only, execution off.
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
+/// What the assistant may do to a project's files.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum AccessMode {
+    /// The assistant can look but not change anything.
+    #[default]
+    ReadOnly,
+    /// The assistant can create, edit, move and (with approval) delete files.
+    ReadWrite,
+}
+
+/// What the assistant may run inside a project.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ExecMode {
+    /// Nothing runs.
+    #[default]
+    Off,
+    /// Toolchain version checks and read-only inspections.
+    Safe,
+    /// The project's own build/test/run entry points through known toolchains.
+    Project,
+    /// Any program with an argv; each run approved unless an allow rule matches.
+    Any,
+}
+
+/// Whether tools may use a project right now.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "state", content = "reason", rename_all = "kebab-case")]
+pub enum ProjectState {
+    Available,
+    /// Turned off by the user.
+    Disabled,
+    /// The root folder was moved, deleted or replaced; the reason says which and when.
+    RootLost(String),
+}
+
+impl ProjectState {
+    pub fn is_available(&self) -> bool {
+        matches!(self, ProjectState::Available)
+    }
+}
+
+macro_rules! str_enum {
+    ($ty:ident { $($variant:ident = $s:literal),+ $(,)? }) => {
+        impl $ty {
+            pub const ALL: &'static [$ty] = &[$($ty::$variant),+];
+
+            pub const fn as_str(self) -> &'static str {
+                match self { $($ty::$variant => $s),+ }
+            }
+        }
+
+        impl fmt::Display for $ty {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+
+        impl FromStr for $ty {
+            type Err = String;
+
+            fn from_str(s: &str) -> Result<$ty, String> {
+                match s {
+                    $($s => Ok($ty::$variant),)+
+                    _ => Err(format!(
+                        "unknown {} {s:?}; expected one of: {}",
+                        stringify!($ty),
+                        [$($s),+].join(", ")
+                    )),
+                }
+            }
+        }
+    };
+}
+
+str_enum!(AccessMode { ReadOnly = "read-only", ReadWrite = "read-write" });
+str_enum!(ExecMode { Off = "off", Safe = "safe", Project = "project", Any = "any" });
+
+impl ExecMode {
+    /// The modes that let the assistant change files through processes need read-write access.
+    pub fn needs_read_write(self) -> bool {
+        matches!(self, ExecMode::Project | ExecMode::Any)
+    }
+}
