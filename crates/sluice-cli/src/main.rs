@@ -1,1 +1,206 @@
-fn main() {}
+//! `sluice`: the headless engine and the local administration of projects, tokens, pause and
+//! audit. Everything the desktop app does is reachable from here, so it can be scripted and
+//! tested without a display.
+
+mod admin;
+mod logging;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Instant;
+
+use anyhow::{Context, Result, bail};
+use clap::{Parser, Subcommand};
+use sluice_core::{AccessMode, ExecMode};
+use sluice_engine::{DEFAULT_PORT, Engine, EngineConfig, SecretPreference};
+
+#[derive(Parser)]
+#[command(
+    name = "sluice",
+    version,
+    about = "Sluice: a guarded gateway between AI assistants and your projects"
+)]
+struct Cli {
+    /// Sluice's data folder (database, secret fallback, backups).
+    #[arg(long, global = true, env = "SLUICE_DATA_DIR", value_name = "DIR")]
+    data_dir: Option<PathBuf>,
+    /// Where the install secret lives: the OS keychain, an owner-only file, or auto.
+    #[arg(long, global = true, env = "SLUICE_SECRET_STORE", default_value = "auto", value_parser = parse_secret_pref)]
+    secret_store: SecretPreference,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run the engine: the MCP endpoint on 127.0.0.1 and the project watcher.
+    Serve {
+        /// Port on 127.0.0.1 for the MCP endpoint.
+        #[arg(long, default_value_t = DEFAULT_PORT)]
+        port: u16,
+    },
+    /// A stdio MCP server for clients that only speak stdio; forwards to the running engine.
+    /// The token is read from the SLUICE_TOKEN environment variable, never from arguments.
+    Stdio {
+        /// The engine's port (default: the one the running engine recorded).
+        #[arg(long)]
+        port: Option<u16>,
+    },
+    /// Authorize and manage project folders.
+    #[command(subcommand)]
+    Project(admin::ProjectCmd),
+    /// Create, list and revoke client tokens.
+    #[command(subcommand)]
+    Token(admin::TokenCmd),
+    /// Read and verify the audit log.
+    #[command(subcommand)]
+    Audit(admin::AuditCmd),
+    /// Refuse every MCP request until `sluice resume`.
+    Pause,
+    /// Allow MCP requests again.
+    Resume,
+    /// Report on this installation: data folder, secret storage, database, engine.
+    Doctor,
+}
+
+fn parse_secret_pref(s: &str) -> Result<SecretPreference, String> {
+    match s {
+        "auto" => Ok(SecretPreference::Auto),
+        "keychain" => Ok(SecretPreference::KeychainOnly),
+        "file" => Ok(SecretPreference::FileOnly),
+        other => Err(format!("unknown secret store {other:?}; expected auto, keychain or file")),
+    }
+}
+
+pub(crate) fn parse_access(s: &str) -> Result<AccessMode, String> {
+    s.parse()
+}
+
+pub(crate) fn parse_exec(s: &str) -> Result<ExecMode, String> {
+    s.parse()
+}
+
+fn main() {
+    let cli = Cli::parse();
+    let stdio = matches!(cli.command, Command::Stdio { .. });
+    logging::init(stdio);
+    if let Err(err) = run(cli) {
+        eprintln!("sluice: {}", sluice_core::redact::redact(&format!("{err:#}")));
+        std::process::exit(1);
+    }
+}
+
+fn data_dir(cli: &Cli) -> Result<PathBuf> {
+    match &cli.data_dir {
+        Some(d) => Ok(d.clone()),
+        None => sluice_engine::default_data_dir()
+            .context("cannot find a data folder for Sluice; pass --data-dir"),
+    }
+}
+
+pub(crate) fn open_engine(cli_dir: PathBuf, secret: SecretPreference) -> Result<Engine> {
+    Engine::open(&EngineConfig { data_dir: cli_dir, secret })
+        .map_err(|f| anyhow::anyhow!("{}", f.message))
+}
+
+fn run(cli: Cli) -> Result<()> {
+    let dir = data_dir(&cli)?;
+    match cli.command {
+        Command::Serve { port } => serve(dir, cli.secret_store, port),
+        Command::Stdio { port } => stdio(dir, port),
+        Command::Project(cmd) => admin::project(open_engine(dir, cli.secret_store)?, cmd),
+        Command::Token(cmd) => admin::token(open_engine(dir, cli.secret_store)?, cmd),
+        Command::Audit(cmd) => admin::audit(open_engine(dir, cli.secret_store)?, cmd),
+        Command::Pause => {
+            open_engine(dir, cli.secret_store)?.set_paused(true).map_err(|f| anyhow::anyhow!(f))?;
+            println!("AI access paused: every MCP request is refused until `sluice resume`.");
+            Ok(())
+        }
+        Command::Resume => {
+            open_engine(dir, cli.secret_store)?
+                .set_paused(false)
+                .map_err(|f| anyhow::anyhow!(f))?;
+            println!("AI access resumed.");
+            Ok(())
+        }
+        Command::Doctor => admin::doctor(&dir, cli.secret_store),
+    }
+}
+
+fn runtime() -> Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .worker_threads(2)
+        .build()
+        .context("cannot start the async runtime")
+}
+
+fn serve(dir: PathBuf, secret: SecretPreference, port: u16) -> Result<()> {
+    let started = Instant::now();
+    let engine = Arc::new(open_engine(dir.clone(), secret)?);
+    let rt = runtime()?;
+    rt.block_on(async move {
+        let listener = sluice_mcp::bind(port).await?;
+        let shutdown = tokio_util::sync::CancellationToken::new();
+        let router = sluice_mcp::router(
+            engine.clone(),
+            port,
+            sluice_mcp::Limits::default(),
+            shutdown.clone(),
+        );
+        sluice_engine::write_engine_file(&dir, port).context("cannot record the engine's port")?;
+        let watcher = sluice_engine::watch_roots(engine.clone());
+        tracing::info!(port, ready_ms = started.elapsed().as_secs_f64() * 1e3, "ready");
+        println!("Sluice is serving http://127.0.0.1:{port}/mcp");
+        let stop = shutdown.clone();
+        tokio::spawn(async move {
+            wait_for_signal().await;
+            stop.cancel();
+        });
+        sluice_mcp::serve(listener, router, shutdown).await;
+        watcher.abort();
+        let _ = std::fs::remove_file(sluice_engine::engine_file(&dir));
+        Ok(())
+    })
+}
+
+async fn wait_for_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        let Ok(mut term) = signal(SignalKind::terminate()) else {
+            let _ = tokio::signal::ctrl_c().await;
+            return;
+        };
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            _ = term.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}
+
+fn stdio(dir: PathBuf, port: Option<u16>) -> Result<()> {
+    let token = std::env::var("SLUICE_TOKEN").unwrap_or_default();
+    if token.trim().is_empty() {
+        bail!("set SLUICE_TOKEN to a Sluice client token (tokens are never passed as arguments)");
+    }
+    let port = match port.or_else(|| sluice_engine::read_engine_file(&dir)) {
+        Some(p) => p,
+        None => bail!(
+            "Sluice is not running (no engine recorded in {}); start the Sluice app or `sluice serve`",
+            dir.display()
+        ),
+    };
+    let rt = runtime()?;
+    rt.block_on(sluice_mcp::stdio::run(
+        port,
+        token.trim(),
+        tokio::io::stdin(),
+        tokio::io::stdout(),
+    ))?;
+    Ok(())
+}

@@ -16,7 +16,10 @@ static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
     let rule = |kind, pat: &str| Rule { kind, re: Regex::new(pat).expect("redaction pattern") };
     vec![
         rule("sluice-token", r"slc_[0-9a-z]{20,}"),
-        rule("private-key", r"-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(-----END [A-Z ]*PRIVATE KEY-----|$)"),
+        rule(
+            "private-key",
+            r"-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(-----END [A-Z ]*PRIVATE KEY-----|$)",
+        ),
         rule("aws-access-key", r"\b(AKIA|ASIA)[0-9A-Z]{16}\b"),
         rule("github-token", r"\b(gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{40,})\b"),
         rule("slack-token", r"\bxox[abposr]-[A-Za-z0-9-]{10,}"),
@@ -38,6 +41,22 @@ pub fn redact(text: &str) -> Cow<'_, str> {
     out
 }
 
+/// Characters that change how surrounding text is displayed without being visible themselves:
+/// bidirectional overrides and isolates, zero-width characters, and the BOM. Names and
+/// summaries shown to the human must never contain them silently.
+pub fn is_deceptive(c: char) -> bool {
+    matches!(
+        c,
+        '\u{200B}'..='\u{200F}'
+            | '\u{202A}'..='\u{202E}'
+            | '\u{2060}'..='\u{2064}'
+            | '\u{2066}'..='\u{2069}'
+            | '\u{FEFF}'
+            | '\u{061C}'
+            | '\u{00AD}'
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::redact;
@@ -52,7 +71,10 @@ mod tests {
                 "-----BEGIN RSA PRIVATE KEY-----\nabc\n-----END RSA PRIVATE KEY-----".to_owned(),
                 "[redacted:private-key]",
             ),
-            ("Authorization: Bearer abcdefghijklmnopqrstuv".to_owned(), "Authorization: [redacted:bearer]"),
+            (
+                "Authorization: Bearer abcdefghijklmnopqrstuv".to_owned(),
+                "Authorization: [redacted:bearer]",
+            ),
         ];
         for (input, want) in cases {
             assert_eq!(redact(&input), want);

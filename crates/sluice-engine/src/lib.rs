@@ -1,1 +1,710 @@
-//! sluice-engine
+//! The engine: control (authentication, pause, scope, the policy decision point, audit) over the
+//! store, the runner and git. One `Engine` serves HTTP, stdio (through HTTP) and, later, the
+//! desktop window; the CLI drives the same administrative operations.
+//!
+//! The engine caches projects and tokens and reloads them when another process commits to the
+//! database (`PRAGMA data_version`), so `sluice token revoke` or `sluice pause` in a terminal
+//! takes effect on the next request without a restart.
+
+pub mod clients;
+mod events;
+mod paths;
+pub mod roots;
+mod watch;
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use sluice_core::{
+    AccessMode, ErrorCode, ExecMode, Failure, ProjectId, ProjectState, TokenId, id::base32,
+    random_bytes,
+};
+use sluice_runner::Workspace;
+pub use sluice_store::{
+    ActorKind, AuditEntry, AuditFilter, ChainReport, Outcome as AuditOutcome, Project,
+    SecretPreference, SecretSource, TokenRecord, now_ms,
+};
+use sluice_store::{AuditRecord, InstallSecret, NewProject, NewToken, RootFingerprint, Store};
+use tokio::sync::broadcast;
+
+pub use events::EngineEvent;
+pub use paths::{default_data_dir, engine_file, read_engine_file, write_engine_file};
+pub use watch::watch_roots;
+
+/// The default MCP port: fixed, so client configs keep working across restarts.
+pub const DEFAULT_PORT: u16 = 7457;
+
+/// How a token is written: `slc_` and 52 base32 characters (256 random bits).
+pub const TOKEN_PREFIX: &str = "slc_";
+const TOKEN_BODY_LEN: usize = 52;
+
+/// The actor name recorded for decisions made at this computer (CLI, tray, window).
+pub const LOCAL_USER: &str = "local user";
+
+/// Where the engine keeps its state and how it finds its secret.
+#[derive(Debug, Clone)]
+pub struct EngineConfig {
+    pub data_dir: PathBuf,
+    pub secret: SecretPreference,
+}
+
+/// An authenticated MCP client, as the gate found it.
+#[derive(Debug, Clone)]
+pub struct Caller {
+    pub token_id: TokenId,
+    pub label: String,
+    /// `None`: every project; otherwise only these.
+    pub scope: Option<Vec<ProjectId>>,
+}
+
+impl Caller {
+    fn sees(&self, project: &ProjectId) -> bool {
+        self.scope.as_ref().is_none_or(|s| s.contains(project))
+    }
+}
+
+/// What a client may know about a project.
+#[derive(Debug, Clone)]
+pub struct ProjectSummary {
+    pub id: ProjectId,
+    pub name: String,
+    pub access: AccessMode,
+    pub exec: ExecMode,
+    pub status: &'static str,
+    pub reason: Option<String>,
+}
+
+/// A project resolved for one tool call: its modes and an open workspace.
+pub struct ProjectHandle {
+    pub id: ProjectId,
+    pub name: String,
+    pub access: AccessMode,
+    pub exec: ExecMode,
+    pub workspace: Arc<Workspace>,
+}
+
+impl ProjectHandle {
+    /// Opens the project's git repository (the project root must be the repository root).
+    pub fn repo(&self) -> Result<sluice_git::Repo, sluice_git::GitError> {
+        sluice_git::Repo::open(self.workspace.root().path())
+    }
+
+    /// Whether the sensitive-file shield hides `path` (project-relative). Unparseable paths are
+    /// hidden: when in doubt, keep it out.
+    pub fn is_hidden(&self, path: &str) -> bool {
+        sluice_guard::RelPath::parse(path).map_or(true, |p| self.workspace.shield().is_shielded(&p))
+    }
+}
+
+struct Cache {
+    data_version: i64,
+    projects: Vec<Project>,
+    tokens: HashMap<[u8; 32], TokenRecord>,
+    paused: bool,
+}
+
+pub struct Engine {
+    data_dir: PathBuf,
+    store: Store,
+    secret: InstallSecret,
+    secret_source: SecretSource,
+    /// Why the secret is not in the keychain, when it is not.
+    secret_reason: Option<String>,
+    cache: Mutex<Cache>,
+    workspaces: Mutex<HashMap<ProjectId, (i64, Arc<Workspace>)>>,
+    touched: Mutex<HashMap<TokenId, Instant>>,
+    events: broadcast::Sender<EngineEvent>,
+}
+
+/// `last_used` is written at most this often per token, so a busy client does not turn every
+/// read into a database write.
+const TOUCH_INTERVAL: Duration = Duration::from_secs(30);
+
+const KV_PAUSED: &str = "paused";
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn store_failure(err: sluice_store::StoreError) -> Failure {
+    if matches!(err.to_failure().code, ErrorCode::Internal) {
+        tracing::error!(%err, "store operation failed");
+    }
+    err.to_failure()
+}
+
+fn status_of(state: &ProjectState) -> (&'static str, Option<String>) {
+    match state {
+        ProjectState::Available => ("available", None),
+        ProjectState::Disabled => ("disabled", Some("disabled by the user".to_owned())),
+        ProjectState::RootLost(reason) => ("root-lost", Some(reason.clone())),
+    }
+}
+
+impl Engine {
+    /// Opens the data folder, its database and the install secret.
+    pub fn open(config: &EngineConfig) -> Result<Engine, Failure> {
+        let store = Store::open(&config.data_dir).map_err(store_failure)?;
+        let loaded = store.load_install_secret(config.secret).map_err(store_failure)?;
+        let (events, _) = broadcast::channel(256);
+        let engine = Engine {
+            data_dir: store.data_dir().to_path_buf(),
+            store,
+            secret: loaded.secret,
+            secret_source: loaded.source,
+            secret_reason: loaded.reason,
+            cache: Mutex::new(Cache {
+                data_version: i64::MIN,
+                projects: vec![],
+                tokens: HashMap::new(),
+                paused: false,
+            }),
+            workspaces: Mutex::new(HashMap::new()),
+            touched: Mutex::new(HashMap::new()),
+            events,
+        };
+        drop(engine.refresh()?);
+        Ok(engine)
+    }
+
+    pub fn data_dir(&self) -> &Path {
+        &self.data_dir
+    }
+
+    /// Where the install secret lives, and why not in the keychain when it is not.
+    pub fn secret_source(&self) -> (&SecretSource, Option<&str>) {
+        (&self.secret_source, self.secret_reason.as_deref())
+    }
+
+    /// Engine events for the desktop app (and tests) to follow.
+    pub fn subscribe(&self) -> broadcast::Receiver<EngineEvent> {
+        self.events.subscribe()
+    }
+
+    fn emit(&self, event: EngineEvent) {
+        // No subscribers is normal for the headless engine.
+        let _ = self.events.send(event);
+    }
+
+    /// Reloads the cache if another connection committed since the last look.
+    fn refresh(&self) -> Result<MutexGuard<'_, Cache>, Failure> {
+        let version = self.store.data_version().map_err(store_failure)?;
+        let mut cache = lock(&self.cache);
+        if cache.data_version != version {
+            let projects = self.store.list_projects().map_err(store_failure)?;
+            let tokens = self.store.list_tokens().map_err(store_failure)?;
+            let paused = self.store.kv_get_bool(KV_PAUSED).map_err(store_failure)?.unwrap_or(false);
+            if paused != cache.paused && cache.data_version != i64::MIN {
+                self.emit(EngineEvent::AccessChanged { paused });
+            }
+            cache.projects = projects;
+            cache.tokens = tokens.into_iter().map(|t| (t.hash, t)).collect();
+            cache.paused = paused;
+            cache.data_version = version;
+        }
+        Ok(cache)
+    }
+
+    /// Forces a reload after this engine itself wrote (data_version only moves for commits made
+    /// by other connections).
+    fn invalidate(&self) {
+        lock(&self.cache).data_version = i64::MIN + 1;
+    }
+
+    // ----- the request path -------------------------------------------------------------
+
+    /// Checks a presented bearer token. Constant-time where it matters: the token is hashed
+    /// with the install secret first, so lookups reveal nothing about the plaintext.
+    pub fn authenticate(&self, presented: &str) -> Result<Caller, Failure> {
+        let unauthorized = |m: &str| Failure::new(ErrorCode::Unauthorized, m);
+        let well_formed = presented.strip_prefix(TOKEN_PREFIX).is_some_and(|body| {
+            body.len() == TOKEN_BODY_LEN
+                && body.bytes().all(|b| b.is_ascii_digit() || b.is_ascii_lowercase())
+        });
+        if !well_formed {
+            return Err(unauthorized("malformed token; Sluice tokens look like slc_…"));
+        }
+        let hash = sluice_store::token_hash(&self.secret, presented);
+        let record = {
+            let cache = self.refresh()?;
+            cache.tokens.get(&hash).cloned()
+        };
+        let Some(record) = record else {
+            return Err(unauthorized("unknown token; create one in Sluice and update your client"));
+        };
+        let now = sluice_store::now_ms();
+        if record.revoked_ms.is_some() {
+            return Err(unauthorized("this token was revoked in Sluice"));
+        }
+        if record.expires_ms.is_some_and(|e| e <= now) {
+            return Err(unauthorized("this token has expired; create a new one in Sluice"));
+        }
+        self.touch(&record.id, now);
+        Ok(Caller { token_id: record.id, label: record.label, scope: record.scope })
+    }
+
+    fn touch(&self, id: &TokenId, now_ms: i64) {
+        let due = {
+            let mut touched = lock(&self.touched);
+            let due = touched.get(id).is_none_or(|at| at.elapsed() >= TOUCH_INTERVAL);
+            if due {
+                touched.insert(id.clone(), Instant::now());
+            }
+            due
+        };
+        if due && let Err(err) = self.store.touch_token(id, now_ms) {
+            tracing::warn!(%err, "could not record token use");
+        }
+    }
+
+    /// `Err(Paused)` while the user has paused AI access.
+    pub fn check_access(&self) -> Result<(), Failure> {
+        if self.refresh()?.paused {
+            return Err(Failure::new(
+                ErrorCode::Paused,
+                "AI access is paused by the user in Sluice; nothing was done. Try again after \
+                 they resume it.",
+            ));
+        }
+        Ok(())
+    }
+
+    pub fn is_paused(&self) -> Result<bool, Failure> {
+        Ok(self.refresh()?.paused)
+    }
+
+    /// The projects this caller may see (a scoped token sees only its own).
+    pub fn visible_projects(&self, caller: &Caller) -> Vec<ProjectSummary> {
+        let Ok(cache) = self.refresh() else { return vec![] };
+        cache
+            .projects
+            .iter()
+            .filter(|p| caller.sees(&p.id))
+            .map(|p| {
+                let (status, reason) = status_of(&p.state);
+                ProjectSummary {
+                    id: p.id.clone(),
+                    name: p.name.clone(),
+                    access: p.access,
+                    exec: p.exec,
+                    status,
+                    reason,
+                }
+            })
+            .collect()
+    }
+
+    /// Resolves `reference` (id or name) for this caller and opens its workspace. A project
+    /// outside the caller's scope is reported exactly like one that does not exist.
+    pub fn project(&self, caller: &Caller, reference: &str) -> Result<ProjectHandle, Failure> {
+        let project = {
+            let cache = self.refresh()?;
+            find(&cache.projects, reference).filter(|p| caller.sees(&p.id)).cloned()
+        };
+        let Some(project) = project else {
+            return Err(Failure::new(
+                ErrorCode::ProjectNotFound,
+                format!("no project {reference:?} is available to this token; call list_projects"),
+            ));
+        };
+        match &project.state {
+            ProjectState::Available => {}
+            ProjectState::Disabled => {
+                return Err(Failure::new(
+                    ErrorCode::ProjectUnavailable,
+                    format!("project {:?} is disabled by the user", project.name),
+                ));
+            }
+            ProjectState::RootLost(reason) => {
+                return Err(Failure::new(
+                    ErrorCode::ProjectUnavailable,
+                    format!("project {:?} is unavailable: {reason}", project.name),
+                ));
+            }
+        }
+        if let Some(reason) = root_changed(&project) {
+            self.mark_root_lost(&project, &reason);
+            return Err(Failure::new(
+                ErrorCode::ProjectUnavailable,
+                format!("project {:?} is unavailable: {reason}", project.name),
+            ));
+        }
+        let workspace = self.workspace(&project)?;
+        Ok(ProjectHandle {
+            id: project.id,
+            name: project.name,
+            access: project.access,
+            exec: project.exec,
+            workspace,
+        })
+    }
+
+    fn workspace(&self, project: &Project) -> Result<Arc<Workspace>, Failure> {
+        let mut cache = lock(&self.workspaces);
+        if let Some((at, ws)) = cache.get(&project.id)
+            && *at == project.updated_ms
+        {
+            return Ok(ws.clone());
+        }
+        let patterns = project.shield_patterns.clone().unwrap_or_else(default_shield_patterns);
+        let ws = Workspace::open(&project.root, &patterns).map_err(|e| {
+            tracing::warn!(project = %project.id, err = %e, "cannot open project root");
+            Failure::new(
+                ErrorCode::ProjectUnavailable,
+                format!("project {:?} cannot be opened right now", project.name),
+            )
+        })?;
+        let ws = Arc::new(ws);
+        cache.insert(project.id.clone(), (project.updated_ms, ws.clone()));
+        Ok(ws)
+    }
+
+    /// Marks a project whose root moved, vanished or was replaced; tools refuse it until the
+    /// user re-enables it.
+    pub(crate) fn mark_root_lost(&self, project: &Project, reason: &str) {
+        let state = ProjectState::RootLost(reason.to_owned());
+        if let Err(err) = self.store.set_project_state(&project.id, &state) {
+            tracing::error!(%err, "could not record a lost project root");
+        }
+        lock(&self.workspaces).remove(&project.id);
+        self.invalidate();
+        tracing::warn!(project = %project.id, "project root lost");
+        self.emit(EngineEvent::ProjectRootLost {
+            id: project.id.clone(),
+            reason: reason.to_owned(),
+        });
+        self.record_human("project.root-lost", Some(&project.id), AuditOutcome::Error, None);
+    }
+
+    /// Checks every available project's root now (called by the watcher).
+    pub fn check_roots(&self) {
+        let projects = match self.refresh() {
+            Ok(cache) => cache.projects.clone(),
+            Err(_) => return,
+        };
+        for p in projects.iter().filter(|p| p.state.is_available()) {
+            if let Some(reason) = root_changed(p) {
+                self.mark_root_lost(p, &reason);
+            }
+        }
+    }
+
+    /// Roots of available projects, for the watcher.
+    pub(crate) fn available_roots(&self) -> Vec<(ProjectId, PathBuf)> {
+        match self.refresh() {
+            Ok(cache) => cache
+                .projects
+                .iter()
+                .filter(|p| p.state.is_available())
+                .map(|p| (p.id.clone(), p.root.clone()))
+                .collect(),
+            Err(_) => vec![],
+        }
+    }
+
+    /// Appends one MCP request to the audit chain. Failures are logged, never surfaced to the
+    /// client: the request itself already happened.
+    #[allow(clippy::too_many_arguments)]
+    pub fn audit_request(
+        &self,
+        caller: &Caller,
+        action: &str,
+        project_ref: Option<&str>,
+        outcome: AuditOutcome,
+        error_code: Option<&str>,
+        duration_ms: u64,
+        params: Option<&serde_json::Value>,
+    ) {
+        let project_id = project_ref.and_then(|r| {
+            let cache = self.refresh().ok()?;
+            find(&cache.projects, r).filter(|p| caller.sees(&p.id)).map(|p| p.id.clone())
+        });
+        let record = AuditRecord {
+            time_ms: sluice_store::now_ms(),
+            actor: caller.label.clone(),
+            actor_kind: ActorKind::Mcp,
+            token_id: Some(caller.token_id.clone()),
+            action: action.to_owned(),
+            project_id,
+            outcome,
+            error_code: error_code.map(str::to_owned),
+            duration_ms: Some(duration_ms),
+            params_hash: params
+                .map(|p| sluice_store::params_hash(&self.secret, p.to_string().as_bytes())),
+        };
+        if let Err(err) = self.store.audit_append(&self.secret, &record) {
+            tracing::error!(%err, "could not append to the audit log");
+        }
+    }
+
+    fn record_human(
+        &self,
+        action: &str,
+        project: Option<&ProjectId>,
+        outcome: AuditOutcome,
+        error_code: Option<&str>,
+    ) {
+        let record = AuditRecord {
+            time_ms: sluice_store::now_ms(),
+            actor: LOCAL_USER.to_owned(),
+            actor_kind: ActorKind::Human,
+            token_id: None,
+            action: action.to_owned(),
+            project_id: project.cloned(),
+            outcome,
+            error_code: error_code.map(str::to_owned),
+            duration_ms: None,
+            params_hash: None,
+        };
+        if let Err(err) = self.store.audit_append(&self.secret, &record) {
+            tracing::error!(%err, "could not append to the audit log");
+        }
+    }
+
+    // ----- the human's operations (CLI now, window later) --------------------------------
+
+    pub fn projects(&self) -> Result<Vec<Project>, Failure> {
+        Ok(self.refresh()?.projects.clone())
+    }
+
+    pub fn find_project(&self, reference: &str) -> Result<Project, Failure> {
+        let cache = self.refresh()?;
+        find(&cache.projects, reference).cloned().ok_or_else(|| {
+            Failure::new(ErrorCode::ProjectNotFound, format!("no project {reference:?}"))
+        })
+    }
+
+    /// Authorizes a folder. Refuses dangerous roots and overlaps (see [`roots::check_root`]).
+    pub fn add_project(
+        &self,
+        path: &Path,
+        name: Option<&str>,
+        access: AccessMode,
+        exec: ExecMode,
+    ) -> Result<Project, Failure> {
+        if exec.needs_read_write() && access == AccessMode::ReadOnly {
+            return Err(Failure::invalid(format!(
+                "execution mode {exec} needs read-write access; add --access read-write"
+            )));
+        }
+        let existing = self.projects()?.into_iter().map(|p| (p.name, p.root)).collect::<Vec<_>>();
+        let ctx =
+            roots::RootContext { home: paths::home_dir(), data_dir: &self.data_dir, existing };
+        let root = roots::check_root(path, &ctx)?;
+        let name = match name {
+            Some(n) => validate_name(n)?,
+            None => validate_name(
+                &root.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
+            )?,
+        };
+        let fingerprint = RootFingerprint::of(&root).ok().flatten();
+        let project = self
+            .store
+            .insert_project(&NewProject { name, root, access, exec, fingerprint })
+            .map_err(store_failure)?;
+        self.after_change("project.add", Some(&project.id));
+        Ok(project)
+    }
+
+    /// Changes modes. Dropping to read-only forces execution off.
+    pub fn set_modes(
+        &self,
+        reference: &str,
+        access: Option<AccessMode>,
+        exec: Option<ExecMode>,
+    ) -> Result<Project, Failure> {
+        let p = self.find_project(reference)?;
+        self.store.set_project_modes(&p.id, access, exec).map_err(store_failure)?;
+        self.after_change("project.set-modes", Some(&p.id));
+        self.find_project(p.id.as_str())
+    }
+
+    pub fn rename_project(&self, reference: &str, name: &str) -> Result<Project, Failure> {
+        let p = self.find_project(reference)?;
+        let name = validate_name(name)?;
+        self.store.rename_project(&p.id, &name).map_err(store_failure)?;
+        self.after_change("project.rename", Some(&p.id));
+        self.find_project(p.id.as_str())
+    }
+
+    pub fn disable_project(&self, reference: &str) -> Result<Project, Failure> {
+        let p = self.find_project(reference)?;
+        self.store.set_project_state(&p.id, &ProjectState::Disabled).map_err(store_failure)?;
+        self.after_change("project.disable", Some(&p.id));
+        self.find_project(p.id.as_str())
+    }
+
+    /// Re-enables a disabled or root-lost project after checking its folder again; the folder's
+    /// identity is re-recorded, since the user is vouching for what is there now.
+    pub fn enable_project(&self, reference: &str) -> Result<Project, Failure> {
+        let p = self.find_project(reference)?;
+        let canonical = std::fs::canonicalize(&p.root).ok().filter(|c| c == &p.root && c.is_dir());
+        let Some(root) = canonical else {
+            return Err(Failure::new(
+                ErrorCode::NotFound,
+                format!(
+                    "the folder of project {:?} ({}) is missing or moved; remove the project and \
+                     authorize the folder again",
+                    p.name,
+                    p.root.display()
+                ),
+            ));
+        };
+        let fingerprint = RootFingerprint::of(&root).ok().flatten();
+        self.store.set_project_fingerprint(&p.id, fingerprint).map_err(store_failure)?;
+        self.store.set_project_state(&p.id, &ProjectState::Available).map_err(store_failure)?;
+        self.after_change("project.enable", Some(&p.id));
+        self.find_project(p.id.as_str())
+    }
+
+    pub fn remove_project(&self, reference: &str) -> Result<Project, Failure> {
+        let p = self.find_project(reference)?;
+        self.store.delete_project(&p.id).map_err(store_failure)?;
+        self.after_change("project.remove", Some(&p.id));
+        Ok(p)
+    }
+
+    /// Replaces the shield list (`None` restores the defaults).
+    pub fn set_shield(
+        &self,
+        reference: &str,
+        patterns: Option<Vec<String>>,
+    ) -> Result<Project, Failure> {
+        let p = self.find_project(reference)?;
+        if let Some(patterns) = &patterns {
+            sluice_guard::Shield::new(patterns).map_err(|e| Failure::invalid(e.to_string()))?;
+        }
+        self.store.set_project_shield(&p.id, patterns.as_deref()).map_err(store_failure)?;
+        self.after_change("project.shield", Some(&p.id));
+        self.find_project(p.id.as_str())
+    }
+
+    /// Creates a token and returns it with its plaintext, which exists only in this return
+    /// value: the store keeps a keyed hash.
+    pub fn create_token(
+        &self,
+        label: &str,
+        scope: Option<Vec<String>>,
+        expires_in: Option<Duration>,
+    ) -> Result<(TokenRecord, String), Failure> {
+        let label = validate_name(label)?;
+        let scope = match scope {
+            None => None,
+            Some(refs) => {
+                let mut ids = Vec::new();
+                for r in refs {
+                    ids.push(self.find_project(&r)?.id);
+                }
+                Some(ids)
+            }
+        };
+        let plaintext = format!("{TOKEN_PREFIX}{}", base32(&random_bytes::<32>()));
+        let hash = sluice_store::token_hash(&self.secret, &plaintext);
+        let expires_ms = expires_in.map(|d| {
+            sluice_store::now_ms().saturating_add(i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+        });
+        let record = self
+            .store
+            .insert_token(&NewToken { label, hash, scope, expires_ms })
+            .map_err(store_failure)?;
+        self.after_change("token.create", None);
+        Ok((record, plaintext))
+    }
+
+    pub fn tokens(&self) -> Result<Vec<TokenRecord>, Failure> {
+        self.store.list_tokens().map_err(store_failure)
+    }
+
+    pub fn revoke_token(&self, reference: &str) -> Result<TokenRecord, Failure> {
+        let t =
+            self.store.find_token(reference).map_err(store_failure)?.ok_or_else(|| {
+                Failure::new(ErrorCode::NotFound, format!("no token {reference:?}"))
+            })?;
+        let t = self.store.revoke_token(&t.id).map_err(store_failure)?;
+        self.after_change("token.revoke", None);
+        Ok(t)
+    }
+
+    pub fn set_paused(&self, paused: bool) -> Result<(), Failure> {
+        self.store.kv_set_bool(KV_PAUSED, paused).map_err(store_failure)?;
+        self.invalidate();
+        self.record_human(if paused { "pause" } else { "resume" }, None, AuditOutcome::Ok, None);
+        self.emit(EngineEvent::AccessChanged { paused });
+        Ok(())
+    }
+
+    pub fn audit_list(
+        &self,
+        filter: &AuditFilter,
+        limit: usize,
+        before_seq: Option<u64>,
+    ) -> Result<Vec<AuditEntry>, Failure> {
+        self.store.audit_list(filter, limit, before_seq).map_err(store_failure)
+    }
+
+    pub fn audit_verify(&self) -> Result<ChainReport, Failure> {
+        self.store.audit_verify(&self.secret).map_err(store_failure)
+    }
+
+    fn after_change(&self, action: &str, project: Option<&ProjectId>) {
+        self.invalidate();
+        if let Some(id) = project {
+            lock(&self.workspaces).remove(id);
+        }
+        self.record_human(action, project, AuditOutcome::Ok, None);
+        self.emit(if action.starts_with("token") {
+            EngineEvent::TokensChanged
+        } else {
+            EngineEvent::ProjectsChanged
+        });
+    }
+}
+
+fn find<'a>(projects: &'a [Project], reference: &str) -> Option<&'a Project> {
+    projects
+        .iter()
+        .find(|p| p.id.as_str() == reference)
+        .or_else(|| projects.iter().find(|p| p.name.eq_ignore_ascii_case(reference)))
+}
+
+/// The default sensitive-file patterns, for display and as the base of a custom list.
+pub fn default_shield_patterns() -> Vec<String> {
+    sluice_guard::Shield::DEFAULT_PATTERNS.iter().map(|s| (*s).to_owned()).collect()
+}
+
+/// Names and labels are shown everywhere (tray, prompts, client configs): printable, short.
+fn validate_name(name: &str) -> Result<String, Failure> {
+    let name = name.trim();
+    if name.is_empty() || name.chars().count() > 64 {
+        return Err(Failure::invalid("a name must be 1 to 64 characters"));
+    }
+    if name.chars().any(|c| c.is_control() || sluice_core::redact::is_deceptive(c)) {
+        return Err(Failure::invalid(
+            "a name may not contain control, bidirectional or zero-width characters",
+        ));
+    }
+    if ProjectId::parse(name).is_some() || TokenId::parse(name).is_some() {
+        return Err(Failure::invalid("a name may not look like an id (proj_…, tok_…)"));
+    }
+    Ok(name.to_owned())
+}
+
+/// Why the project's root is no longer the folder the user authorized, if it is not.
+fn root_changed(project: &Project) -> Option<String> {
+    let when = humantime::format_rfc3339_seconds(std::time::SystemTime::now());
+    match std::fs::canonicalize(&project.root) {
+        Err(_) => Some(format!("the folder was moved or deleted (noticed {when})")),
+        Ok(c) if c != project.root => {
+            Some(format!("the folder path now leads elsewhere (noticed {when})"))
+        }
+        Ok(_) => match (RootFingerprint::of(&project.root).ok().flatten(), project.fingerprint) {
+            (Some(now), Some(then)) if now != then => {
+                Some(format!("the folder was replaced by another one (noticed {when})"))
+            }
+            (None, _) => Some(format!("the folder is no longer readable (noticed {when})")),
+            _ => None,
+        },
+    }
+}

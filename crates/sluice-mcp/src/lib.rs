@@ -1,1 +1,12 @@
-//! sluice-mcp
+//! Sluice's MCP server: the only crate that speaks MCP. [`http`] is the hardened Streamable
+//! HTTP front door, [`server`] the tool surface, [`stdio`] the bridge that lets stdio-only
+//! clients reach the running engine through the same front door.
+
+pub mod dto;
+pub mod http;
+pub mod limits;
+pub mod server;
+pub mod stdio;
+
+pub use http::{BindError, bind, router, serve};
+pub use limits::Limits;

@@ -1,1 +1,84 @@
-//! sluice-runner
+//! The read-only file tools: `list_directory`, `stat`, `read_file`, `find_files` and
+//! `search_text`.
+//!
+//! Each tool is a plain function over a [`Workspace`] (an authorized root plus its shield),
+//! taking a typed `*Args` and returning a typed `*Output`. The MCP crate exposes them as tools;
+//! the argument structs double as the JSON Schema a model reads, so every field is documented
+//! with its unit, default and cap.
+//!
+//! Architecture invariants:
+//! - Physical paths never leave this crate: outputs and errors carry project-relative paths.
+//! - Nothing is reached by a path string: files are opened through [`sluice_guard::Root`] and
+//!   walks go directory handle by directory handle without following links.
+//! - The shield is applied to the requested and the resolved path of every access, and walks
+//!   never show or search a shielded entry.
+
+mod error;
+mod find;
+mod list;
+mod model;
+mod read;
+mod search;
+mod stat;
+mod walk;
+
+use std::path::Path;
+
+use sluice_guard::{RelPath, Root, Shield};
+
+pub use error::RunnerError;
+pub use find::{FindFilesArgs, FindFilesOutput, FoundEntry, find_files};
+pub use list::{ListDirectoryArgs, ListDirectoryOutput, ListedEntry, list_directory};
+pub use model::EntryKind;
+pub use read::{ReadFileArgs, ReadFileOutput, read_file};
+pub use search::{CaseMode, SearchMatch, SearchTextArgs, SearchTextOutput, search_text};
+pub use stat::{StatArgs, StatOutput, stat};
+
+/// The most content `read_file` returns in one call, in bytes (the cap on `max_bytes`).
+pub const READ_FILE_HARD_MAX_BYTES: u64 = read::MAX_BYTES;
+/// The cap on `search_text`'s `max_results`.
+pub const SEARCH_MAX_RESULTS_CAP: u64 = search::MAX_RESULTS as u64;
+
+/// One authorized project as the tools see it: its root, held open, and its shield.
+#[derive(Debug)]
+pub struct Workspace {
+    root: Root,
+    shield: Shield,
+}
+
+impl Workspace {
+    /// Opens `root` and compiles `shield_patterns` as given (see
+    /// [`Shield::default_patterns`] for the defaults a new project starts with).
+    pub fn open(root: &Path, shield_patterns: &[String]) -> Result<Workspace, RunnerError> {
+        Ok(Workspace { root: Root::open(root)?, shield: Shield::new(shield_patterns)? })
+    }
+
+    pub fn root(&self) -> &Root {
+        &self.root
+    }
+
+    pub fn shield(&self) -> &Shield {
+        &self.shield
+    }
+
+    /// Parses a client path and refuses it early if the shield covers it, before any
+    /// filesystem access (so a refusal says nothing about existence).
+    pub(crate) fn request(&self, input: Option<&str>) -> Result<RelPath, RunnerError> {
+        let rel = RelPath::parse(input.unwrap_or(""))?;
+        self.shield.check(&rel)?;
+        Ok(rel)
+    }
+
+    /// The second shield check, on where the path actually led. Reported under the requested
+    /// name so a link's target is not revealed.
+    pub(crate) fn check_resolved(
+        &self,
+        requested: &RelPath,
+        resolved: &RelPath,
+    ) -> Result<(), RunnerError> {
+        if self.shield.is_shielded(resolved) {
+            return Err(sluice_guard::GuardError::Shielded { path: requested.to_string() }.into());
+        }
+        Ok(())
+    }
+}

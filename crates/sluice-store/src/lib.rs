@@ -1,1 +1,49 @@
-//! sluice-store
+//! Sluice's persistent state: the only crate that speaks SQL, and the keeper of the install
+//! secret (the key behind token hashes and the audit chain).
+//!
+//! One SQLite file, `<data_dir>/sluice.db`, holds projects, client tokens (as keyed hashes),
+//! the tamper-evident audit log, allow rules and a small key/value table for engine state. The
+//! CLI and a running engine open the same file concurrently: WAL mode and a busy timeout make
+//! that safe, and [`Store::data_version`] tells the engine when the other side committed.
+//!
+//! Architecture invariants kept here:
+//! - No plaintext token, file content, command output or secret is ever written to the database.
+//! - The audit log is append-only through this API; every entry is chained with a keyed MAC, so
+//!   edits, deletions, reordering and forged rows are detected by [`Store::audit_verify`].
+//! - A fresh install secret is never created while tokens or audit entries exist: that would
+//!   silently orphan them (see [`secret`]).
+
+mod audit;
+mod db;
+mod error;
+mod fsperm;
+mod kv;
+mod projects;
+mod rules;
+mod schema;
+pub mod secret;
+mod tokens;
+
+pub use audit::{
+    ActorKind, AuditEntry, AuditFilter, AuditRecord, ChainBreak, ChainReport, Outcome,
+};
+pub use db::{BACKUPS_KEPT, DB_FILE, Store};
+pub use error::StoreError;
+pub use projects::{ModeChange, NewProject, Project, RootFingerprint};
+pub use rules::AllowRule;
+pub use secret::{
+    InstallSecret, Keychain, LoadedSecret, SecretContext, SecretKind, SecretPreference,
+    SecretSource, hashes_equal, load_or_create, params_hash, token_hash,
+};
+pub use tokens::{NewToken, TokenRecord};
+
+/// Milliseconds since the Unix epoch, the one time unit of every stored timestamp.
+///
+/// A clock before 1970 yields 0 rather than a panic: timestamps are informational, never used
+/// for security decisions except token expiry, where an early clock errs on "not yet expired".
+pub fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+        .unwrap_or(0)
+}

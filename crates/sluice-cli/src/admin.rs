@@ -1,0 +1,367 @@
+//! The human's commands: projects, tokens, audit, doctor. Output is plain text for people;
+//! `--json` where scripts need it.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, UNIX_EPOCH};
+
+use anyhow::{Result, anyhow};
+use clap::Subcommand;
+use sluice_core::{AccessMode, ExecMode, Failure, ProjectState};
+use sluice_engine::{
+    AuditFilter, Engine, Project, SecretPreference, SecretSource, clients, default_shield_patterns,
+};
+
+use crate::{parse_access, parse_exec};
+
+#[derive(Subcommand)]
+pub enum ProjectCmd {
+    /// Authorize a folder (defaults: read-only, execution off).
+    Add {
+        path: PathBuf,
+        #[arg(long)]
+        name: Option<String>,
+        #[arg(long, default_value = "read-only", value_parser = parse_access)]
+        access: AccessMode,
+        #[arg(long, default_value = "off", value_parser = parse_exec)]
+        exec: ExecMode,
+    },
+    /// List authorized projects.
+    List {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Change a project's access or execution mode.
+    Set {
+        project: String,
+        #[arg(long, value_parser = parse_access)]
+        access: Option<AccessMode>,
+        #[arg(long, value_parser = parse_exec)]
+        exec: Option<ExecMode>,
+    },
+    /// Stop assistants from using a project (it stays authorized).
+    Disable {
+        project: String,
+    },
+    /// Allow a disabled project again, or accept a moved/replaced root after checking it.
+    Enable {
+        project: String,
+    },
+    Rename {
+        project: String,
+        name: String,
+    },
+    /// Remove a project's authorization (its files are untouched).
+    Remove {
+        project: String,
+    },
+    /// Show or change the sensitive-file shield patterns of a project.
+    Shield {
+        project: String,
+        /// Add a pattern.
+        #[arg(long)]
+        add: Vec<String>,
+        /// Remove a pattern.
+        #[arg(long)]
+        remove: Vec<String>,
+        /// Restore the default list.
+        #[arg(long)]
+        reset: bool,
+    },
+}
+
+#[derive(Subcommand)]
+pub enum TokenCmd {
+    /// Create a token; it is printed once, with ready-made client configuration.
+    Create {
+        #[arg(long)]
+        label: String,
+        /// Limit the token to these projects (ids or names, comma-separated).
+        #[arg(long, value_delimiter = ',')]
+        projects: Option<Vec<String>>,
+        /// Expire after this long, e.g. 30d, 12h.
+        #[arg(long, value_parser = humantime::parse_duration)]
+        expires: Option<Duration>,
+        /// Port to put in the client configuration.
+        #[arg(long, default_value_t = sluice_engine::DEFAULT_PORT)]
+        port: u16,
+    },
+    /// List tokens (never their values).
+    List {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Revoke a token by id or label; takes effect on its next request.
+    Revoke { token: String },
+}
+
+#[derive(Subcommand)]
+pub enum AuditCmd {
+    /// Show recent audit entries, newest first.
+    List {
+        #[arg(long, default_value_t = 50)]
+        limit: usize,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Verify the audit chain: detects edited, deleted, reordered or forged entries.
+    Verify,
+}
+
+fn fail(f: Failure) -> anyhow::Error {
+    anyhow!("{} ({})", f.message, f.code)
+}
+
+fn time(ms: Option<i64>) -> String {
+    match ms.and_then(|ms| u64::try_from(ms).ok()) {
+        None => "never".to_owned(),
+        Some(ms) => {
+            humantime::format_rfc3339_seconds(UNIX_EPOCH + Duration::from_millis(ms)).to_string()
+        }
+    }
+}
+
+fn state_text(state: &ProjectState) -> String {
+    match state {
+        ProjectState::Available => "available".to_owned(),
+        ProjectState::Disabled => "disabled".to_owned(),
+        ProjectState::RootLost(reason) => format!("unavailable: {reason}"),
+    }
+}
+
+fn print_project(p: &Project) {
+    println!("{}  {}", p.id, p.name);
+    println!("  folder:    {}", p.root.display());
+    println!("  access:    {}", p.access);
+    println!("  execution: {}", p.exec);
+    println!("  status:    {}", state_text(&p.state));
+}
+
+pub fn project(engine: Engine, cmd: ProjectCmd) -> Result<()> {
+    match cmd {
+        ProjectCmd::Add { path, name, access, exec } => {
+            let p = engine.add_project(&path, name.as_deref(), access, exec).map_err(fail)?;
+            println!("Authorized:");
+            print_project(&p);
+        }
+        ProjectCmd::List { json } => {
+            let projects = engine.projects().map_err(fail)?;
+            if json {
+                let list: Vec<_> = projects
+                    .iter()
+                    .map(|p| {
+                        serde_json::json!({
+                            "id": p.id, "name": p.name, "root": p.root,
+                            "access": p.access.as_str(), "exec": p.exec.as_str(),
+                            "status": state_text(&p.state),
+                        })
+                    })
+                    .collect();
+                println!("{}", serde_json::to_string_pretty(&list)?);
+            } else if projects.is_empty() {
+                println!("No projects yet. Authorize one with `sluice project add PATH`.");
+            } else {
+                for p in &projects {
+                    print_project(p);
+                }
+            }
+        }
+        ProjectCmd::Set { project, access, exec } => {
+            if access.is_none() && exec.is_none() {
+                return Err(anyhow!("nothing to change; pass --access and/or --exec"));
+            }
+            let before = engine.find_project(&project).map_err(fail)?;
+            let p = engine.set_modes(&project, access, exec).map_err(fail)?;
+            if before.exec != ExecMode::Off && p.exec == ExecMode::Off && exec.is_none() {
+                println!("Read-only projects cannot execute: execution was turned off.");
+            }
+            print_project(&p);
+        }
+        ProjectCmd::Disable { project } => {
+            print_project(&engine.disable_project(&project).map_err(fail)?)
+        }
+        ProjectCmd::Enable { project } => {
+            print_project(&engine.enable_project(&project).map_err(fail)?)
+        }
+        ProjectCmd::Rename { project, name } => {
+            print_project(&engine.rename_project(&project, &name).map_err(fail)?)
+        }
+        ProjectCmd::Remove { project } => {
+            let p = engine.remove_project(&project).map_err(fail)?;
+            println!("Removed {} ({}); its files are untouched.", p.name, p.id);
+        }
+        ProjectCmd::Shield { project, add, remove, reset } => {
+            let p = engine.find_project(&project).map_err(fail)?;
+            let p = if reset {
+                engine.set_shield(&project, None).map_err(fail)?
+            } else if !add.is_empty() || !remove.is_empty() {
+                let mut list = p.shield_patterns.clone().unwrap_or_else(default_shield_patterns);
+                list.retain(|x| !remove.contains(x));
+                for a in add {
+                    if !list.contains(&a) {
+                        list.push(a);
+                    }
+                }
+                engine.set_shield(&project, Some(list)).map_err(fail)?
+            } else {
+                p
+            };
+            let custom = p.shield_patterns.is_some();
+            println!(
+                "Sensitive-file shield of {} ({}):",
+                p.name,
+                if custom { "customized" } else { "defaults" }
+            );
+            for pat in p.shield_patterns.unwrap_or_else(default_shield_patterns) {
+                println!("  {pat}");
+            }
+        }
+    }
+    Ok(())
+}
+
+pub fn token(engine: Engine, cmd: TokenCmd) -> Result<()> {
+    match cmd {
+        TokenCmd::Create { label, projects, expires, port } => {
+            let (record, plaintext) =
+                engine.create_token(&label, projects, expires).map_err(fail)?;
+            let binary = std::env::current_exe()
+                .and_then(std::fs::canonicalize)
+                .unwrap_or_else(|_| PathBuf::from("sluice"));
+            println!("Created token {} ({}).", record.label, record.id);
+            println!("This is the only time it is shown; copy it now:\n");
+            println!("  {plaintext}\n");
+            let endpoint = clients::Endpoint { port, token: &plaintext, binary: &binary };
+            for snippet in clients::all(&endpoint) {
+                println!("── {} — {}", snippet.title, snippet.target);
+                println!("{}\n", snippet.text.trim_end());
+            }
+        }
+        TokenCmd::List { json } => {
+            let tokens = engine.tokens().map_err(fail)?;
+            let scope = |s: &Option<Vec<sluice_core::ProjectId>>| match s {
+                None => "all projects".to_owned(),
+                Some(ids) if ids.is_empty() => "no projects".to_owned(),
+                Some(ids) => ids.iter().map(|i| i.to_string()).collect::<Vec<_>>().join(","),
+            };
+            if json {
+                let list: Vec<_> = tokens
+                    .iter()
+                    .map(|t| {
+                        serde_json::json!({
+                            "id": t.id, "label": t.label, "scope": scope(&t.scope),
+                            "created_ms": t.created_ms, "last_used_ms": t.last_used_ms,
+                            "expires_ms": t.expires_ms, "revoked_ms": t.revoked_ms,
+                        })
+                    })
+                    .collect();
+                println!("{}", serde_json::to_string_pretty(&list)?);
+            } else if tokens.is_empty() {
+                println!("No tokens yet. Create one with `sluice token create --label NAME`.");
+            } else {
+                for t in &tokens {
+                    let status = if t.revoked_ms.is_some() {
+                        "revoked"
+                    } else if t.expires_ms.is_some_and(|e| e <= sluice_engine::now_ms()) {
+                        "expired"
+                    } else {
+                        "active"
+                    };
+                    println!("{}  {}  [{status}]", t.id, t.label);
+                    println!("  scope:     {}", scope(&t.scope));
+                    println!("  created:   {}", time(Some(t.created_ms)));
+                    println!("  last used: {}", time(t.last_used_ms));
+                    println!("  expires:   {}", time(t.expires_ms));
+                }
+            }
+        }
+        TokenCmd::Revoke { token } => {
+            let t = engine.revoke_token(&token).map_err(fail)?;
+            println!("Revoked {} ({}); its next request is refused.", t.label, t.id);
+        }
+    }
+    Ok(())
+}
+
+pub fn audit(engine: Engine, cmd: AuditCmd) -> Result<()> {
+    match cmd {
+        AuditCmd::List { limit, json } => {
+            let entries = engine.audit_list(&AuditFilter::default(), limit, None).map_err(fail)?;
+            for e in entries {
+                let r = &e.record;
+                if json {
+                    println!(
+                        "{}",
+                        serde_json::json!({
+                            "seq": e.seq, "time_ms": r.time_ms, "actor": r.actor,
+                            "action": r.action, "project": r.project_id,
+                            "outcome": r.outcome.as_str(), "error_code": r.error_code,
+                            "duration_ms": r.duration_ms,
+                        })
+                    );
+                } else {
+                    println!(
+                        "#{} {} {} {} {}{}{}",
+                        e.seq,
+                        time(Some(r.time_ms)),
+                        r.actor,
+                        r.action,
+                        r.outcome.as_str(),
+                        r.project_id.as_ref().map(|p| format!(" {p}")).unwrap_or_default(),
+                        r.error_code.as_ref().map(|c| format!(" [{c}]")).unwrap_or_default(),
+                    );
+                }
+            }
+        }
+        AuditCmd::Verify => {
+            let report = engine.audit_verify().map_err(fail)?;
+            match report.first_break {
+                None => println!("Audit chain intact — {} entries verified.", report.entries),
+                Some(b) => {
+                    println!("Audit chain BROKEN at entry #{}: {}", b.seq, b.reason);
+                    std::process::exit(2);
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+fn describe_secret((source, reason): (&SecretSource, Option<&str>)) -> String {
+    match source {
+        SecretSource::Keychain(backend) => format!("OS keychain ({backend})"),
+        SecretSource::File(path) => format!(
+            "owner-only file {}{}",
+            path.display(),
+            reason.map(|r| format!(" — {r}")).unwrap_or_default()
+        ),
+    }
+}
+
+pub fn doctor(dir: &Path, pref: SecretPreference) -> Result<()> {
+    println!("Sluice {}", env!("CARGO_PKG_VERSION"));
+    println!("data folder:   {}", dir.display());
+    let engine = crate::open_engine(dir.to_path_buf(), pref)?;
+    println!("install secret: {}", describe_secret(engine.secret_source()));
+    let projects = engine.projects().map_err(fail)?;
+    let available = projects.iter().filter(|p| p.state.is_available()).count();
+    println!("projects:      {} ({available} available)", projects.len());
+    let tokens = engine.tokens().map_err(fail)?;
+    println!(
+        "tokens:        {} ({} active)",
+        tokens.len(),
+        tokens.iter().filter(|t| t.revoked_ms.is_none()).count()
+    );
+    let report = engine.audit_verify().map_err(fail)?;
+    match report.first_break {
+        None => println!("audit chain:   intact ({} entries)", report.entries),
+        Some(b) => println!("audit chain:   BROKEN at #{}: {}", b.seq, b.reason),
+    }
+    println!("AI access:     {}", if engine.is_paused().map_err(fail)? { "paused" } else { "on" });
+    match sluice_engine::read_engine_file(dir) {
+        Some(port) if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() => {
+            println!("engine:        running on http://127.0.0.1:{port}/mcp")
+        }
+        _ => println!("engine:        not running"),
+    }
+    Ok(())
+}

@@ -1,0 +1,46 @@
+//! Logging to stderr through `tracing`, with every line passed through the secret redactor.
+//! Tool arguments and outputs are never logged in the first place; redaction is the backstop.
+
+use std::io::Write;
+
+use tracing_subscriber::EnvFilter;
+use tracing_subscriber::fmt::MakeWriter;
+
+struct RedactingStderr;
+
+struct Writer;
+
+impl Write for Writer {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let text = String::from_utf8_lossy(buf);
+        std::io::stderr().write_all(sluice_core::redact::redact(&text).as_bytes())?;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        std::io::stderr().flush()
+    }
+}
+
+impl<'a> MakeWriter<'a> for RedactingStderr {
+    type Writer = Writer;
+
+    fn make_writer(&'a self) -> Writer {
+        Writer
+    }
+}
+
+/// `RUST_LOG` (or `SLUICE_LOG`) sets the filter; the default is `info` for serving and `warn`
+/// otherwise. In stdio mode stdout belongs to the protocol, so logs always go to stderr.
+pub fn init(quiet: bool) {
+    let default = if quiet { "warn" } else { "info" };
+    let filter = std::env::var("SLUICE_LOG")
+        .ok()
+        .and_then(|s| EnvFilter::try_new(s).ok())
+        .unwrap_or_else(|| EnvFilter::new(default));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(RedactingStderr)
+        .with_ansi(false)
+        .try_init();
+}

@@ -1,0 +1,113 @@
+//! The administrative CLI against a real data folder: projects, tokens, audit, doctor.
+
+use crate::harness::*;
+
+#[test]
+fn project_lifecycle_and_refusals() {
+    let sb = Sandbox::new();
+    let id = sb.add_project();
+    let list = sb.ok(&["project", "list"]);
+    assert!(list.contains(&id) && list.contains("read-only") && list.contains("off"), "{list}");
+
+    // Dangerous and overlapping roots are refused with a reason.
+    assert!(sb.err(&["project", "add", "/"]).contains("root of a filesystem"));
+    assert!(sb.err(&["project", "add", "/etc"]).contains("system folder"));
+    let sub = sb.project.join("src");
+    assert!(sb.err(&["project", "add", sub.to_str().unwrap()]).contains("nested"));
+    std::fs::create_dir_all(&sb.data).unwrap();
+    let data_sub = sb.data.join("x");
+    std::fs::create_dir_all(&data_sub).unwrap();
+    assert!(sb.err(&["project", "add", data_sub.to_str().unwrap()]).contains("data folder"));
+    assert!(
+        sb.err(&["project", "add", sb.project.to_str().unwrap()]).contains("already authorized")
+    );
+    assert!(sb.err(&["project", "add", "/nonexistent/sluice/x"]).contains("does not exist"));
+    // The prefix-confusion sibling is a different folder and may be authorized on its own.
+    sb.ok(&["project", "add", sb.evil.to_str().unwrap(), "--name", "evil"]);
+
+    // Modes: exec project needs read-write; dropping to read-only forces exec off.
+    assert!(sb.err(&["project", "set", "demo", "--exec", "project"]).contains("read-write"));
+    let out = sb.ok(&["project", "set", "demo", "--access", "read-write", "--exec", "project"]);
+    assert!(out.contains("read-write") && out.contains("project"), "{out}");
+    let out = sb.ok(&["project", "set", "demo", "--access", "read-only"]);
+    assert!(out.contains("execution was turned off"), "{out}");
+
+    sb.ok(&["project", "rename", "demo", "Demo App"]);
+    assert!(sb.ok(&["project", "list"]).contains("Demo App"));
+    assert!(sb.ok(&["project", "disable", &id]).contains("disabled"));
+    assert!(sb.ok(&["project", "enable", &id]).contains("available"));
+    let shield = sb.ok(&["project", "shield", &id, "--add", "*.secret"]);
+    assert!(shield.contains("*.secret") && shield.contains(".env"), "{shield}");
+    assert!(sb.err(&["project", "shield", &id, "--add", "a[b"]).contains("a[b"));
+    sb.ok(&["project", "remove", &id]);
+    assert!(!sb.ok(&["project", "list"]).contains(&id));
+    // The folder itself is untouched.
+    assert!(sb.project.join("README.md").exists());
+}
+
+#[test]
+fn tokens_are_shown_once_and_stored_only_as_hashes() {
+    let sb = Sandbox::new();
+    sb.add_project();
+    let out = sb.ok(&["token", "create", "--label", "Cursor on laptop", "--expires", "30d"]);
+    let token = out.split_whitespace().find(|w| w.starts_with("slc_")).unwrap().to_owned();
+    assert_eq!(token.len(), 4 + 52, "256 bits in base32");
+    for client in ["Claude Code", "Cursor", "VS Code", "Codex", "Streamable HTTP"] {
+        assert!(out.contains(client), "no {client} snippet in {out}");
+    }
+    let list = sb.ok(&["token", "list"]);
+    assert!(list.contains("Cursor on laptop") && !list.contains(&token), "{list}");
+    // Nothing in the data folder holds the plaintext.
+    for entry in walk(&sb.data) {
+        let bytes = std::fs::read(&entry).unwrap_or_default();
+        let hay = String::from_utf8_lossy(&bytes);
+        assert!(!hay.contains(&token), "plaintext token found in {}", entry.display());
+    }
+    assert!(sb.err(&["token", "create", "--label", "cursor on laptop"]).contains("already"));
+    assert!(sb.err(&["token", "create", "--label", "x", "--projects", "nope"]).contains("nope"));
+    sb.ok(&["token", "revoke", "Cursor on laptop"]);
+    assert!(sb.ok(&["token", "list"]).contains("revoked"));
+}
+
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = vec![];
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}
+
+#[test]
+fn audit_records_human_actions_and_verifies() {
+    let sb = Sandbox::new();
+    sb.add_project();
+    sb.token("a", &[]);
+    sb.ok(&["pause"]);
+    sb.ok(&["resume"]);
+    let list = sb.ok(&["audit", "list"]);
+    for action in ["project.add", "token.create", "pause", "resume"] {
+        assert!(list.contains(action), "{action} missing from {list}");
+    }
+    assert!(sb.ok(&["audit", "verify"]).contains("intact — 4 entries"));
+}
+
+#[test]
+fn doctor_reports_the_secret_store_in_use() {
+    let sb = Sandbox::new();
+    let out = sb.ok(&["doctor"]);
+    assert!(out.contains("owner-only file"), "{out}");
+    assert!(out.contains("engine:        not running"), "{out}");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        for f in ["sluice.db", "install-secret"] {
+            let mode = std::fs::metadata(sb.data.join(f)).unwrap().permissions().mode();
+            assert_eq!(mode & 0o077, 0, "{f} is readable by others: {mode:o}");
+        }
+    }
+}

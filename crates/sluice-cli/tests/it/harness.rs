@@ -1,0 +1,274 @@
+//! A sandbox per test: a data folder, an authorized project with files and a git repository,
+//! canaries outside it, and helpers to run the binary and talk raw HTTP to it.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+pub const BIN: &str = env!("CARGO_BIN_EXE_sluice");
+
+pub struct Sandbox {
+    pub tmp: tempfile::TempDir,
+    pub data: PathBuf,
+    pub project: PathBuf,
+    /// A sibling whose name starts with the project's (prefix-confusion bait).
+    pub evil: PathBuf,
+    pub canary: String,
+}
+
+impl Sandbox {
+    pub fn new() -> Sandbox {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let root = tmp.path().canonicalize().unwrap();
+        let data = root.join("data");
+        let project = root.join("proj");
+        let evil = root.join("proj_evil");
+        let canary = format!("CANARY-{}", std::process::id() as u64 * 7919 + rand_suffix());
+        std::fs::create_dir_all(project.join("src")).unwrap();
+        std::fs::create_dir_all(&evil).unwrap();
+        std::fs::write(project.join("README.md"), "# Demo\nhello world\n").unwrap();
+        std::fs::write(project.join("src/main.rs"), "fn main() {\n    println!(\"hello\");\n}\n")
+            .unwrap();
+        std::fs::write(project.join(".env"), format!("SECRET={canary}\n")).unwrap();
+        std::fs::write(evil.join("x.txt"), &canary).unwrap();
+        std::fs::write(root.join("outside.txt"), &canary).unwrap();
+        git(&project, &["init", "-q", "-b", "main"]);
+        git(&project, &["add", "README.md", "src/main.rs"]);
+        git(&project, &["commit", "-q", "-m", "first commit"]);
+        std::fs::write(project.join("README.md"), "# Demo\nhello world\nchanged\n").unwrap();
+        Sandbox { tmp, data, project, evil, canary }
+    }
+
+    pub fn root(&self) -> PathBuf {
+        self.tmp.path().canonicalize().unwrap()
+    }
+
+    pub fn cmd(&self) -> Command {
+        let mut c = Command::new(BIN);
+        c.env("SLUICE_DATA_DIR", &self.data)
+            .env("SLUICE_SECRET_STORE", "file")
+            .env_remove("SLUICE_TOKEN")
+            .env_remove("RUST_LOG");
+        c
+    }
+
+    /// Runs `sluice ARGS`, asserting success; returns stdout.
+    pub fn ok(&self, args: &[&str]) -> String {
+        let out = self.cmd().args(args).output().expect("run sluice");
+        assert!(
+            out.status.success(),
+            "sluice {args:?} failed: {}\n{}",
+            String::from_utf8_lossy(&out.stderr),
+            String::from_utf8_lossy(&out.stdout)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    }
+
+    /// Runs `sluice ARGS`, asserting failure; returns stderr.
+    pub fn err(&self, args: &[&str]) -> String {
+        let out = self.cmd().args(args).output().expect("run sluice");
+        assert!(!out.status.success(), "sluice {args:?} unexpectedly succeeded");
+        String::from_utf8(out.stderr).unwrap()
+    }
+
+    /// Authorizes the project as "demo" and returns its id.
+    pub fn add_project(&self) -> String {
+        let out = self.ok(&["project", "add", self.project.to_str().unwrap(), "--name", "demo"]);
+        out.split_whitespace().find(|w| w.starts_with("proj_")).expect("project id").to_owned()
+    }
+
+    /// Creates a token and returns its plaintext.
+    pub fn token(&self, label: &str, extra: &[&str]) -> String {
+        let mut args = vec!["token", "create", "--label", label];
+        args.extend_from_slice(extra);
+        let out = self.ok(&args);
+        out.split_whitespace()
+            .find(|w| w.starts_with("slc_") && w.len() == 56)
+            .expect("token in output")
+            .to_owned()
+    }
+
+    pub fn serve(&self) -> Server {
+        Server::start(self)
+    }
+}
+
+fn rand_suffix() -> u64 {
+    let t = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap();
+    t.subsec_nanos() as u64
+}
+
+pub fn git(dir: &Path, args: &[&str]) {
+    let st = Command::new("git")
+        .current_dir(dir)
+        .args([
+            "-c",
+            "user.name=Test",
+            "-c",
+            "user.email=test@example.com",
+            "-c",
+            "commit.gpgsign=false",
+        ])
+        .args(args)
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .status()
+        .unwrap();
+    assert!(st.success(), "git {args:?}");
+}
+
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+/// A running `sluice serve`, killed on drop.
+pub struct Server {
+    pub child: Child,
+    pub port: u16,
+}
+
+impl Server {
+    pub fn start(sb: &Sandbox) -> Server {
+        let port = free_port();
+        let mut child = sb
+            .cmd()
+            .args(["serve", "--port", &port.to_string()])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn serve");
+        let stdout = child.stdout.take().unwrap();
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                let _ = tx.send(line);
+            }
+        });
+        let line = rx.recv_timeout(Duration::from_secs(30)).unwrap_or_else(|_| {
+            let mut err = String::new();
+            let _ = child.kill();
+            let _ = child.stderr.take().unwrap().read_to_string(&mut err);
+            panic!("server did not become ready: {err}");
+        });
+        assert!(line.contains("serving"), "unexpected first line {line:?}");
+        Server { child, port }
+    }
+
+    pub fn url(&self) -> String {
+        format!("http://127.0.0.1:{}/mcp", self.port)
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A raw HTTP/1.1 exchange, so tests control every header byte (Host, duplicates, versions).
+pub struct Reply {
+    pub status: u16,
+    pub head: String,
+    pub body: String,
+}
+
+impl Reply {
+    pub fn header(&self, name: &str) -> Option<String> {
+        self.head.lines().find_map(|l| {
+            let (k, v) = l.split_once(':')?;
+            k.trim().eq_ignore_ascii_case(name).then(|| v.trim().to_owned())
+        })
+    }
+
+    pub fn json(&self) -> serde_json::Value {
+        let body = self.body.trim();
+        let text = if let Some(data) = body.lines().find_map(|l| l.strip_prefix("data: ")) {
+            data
+        } else {
+            body
+        };
+        serde_json::from_str(text).unwrap_or_else(|e| panic!("not JSON ({e}): {body:?}"))
+    }
+}
+
+pub fn raw(port: u16, request: &str) -> Reply {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    s.write_all(request.as_bytes()).unwrap();
+    let mut buf = Vec::new();
+    let _ = s.read_to_end(&mut buf);
+    let text = String::from_utf8_lossy(&buf).into_owned();
+    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+    let status = head.split_whitespace().nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
+    let body = if head.to_ascii_lowercase().contains("transfer-encoding: chunked") {
+        dechunk(body)
+    } else {
+        body.to_owned()
+    };
+    Reply { status, head: head.to_owned(), body }
+}
+
+fn dechunk(body: &str) -> String {
+    let mut out = String::new();
+    let mut rest = body;
+    while let Some((size, after)) = rest.split_once("\r\n") {
+        let Ok(n) = usize::from_str_radix(size.trim(), 16) else { break };
+        if n == 0 || after.len() < n {
+            break;
+        }
+        out.push_str(&after[..n]);
+        rest = after[n..].trim_start_matches("\r\n");
+    }
+    out
+}
+
+/// A POST to /mcp with the given extra header lines (each ending in \r\n) and body.
+pub fn post(port: u16, extra_headers: &str, body: &str) -> Reply {
+    raw(
+        port,
+        &format!(
+            "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n\
+             Accept: application/json, text/event-stream\r\nConnection: close\r\n{extra_headers}\
+             Content-Length: {}\r\n\r\n{body}",
+            body.len()
+        ),
+    )
+}
+
+/// A JSON-RPC `initialize` with protocol 2025-11-25.
+pub fn initialize_body() -> String {
+    serde_json::json!({
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": { "name": "raw-test", "version": "0" }
+        }
+    })
+    .to_string()
+}
+
+/// `tools/call` under 2025-11-25 (stateless: no session needed after initialize).
+pub fn call_body(tool: &str, args: serde_json::Value) -> String {
+    serde_json::json!({
+        "jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": { "name": tool, "arguments": args }
+    })
+    .to_string()
+}
+
+pub fn bearer(token: &str) -> String {
+    format!("Authorization: Bearer {token}\r\nMCP-Protocol-Version: 2025-11-25\r\n")
+}
+
+/// Calls a tool over raw HTTP and returns the JSON-RPC response.
+pub fn call(port: u16, token: &str, tool: &str, args: serde_json::Value) -> serde_json::Value {
+    let r = post(port, &bearer(token), &call_body(tool, args));
+    assert_eq!(r.status, 200, "{tool}: {}", r.body);
+    r.json()
+}

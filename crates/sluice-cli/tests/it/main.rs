@@ -1,0 +1,9 @@
+//! End-to-end tests of the real `sluice` binary: real SQLite files in temp folders, a real
+//! server on loopback, raw HTTP for the attacks, and MCP clients written by others (the Python
+//! SDK) over HTTP and `sluice stdio`.
+
+mod cli;
+mod harness;
+mod http_guards;
+mod keychain;
+mod python_client;

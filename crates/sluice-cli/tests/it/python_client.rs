@@ -1,0 +1,62 @@
+//! The official Python MCP SDK (not written here) drives every tool and the path attacks, over
+//! Streamable HTTP and through `sluice stdio`, with both the 2026-07-28 discovery flow and the
+//! 2025-11-25 initialize handshake. The script itself asserts; see tests/clients/python_client.py.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use crate::harness::*;
+
+fn python() -> String {
+    std::env::var("SLUICE_TEST_PYTHON").unwrap_or_else(|_| {
+        panic!("SLUICE_TEST_PYTHON is not set: run the tests with `cargo xtask test`, which installs the Python MCP SDK")
+    })
+}
+
+fn script() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/clients/python_client.py")
+}
+
+fn run(transport: &str, mode: &str) {
+    let sb = Sandbox::new();
+    sb.add_project();
+    let token = sb.token("python", &[]);
+    let server = sb.serve();
+    let out = Command::new(python())
+        .arg(script())
+        .args(["--transport", transport, "--mode", mode, "--url", &server.url(), "--sluice", BIN])
+        .env("SLUICE_TOKEN", &token)
+        .env("SLUICE_CANARY", &sb.canary)
+        .env("SLUICE_DATA_DIR", &sb.data)
+        .output()
+        .expect("run the Python client");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "python client failed:\n{stdout}\n{stderr}");
+    assert!(stdout.starts_with("OK "), "{stdout}");
+    // Every call reached the audit log, attributed to the token's label.
+    let audit = sb.ok(&["audit", "list", "--json", "--limit", "1000"]);
+    assert!(audit.contains("\"read_file\"") && audit.contains("\"python\""), "{audit}");
+    assert!(!audit.contains(&sb.canary) && !audit.contains(&token));
+    assert!(sb.ok(&["audit", "verify"]).contains("intact"));
+}
+
+#[test]
+fn python_sdk_over_http_with_discovery() {
+    run("http", "auto");
+}
+
+#[test]
+fn python_sdk_over_http_with_initialize() {
+    run("http", "legacy");
+}
+
+#[test]
+fn python_sdk_over_stdio_with_discovery() {
+    run("stdio", "auto");
+}
+
+#[test]
+fn python_sdk_over_stdio_with_initialize() {
+    run("stdio", "legacy");
+}

@@ -1,0 +1,16 @@
+//! Events the engine publishes for the desktop app: the window and tray redraw from these
+//! instead of polling. Approvals and jobs will add their own variants.
+
+use sluice_core::ProjectId;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum EngineEvent {
+    /// A project was added, changed or removed.
+    ProjectsChanged,
+    /// A token was created, revoked or expired.
+    TokensChanged,
+    /// AI access was paused or resumed.
+    AccessChanged { paused: bool },
+    /// A project's root folder moved, vanished or was replaced.
+    ProjectRootLost { id: ProjectId, reason: String },
+}

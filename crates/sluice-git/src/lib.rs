@@ -1,0 +1,32 @@
+//! Read-only git for Sluice's `git_status`, `git_diff`, `git_log` and `git_show` MCP tools.
+//!
+//! git runs as the system CLI, hardened so that no repository-controlled program ever runs
+//! (hooks, fsmonitor, pagers, external diff, textconv, filters, signature programs,
+//! transports): see [`exec`](crate::exec) for the layers. Every request value is validated
+//! before it reaches git's command line, outputs are parsed from NUL-separated formats, files
+//! matched by the caller's sensitive-file shield are dropped from every output, and commit
+//! messages and patches pass through [`sluice_core::redact::redact`].
+//!
+//! Architecture invariant: no physical path leaves this crate. Outputs carry
+//! repository-relative paths (the repository root is the project root) and error messages are
+//! sanitized.
+
+mod diff;
+mod error;
+mod exec;
+mod files;
+mod log;
+mod parse;
+mod repo;
+mod schema;
+mod show;
+mod status;
+mod validate;
+
+pub use diff::{DiffFile, GitDiffArgs, GitDiffOutput, diff};
+pub use error::GitError;
+pub use log::{ChangedFile, Commit, GitLogArgs, GitLogOutput, log};
+pub use parse::FileStatus;
+pub use repo::{Repo, git_version};
+pub use show::{GitShowArgs, GitShowOutput, show};
+pub use status::{GitStatusArgs, GitStatusOutput, StatusEntry, status};

@@ -1,0 +1,119 @@
+//! Wire shapes of the discovery tools. Engine types stay free of serde; these are the contract a
+//! model reads, so every field is documented.
+
+use schemars::JsonSchema;
+use serde::Serialize;
+use sluice_engine::{Caller, Engine, ProjectSummary};
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct ProjectList {
+    /// The projects this token may use.
+    pub projects: Vec<ProjectEntry>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct ProjectEntry {
+    /// Stable id, e.g. `proj_8k2m…`; pass it (or the name) as `project` to the other tools.
+    pub id: String,
+    /// Display name chosen by the user.
+    pub name: String,
+    /// `read-only` or `read-write`.
+    pub access: String,
+    /// `off`, `safe`, `project` or `any`.
+    pub execution: String,
+    /// `available`, `disabled` or `root-lost`; only available projects can be used.
+    pub status: String,
+    /// Why the project is unavailable, when it is.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+impl From<Vec<ProjectSummary>> for ProjectList {
+    fn from(projects: Vec<ProjectSummary>) -> ProjectList {
+        ProjectList {
+            projects: projects
+                .into_iter()
+                .map(|p| ProjectEntry {
+                    id: p.id.to_string(),
+                    name: p.name,
+                    access: p.access.to_string(),
+                    execution: p.exec.to_string(),
+                    status: p.status.to_owned(),
+                    reason: p.reason,
+                })
+                .collect(),
+        }
+    }
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct ServerInfo {
+    /// Always `sluice`.
+    pub name: &'static str,
+    /// Sluice's version.
+    pub version: &'static str,
+    /// Whether the user has paused AI access (requests are refused while paused).
+    pub paused: bool,
+    /// The label of the token this request used.
+    pub token_label: String,
+    /// The largest file `read_file` returns whole, in bytes; use line ranges beyond it.
+    pub read_file_max_bytes: u64,
+    /// How many matches `search_text` returns at most in one call.
+    pub search_max_results: u64,
+}
+
+impl ServerInfo {
+    pub fn new(engine: &Engine, caller: &Caller) -> ServerInfo {
+        ServerInfo {
+            name: "sluice",
+            version: env!("CARGO_PKG_VERSION"),
+            paused: engine.check_access().is_err(),
+            token_label: caller.label.clone(),
+            read_file_max_bytes: sluice_runner::READ_FILE_HARD_MAX_BYTES,
+            search_max_results: sluice_runner::SEARCH_MAX_RESULTS_CAP,
+        }
+    }
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct SystemInfo {
+    /// Operating system family: `linux`, `macos` or `windows`.
+    pub os: &'static str,
+    /// Distribution or product name and version, e.g. `Debian GNU/Linux 12`.
+    pub os_version: Option<String>,
+    /// Kernel version.
+    pub kernel: Option<String>,
+    /// CPU architecture, e.g. `x86_64`.
+    pub arch: &'static str,
+    /// CPU model name.
+    pub cpu: Option<String>,
+    /// Logical CPU count.
+    pub cpus: u64,
+    /// Physical memory in bytes.
+    pub memory_total_bytes: u64,
+    /// Memory available to new work, in bytes.
+    pub memory_available_bytes: u64,
+}
+
+impl SystemInfo {
+    pub fn collect() -> SystemInfo {
+        use sysinfo::{CpuRefreshKind, MemoryRefreshKind, RefreshKind, System};
+        let sys = System::new_with_specifics(
+            RefreshKind::nothing()
+                .with_memory(MemoryRefreshKind::nothing().with_ram())
+                .with_cpu(CpuRefreshKind::nothing()),
+        )
+        .ok();
+        let cpus = sys.as_ref().map(|s| s.cpus()).unwrap_or_default();
+        SystemInfo {
+            os: std::env::consts::OS,
+            os_version: System::long_os_version().ok(),
+            kernel: System::kernel_version().ok(),
+            arch: std::env::consts::ARCH,
+            cpu: cpus.first().map(|c| c.brand().trim().to_owned()).filter(|b| !b.is_empty()),
+            cpus: cpus.len() as u64,
+            memory_total_bytes: sys.as_ref().map_or(0, |s| s.total_memory()),
+            memory_available_bytes: sys.as_ref().map_or(0, |s| s.available_memory()),
+        }
+    }
+}

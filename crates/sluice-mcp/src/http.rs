@@ -1,0 +1,295 @@
+//! The HTTP front door: binds loopback, and checks every request before rmcp sees it — Host
+//! (DNS rebinding), Origin and Fetch Metadata (browser pages), method and content type (simple
+//! cross-site requests), bearer token, pause, and per-token limits. Only `/mcp` exists: there is
+//! no admin endpoint to find (UI-01).
+
+use std::net::{Ipv4Addr, SocketAddr};
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::extract::{Request, State};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use hyper_util::service::TowerToHyperService;
+use rmcp::transport::streamable_http_server::{
+    StreamableHttpServerConfig, StreamableHttpService, session::never::NeverSessionManager,
+};
+use serde_json::json;
+use sluice_core::{ErrorCode, Failure};
+use sluice_engine::{Caller, Engine};
+use tokio::net::TcpListener;
+use tokio::sync::Semaphore;
+use tokio_util::sync::CancellationToken;
+
+use crate::limits::{Limiter, Limits, Refusal};
+use crate::server::SluiceServer;
+
+/// The largest request body accepted (a JSON-RPC message with, later, file contents).
+pub const MAX_BODY_BYTES: usize = 8 * 1024 * 1024;
+/// Connections open at once; more are closed on accept (HS-07).
+pub const MAX_CONNECTIONS: usize = 256;
+/// A client must send its request headers within this time.
+pub const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Why the server could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum BindError {
+    #[error(
+        "port {port} on 127.0.0.1 is already in use (is another Sluice running?); \
+         stop it or choose another port with --port"
+    )]
+    PortInUse { port: u16 },
+    #[error("cannot listen on 127.0.0.1:{port}: {source}")]
+    Other { port: u16, source: std::io::Error },
+}
+
+/// Binds 127.0.0.1 only: never a wildcard or LAN address (HS-01).
+pub async fn bind(port: u16) -> Result<TcpListener, BindError> {
+    TcpListener::bind(SocketAddr::from((Ipv4Addr::LOCALHOST, port))).await.map_err(|source| {
+        if source.kind() == std::io::ErrorKind::AddrInUse {
+            BindError::PortInUse { port }
+        } else {
+            BindError::Other { port, source }
+        }
+    })
+}
+
+struct Gate {
+    engine: Arc<Engine>,
+    /// Exact `Host` values accepted: `127.0.0.1:PORT`, `localhost:PORT`, `[::1]:PORT`.
+    hosts: [String; 3],
+    limiter: Limiter,
+}
+
+/// Builds the router: `/mcp` behind the gate, nothing else.
+pub fn router(
+    engine: Arc<Engine>,
+    port: u16,
+    limits: Limits,
+    shutdown: CancellationToken,
+) -> axum::Router {
+    let config = StreamableHttpServerConfig::default()
+        .with_legacy_session_mode(false)
+        .with_json_response(true)
+        .with_sse_keep_alive(Some(Duration::from_secs(15)))
+        .with_max_request_body_bytes(MAX_BODY_BYTES)
+        .with_allowed_hosts([
+            format!("127.0.0.1:{port}"),
+            format!("localhost:{port}"),
+            format!("[::1]:{port}"),
+        ])
+        // No browser origin is ever legitimate for Sluice: reject every Origin that is present.
+        .with_allowed_origins(Vec::<String>::new())
+        .enforce_origin_validation()
+        .with_cancellation_token(shutdown.child_token());
+    let server_engine = engine.clone();
+    let mcp = StreamableHttpService::new(
+        move || Ok(SluiceServer::new(server_engine.clone())),
+        Arc::new(NeverSessionManager::default()),
+        config,
+    );
+    let gate = Arc::new(Gate {
+        engine,
+        hosts: [format!("127.0.0.1:{port}"), format!("localhost:{port}"), format!("[::1]:{port}")],
+        limiter: Limiter::new(limits),
+    });
+    axum::Router::new()
+        // Exactly `/mcp`: not `/mcp/…`, so no other path can reach the MCP service either.
+        .route_service("/mcp", mcp)
+        .fallback(|| async { plain(StatusCode::NOT_FOUND, "not found; the MCP endpoint is /mcp") })
+        .layer(middleware::from_fn_with_state(gate, guard))
+}
+
+/// Serves until `shutdown` is cancelled. TCP_NODELAY on every socket (it cuts loopback latency
+/// several-fold), a header timeout against slowloris, and a cap on open connections.
+pub async fn serve(listener: TcpListener, router: axum::Router, shutdown: CancellationToken) {
+    let connections = Arc::new(Semaphore::new(MAX_CONNECTIONS));
+    loop {
+        let (stream, _) = tokio::select! {
+            _ = shutdown.cancelled() => return,
+            accepted = listener.accept() => match accepted {
+                Ok(pair) => pair,
+                Err(err) => {
+                    tracing::warn!(%err, "accept failed");
+                    continue;
+                }
+            },
+        };
+        let Ok(permit) = connections.clone().try_acquire_owned() else {
+            tracing::warn!("connection limit reached; closing a new connection");
+            continue;
+        };
+        let _ = stream.set_nodelay(true);
+        let service = TowerToHyperService::new(router.clone());
+        let shutdown = shutdown.clone();
+        tokio::spawn(async move {
+            let mut builder = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
+            builder
+                .http1()
+                .timer(TokioTimer::new())
+                .header_read_timeout(HEADER_TIMEOUT)
+                .max_buf_size(64 * 1024);
+            let conn = builder.serve_connection(TokioIo::new(stream), service);
+            tokio::pin!(conn);
+            tokio::select! {
+                _ = conn.as_mut() => {}
+                _ = shutdown.cancelled() => conn.as_mut().graceful_shutdown(),
+            }
+            drop(permit);
+        });
+    }
+}
+
+fn plain(status: StatusCode, message: &'static str) -> Response {
+    (status, [(header::CONTENT_TYPE, "text/plain; charset=utf-8")], message).into_response()
+}
+
+/// A JSON-RPC error body with Sluice's stable code in `data.code`.
+fn rpc_error(status: StatusCode, rpc_code: i32, failure: &Failure) -> Response {
+    let body = json!({
+        "jsonrpc": "2.0",
+        "id": null,
+        "error": {
+            "code": rpc_code,
+            "message": failure.message,
+            "data": { "code": failure.code.as_str() },
+        },
+    });
+    (status, axum::Json(body)).into_response()
+}
+
+fn unauthorized(message: &str) -> Response {
+    let failure = Failure::new(ErrorCode::Unauthorized, message);
+    let mut res = rpc_error(StatusCode::UNAUTHORIZED, -32001, &failure);
+    // A plain Bearer challenge with no resource metadata keeps clients on their configured header
+    // instead of starting an OAuth flow.
+    res.headers_mut()
+        .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static(r#"Bearer realm="sluice""#));
+    res
+}
+
+fn too_many(retry_after: Duration, message: String) -> Response {
+    let failure = Failure::new(ErrorCode::RateLimited, message);
+    let mut res = rpc_error(StatusCode::TOO_MANY_REQUESTS, -32002, &failure);
+    let secs = retry_after.as_secs_f64().ceil().max(1.0) as u64;
+    if let Ok(v) = HeaderValue::from_str(&secs.to_string()) {
+        res.headers_mut().insert(header::RETRY_AFTER, v);
+    }
+    res
+}
+
+/// Exactly one `Authorization: Bearer <token>` header; anything else is no credential at all.
+fn bearer(headers: &HeaderMap) -> Result<&str, &'static str> {
+    let mut values = headers.get_all(header::AUTHORIZATION).iter();
+    let value =
+        values.next().ok_or("missing Authorization header; send `Authorization: Bearer slc_…`")?;
+    if values.next().is_some() {
+        return Err("more than one Authorization header");
+    }
+    let value = value.to_str().map_err(|_| "malformed Authorization header")?;
+    let (scheme, token) = value.split_once(' ').ok_or("malformed Authorization header")?;
+    if !scheme.eq_ignore_ascii_case("bearer") {
+        return Err("unsupported authorization scheme; use Bearer");
+    }
+    let token = token.trim();
+    if token.is_empty() {
+        return Err("empty bearer token");
+    }
+    Ok(token)
+}
+
+fn is_json(headers: &HeaderMap) -> bool {
+    headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .is_some_and(|v| v.trim().eq_ignore_ascii_case("application/json"))
+}
+
+async fn guard(State(gate): State<Arc<Gate>>, mut req: Request, next: Next) -> Response {
+    let headers = req.headers();
+
+    // DNS rebinding (HS-02): the Host must name loopback and our port exactly.
+    let host_ok = headers.get_all(header::HOST).iter().count() == 1
+        && headers
+            .get(header::HOST)
+            .and_then(|h| h.to_str().ok())
+            .is_some_and(|h| gate.hosts.iter().any(|allowed| allowed.eq_ignore_ascii_case(h)));
+    if !host_ok {
+        return plain(StatusCode::FORBIDDEN, "forbidden: unexpected Host header");
+    }
+    // Browser pages (HS-03, HS-05): no Origin is legitimate, nor a cross-site fetch or upgrade.
+    if headers.contains_key(header::ORIGIN) {
+        return plain(StatusCode::FORBIDDEN, "forbidden: browser origins may not call Sluice");
+    }
+    if let Some(site) = headers.get("sec-fetch-site").and_then(|v| v.to_str().ok())
+        && site != "none"
+    {
+        return plain(StatusCode::FORBIDDEN, "forbidden: cross-site request");
+    }
+    if headers.contains_key(header::UPGRADE) {
+        return plain(StatusCode::FORBIDDEN, "forbidden: protocol upgrades are not served");
+    }
+    if req.uri().query().is_some_and(|q| !q.is_empty()) {
+        // Credentials only travel in the Authorization header, never in the URL (TA-01).
+        return plain(StatusCode::BAD_REQUEST, "query strings are not accepted on /mcp");
+    }
+    match *req.method() {
+        Method::POST => {
+            if !is_json(headers) {
+                return plain(
+                    StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                    "requests must have Content-Type: application/json",
+                );
+            }
+        }
+        // Stateless server: no standalone SSE stream and no session to delete.
+        _ => {
+            let mut res = plain(StatusCode::METHOD_NOT_ALLOWED, "use POST");
+            res.headers_mut().insert(header::ALLOW, HeaderValue::from_static("POST"));
+            return res;
+        }
+    }
+
+    let caller = match bearer(headers) {
+        Err(why) => {
+            if let Err(wait) = gate.limiter.auth_failed() {
+                return too_many(wait, "too many failed authentications; slow down".into());
+            }
+            return unauthorized(why);
+        }
+        Ok(token) => match gate.engine.authenticate(token) {
+            Ok(caller) => caller,
+            Err(failure) => {
+                tracing::info!(code = %failure.code, "rejected a bearer token");
+                if let Err(wait) = gate.limiter.auth_failed() {
+                    return too_many(wait, "too many failed authentications; slow down".into());
+                }
+                return unauthorized(&failure.message);
+            }
+        },
+    };
+
+    if let Err(failure) = gate.engine.check_access() {
+        return rpc_error(StatusCode::SERVICE_UNAVAILABLE, -32003, &failure);
+    }
+
+    let permit = match gate.limiter.admit(&caller.token_id) {
+        Ok(permit) => permit,
+        Err(Refusal::Rate(wait)) => {
+            return too_many(wait, format!("rate limit for token {:?} reached", caller.label));
+        }
+        Err(Refusal::Concurrency) => {
+            return too_many(
+                Duration::from_secs(1),
+                format!("too many requests in flight for token {:?}", caller.label),
+            );
+        }
+    };
+    req.extensions_mut().insert::<Caller>(caller);
+    let res = next.run(req).await;
+    drop(permit);
+    res
+}

@@ -1,0 +1,134 @@
+//! Per-token request limits: a token bucket for the request rate and a semaphore for requests in
+//! flight, plus one global bucket for failed authentications (TA-05). Memory stays bounded: only
+//! authenticated tokens get a slot, and there are as many of those as the user created.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use sluice_core::TokenId;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+
+/// Limits applied to every token. Defaults suit one assistant working fast, not a flood.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    /// Sustained requests per second per token.
+    pub rate_per_sec: f64,
+    /// Requests a token may make in a burst above the sustained rate.
+    pub burst: f64,
+    /// Requests a token may have in flight at once.
+    pub concurrency: usize,
+    /// Failed authentications per second across all clients before Sluice answers 429.
+    pub auth_failures_per_sec: f64,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits { rate_per_sec: 200.0, burst: 400.0, concurrency: 16, auth_failures_per_sec: 20.0 }
+    }
+}
+
+#[derive(Debug)]
+struct Bucket {
+    tokens: f64,
+    at: Instant,
+}
+
+impl Bucket {
+    fn full(capacity: f64) -> Bucket {
+        Bucket { tokens: capacity, at: Instant::now() }
+    }
+
+    /// Takes one token, or says how long until one is available.
+    fn take(&mut self, rate: f64, capacity: f64) -> Result<(), Duration> {
+        let now = Instant::now();
+        let elapsed = now.duration_since(self.at).as_secs_f64();
+        self.tokens = (self.tokens + elapsed * rate).min(capacity);
+        self.at = now;
+        if self.tokens >= 1.0 {
+            self.tokens -= 1.0;
+            Ok(())
+        } else {
+            Err(Duration::from_secs_f64((1.0 - self.tokens) / rate))
+        }
+    }
+}
+
+struct Slot {
+    bucket: Bucket,
+    in_flight: Arc<Semaphore>,
+}
+
+/// Why a request was turned away.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refusal {
+    /// Over the rate; retry after this long.
+    Rate(Duration),
+    /// Too many requests in flight.
+    Concurrency,
+}
+
+pub struct Limiter {
+    limits: Limits,
+    slots: Mutex<HashMap<TokenId, Slot>>,
+    auth_failures: Mutex<Bucket>,
+}
+
+impl Limiter {
+    pub fn new(limits: Limits) -> Limiter {
+        Limiter {
+            limits,
+            slots: Mutex::new(HashMap::new()),
+            auth_failures: Mutex::new(Bucket::full(limits.auth_failures_per_sec * 2.0)),
+        }
+    }
+
+    /// Admits one request for `token`; the permit must live as long as the request.
+    pub fn admit(&self, token: &TokenId) -> Result<OwnedSemaphorePermit, Refusal> {
+        let Limits { rate_per_sec, burst, concurrency, .. } = self.limits;
+        let mut slots = self.slots.lock().unwrap_or_else(|e| e.into_inner());
+        let slot = slots.entry(token.clone()).or_insert_with(|| Slot {
+            bucket: Bucket::full(burst),
+            in_flight: Arc::new(Semaphore::new(concurrency)),
+        });
+        slot.bucket.take(rate_per_sec, burst).map_err(Refusal::Rate)?;
+        slot.in_flight.clone().try_acquire_owned().map_err(|_| Refusal::Concurrency)
+    }
+
+    /// Records a failed authentication; `Err` means failures are arriving too fast.
+    pub fn auth_failed(&self) -> Result<(), Duration> {
+        let rate = self.limits.auth_failures_per_sec;
+        self.auth_failures.lock().unwrap_or_else(|e| e.into_inner()).take(rate, rate * 2.0)
+    }
+
+    /// Forgets tokens that no longer exist, so revoked tokens do not hold memory.
+    pub fn retain(&self, live: impl Fn(&TokenId) -> bool) {
+        self.slots.lock().unwrap_or_else(|e| e.into_inner()).retain(|id, _| live(id));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rate_and_concurrency_are_enforced_per_token() {
+        let limiter = Limiter::new(Limits {
+            rate_per_sec: 0.001,
+            burst: 3.0,
+            concurrency: 2,
+            auth_failures_per_sec: 1.0,
+        });
+        let (a, b) = (TokenId::generate(), TokenId::generate());
+        let p1 = limiter.admit(&a).unwrap();
+        let _p2 = limiter.admit(&a).unwrap();
+        assert_eq!(limiter.admit(&a).unwrap_err(), Refusal::Concurrency);
+        drop(p1);
+        assert!(matches!(limiter.admit(&a).unwrap_err(), Refusal::Rate(_)));
+        // Another token is unaffected.
+        assert!(limiter.admit(&b).is_ok());
+        assert!(limiter.auth_failed().is_ok());
+        assert!(limiter.auth_failed().is_ok());
+        assert!(limiter.auth_failed().is_err());
+    }
+}

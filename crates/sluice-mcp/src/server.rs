@@ -1,0 +1,404 @@
+//! The MCP tool surface. Every `tools/call` passes through [`SluiceServer::call_tool`], the one
+//! place that checks access again at the point of execution, runs the tool, and appends the
+//! audit record. Tool bodies are thin adapters over the runner and the git crate.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use rmcp::handler::server::common::{Extension, schema_for_output};
+use rmcp::handler::server::tool::{ToolCallContext, ToolRouter};
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, ListToolsResult,
+    PaginatedRequestParams, ResultType, ServerCapabilities, ServerConfig,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer, ServerHandler, tool, tool_router};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use sluice_core::{Coded, Failure};
+use sluice_engine::{AuditOutcome, Caller, Engine, ProjectHandle};
+use sluice_runner::{
+    FindFilesArgs, FindFilesOutput, ListDirectoryArgs, ListDirectoryOutput, ReadFileArgs,
+    ReadFileOutput, SearchTextArgs, SearchTextOutput, StatArgs, StatOutput,
+};
+
+use crate::dto;
+
+/// Arguments of every project tool: the project, then the tool's own fields.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct ProjectCall<T> {
+    /// The project to work in: its id (`proj_…`) or its display name, as `list_projects` shows.
+    pub project: String,
+    #[serde(flatten)]
+    pub args: T,
+}
+
+/// `list_projects`, `server_info` and `system_info` take no arguments.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+pub struct NoArgs {}
+
+#[derive(Clone)]
+pub struct SluiceServer {
+    engine: Arc<Engine>,
+    tool_router: ToolRouter<SluiceServer>,
+}
+
+const INSTRUCTIONS: &str = "Sluice gives you access to the projects the user has authorized, \
+and nothing else. Start with list_projects; every other tool takes a `project` (id or name) and \
+project-relative paths ('.' is the project root). Sensitive files (.env, keys, credentials, .git \
+internals) are hidden by the user's shield. Errors carry a stable `code` and a message saying \
+how to recover.";
+
+impl SluiceServer {
+    pub fn new(engine: Arc<Engine>) -> SluiceServer {
+        SluiceServer { engine, tool_router: SluiceServer::tool_router() }
+    }
+
+    /// Resolves the project for this caller, runs `f` on a blocking thread (the file tools do
+    /// synchronous I/O), and turns the outcome into a tool result.
+    async fn in_project<T, E, F>(
+        &self,
+        caller: &Caller,
+        project: &str,
+        f: F,
+    ) -> Result<CallToolResult, ErrorData>
+    where
+        T: Serialize + Send + 'static,
+        E: Coded + Send + 'static,
+        F: FnOnce(&ProjectHandle) -> Result<T, E> + Send + 'static,
+    {
+        let handle = match self.engine.project(caller, project) {
+            Ok(handle) => handle,
+            Err(failure) => return Ok(failed(&failure)),
+        };
+        let joined = tokio::task::spawn_blocking(move || {
+            f(&handle).map_err(|e| Failure::new(e.code(), e.to_string()))
+        })
+        .await;
+        Ok(match joined {
+            Ok(Ok(output)) => succeeded(&output),
+            Ok(Err(failure)) => failed(&failure),
+            Err(join) => {
+                tracing::error!(%join, "tool task failed");
+                failed(&Failure::internal())
+            }
+        })
+    }
+}
+
+fn succeeded<T: Serialize>(output: &T) -> CallToolResult {
+    match serde_json::to_value(output) {
+        Ok(value) => CallToolResult::structured(value),
+        Err(err) => {
+            tracing::error!(%err, "tool output did not serialize");
+            failed(&Failure::internal())
+        }
+    }
+}
+
+fn failed(failure: &Failure) -> CallToolResult {
+    let message = sluice_core::redact::redact(&failure.message);
+    CallToolResult::structured_error(json!({ "code": failure.code.as_str(), "message": message }))
+}
+
+#[tool_router]
+impl SluiceServer {
+    #[tool(
+        description = "List the projects you may use: id, name, access mode (read-only or \
+        read-write), execution mode, and whether each is available right now.",
+        annotations(read_only_hint = true, open_world_hint = false),
+        output_schema = schema_for_output::<dto::ProjectList>()
+    )]
+    async fn list_projects(
+        &self,
+        Extension(caller): Extension<Caller>,
+        Parameters(_): Parameters<NoArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        Ok(succeeded(&dto::ProjectList::from(self.engine.visible_projects(&caller))))
+    }
+
+    #[tool(
+        description = "Describe this Sluice server: version, protocol, whether AI access is \
+        paused, the limits that apply to reads and searches, and which token you are using.",
+        annotations(read_only_hint = true, open_world_hint = false),
+        output_schema = schema_for_output::<dto::ServerInfo>()
+    )]
+    async fn server_info(
+        &self,
+        Extension(caller): Extension<Caller>,
+        Parameters(_): Parameters<NoArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        Ok(succeeded(&dto::ServerInfo::new(&self.engine, &caller)))
+    }
+
+    #[tool(
+        description = "Describe the computer: operating system, CPU, memory. Contains no paths \
+        and no user or host names.",
+        annotations(read_only_hint = true, open_world_hint = false),
+        output_schema = schema_for_output::<dto::SystemInfo>()
+    )]
+    async fn system_info(
+        &self,
+        Parameters(_): Parameters<NoArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let info = tokio::task::spawn_blocking(dto::SystemInfo::collect)
+            .await
+            .map_err(|_| ErrorData::internal_error("system_info failed", None))?;
+        Ok(succeeded(&info))
+    }
+
+    #[tool(
+        description = "List a folder of a project (recursively up to `depth`), honouring \
+        .gitignore. Hidden sensitive files never appear.",
+        annotations(read_only_hint = true, open_world_hint = false),
+        output_schema = schema_for_output::<ListDirectoryOutput>()
+    )]
+    async fn list_directory(
+        &self,
+        Extension(caller): Extension<Caller>,
+        Parameters(call): Parameters<ProjectCall<ListDirectoryArgs>>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let args = call.args;
+        self.in_project(&caller, &call.project, move |p| {
+            sluice_runner::list_directory(&p.workspace, &args)
+        })
+        .await
+    }
+
+    #[tool(
+        description = "Metadata of one path in a project: kind, size, modification time, and \
+        where an in-project symbolic link points.",
+        annotations(read_only_hint = true, open_world_hint = false),
+        output_schema = schema_for_output::<StatOutput>()
+    )]
+    async fn stat(
+        &self,
+        Extension(caller): Extension<Caller>,
+        Parameters(call): Parameters<ProjectCall<StatArgs>>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let args = call.args;
+        self.in_project(&caller, &call.project, move |p| sluice_runner::stat(&p.workspace, &args))
+            .await
+    }
+
+    #[tool(
+        description = "Read a text file of a project, whole or a range of lines. Returns the \
+        text, the line range, the total line count and a content hash.",
+        annotations(read_only_hint = true, open_world_hint = false),
+        output_schema = schema_for_output::<ReadFileOutput>()
+    )]
+    async fn read_file(
+        &self,
+        Extension(caller): Extension<Caller>,
+        Parameters(call): Parameters<ProjectCall<ReadFileArgs>>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let args = call.args;
+        self.in_project(&caller, &call.project, move |p| {
+            sluice_runner::read_file(&p.workspace, &args)
+        })
+        .await
+    }
+
+    #[tool(
+        description = "Find files in a project by glob pattern (e.g. `**/*.rs`), honouring \
+        .gitignore.",
+        annotations(read_only_hint = true, open_world_hint = false),
+        output_schema = schema_for_output::<FindFilesOutput>()
+    )]
+    async fn find_files(
+        &self,
+        Extension(caller): Extension<Caller>,
+        Parameters(call): Parameters<ProjectCall<FindFilesArgs>>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let args = call.args;
+        self.in_project(&caller, &call.project, move |p| {
+            sluice_runner::find_files(&p.workspace, &args)
+        })
+        .await
+    }
+
+    #[tool(
+        description = "Search the text of a project's files with a regular expression or a \
+        literal string (ripgrep's engine: linear time), with globs, context lines and caps.",
+        annotations(read_only_hint = true, open_world_hint = false),
+        output_schema = schema_for_output::<SearchTextOutput>()
+    )]
+    async fn search_text(
+        &self,
+        Extension(caller): Extension<Caller>,
+        Parameters(call): Parameters<ProjectCall<SearchTextArgs>>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let args = call.args;
+        self.in_project(&caller, &call.project, move |p| {
+            sluice_runner::search_text(&p.workspace, &args)
+        })
+        .await
+    }
+
+    #[tool(
+        description = "Git status of a project: branch and changed, staged and untracked files.",
+        annotations(read_only_hint = true, open_world_hint = false),
+        output_schema = schema_for_output::<sluice_git::GitStatusOutput>()
+    )]
+    async fn git_status(
+        &self,
+        Extension(caller): Extension<Caller>,
+        Parameters(call): Parameters<ProjectCall<sluice_git::GitStatusArgs>>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let args = call.args;
+        self.in_project(&caller, &call.project, move |p| {
+            let repo = p.repo()?;
+            sluice_git::status(&repo, &args, &|path| p.is_hidden(path))
+        })
+        .await
+    }
+
+    #[tool(
+        description = "Git diff of a project: unstaged changes (working tree against the \
+        index) or, with `staged`, staged changes (index against HEAD); optionally one file.",
+        annotations(read_only_hint = true, open_world_hint = false),
+        output_schema = schema_for_output::<sluice_git::GitDiffOutput>()
+    )]
+    async fn git_diff(
+        &self,
+        Extension(caller): Extension<Caller>,
+        Parameters(call): Parameters<ProjectCall<sluice_git::GitDiffArgs>>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let args = call.args;
+        self.in_project(&caller, &call.project, move |p| {
+            let repo = p.repo()?;
+            sluice_git::diff(&repo, &args, &|path| p.is_hidden(path))
+        })
+        .await
+    }
+
+    #[tool(
+        description = "Git history of a project: recent commits, optionally of one path or a \
+        revision range.",
+        annotations(read_only_hint = true, open_world_hint = false),
+        output_schema = schema_for_output::<sluice_git::GitLogOutput>()
+    )]
+    async fn git_log(
+        &self,
+        Extension(caller): Extension<Caller>,
+        Parameters(call): Parameters<ProjectCall<sluice_git::GitLogArgs>>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let args = call.args;
+        self.in_project(&caller, &call.project, move |p| {
+            let repo = p.repo()?;
+            sluice_git::log(&repo, &args, &|path| p.is_hidden(path))
+        })
+        .await
+    }
+
+    #[tool(
+        description = "Show one git commit of a project: its metadata and its changes.",
+        annotations(read_only_hint = true, open_world_hint = false),
+        output_schema = schema_for_output::<sluice_git::GitShowOutput>()
+    )]
+    async fn git_show(
+        &self,
+        Extension(caller): Extension<Caller>,
+        Parameters(call): Parameters<ProjectCall<sluice_git::GitShowArgs>>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let args = call.args;
+        self.in_project(&caller, &call.project, move |p| {
+            let repo = p.repo()?;
+            sluice_git::show(&repo, &args, &|path| p.is_hidden(path))
+        })
+        .await
+    }
+}
+
+/// The caller the HTTP gate authenticated, carried in the request's HTTP parts.
+fn caller_of(context: &RequestContext<RoleServer>) -> Option<Caller> {
+    context.extensions.get::<axum::http::request::Parts>()?.extensions.get::<Caller>().cloned()
+}
+
+fn error_code_of(result: &Result<CallToolResponse, ErrorData>) -> (AuditOutcome, Option<String>) {
+    match result {
+        Ok(CallToolResponse::Complete(r)) if r.is_error == Some(true) => {
+            let code = r
+                .structured_content
+                .as_ref()
+                .and_then(|v| v.get("code"))
+                .and_then(Value::as_str)
+                .map(str::to_owned);
+            (AuditOutcome::Error, code)
+        }
+        Ok(_) => (AuditOutcome::Ok, None),
+        Err(e) => (AuditOutcome::Error, Some(format!("jsonrpc:{}", e.code.0))),
+    }
+}
+
+impl ServerHandler for SluiceServer {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(
+                Implementation::new("sluice", env!("CARGO_PKG_VERSION"))
+                    .with_title("Sluice")
+                    .with_description("Authorized projects on this computer, guarded by Sluice"),
+            )
+            .with_instructions(INSTRUCTIONS)
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let Some(caller) = caller_of(&context) else {
+            return Err(ErrorData::invalid_request("unauthenticated request", None));
+        };
+        self.engine.audit_request(&caller, "tools/list", None, AuditOutcome::Ok, None, 0, None);
+        Ok(ListToolsResult {
+            result_type: Some(ResultType::COMPLETE),
+            tools: self.tool_router.list_all(),
+            meta: None,
+            next_cursor: None,
+            cache_scope: None,
+            ttl_ms: None,
+        })
+    }
+
+    fn get_tool(&self, name: &str) -> Option<rmcp::model::Tool> {
+        self.tool_router.get(name).cloned()
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        mut context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let Some(caller) = caller_of(&context) else {
+            return Err(ErrorData::invalid_request("unauthenticated request", None));
+        };
+        let started = Instant::now();
+        let tool = request.name.to_string();
+        let arguments = request.arguments.clone().map(Value::Object).unwrap_or(Value::Null);
+        let project = arguments.get("project").and_then(Value::as_str).map(str::to_owned);
+        // The gate checked access when the request arrived; check again where the action starts,
+        // so a pause that lands in between still stops it.
+        let result = match self.engine.check_access() {
+            Err(failure) => Ok(CallToolResponse::Complete(failed(&failure))),
+            Ok(()) => {
+                context.extensions.insert(caller.clone());
+                let tcc = ToolCallContext::new(self, request, context);
+                self.tool_router.call(tcc).await
+            }
+        };
+        let (outcome, code) = error_code_of(&result);
+        self.engine.audit_request(
+            &caller,
+            &tool,
+            project.as_deref(),
+            outcome,
+            code.as_deref(),
+            started.elapsed().as_millis() as u64,
+            Some(&arguments),
+        );
+        result
+    }
+}

@@ -1,0 +1,7 @@
+//! Integration tests for the file tools over real temp folders, real links and a real race.
+
+mod attacks;
+mod race;
+mod rig;
+mod schema;
+mod tools;

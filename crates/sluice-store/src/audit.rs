@@ -1,0 +1,403 @@
+//! The append-only, tamper-evident audit log.
+//!
+//! Entry `n` carries `mac_n = BLAKE3-keyed(K, "sluice.audit.v1" ‖ seq ‖ fields ‖ mac_{n-1})`
+//! where `K` is derived from the install secret and every field is length-prefixed, so no two
+//! different entries encode alike. Editing a field, deleting or reordering rows, or adding one
+//! without the key breaks the chain at that entry. The newest `(seq, mac)` is also kept in the
+//! kv table, so dropping the last rows is noticed unless the editor also rewinds that record.
+//!
+//! What goes in is metadata only: who, which tool, which project, outcome, duration, error
+//! code and a keyed hash of the parameters — never file contents, outputs or secrets.
+
+use rusqlite::{OptionalExtension, Row, params};
+use sluice_core::{ProjectId, TokenId};
+use subtle::ConstantTimeEq;
+
+use crate::projects::decode_error;
+use crate::secret::{from_hex, to_hex};
+use crate::{InstallSecret, Store, StoreError};
+
+/// The kv key holding the newest entry as `<seq>:<mac hex>`.
+const HEAD_KEY: &str = "sluice.audit.head";
+const MAX_TEXT: usize = 256;
+const MAX_LIST: usize = 10_000;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ActorKind {
+    /// An AI client through MCP, identified by its token.
+    Mcp,
+    /// The user, through the window, the tray or the CLI.
+    Human,
+}
+
+impl ActorKind {
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            ActorKind::Mcp => "mcp",
+            ActorKind::Human => "human",
+        }
+    }
+
+    fn parse(s: &str) -> Option<ActorKind> {
+        [ActorKind::Mcp, ActorKind::Human].into_iter().find(|k| k.as_str() == s)
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    Ok,
+    /// Refused by policy, pause, scope or the user.
+    Denied,
+    /// Attempted and failed.
+    Error,
+}
+
+impl Outcome {
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Ok => "ok",
+            Outcome::Denied => "denied",
+            Outcome::Error => "error",
+        }
+    }
+
+    fn parse(s: &str) -> Option<Outcome> {
+        [Outcome::Ok, Outcome::Denied, Outcome::Error].into_iter().find(|o| o.as_str() == s)
+    }
+}
+
+/// One event to record.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AuditRecord {
+    pub time_ms: i64,
+    /// The token's label, or "local user".
+    pub actor: String,
+    pub actor_kind: ActorKind,
+    pub token_id: Option<TokenId>,
+    /// The MCP tool or the human action (`approve`, `pause`, `token.create`, …).
+    pub action: String,
+    pub project_id: Option<ProjectId>,
+    pub outcome: Outcome,
+    /// A stable [`sluice_core::ErrorCode`] string when the outcome is not `ok`.
+    pub error_code: Option<String>,
+    pub duration_ms: Option<u64>,
+    /// [`crate::params_hash`] of the canonical parameters, never the parameters themselves.
+    pub params_hash: Option<[u8; 32]>,
+}
+
+/// A stored record and its position in the chain.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AuditEntry {
+    pub seq: u64,
+    pub record: AuditRecord,
+}
+
+/// Which entries [`Store::audit_list`] returns; `None` fields match everything.
+#[derive(Debug, Clone, Default)]
+pub struct AuditFilter {
+    pub project_id: Option<ProjectId>,
+    pub token_id: Option<TokenId>,
+    pub outcome: Option<Outcome>,
+    pub actor_kind: Option<ActorKind>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChainBreak {
+    /// The first entry that does not verify (or that is missing).
+    pub seq: u64,
+    pub reason: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChainReport {
+    /// How many entries the log holds.
+    pub entries: u64,
+    pub intact: bool,
+    pub first_break: Option<ChainBreak>,
+}
+
+/// An entry exactly as stored: the MAC covers this representation, so appending and verifying
+/// encode the very same values.
+struct StoredRow {
+    seq: i64,
+    time_ms: i64,
+    actor: String,
+    actor_kind: String,
+    token_id: Option<String>,
+    action: String,
+    project_id: Option<String>,
+    outcome: String,
+    error_code: Option<String>,
+    duration_ms: Option<i64>,
+    params_hash: Option<String>,
+}
+
+const COLUMNS: &str = "seq, time_ms, actor, actor_kind, token_id, action, project_id, outcome, \
+                       error_code, duration_ms, params_hash, mac";
+
+impl StoredRow {
+    fn from_record(seq: i64, r: &AuditRecord) -> StoredRow {
+        StoredRow {
+            seq,
+            time_ms: r.time_ms,
+            actor: r.actor.clone(),
+            actor_kind: r.actor_kind.as_str().to_owned(),
+            token_id: r.token_id.as_ref().map(|t| t.as_str().to_owned()),
+            action: r.action.clone(),
+            project_id: r.project_id.as_ref().map(|p| p.as_str().to_owned()),
+            outcome: r.outcome.as_str().to_owned(),
+            error_code: r.error_code.clone(),
+            duration_ms: r.duration_ms.map(|d| i64::try_from(d).unwrap_or(i64::MAX)),
+            params_hash: r.params_hash.as_ref().map(|h| to_hex(h)),
+        }
+    }
+
+    fn from_row(r: &Row<'_>) -> rusqlite::Result<(StoredRow, Vec<u8>)> {
+        Ok((
+            StoredRow {
+                seq: r.get(0)?,
+                time_ms: r.get(1)?,
+                actor: r.get(2)?,
+                actor_kind: r.get(3)?,
+                token_id: r.get(4)?,
+                action: r.get(5)?,
+                project_id: r.get(6)?,
+                outcome: r.get(7)?,
+                error_code: r.get(8)?,
+                duration_ms: r.get(9)?,
+                params_hash: r.get(10)?,
+            },
+            r.get(11)?,
+        ))
+    }
+
+    fn mac(&self, key: &[u8; 32], prev: &[u8; 32]) -> [u8; 32] {
+        let mut h = blake3::Hasher::new_keyed(key);
+        h.update(b"sluice.audit.v1\0");
+        h.update(&self.seq.to_be_bytes());
+        h.update(&self.time_ms.to_be_bytes());
+        put_str(&mut h, Some(&self.actor));
+        put_str(&mut h, Some(&self.actor_kind));
+        put_str(&mut h, self.token_id.as_deref());
+        put_str(&mut h, Some(&self.action));
+        put_str(&mut h, self.project_id.as_deref());
+        put_str(&mut h, Some(&self.outcome));
+        put_str(&mut h, self.error_code.as_deref());
+        match self.duration_ms {
+            None => h.update(&[0]),
+            Some(d) => h.update(&[1]).update(&d.to_be_bytes()),
+        };
+        put_str(&mut h, self.params_hash.as_deref());
+        h.update(prev);
+        *h.finalize().as_bytes()
+    }
+
+    fn into_entry(self) -> Result<AuditEntry, String> {
+        let bad = |what: &str, v: &str| format!("bad {what} {v:?} in audit entry {}", self.seq);
+        let record = AuditRecord {
+            time_ms: self.time_ms,
+            actor_kind: ActorKind::parse(&self.actor_kind)
+                .ok_or_else(|| bad("actor kind", &self.actor_kind))?,
+            token_id: match &self.token_id {
+                None => None,
+                Some(t) => Some(TokenId::parse(t).ok_or_else(|| bad("token id", t))?),
+            },
+            project_id: match &self.project_id {
+                None => None,
+                Some(p) => Some(ProjectId::parse(p).ok_or_else(|| bad("project id", p))?),
+            },
+            outcome: Outcome::parse(&self.outcome).ok_or_else(|| bad("outcome", &self.outcome))?,
+            duration_ms: self.duration_ms.map(|d| u64::try_from(d).unwrap_or(0)),
+            params_hash: match &self.params_hash {
+                None => None,
+                Some(h) => Some(from_hex(h).ok_or_else(|| bad("params hash", h))?),
+            },
+            actor: self.actor,
+            action: self.action,
+            error_code: self.error_code,
+        };
+        let seq = u64::try_from(self.seq).map_err(|_| "negative audit seq".to_owned())?;
+        Ok(AuditEntry { seq, record })
+    }
+}
+
+/// `0` for absent; `1`, the length, then the bytes for present: unambiguous concatenation.
+fn put_str(h: &mut blake3::Hasher, s: Option<&str>) {
+    match s {
+        None => h.update(&[0]),
+        Some(s) => h.update(&[1]).update(&(s.len() as u64).to_be_bytes()).update(s.as_bytes()),
+    };
+}
+
+fn check_text(what: &str, value: &str, required: bool) -> Result<(), StoreError> {
+    if required && value.is_empty() {
+        return Err(StoreError::Invalid(format!("audit {what} is empty")));
+    }
+    if value.len() > MAX_TEXT || value.chars().any(char::is_control) {
+        return Err(StoreError::Invalid(format!(
+            "audit {what} must be at most {MAX_TEXT} bytes without control characters"
+        )));
+    }
+    Ok(())
+}
+
+impl Store {
+    /// Appends one entry and returns its sequence number. The read of the previous MAC and the
+    /// insert share one IMMEDIATE transaction, so writers in two processes stay in one chain.
+    pub fn audit_append(
+        &self,
+        secret: &InstallSecret,
+        record: &AuditRecord,
+    ) -> Result<u64, StoreError> {
+        check_text("actor", &record.actor, true)?;
+        check_text("action", &record.action, true)?;
+        if let Some(code) = &record.error_code {
+            check_text("error code", code, true)?;
+        }
+        let key = secret.audit_key();
+        let mut conn = self.conn();
+        let tx = conn.transaction()?;
+        let last: Option<(i64, Vec<u8>)> = tx
+            .query_row("SELECT seq, mac FROM audit ORDER BY seq DESC LIMIT 1", [], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })
+            .optional()?;
+        let (seq, prev) = match last {
+            None => (1, [0u8; 32]),
+            Some((seq, mac)) => {
+                let prev: [u8; 32] = mac
+                    .try_into()
+                    .map_err(|_| StoreError::Corrupt(format!("audit entry {seq} has a bad MAC")))?;
+                (seq + 1, prev)
+            }
+        };
+        let row = StoredRow::from_record(seq, record);
+        let mac = row.mac(&key, &prev);
+        tx.execute(
+            &format!("INSERT INTO audit ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)"),
+            params![
+                row.seq,
+                row.time_ms,
+                row.actor,
+                row.actor_kind,
+                row.token_id,
+                row.action,
+                row.project_id,
+                row.outcome,
+                row.error_code,
+                row.duration_ms,
+                row.params_hash,
+                &mac[..],
+            ],
+        )?;
+        tx.execute(
+            "INSERT INTO kv (key, value) VALUES (?1, ?2)
+             ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+            params![HEAD_KEY, format!("{seq}:{}", to_hex(&mac))],
+        )?;
+        tx.commit()?;
+        Ok(seq as u64)
+    }
+
+    /// Entries matching `filter`, newest first, at most `limit` (capped at 10 000), older than
+    /// `before_seq` when given (for paging).
+    pub fn audit_list(
+        &self,
+        filter: &AuditFilter,
+        limit: usize,
+        before_seq: Option<u64>,
+    ) -> Result<Vec<AuditEntry>, StoreError> {
+        let conn = self.conn();
+        let mut stmt = conn.prepare_cached(&format!(
+            "SELECT {COLUMNS} FROM audit
+             WHERE (?1 IS NULL OR project_id = ?1) AND (?2 IS NULL OR token_id = ?2)
+               AND (?3 IS NULL OR outcome = ?3) AND (?4 IS NULL OR actor_kind = ?4)
+               AND (?5 IS NULL OR seq < ?5)
+             ORDER BY seq DESC LIMIT ?6"
+        ))?;
+        let before = before_seq.map(|s| i64::try_from(s).unwrap_or(i64::MAX));
+        let limit = i64::try_from(limit.min(MAX_LIST)).unwrap_or(0);
+        let rows = stmt.query_map(
+            params![
+                filter.project_id.as_ref().map(|p| p.as_str()),
+                filter.token_id.as_ref().map(|t| t.as_str()),
+                filter.outcome.map(Outcome::as_str),
+                filter.actor_kind.map(ActorKind::as_str),
+                before,
+                limit
+            ],
+            StoredRow::from_row,
+        )?;
+        let mut entries = Vec::new();
+        for row in rows {
+            let (row, _mac) = row?;
+            entries.push(row.into_entry().map_err(|e| decode_error(0, e))?);
+        }
+        Ok(entries)
+    }
+
+    /// Walks the whole chain and reports the first entry that does not verify.
+    pub fn audit_verify(&self, secret: &InstallSecret) -> Result<ChainReport, StoreError> {
+        let key = secret.audit_key();
+        let conn = self.conn();
+        let entries: i64 = conn.query_row("SELECT count(*) FROM audit", [], |r| r.get(0))?;
+        let entries = u64::try_from(entries).unwrap_or(0);
+        let head: Option<String> = conn
+            .query_row("SELECT value FROM kv WHERE key = ?1", [HEAD_KEY], |r| r.get(0))
+            .optional()?;
+        let mut stmt = conn.prepare(&format!("SELECT {COLUMNS} FROM audit ORDER BY seq"))?;
+        let mut rows = stmt.query([])?;
+        let mut expected: i64 = 1;
+        let mut prev = [0u8; 32];
+        let broken = |seq: i64, reason: String| {
+            let seq = u64::try_from(seq).unwrap_or(0);
+            Ok(ChainReport {
+                entries,
+                intact: false,
+                first_break: Some(ChainBreak { seq, reason }),
+            })
+        };
+        while let Some(r) = rows.next()? {
+            let (row, mac) = match StoredRow::from_row(r) {
+                Ok(x) => x,
+                Err(e) => return broken(expected, format!("entry {expected} is unreadable: {e}")),
+            };
+            if row.seq != expected {
+                return broken(expected, format!("entry {expected} is missing"));
+            }
+            let computed = row.mac(&key, &prev);
+            if !bool::from(computed.as_slice().ct_eq(&mac)) {
+                return broken(
+                    row.seq,
+                    format!(
+                        "entry {} was altered, moved or forged (its MAC does not match)",
+                        row.seq
+                    ),
+                );
+            }
+            prev = computed;
+            expected += 1;
+        }
+        let last = expected - 1;
+        // The chain alone cannot see its tail cut off; the head record can, unless it was
+        // rewound to an earlier (seq, mac) pair as well.
+        match head.as_deref().and_then(|h| h.split_once(':')) {
+            None if last == 0 => {}
+            None => return broken(last, "the record of the newest entry is missing".into()),
+            Some((seq, mac)) => {
+                let head_seq: i64 = seq.parse().unwrap_or(-1);
+                if head_seq > last {
+                    return broken(
+                        last + 1,
+                        format!("entries {} to {head_seq} are missing", last + 1),
+                    );
+                }
+                let head_mac = from_hex(mac).unwrap_or([0; 32]);
+                if head_seq != last || !bool::from(head_mac.ct_eq(&prev)) {
+                    return broken(last, "the record of the newest entry does not match".into());
+                }
+            }
+        }
+        Ok(ChainReport { entries, intact: true, first_break: None })
+    }
+}

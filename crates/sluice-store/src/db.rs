@@ -1,0 +1,217 @@
+//! Opening the database: folder and file permissions, connection settings, versioned
+//! migrations with a backup taken before any of them touches an existing database.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard};
+use std::time::Duration;
+
+use rusqlite::{Connection, OpenFlags, TransactionBehavior};
+
+use crate::fsperm::{create_new_private, ensure_private_dir, ensure_private_file};
+use crate::{StoreError, schema};
+
+/// The database file's name inside the data folder.
+pub const DB_FILE: &str = "sluice.db";
+
+/// How many pre-migration backups are kept in `<data_dir>/backups`.
+pub const BACKUPS_KEPT: usize = 5;
+
+/// How long a statement waits for another process's write lock before failing. The CLI and the
+/// engine write the same file; their transactions are sub-millisecond, so this is generous.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// The open database. Cheap to share in an `Arc`: one connection behind a mutex, because every
+/// operation is sub-millisecond and a pool would only add lock contention inside SQLite.
+pub struct Store {
+    conn: Mutex<Connection>,
+    data_dir: PathBuf,
+}
+
+// The engine shares one `Store` between its async tasks and threads.
+const _: () = {
+    const fn assert_send_sync<T: Send + Sync>() {}
+    assert_send_sync::<Store>();
+};
+
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Store").field("data_dir", &self.data_dir).finish_non_exhaustive()
+    }
+}
+
+impl Store {
+    /// Opens (creating if needed) `<data_dir>/sluice.db` and brings its schema up to date.
+    ///
+    /// `data_dir` is created owner-only (0700 on unix) and the database file 0600. Before a
+    /// pending migration touches an existing database, a copy is written to
+    /// `<data_dir>/backups/sluice.db.v<N>-<unix secs>.bak` (the last [`BACKUPS_KEPT`] are kept).
+    pub fn open(data_dir: &Path) -> Result<Store, StoreError> {
+        Store::open_at_version(data_dir, schema::LATEST)
+    }
+
+    /// Like [`Store::open`], but migrates only up to `version` (at least 1). For tests that need
+    /// a database as an older Sluice left it; a running Sluice always uses [`Store::open`].
+    #[doc(hidden)]
+    pub fn open_at_version(data_dir: &Path, version: usize) -> Result<Store, StoreError> {
+        if version == 0 || version > schema::LATEST {
+            return Err(StoreError::Invalid(format!(
+                "schema version must be between 1 and {}",
+                schema::LATEST
+            )));
+        }
+        ensure_private_dir(data_dir)?;
+        // Canonical, so the keychain account derived from it is stable across spellings.
+        let data_dir = data_dir
+            .canonicalize()
+            .map_err(|e| StoreError::io(format!("cannot resolve {}", data_dir.display()), e))?;
+        let db_path = data_dir.join(DB_FILE);
+        // Created by us with 0600 before SQLite sees it: SQLite would use 0644 & ~umask, and it
+        // gives the -wal and -shm files the database file's mode.
+        ensure_private_file(&db_path)?;
+        let mut conn = Connection::open_with_flags(
+            &db_path,
+            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )?;
+        configure(&mut conn)?;
+        migrate(&mut conn, &data_dir, version)?;
+        Ok(Store { conn: Mutex::new(conn), data_dir })
+    }
+
+    /// The canonical data folder this store lives in.
+    pub fn data_dir(&self) -> &Path {
+        &self.data_dir
+    }
+
+    /// The schema version of the open database.
+    pub fn schema_version(&self) -> Result<usize, StoreError> {
+        user_version(&self.conn())
+    }
+
+    /// SQLite's `PRAGMA data_version`: it changes whenever *another* connection (the CLI, a
+    /// second engine) commits to the file, and not for this store's own writes. The engine
+    /// polls it and reloads its caches only when it moved.
+    pub fn data_version(&self) -> Result<i64, StoreError> {
+        Ok(self.conn().pragma_query_value(None, "data_version", |r| r.get(0))?)
+    }
+
+    /// The connection. A poisoned mutex is recovered: SQLite's own transactions keep the data
+    /// consistent even if a holder panicked, and refusing every later call would be worse.
+    pub(crate) fn conn(&self) -> MutexGuard<'_, Connection> {
+        self.conn.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+fn configure(conn: &mut Connection) -> Result<(), StoreError> {
+    conn.busy_timeout(BUSY_TIMEOUT)?;
+    let mode: String = conn.pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get(0))?;
+    if !mode.eq_ignore_ascii_case("wal") {
+        return Err(StoreError::Corrupt(format!("cannot switch the database to WAL (got {mode})")));
+    }
+    // NORMAL is durable across application crashes in WAL mode; only an OS crash may lose the
+    // last transactions, which is acceptable for this data and much faster than FULL.
+    conn.pragma_update(None, "synchronous", "NORMAL")?;
+    conn.pragma_update(None, "foreign_keys", "ON")?;
+    // The schema contains no functions that need to run with elevated trust.
+    conn.pragma_update(None, "trusted_schema", "OFF")?;
+    // Every write transaction takes the write lock up front, so two processes never deadlock
+    // upgrading read locks, and the busy timeout (not an immediate SQLITE_BUSY) applies.
+    conn.set_transaction_behavior(TransactionBehavior::Immediate);
+    Ok(())
+}
+
+fn user_version(conn: &Connection) -> Result<usize, StoreError> {
+    let v: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
+    usize::try_from(v).map_err(|_| StoreError::Corrupt(format!("negative user_version {v}")))
+}
+
+fn migrate(conn: &mut Connection, data_dir: &Path, target: usize) -> Result<(), StoreError> {
+    let current = user_version(conn)?;
+    if current > schema::LATEST {
+        return Err(StoreError::SchemaTooNew { found: current, known: schema::LATEST });
+    }
+    if current >= target {
+        return Ok(());
+    }
+    if current > 0 {
+        let path = backup_before_migration(conn, data_dir, current)?;
+        tracing::info!(from = current, to = target, backup = %path.display(), "migrating");
+    }
+    match schema::migrations().to_version(conn, target) {
+        Ok(()) => Ok(()),
+        // Another process (the CLI and the engine starting together) may have migrated between
+        // our read of user_version and our transaction: its result is as good as ours.
+        Err(e) if user_version(conn)? >= target => {
+            tracing::debug!(error = %e, "migration raced with another process; already done");
+            Ok(())
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Copies the live database (consistently, through SQLite's online backup API) into a new
+/// owner-only file, then prunes old backups. Returns the backup's path.
+fn backup_before_migration(
+    conn: &Connection,
+    data_dir: &Path,
+    version: usize,
+) -> Result<PathBuf, StoreError> {
+    let dir = data_dir.join("backups");
+    ensure_private_dir(&dir)?;
+    let secs = crate::now_ms() / 1000;
+    let mut path = None;
+    for n in 0..1000u32 {
+        let name = if n == 0 {
+            format!("{DB_FILE}.v{version}-{secs}.bak")
+        } else {
+            format!("{DB_FILE}.v{version}-{secs}-{n}.bak")
+        };
+        let candidate = dir.join(name);
+        match create_new_private(&candidate) {
+            Ok(_) => {
+                path = Some(candidate);
+                break;
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(StoreError::io("cannot create a database backup", e)),
+        }
+    }
+    let path = path.ok_or_else(|| {
+        StoreError::io("cannot name a database backup", std::io::ErrorKind::AlreadyExists.into())
+    })?;
+    conn.backup(rusqlite::MAIN_DB, &path, None)?;
+    prune_backups(&dir);
+    Ok(path)
+}
+
+/// Keeps the newest [`BACKUPS_KEPT`] backups. Best effort: a failure to delete an old backup
+/// must not block an upgrade, so it is only logged.
+fn prune_backups(dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    let mut backups: Vec<((i64, u32), PathBuf)> = entries
+        .filter_map(|e| e.ok())
+        .filter_map(|e| {
+            let name = e.file_name().into_string().ok()?;
+            Some((backup_order(&name)?, e.path()))
+        })
+        .collect();
+    backups.sort();
+    let excess = backups.len().saturating_sub(BACKUPS_KEPT);
+    for (_, path) in backups.into_iter().take(excess) {
+        if let Err(e) = std::fs::remove_file(&path) {
+            tracing::warn!(error = %e, path = %path.display(), "cannot remove an old backup");
+        }
+    }
+}
+
+/// The sort key of a backup file name `sluice.db.v<N>-<secs>[-<n>].bak`: (secs, n).
+fn backup_order(name: &str) -> Option<(i64, u32)> {
+    let rest = name.strip_prefix(DB_FILE)?.strip_prefix(".v")?.strip_suffix(".bak")?;
+    let mut parts = rest.split('-');
+    parts.next()?.parse::<usize>().ok()?;
+    let secs = parts.next()?.parse().ok()?;
+    let n = match parts.next() {
+        Some(n) => n.parse().ok()?,
+        None => 0,
+    };
+    parts.next().is_none().then_some((secs, n))
+}

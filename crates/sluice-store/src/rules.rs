@@ -1,0 +1,111 @@
+//! "Always allow this exact command in this project" rules, created from an approval and
+//! reviewable (and removable) by the user. The match is on the exact argv, nothing looser.
+
+use rusqlite::{OptionalExtension, Row, params};
+use sluice_core::ProjectId;
+
+use crate::projects::{decode_error, project_not_found};
+use crate::{Store, StoreError, now_ms};
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AllowRule {
+    pub id: i64,
+    pub project_id: ProjectId,
+    pub argv: Vec<String>,
+    pub created_ms: i64,
+}
+
+const COLUMNS: &str = "id, project_id, argv, created_ms";
+
+impl Store {
+    /// Adds a rule; adding an existing one returns it unchanged.
+    pub fn insert_allow_rule(
+        &self,
+        project: &ProjectId,
+        argv: &[String],
+    ) -> Result<AllowRule, StoreError> {
+        if argv.is_empty() || argv[0].is_empty() {
+            return Err(StoreError::Invalid("an allow rule needs a program".into()));
+        }
+        let json = argv_json(argv)?;
+        let mut conn = self.conn();
+        let tx = conn.transaction()?;
+        let n = tx
+            .execute(
+                "INSERT OR IGNORE INTO allow_rules (project_id, argv, created_ms)
+                 VALUES (?1, ?2, ?3)",
+                params![project.as_str(), json, now_ms()],
+            )
+            .map_err(|e| {
+                if crate::error::is_foreign_key_violation(&e) {
+                    project_not_found(project.as_str())
+                } else {
+                    e.into()
+                }
+            })?;
+        let rule = tx
+            .query_row(
+                &format!("SELECT {COLUMNS} FROM allow_rules WHERE project_id = ?1 AND argv = ?2"),
+                params![project.as_str(), json],
+                rule_from_row,
+            )
+            .optional()?
+            .ok_or_else(|| StoreError::Corrupt("allow rule vanished".into()))?;
+        tx.commit()?;
+        tracing::debug!(inserted = n > 0, rule = rule.id, "allow rule");
+        Ok(rule)
+    }
+
+    /// The rules of one project, or of all projects, oldest first.
+    pub fn list_allow_rules(
+        &self,
+        project: Option<&ProjectId>,
+    ) -> Result<Vec<AllowRule>, StoreError> {
+        let conn = self.conn();
+        let mut stmt = conn.prepare(&format!(
+            "SELECT {COLUMNS} FROM allow_rules WHERE ?1 IS NULL OR project_id = ?1 ORDER BY id"
+        ))?;
+        let rows = stmt.query_map([project.map(ProjectId::as_str)], rule_from_row)?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// Whether an exact rule allows `argv` in `project`.
+    pub fn is_allowed_by_rule(
+        &self,
+        project: &ProjectId,
+        argv: &[String],
+    ) -> Result<bool, StoreError> {
+        let json = argv_json(argv)?;
+        Ok(self.conn().query_row(
+            "SELECT EXISTS (SELECT 1 FROM allow_rules WHERE project_id = ?1 AND argv = ?2)",
+            params![project.as_str(), json],
+            |r| r.get(0),
+        )?)
+    }
+
+    pub fn delete_allow_rule(&self, id: i64) -> Result<(), StoreError> {
+        let n = self.conn().execute("DELETE FROM allow_rules WHERE id = ?1", [id])?;
+        if n == 0 {
+            return Err(StoreError::NotFound(format!("no allow rule {id}")));
+        }
+        Ok(())
+    }
+}
+
+/// serde_json's output for a string list is canonical (no whitespace, fixed escaping), so the
+/// UNIQUE constraint and the equality lookup compare like with like.
+fn argv_json(argv: &[String]) -> Result<String, StoreError> {
+    serde_json::to_string(argv).map_err(|e| StoreError::Invalid(format!("bad argv: {e}")))
+}
+
+fn rule_from_row(r: &Row<'_>) -> rusqlite::Result<AllowRule> {
+    let project: String = r.get(1)?;
+    let argv: String = r.get(2)?;
+    Ok(AllowRule {
+        id: r.get(0)?,
+        project_id: ProjectId::parse(&project)
+            .ok_or_else(|| decode_error(1, format!("bad project id {project:?}")))?,
+        argv: serde_json::from_str(&argv).map_err(|e| decode_error(2, e.to_string()))?,
+        created_ms: r.get(3)?,
+    })
+}

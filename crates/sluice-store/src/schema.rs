@@ -1,0 +1,104 @@
+//! The versioned schema. Migrations only ever get appended: an applied one is never edited,
+//! because `PRAGMA user_version` records how many ran and a changed step would silently diverge.
+//!
+//! Conventions: STRICT tables; timestamps are unix milliseconds (INTEGER, suffix `_ms`);
+//! enumerations are their stable kebab-case strings with CHECK constraints, so a hand-edited
+//! row with a typo fails loudly instead of decoding into a wrong mode.
+
+use rusqlite_migration::{M, Migrations};
+
+/// Version 1: projects, tokens and their scopes, the audit chain, key/value state.
+const V1: &str = r#"
+CREATE TABLE projects (
+    id              TEXT PRIMARY KEY NOT NULL,
+    name            TEXT NOT NULL COLLATE NOCASE UNIQUE,
+    -- The canonical physical path. Never leaves the machine.
+    root            TEXT NOT NULL UNIQUE,
+    access          TEXT NOT NULL CHECK (access IN ('read-only', 'read-write')),
+    exec            TEXT NOT NULL CHECK (exec IN ('off', 'safe', 'project', 'any')),
+    state           TEXT NOT NULL DEFAULT 'available'
+                    CHECK (state IN ('available', 'disabled', 'root-lost')),
+    state_reason    TEXT,
+    -- NULL: the default shield list; otherwise a JSON array of patterns.
+    shield_patterns TEXT CHECK (shield_patterns IS NULL OR json_type(shield_patterns) = 'array'),
+    -- Device and inode of the root when authorized, so a replaced folder is noticed.
+    root_dev        INTEGER,
+    root_ino        INTEGER,
+    created_ms      INTEGER NOT NULL,
+    updated_ms      INTEGER NOT NULL,
+    -- Execution through the project's own scripts or any program can change files.
+    CHECK (access = 'read-write' OR exec IN ('off', 'safe'))
+) STRICT;
+
+CREATE TABLE tokens (
+    id           TEXT PRIMARY KEY NOT NULL,
+    label        TEXT NOT NULL COLLATE NOCASE UNIQUE,
+    -- Keyed BLAKE3 of the plaintext; the plaintext is never stored.
+    hash         BLOB NOT NULL UNIQUE CHECK (length(hash) = 32),
+    -- 1: every project, present and future. 0: only the rows in token_scopes (maybe none).
+    all_projects INTEGER NOT NULL CHECK (all_projects IN (0, 1)),
+    created_ms   INTEGER NOT NULL,
+    last_used_ms INTEGER,
+    expires_ms   INTEGER,
+    revoked_ms   INTEGER
+) STRICT;
+
+-- A join table rather than a JSON list, so removing a project removes it from every scope by
+-- cascade, and a token scoped only to removed projects keeps all_projects = 0: it sees nothing.
+CREATE TABLE token_scopes (
+    token_id   TEXT NOT NULL REFERENCES tokens (id) ON DELETE CASCADE,
+    project_id TEXT NOT NULL REFERENCES projects (id) ON DELETE CASCADE,
+    PRIMARY KEY (token_id, project_id)
+) STRICT, WITHOUT ROWID;
+CREATE INDEX token_scopes_project ON token_scopes (project_id);
+
+-- Append-only; no foreign keys, because history outlives the projects and tokens it names.
+CREATE TABLE audit (
+    seq         INTEGER PRIMARY KEY NOT NULL CHECK (seq >= 1),
+    time_ms     INTEGER NOT NULL,
+    actor       TEXT NOT NULL,
+    actor_kind  TEXT NOT NULL CHECK (actor_kind IN ('mcp', 'human')),
+    token_id    TEXT,
+    action      TEXT NOT NULL,
+    project_id  TEXT,
+    outcome     TEXT NOT NULL CHECK (outcome IN ('ok', 'denied', 'error')),
+    error_code  TEXT,
+    duration_ms INTEGER,
+    params_hash TEXT,
+    mac         BLOB NOT NULL CHECK (length(mac) = 32)
+) STRICT;
+CREATE INDEX audit_project ON audit (project_id, seq);
+CREATE INDEX audit_token ON audit (token_id, seq);
+
+-- Defence in depth for honest code: the MAC chain is what detects a determined editor.
+CREATE TRIGGER audit_no_update BEFORE UPDATE ON audit
+BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
+CREATE TRIGGER audit_no_delete BEFORE DELETE ON audit
+BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
+
+CREATE TABLE kv (
+    key   TEXT PRIMARY KEY NOT NULL,
+    value TEXT NOT NULL
+) STRICT, WITHOUT ROWID;
+"#;
+
+/// Version 2: "always allow this exact command in this project" rules. Pending approvals live
+/// in the engine's memory (they die with the process); decided ones go to the audit log.
+const V2: &str = r#"
+CREATE TABLE allow_rules (
+    id         INTEGER PRIMARY KEY NOT NULL,
+    project_id TEXT NOT NULL REFERENCES projects (id) ON DELETE CASCADE,
+    -- The exact argv as a JSON array of strings.
+    argv       TEXT NOT NULL CHECK (json_type(argv) = 'array'),
+    created_ms INTEGER NOT NULL,
+    UNIQUE (project_id, argv)
+) STRICT;
+"#;
+
+/// Every migration, oldest first.
+pub(crate) fn migrations() -> Migrations<'static> {
+    Migrations::new(vec![M::up(V1), M::up(V2)])
+}
+
+/// The schema version this build writes.
+pub(crate) const LATEST: usize = 2;

@@ -1,0 +1,556 @@
+//! The install secret: 32 random bytes that key the token hashes and the audit chain.
+//!
+//! It lives in the OS keychain (Secret Service, macOS Keychain, Windows Credential Manager)
+//! through `keyring-core`, or — where no keychain works — in an owner-only file
+//! `<data_dir>/install-secret`, and the caller is told why ([`LoadedSecret::reason`]).
+//!
+//! Two hazards shape this module:
+//! - A locked keychain answers "no entry" to a read. So a read is trusted only after a probe
+//!   has written and read back a throwaway entry, and a fresh secret is never created while the
+//!   database holds tokens or audit entries: that would silently orphan them all.
+//! - A missing or stuck D-Bus can block forever. Every keychain call runs on a worker thread
+//!   that is abandoned after [`KEYCHAIN_TIMEOUT`].
+//!
+//! Where the secret lives is recorded in the kv table, so a later start knows what to expect
+//! and does not switch sources behind the user's back.
+
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use keyring_core::{CredentialStore, Entry};
+use sluice_core::random_bytes;
+use subtle::ConstantTimeEq;
+use zeroize::{Zeroize, Zeroizing};
+
+use crate::fsperm::{create_new_private, ensure_private_dir, foreign_access_bits, mode_bits};
+use crate::{Store, StoreError};
+
+/// The keychain service name of every Sluice entry.
+pub const SERVICE: &str = "sluice";
+/// The fallback file's name inside the data folder.
+pub const SECRET_FILE: &str = "install-secret";
+/// How long one keychain step may take before Sluice gives up on the keychain.
+pub const KEYCHAIN_TIMEOUT: Duration = Duration::from_secs(2);
+/// The kv key recording where the secret lives: `keychain` or `file`.
+const SOURCE_KEY: &str = "sluice.secret.source";
+
+/// The install secret. Zeroed on drop; never printed.
+pub struct InstallSecret([u8; 32]);
+
+impl InstallSecret {
+    /// A fresh secret from the OS random source.
+    pub fn generate() -> InstallSecret {
+        InstallSecret(random_bytes())
+    }
+
+    /// Wraps known bytes (tests, a restore tool).
+    pub fn from_bytes(bytes: [u8; 32]) -> InstallSecret {
+        InstallSecret(bytes)
+    }
+
+    /// The key of the audit chain MACs.
+    pub(crate) fn audit_key(&self) -> Zeroizing<[u8; 32]> {
+        Zeroizing::new(blake3::derive_key("sluice audit chain v1", &self.0))
+    }
+
+    fn to_hex(&self) -> Zeroizing<String> {
+        Zeroizing::new(to_hex(&self.0))
+    }
+
+    fn from_hex(text: &str) -> Option<InstallSecret> {
+        from_hex(text.trim()).map(InstallSecret)
+    }
+}
+
+impl Drop for InstallSecret {
+    fn drop(&mut self) {
+        self.0.zeroize();
+    }
+}
+
+impl std::fmt::Debug for InstallSecret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("InstallSecret(<redacted>)")
+    }
+}
+
+/// The stored form of a client token: BLAKE3 keyed with a key derived from the install
+/// secret, so a stolen database alone cannot be used to test guesses.
+pub fn token_hash(secret: &InstallSecret, plaintext: &str) -> [u8; 32] {
+    let key = Zeroizing::new(blake3::derive_key("sluice token hash v1", &secret.0));
+    *blake3::keyed_hash(&key, plaintext.as_bytes()).as_bytes()
+}
+
+/// The audit log's fingerprint of a call's canonical parameters. Keyed, so a short parameter
+/// (a file name) cannot be recovered from the log by hashing guesses.
+pub fn params_hash(secret: &InstallSecret, canonical_params: &[u8]) -> [u8; 32] {
+    let key = Zeroizing::new(blake3::derive_key("sluice audit params v1", &secret.0));
+    *blake3::keyed_hash(&key, canonical_params).as_bytes()
+}
+
+/// Constant-time equality of two hashes.
+pub fn hashes_equal(a: &[u8; 32], b: &[u8; 32]) -> bool {
+    a.ct_eq(b).into()
+}
+
+/// Where the user wants the secret.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SecretPreference {
+    /// The OS keychain when it works, else the owner-only file.
+    #[default]
+    Auto,
+    /// The OS keychain or an error saying why it does not work.
+    KeychainOnly,
+    /// The owner-only file; the keychain is not touched.
+    FileOnly,
+}
+
+/// Where the secret was found or created.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SecretSource {
+    /// The OS keychain, by backend name ("Secret Service", …).
+    Keychain(String),
+    /// The owner-only fallback file.
+    File(PathBuf),
+}
+
+/// Which kind of source the database recorded at an earlier start.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SecretKind {
+    Keychain,
+    File,
+}
+
+impl SecretKind {
+    fn as_str(self) -> &'static str {
+        match self {
+            SecretKind::Keychain => "keychain",
+            SecretKind::File => "file",
+        }
+    }
+}
+
+/// What the database knows when the secret is loaded.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SecretContext {
+    /// Tokens or audit entries exist: they were made with some secret, so a new one must not
+    /// be created.
+    pub existing_state: bool,
+    /// The source an earlier start recorded, if any.
+    pub recorded: Option<SecretKind>,
+}
+
+#[derive(Debug)]
+pub struct LoadedSecret {
+    pub secret: InstallSecret,
+    pub source: SecretSource,
+    /// Why the keychain is not used, for the UI ("no keychain: …"); `None` when it is.
+    pub reason: Option<String>,
+    /// The secret was created by this call.
+    pub created: bool,
+}
+
+/// An OS keychain backend, or the reason there is none. The platform one is built once per
+/// process ([`Keychain::platform`]); tests build one over `keyring_core::mock`.
+pub struct Keychain {
+    store: Result<Arc<CredentialStore>, String>,
+    name: String,
+}
+
+impl std::fmt::Debug for Keychain {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Keychain")
+            .field("name", &self.name)
+            .field("unavailable", &self.store.as_ref().err())
+            .finish()
+    }
+}
+
+impl Keychain {
+    pub fn new(store: Arc<CredentialStore>, name: impl Into<String>) -> Keychain {
+        Keychain { store: Ok(store), name: name.into() }
+    }
+
+    pub fn unavailable(reason: impl Into<String>) -> Keychain {
+        Keychain { store: Err(reason.into()), name: "none".into() }
+    }
+
+    /// The OS keychain of this platform, connected once per process (a `OnceLock`, like
+    /// keyring-core's own default store: a failed start stays failed until restart). Bounded
+    /// by [`KEYCHAIN_TIMEOUT`] so a missing session bus cannot hang startup.
+    pub fn platform() -> &'static Keychain {
+        static PLATFORM: OnceLock<Keychain> = OnceLock::new();
+        PLATFORM.get_or_init(|| match bounded(platform_store) {
+            Ok(Ok((store, name))) => Keychain::new(store, name),
+            Ok(Err(reason)) => Keychain::unavailable(reason),
+            Err(reason) => Keychain::unavailable(reason),
+        })
+    }
+
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Why this keychain cannot be used, if it cannot be built at all.
+    pub fn unavailable_reason(&self) -> Option<&str> {
+        self.store.as_ref().err().map(String::as_str)
+    }
+}
+
+#[cfg(target_os = "linux")]
+fn platform_store() -> Result<(Arc<CredentialStore>, String), String> {
+    let store = zbus_secret_service_keyring_store::Store::new()
+        .map_err(|e| format!("the Secret Service is not available ({e})"))?;
+    Ok((store, "Secret Service".to_owned()))
+}
+
+#[cfg(target_os = "macos")]
+fn platform_store() -> Result<(Arc<CredentialStore>, String), String> {
+    let store = apple_native_keyring_store::keychain::Store::new()
+        .map_err(|e| format!("the macOS keychain is not available ({e})"))?;
+    Ok((store, "macOS Keychain".to_owned()))
+}
+
+#[cfg(windows)]
+fn platform_store() -> Result<(Arc<CredentialStore>, String), String> {
+    let store = windows_native_keyring_store::Store::new()
+        .map_err(|e| format!("the Windows Credential Manager is not available ({e})"))?;
+    Ok((store, "Windows Credential Manager".to_owned()))
+}
+
+#[cfg(not(any(target_os = "linux", target_os = "macos", windows)))]
+fn platform_store() -> Result<(Arc<CredentialStore>, String), String> {
+    Err("Sluice has no OS keychain support on this platform".to_owned())
+}
+
+/// Runs `f` on its own thread and waits at most [`KEYCHAIN_TIMEOUT`]. A stuck call is
+/// abandoned (its thread finishes or blocks on its own); the caller falls back or errs.
+fn bounded<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> Result<T, String> {
+    let (tx, rx) = std::sync::mpsc::sync_channel(1);
+    std::thread::Builder::new()
+        .name("sluice-keychain".into())
+        .spawn(move || {
+            let _ = tx.send(f());
+        })
+        .map_err(|e| format!("cannot start the keychain thread ({e})"))?;
+    rx.recv_timeout(KEYCHAIN_TIMEOUT).map_err(|e| match e {
+        std::sync::mpsc::RecvTimeoutError::Timeout => {
+            format!("the OS keychain did not answer within {} s", KEYCHAIN_TIMEOUT.as_secs())
+        }
+        std::sync::mpsc::RecvTimeoutError::Disconnected => "the OS keychain call failed".into(),
+    })
+}
+
+/// The keychain account of the secret of `data_dir`: distinct data folders (tests, portable
+/// installs) get distinct secrets.
+pub fn keychain_account(data_dir: &Path) -> String {
+    let digest = blake3::hash(data_dir.as_os_str().as_encoded_bytes());
+    format!("install-secret:{}", &digest.to_hex()[..16])
+}
+
+/// The throwaway entry written to prove the keychain is unlocked and writable.
+pub fn keychain_probe_account(data_dir: &Path) -> String {
+    format!("{}:probe", keychain_account(data_dir))
+}
+
+enum KeychainOutcome {
+    Found(InstallSecret),
+    Created(InstallSecret),
+    /// The keychain works and has no secret, and creating one is not allowed.
+    Missing,
+    Unusable(String),
+    Corrupt(String),
+}
+
+fn keychain_attempt(
+    store: Arc<CredentialStore>,
+    account: String,
+    probe_account: String,
+    may_create: bool,
+) -> KeychainOutcome {
+    use KeychainOutcome::*;
+    // A locked keychain reads as empty: only a successful write-then-read makes a later
+    // "no entry" trustworthy.
+    let probe = match Entry::new_in_store(&store, SERVICE, &probe_account) {
+        Ok(p) => p,
+        Err(e) => return Unusable(format!("cannot address the keychain ({e})")),
+    };
+    let nonce = to_hex(&random_bytes::<16>());
+    if let Err(e) = probe.set_password(&nonce) {
+        return Unusable(format!("the keychain refused a write ({e})"));
+    }
+    match probe.get_password() {
+        Ok(read) if read == nonce => {}
+        Ok(_) => return Unusable("the keychain returned something other than was written".into()),
+        Err(e) => return Unusable(format!("the keychain refused a read ({e})")),
+    }
+    if let Err(e) = probe.delete_credential() {
+        tracing::debug!(error = %e, "cannot delete the keychain probe entry");
+    }
+
+    let entry = match Entry::new_in_store(&store, SERVICE, &account) {
+        Ok(e) => e,
+        Err(e) => return Unusable(format!("cannot address the keychain ({e})")),
+    };
+    match entry.get_password().map(Zeroizing::new) {
+        Ok(text) => match InstallSecret::from_hex(&text) {
+            Some(secret) => Found(secret),
+            None => Corrupt("the keychain entry is not a Sluice install secret".into()),
+        },
+        Err(keyring_core::Error::NoEntry) if may_create => {
+            let secret = InstallSecret::generate();
+            if let Err(e) = entry.set_password(&secret.to_hex()) {
+                return Unusable(format!("the keychain refused to store the secret ({e})"));
+            }
+            // Read it back: a store that accepts writes and loses them must not be trusted
+            // with the one key that everything else depends on.
+            match entry.get_password().map(Zeroizing::new) {
+                Ok(text) if InstallSecret::from_hex(&text).is_some_and(|s| s.0 == secret.0) => {
+                    Created(secret)
+                }
+                _ => Unusable("the keychain did not keep the stored secret".into()),
+            }
+        }
+        Err(keyring_core::Error::NoEntry) => Missing,
+        Err(keyring_core::Error::Ambiguous(_)) => {
+            Corrupt("several keychain entries match Sluice's install secret".into())
+        }
+        Err(e) => Unusable(format!("the keychain refused a read ({e})")),
+    }
+}
+
+/// Loads the install secret of `data_dir`, creating it only when that cannot orphan anything.
+///
+/// Order: a recorded source is honoured; otherwise (unless `FileOnly`) the keychain is probed
+/// and read; the owner-only file is the fallback under `Auto`. Errors explain what to do.
+pub fn load_or_create(
+    data_dir: &Path,
+    preference: SecretPreference,
+    ctx: SecretContext,
+    keychain: &Keychain,
+) -> Result<LoadedSecret, StoreError> {
+    ensure_private_dir(data_dir)?;
+    let data_dir = data_dir
+        .canonicalize()
+        .map_err(|e| StoreError::io(format!("cannot resolve {}", data_dir.display()), e))?;
+    let file = data_dir.join(SECRET_FILE);
+    let may_create = !ctx.existing_state;
+
+    match (ctx.recorded, preference) {
+        (Some(SecretKind::File), SecretPreference::KeychainOnly) => {
+            return Err(StoreError::Secret(format!(
+                "the install secret is kept in the file {}, not in the OS keychain; \
+                 start without asking for keychain-only",
+                file.display()
+            )));
+        }
+        (Some(SecretKind::Keychain), SecretPreference::FileOnly) => {
+            return Err(StoreError::Secret(
+                "the install secret is kept in the OS keychain; start without asking for \
+                 file-only"
+                    .into(),
+            ));
+        }
+        (Some(SecretKind::File), _) => {
+            let reason = "an earlier start stored the install secret in a file".to_owned();
+            return from_file(&file, may_create, reason);
+        }
+        _ => {}
+    }
+
+    let reason = if preference == SecretPreference::FileOnly {
+        "file storage was chosen".to_owned()
+    } else if ctx.recorded.is_none() && preference == SecretPreference::Auto && file.exists() {
+        // A secret file with no record: an earlier start fell back before it could record so.
+        "an install secret file already exists".to_owned()
+    } else {
+        let outcome = match &keychain.store {
+            Err(reason) => KeychainOutcome::Unusable(reason.clone()),
+            Ok(store) => {
+                let (store, account) = (store.clone(), keychain_account(&data_dir));
+                let probe = keychain_probe_account(&data_dir);
+                bounded(move || keychain_attempt(store, account, probe, may_create))
+                    .unwrap_or_else(KeychainOutcome::Unusable)
+            }
+        };
+        let name = keychain.name.clone();
+        match outcome {
+            KeychainOutcome::Found(secret) => {
+                return Ok(keychain_loaded(secret, name, false));
+            }
+            KeychainOutcome::Created(secret) => {
+                return Ok(keychain_loaded(secret, name, true));
+            }
+            KeychainOutcome::Missing => {
+                return Err(StoreError::Secret(format!(
+                    "the OS keychain ({name}) has no install secret for this data folder, but \
+                     the database already has tokens or audit entries made with one; refusing \
+                     to create a new secret, which would invalidate them all. Restore the \
+                     keychain entry (service {SERVICE:?}, account {:?}).",
+                    keychain_account(&data_dir)
+                )));
+            }
+            KeychainOutcome::Corrupt(why) => {
+                return Err(StoreError::Secret(format!("{why} ({name})")));
+            }
+            KeychainOutcome::Unusable(why) => {
+                if preference == SecretPreference::KeychainOnly {
+                    return Err(StoreError::Secret(format!("no usable OS keychain: {why}")));
+                }
+                if ctx.recorded == Some(SecretKind::Keychain) && ctx.existing_state {
+                    return Err(StoreError::Secret(format!(
+                        "the install secret is kept in the OS keychain, which is not usable \
+                         now: {why}. Unlock or start the keychain and try again."
+                    )));
+                }
+                format!("no usable OS keychain: {why}")
+            }
+        }
+    };
+    from_file(&file, may_create, reason)
+}
+
+fn keychain_loaded(secret: InstallSecret, name: String, created: bool) -> LoadedSecret {
+    LoadedSecret { secret, source: SecretSource::Keychain(name), reason: None, created }
+}
+
+fn from_file(path: &Path, may_create: bool, reason: String) -> Result<LoadedSecret, StoreError> {
+    let loaded = |secret, created| LoadedSecret {
+        secret,
+        source: SecretSource::File(path.to_owned()),
+        reason: Some(reason.clone()),
+        created,
+    };
+    if let Some(secret) = read_secret_file(path)? {
+        return Ok(loaded(secret, false));
+    }
+    if !may_create {
+        return Err(StoreError::Secret(format!(
+            "the install secret file {} is missing, but the database already has tokens or \
+             audit entries made with it; refusing to create a new secret, which would \
+             invalidate them all. Restore the file from a backup.",
+            path.display()
+        )));
+    }
+    let secret = InstallSecret::generate();
+    match create_new_private(path) {
+        Ok(mut f) => {
+            let mut text = secret.to_hex();
+            text.push('\n');
+            f.write_all(text.as_bytes())
+                .and_then(|()| f.sync_all())
+                .map_err(|e| StoreError::io("cannot write the install secret file", e))?;
+            Ok(loaded(secret, true))
+        }
+        // Another process created it between our read and our create: use theirs.
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => match read_secret_file(path)? {
+            Some(secret) => Ok(loaded(secret, false)),
+            None => Err(StoreError::Secret("the install secret file vanished".into())),
+        },
+        Err(e) => Err(StoreError::io("cannot create the install secret file", e)),
+    }
+}
+
+/// Reads the secret file; `None` if it does not exist. Refuses anything but a regular file
+/// readable by its owner only.
+fn read_secret_file(path: &Path) -> Result<Option<InstallSecret>, StoreError> {
+    let meta = match std::fs::symlink_metadata(path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(StoreError::io("cannot inspect the install secret file", e)),
+    };
+    if !meta.is_file() {
+        return Err(StoreError::Forbidden(format!(
+            "{} is not a regular file; Sluice will not use it as its install secret",
+            path.display()
+        )));
+    }
+    if foreign_access_bits(&meta) != 0 {
+        return Err(StoreError::Forbidden(format!(
+            "the install secret file {} has permissions {:04o}: other users may read it, so \
+             Sluice refuses it. If nobody else could have read it, run `chmod 600` on it; \
+             otherwise revoke all tokens and start over.",
+            path.display(),
+            mode_bits(&meta)
+        )));
+    }
+    let mut text = Zeroizing::new(String::new());
+    std::fs::File::open(path)
+        .and_then(|f| f.take(256).read_to_string(&mut text))
+        .map_err(|e| StoreError::io("cannot read the install secret file", e))?;
+    InstallSecret::from_hex(&text).map(Some).ok_or_else(|| {
+        StoreError::Secret(format!("{} is not a Sluice install secret", path.display()))
+    })
+}
+
+impl Store {
+    /// Loads (or creates, on a fresh install) the install secret for this data folder, using
+    /// the platform keychain unless `FileOnly`, and records its source for later starts.
+    pub fn load_install_secret(
+        &self,
+        preference: SecretPreference,
+    ) -> Result<LoadedSecret, StoreError> {
+        if preference == SecretPreference::FileOnly {
+            // Never touch D-Bus when the user said not to.
+            self.load_install_secret_with(preference, &Keychain::unavailable("not used"))
+        } else {
+            self.load_install_secret_with(preference, Keychain::platform())
+        }
+    }
+
+    /// [`Store::load_install_secret`] with an explicit keychain (tests use the mock store).
+    pub fn load_install_secret_with(
+        &self,
+        preference: SecretPreference,
+        keychain: &Keychain,
+    ) -> Result<LoadedSecret, StoreError> {
+        let recorded = match self.kv_get(SOURCE_KEY)?.as_deref() {
+            None => None,
+            Some("keychain") => Some(SecretKind::Keychain),
+            Some("file") => Some(SecretKind::File),
+            Some(other) => {
+                return Err(StoreError::Corrupt(format!("unknown secret source {other:?}")));
+            }
+        };
+        let ctx = SecretContext { existing_state: self.has_secret_bound_state()?, recorded };
+        let loaded = load_or_create(self.data_dir(), preference, ctx, keychain)?;
+        let kind = match loaded.source {
+            SecretSource::Keychain(_) => SecretKind::Keychain,
+            SecretSource::File(_) => SecretKind::File,
+        };
+        if recorded != Some(kind) {
+            self.kv_set(SOURCE_KEY, kind.as_str())?;
+        }
+        Ok(loaded)
+    }
+}
+
+pub(crate) fn to_hex(bytes: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut out = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        out.push(DIGITS[usize::from(b >> 4)] as char);
+        out.push(DIGITS[usize::from(b & 15)] as char);
+    }
+    out
+}
+
+pub(crate) fn from_hex(text: &str) -> Option<[u8; 32]> {
+    let text = text.as_bytes();
+    if text.len() != 64 {
+        return None;
+    }
+    let nibble = |c: u8| match c {
+        b'0'..=b'9' => Some(c - b'0'),
+        b'a'..=b'f' => Some(c - b'a' + 10),
+        b'A'..=b'F' => Some(c - b'A' + 10),
+        _ => None,
+    };
+    let mut out = [0u8; 32];
+    for (i, pair) in text.chunks_exact(2).enumerate() {
+        out[i] = nibble(pair[0])? << 4 | nibble(pair[1])?;
+    }
+    Some(out)
+}

@@ -1,0 +1,259 @@
+//! Client tokens, stored only as keyed hashes of their plaintext (see [`crate::token_hash`]).
+//!
+//! A token's scope is either every project (`None`) or a set kept in the `token_scopes` join
+//! table. Removing a project cascades out of that table, so a token scoped only to removed
+//! projects ends with an empty set — it sees nothing; it never turns into "all projects".
+
+use rusqlite::{Connection, OptionalExtension, Row, params};
+use sluice_core::{ProjectId, TokenId};
+use subtle::ConstantTimeEq;
+
+use crate::error::{is_foreign_key_violation, unique_violation};
+use crate::projects::decode_error;
+use crate::{Store, StoreError, now_ms};
+
+#[derive(Clone, PartialEq, Eq)]
+pub struct TokenRecord {
+    pub id: TokenId,
+    pub label: String,
+    /// The keyed hash of the plaintext. Not secret by itself, but not printed either.
+    pub hash: [u8; 32],
+    /// `None`: every project. `Some(list)`: only these (possibly none left).
+    pub scope: Option<Vec<ProjectId>>,
+    pub created_ms: i64,
+    pub last_used_ms: Option<i64>,
+    pub expires_ms: Option<i64>,
+    pub revoked_ms: Option<i64>,
+}
+
+impl std::fmt::Debug for TokenRecord {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TokenRecord")
+            .field("id", &self.id)
+            .field("label", &self.label)
+            .field("scope", &self.scope)
+            .field("created_ms", &self.created_ms)
+            .field("last_used_ms", &self.last_used_ms)
+            .field("expires_ms", &self.expires_ms)
+            .field("revoked_ms", &self.revoked_ms)
+            .finish_non_exhaustive()
+    }
+}
+
+impl TokenRecord {
+    /// Neither revoked nor expired at `now_ms`.
+    pub fn is_active(&self, now_ms: i64) -> bool {
+        self.revoked_ms.is_none() && self.expires_ms.is_none_or(|exp| now_ms < exp)
+    }
+
+    /// Whether the token's scope includes `project`.
+    pub fn allows(&self, project: &ProjectId) -> bool {
+        match &self.scope {
+            None => true,
+            Some(ids) => ids.contains(project),
+        }
+    }
+}
+
+/// What [`Store::insert_token`] needs; the id and creation time are assigned by the store.
+#[derive(Debug, Clone)]
+pub struct NewToken {
+    pub label: String,
+    pub hash: [u8; 32],
+    /// `None`: every project. `Some(list)`: at least one existing project.
+    pub scope: Option<Vec<ProjectId>>,
+    pub expires_ms: Option<i64>,
+}
+
+const COLUMNS: &str =
+    "id, label, hash, all_projects, created_ms, last_used_ms, expires_ms, revoked_ms";
+const MAX_LABEL_CHARS: usize = 80;
+
+impl Store {
+    pub fn insert_token(&self, new: &NewToken) -> Result<TokenRecord, StoreError> {
+        let label = validate_label(&new.label)?;
+        if new.scope.as_ref().is_some_and(Vec::is_empty) {
+            return Err(StoreError::Invalid(
+                "a token scope must name at least one project (omit it for all projects)".into(),
+            ));
+        }
+        let mut conn = self.conn();
+        let tx = conn.transaction()?;
+        let id = TokenId::generate();
+        let now = now_ms();
+        tx.execute(
+            "INSERT INTO tokens (id, label, hash, all_projects, created_ms, expires_ms)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            params![id.as_str(), label, &new.hash[..], new.scope.is_none(), now, new.expires_ms],
+        )
+        .map_err(|e| match unique_violation(&e) {
+            Some("tokens.label") => {
+                StoreError::Conflict(format!("a token labelled {label:?} already exists"))
+            }
+            Some("tokens.hash") => StoreError::Conflict("that token already exists".into()),
+            _ => e.into(),
+        })?;
+        for project in new.scope.iter().flatten() {
+            tx.execute(
+                "INSERT OR IGNORE INTO token_scopes (token_id, project_id) VALUES (?1, ?2)",
+                params![id.as_str(), project.as_str()],
+            )
+            .map_err(|e| {
+                if is_foreign_key_violation(&e) {
+                    crate::projects::project_not_found(project.as_str())
+                } else {
+                    e.into()
+                }
+            })?;
+        }
+        let record = load_token(&tx, "id", id.as_str())?
+            .ok_or_else(|| StoreError::Corrupt("inserted token vanished".into()))?;
+        tx.commit()?;
+        Ok(record)
+    }
+
+    /// Every token, newest first.
+    pub fn list_tokens(&self) -> Result<Vec<TokenRecord>, StoreError> {
+        let conn = self.conn();
+        let mut stmt =
+            conn.prepare(&format!("SELECT {COLUMNS} FROM tokens ORDER BY created_ms DESC, id"))?;
+        let rows = stmt.query_map([], token_from_row)?;
+        let mut tokens = Vec::new();
+        for row in rows {
+            let mut token = row?;
+            fill_scope(&conn, &mut token)?;
+            tokens.push(token);
+        }
+        Ok(tokens)
+    }
+
+    /// The token whose stored hash equals `hash` (computed by the caller with
+    /// [`crate::token_hash`]), whatever its state: the caller checks [`TokenRecord::is_active`].
+    pub fn find_token_by_hash(&self, hash: &[u8; 32]) -> Result<Option<TokenRecord>, StoreError> {
+        let conn = self.conn();
+        // The index lookup is not constant-time, but it compares keyed hashes: timing can
+        // reveal nothing about a plaintext without the install secret. The final comparison
+        // is constant-time anyway, so no byte-wise early exit ever sees the stored value.
+        let found = load_token(&conn, "hash", &hash[..])?;
+        Ok(found.filter(|t| bool::from(t.hash.ct_eq(hash))))
+    }
+
+    /// By id (`tok_…`) or by label (case-insensitive).
+    pub fn find_token(&self, id_or_label: &str) -> Result<Option<TokenRecord>, StoreError> {
+        let conn = self.conn();
+        match TokenId::parse(id_or_label) {
+            Some(id) => load_token(&conn, "id", id.as_str()),
+            None => load_token(&conn, "label", id_or_label.trim()),
+        }
+    }
+
+    /// Records a use of the token.
+    pub fn touch_token(&self, id: &TokenId, now_ms: i64) -> Result<(), StoreError> {
+        let n = self.conn().execute(
+            "UPDATE tokens SET last_used_ms = ?2 WHERE id = ?1",
+            params![id.as_str(), now_ms],
+        )?;
+        if n == 0 {
+            return Err(token_not_found(id.as_str()));
+        }
+        Ok(())
+    }
+
+    /// Revokes the token (idempotent: the first revocation time is kept) and returns it.
+    pub fn revoke_token(&self, id: &TokenId) -> Result<TokenRecord, StoreError> {
+        let mut conn = self.conn();
+        let tx = conn.transaction()?;
+        tx.execute(
+            "UPDATE tokens SET revoked_ms = ?2 WHERE id = ?1 AND revoked_ms IS NULL",
+            params![id.as_str(), now_ms()],
+        )?;
+        let token =
+            load_token(&tx, "id", id.as_str())?.ok_or_else(|| token_not_found(id.as_str()))?;
+        tx.commit()?;
+        Ok(token)
+    }
+
+    /// Whether any token or audit entry exists: state that a new install secret would orphan.
+    pub fn has_secret_bound_state(&self) -> Result<bool, StoreError> {
+        Ok(self.conn().query_row(
+            "SELECT EXISTS (SELECT 1 FROM tokens) OR EXISTS (SELECT 1 FROM audit)",
+            [],
+            |r| r.get(0),
+        )?)
+    }
+}
+
+fn validate_label(label: &str) -> Result<&str, StoreError> {
+    let label = label.trim();
+    if label.is_empty() {
+        return Err(StoreError::Invalid("the token label is empty".into()));
+    }
+    if label.chars().count() > MAX_LABEL_CHARS {
+        return Err(StoreError::Invalid(format!(
+            "the token label is longer than {MAX_LABEL_CHARS} characters"
+        )));
+    }
+    if label.chars().any(char::is_control) {
+        return Err(StoreError::Invalid("the token label contains control characters".into()));
+    }
+    if label.to_ascii_lowercase().starts_with(TokenId::PREFIX) {
+        return Err(StoreError::Invalid(format!(
+            "a token label cannot start with {:?}: that is how token ids look",
+            TokenId::PREFIX
+        )));
+    }
+    Ok(label)
+}
+
+fn token_not_found(id_or_label: &str) -> StoreError {
+    StoreError::NotFound(format!("no token {id_or_label:?}"))
+}
+
+/// Loads one token by a unique column (`id`, `label` or `hash`), with its scope.
+fn load_token(
+    conn: &Connection,
+    column: &'static str,
+    value: impl rusqlite::ToSql,
+) -> Result<Option<TokenRecord>, StoreError> {
+    let sql = format!("SELECT {COLUMNS} FROM tokens WHERE {column} = ?1");
+    let Some(mut token) = conn.query_row(&sql, [value], token_from_row).optional()? else {
+        return Ok(None);
+    };
+    fill_scope(conn, &mut token)?;
+    Ok(Some(token))
+}
+
+fn fill_scope(conn: &Connection, token: &mut TokenRecord) -> Result<(), StoreError> {
+    if token.scope.is_none() {
+        return Ok(());
+    }
+    let mut stmt = conn.prepare_cached(
+        "SELECT project_id FROM token_scopes WHERE token_id = ?1 ORDER BY project_id",
+    )?;
+    let ids = stmt.query_map([token.id.as_str()], |r| {
+        let id: String = r.get(0)?;
+        ProjectId::parse(&id).ok_or_else(|| decode_error(0, format!("bad project id {id:?}")))
+    })?;
+    token.scope = Some(ids.collect::<Result<_, _>>()?);
+    Ok(())
+}
+
+fn token_from_row(r: &Row<'_>) -> rusqlite::Result<TokenRecord> {
+    let id: String = r.get(0)?;
+    let id = TokenId::parse(&id).ok_or_else(|| decode_error(0, format!("bad id {id:?}")))?;
+    let hash: Vec<u8> = r.get(2)?;
+    let hash: [u8; 32] =
+        hash.try_into().map_err(|_| decode_error(2, "token hash is not 32 bytes".into()))?;
+    let all: bool = r.get(3)?;
+    Ok(TokenRecord {
+        id,
+        label: r.get(1)?,
+        hash,
+        // Filled by `fill_scope`; an empty list until then.
+        scope: if all { None } else { Some(Vec::new()) },
+        created_ms: r.get(4)?,
+        last_used_ms: r.get(5)?,
+        expires_ms: r.get(6)?,
+        revoked_ms: r.get(7)?,
+    })
+}

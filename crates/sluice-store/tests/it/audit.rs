@@ -1,0 +1,213 @@
+//! The audit chain: append, list, verify, and detection of each kind of tampering done with a
+//! raw SQLite connection (as an attacker with file access would).
+
+use std::sync::Arc;
+
+use sluice_core::{ProjectId, TokenId};
+use sluice_store::{
+    ActorKind, AuditFilter, AuditRecord, ChainReport, InstallSecret, Outcome, Store, params_hash,
+};
+
+use crate::{data_dir, open};
+
+fn record(n: u64, secret: &InstallSecret, project: Option<&ProjectId>) -> AuditRecord {
+    AuditRecord {
+        time_ms: 1_700_000_000_000 + n as i64,
+        actor: "Cursor on laptop".into(),
+        actor_kind: ActorKind::Mcp,
+        token_id: Some(TokenId::parse("tok_abc").unwrap()),
+        action: format!("read_file#{n}"),
+        project_id: project.cloned(),
+        outcome: if n.is_multiple_of(3) { Outcome::Denied } else { Outcome::Ok },
+        error_code: n.is_multiple_of(3).then(|| "path_shielded".to_owned()),
+        duration_ms: Some(n),
+        params_hash: Some(params_hash(secret, format!("{{\"n\":{n}}}").as_bytes())),
+    }
+}
+
+/// A log of `n` entries, plus a raw connection with the append-only triggers dropped.
+fn log_of(n: u64) -> (tempfile::TempDir, Store, InstallSecret, rusqlite::Connection) {
+    let (tmp, dir) = data_dir();
+    let store = open(&dir);
+    let secret = InstallSecret::generate();
+    for i in 1..=n {
+        assert_eq!(store.audit_append(&secret, &record(i, &secret, None)).unwrap(), i);
+    }
+    let raw = rusqlite::Connection::open(dir.join("sluice.db")).unwrap();
+    raw.execute_batch("DROP TRIGGER audit_no_update; DROP TRIGGER audit_no_delete;").unwrap();
+    (tmp, store, secret, raw)
+}
+
+fn broken_at(report: &ChainReport) -> u64 {
+    assert!(!report.intact, "{report:?}");
+    report.first_break.as_ref().expect("a break").seq
+}
+
+#[test]
+fn an_untouched_chain_verifies() {
+    let (_tmp, store, secret, _raw) = log_of(10);
+    let report = store.audit_verify(&secret).unwrap();
+    assert_eq!(report, ChainReport { entries: 10, intact: true, first_break: None });
+    let empty = open(&data_dir().1);
+    assert!(empty.audit_verify(&secret).unwrap().intact);
+}
+
+#[test]
+fn the_wrong_key_does_not_verify() {
+    let (_tmp, store, _secret, _raw) = log_of(3);
+    assert_eq!(broken_at(&store.audit_verify(&InstallSecret::generate()).unwrap()), 1);
+}
+
+#[test]
+fn honest_code_cannot_edit_the_log() {
+    let (_tmp, dir) = data_dir();
+    let store = open(&dir);
+    let secret = InstallSecret::generate();
+    store.audit_append(&secret, &record(1, &secret, None)).unwrap();
+    let raw = rusqlite::Connection::open(dir.join("sluice.db")).unwrap();
+    assert!(raw.execute("UPDATE audit SET actor = 'x'", []).is_err());
+    assert!(raw.execute("DELETE FROM audit", []).is_err());
+}
+
+#[test]
+fn an_edited_field_is_detected_at_its_entry() {
+    let (_tmp, store, secret, raw) = log_of(6);
+    raw.execute("UPDATE audit SET outcome = 'ok', error_code = NULL WHERE seq = 3", []).unwrap();
+    let report = store.audit_verify(&secret).unwrap();
+    assert_eq!(broken_at(&report), 3);
+    assert_eq!(report.entries, 6);
+}
+
+#[test]
+fn an_edited_duration_is_detected() {
+    let (_tmp, store, secret, raw) = log_of(6);
+    raw.execute("UPDATE audit SET duration_ms = NULL WHERE seq = 5", []).unwrap();
+    assert_eq!(broken_at(&store.audit_verify(&secret).unwrap()), 5);
+}
+
+#[test]
+fn a_deleted_middle_row_is_detected() {
+    let (_tmp, store, secret, raw) = log_of(6);
+    raw.execute("DELETE FROM audit WHERE seq = 4", []).unwrap();
+    let report = store.audit_verify(&secret).unwrap();
+    assert_eq!(broken_at(&report), 4);
+    assert!(report.first_break.unwrap().reason.contains("missing"));
+}
+
+#[test]
+fn deleted_and_renumbered_rows_are_detected() {
+    let (_tmp, store, secret, raw) = log_of(6);
+    raw.execute("DELETE FROM audit WHERE seq = 4", []).unwrap();
+    raw.execute("UPDATE audit SET seq = seq - 1 WHERE seq > 4", []).unwrap();
+    assert_eq!(broken_at(&store.audit_verify(&secret).unwrap()), 4);
+}
+
+#[test]
+fn swapped_rows_are_detected() {
+    let (_tmp, store, secret, raw) = log_of(6);
+    raw.execute_batch(
+        "UPDATE audit SET seq = 1000 WHERE seq = 2;
+         UPDATE audit SET seq = 2 WHERE seq = 5;
+         UPDATE audit SET seq = 5 WHERE seq = 1000;",
+    )
+    .unwrap();
+    assert_eq!(broken_at(&store.audit_verify(&secret).unwrap()), 2);
+}
+
+#[test]
+fn a_forged_row_is_detected() {
+    let (_tmp, store, secret, raw) = log_of(6);
+    raw.execute(
+        "INSERT INTO audit (seq, time_ms, actor, actor_kind, action, outcome, mac)
+         VALUES (7, 0, 'local user', 'human', 'pause', 'ok', zeroblob(32))",
+        [],
+    )
+    .unwrap();
+    let report = store.audit_verify(&secret).unwrap();
+    assert_eq!(broken_at(&report), 7);
+    assert_eq!(report.entries, 7);
+}
+
+#[test]
+fn a_forged_row_copying_a_real_mac_is_detected() {
+    let (_tmp, store, secret, raw) = log_of(6);
+    raw.execute(
+        "INSERT INTO audit (seq, time_ms, actor, actor_kind, token_id, action, project_id,
+                            outcome, error_code, duration_ms, params_hash, mac)
+         SELECT 7, time_ms, actor, actor_kind, token_id, action, project_id, outcome,
+                error_code, duration_ms, params_hash, mac FROM audit WHERE seq = 6",
+        [],
+    )
+    .unwrap();
+    assert_eq!(broken_at(&store.audit_verify(&secret).unwrap()), 7);
+}
+
+#[test]
+fn a_cut_tail_is_detected() {
+    let (_tmp, store, secret, raw) = log_of(6);
+    raw.execute("DELETE FROM audit WHERE seq >= 5", []).unwrap();
+    assert_eq!(broken_at(&store.audit_verify(&secret).unwrap()), 5);
+}
+
+#[test]
+fn list_filters_and_pages_newest_first() {
+    let (_tmp, dir) = data_dir();
+    let store = open(&dir);
+    let secret = InstallSecret::generate();
+    let p = ProjectId::generate();
+    for i in 1..=9 {
+        let proj = (i % 2 == 0).then_some(&p);
+        store.audit_append(&secret, &record(i, &secret, proj)).unwrap();
+    }
+    let all = store.audit_list(&AuditFilter::default(), 100, None).unwrap();
+    assert_eq!(all.iter().map(|e| e.seq).collect::<Vec<_>>(), (1..=9).rev().collect::<Vec<_>>());
+    assert_eq!(all[8].record, record(1, &secret, None), "round trip");
+
+    let page = store.audit_list(&AuditFilter::default(), 3, Some(7)).unwrap();
+    assert_eq!(page.iter().map(|e| e.seq).collect::<Vec<_>>(), [6, 5, 4]);
+
+    let in_p = AuditFilter { project_id: Some(p.clone()), ..Default::default() };
+    let seqs: Vec<_> = store.audit_list(&in_p, 100, None).unwrap().iter().map(|e| e.seq).collect();
+    assert_eq!(seqs, [8, 6, 4, 2]);
+    let denied = AuditFilter { outcome: Some(Outcome::Denied), ..Default::default() };
+    let seqs: Vec<_> =
+        store.audit_list(&denied, 100, None).unwrap().iter().map(|e| e.seq).collect();
+    assert_eq!(seqs, [9, 6, 3]);
+    let human = AuditFilter { actor_kind: Some(ActorKind::Human), ..Default::default() };
+    assert!(store.audit_list(&human, 100, None).unwrap().is_empty());
+}
+
+#[test]
+fn two_processes_appending_stay_in_one_chain() {
+    let (_tmp, dir) = data_dir();
+    let secret = Arc::new(InstallSecret::from_bytes([5; 32]));
+    let threads: Vec<_> = (0..2)
+        .map(|_| {
+            let (dir, secret) = (dir.clone(), secret.clone());
+            let store = open(&dir);
+            std::thread::spawn(move || {
+                for i in 0..40 {
+                    store.audit_append(&secret, &record(i, &secret, None)).unwrap();
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    let report = open(&dir).audit_verify(&secret).unwrap();
+    assert_eq!(report, ChainReport { entries: 80, intact: true, first_break: None });
+}
+
+#[test]
+fn oversized_or_empty_fields_are_refused() {
+    let (_tmp, dir) = data_dir();
+    let store = open(&dir);
+    let secret = InstallSecret::generate();
+    let mut r = record(1, &secret, None);
+    r.action = "x".repeat(10_000);
+    assert!(store.audit_append(&secret, &r).is_err());
+    r.action = String::new();
+    assert!(store.audit_append(&secret, &r).is_err());
+    assert_eq!(store.audit_verify(&secret).unwrap().entries, 0);
+}

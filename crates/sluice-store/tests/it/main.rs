@@ -1,0 +1,41 @@
+//! Integration tests of sluice-store against real SQLite files in temporary folders.
+
+mod audit;
+mod projects;
+mod secret;
+mod store;
+mod tokens;
+
+use std::path::Path;
+
+use sluice_core::{AccessMode, ExecMode};
+use sluice_store::{NewProject, Project, Store};
+
+/// A fresh data folder (inside a temp dir, so the 0700 creation is exercised too).
+pub fn data_dir() -> (tempfile::TempDir, std::path::PathBuf) {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let dir = tmp.path().join("data");
+    (tmp, dir)
+}
+
+pub fn open(dir: &Path) -> Store {
+    Store::open(dir).expect("open store")
+}
+
+pub fn add_project(store: &Store, name: &str) -> Project {
+    store
+        .insert_project(&NewProject {
+            name: name.to_owned(),
+            root: std::path::PathBuf::from(format!("/srv/projects/{name}")),
+            access: AccessMode::ReadWrite,
+            exec: ExecMode::Off,
+            fingerprint: None,
+        })
+        .expect("insert project")
+}
+
+#[cfg(unix)]
+pub fn mode(path: &Path) -> u32 {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path).expect("stat").permissions().mode() & 0o777
+}

@@ -1,0 +1,134 @@
+//! Project rows: uniqueness, the mode rule, state, shield and deletion.
+
+use std::path::PathBuf;
+
+use sluice_core::{AccessMode, Coded, ErrorCode, ExecMode, ProjectState};
+use sluice_store::{ModeChange, NewProject, RootFingerprint};
+
+use crate::{add_project, data_dir, open};
+
+fn new(name: &str, root: &str) -> NewProject {
+    NewProject {
+        name: name.into(),
+        root: PathBuf::from(root),
+        access: AccessMode::ReadOnly,
+        exec: ExecMode::Off,
+        fingerprint: Some(RootFingerprint { dev: u64::MAX, ino: 42 }),
+    }
+}
+
+#[test]
+fn names_are_unique_case_insensitively_and_roots_are_unique() {
+    let (_tmp, dir) = data_dir();
+    let s = open(&dir);
+    let p = s.insert_project(&new("Web", "/a")).unwrap();
+    assert_eq!(p.access, AccessMode::ReadOnly);
+    assert_eq!(s.project(&p.id).unwrap().unwrap(), p, "round trip, fingerprint bits included");
+
+    let err = s.insert_project(&new("web", "/b")).unwrap_err();
+    assert_eq!(err.code(), ErrorCode::Conflict);
+    assert!(err.to_string().contains("already exists"), "{err}");
+
+    let err = s.insert_project(&new("other", "/a")).unwrap_err();
+    assert_eq!(err.code(), ErrorCode::Conflict);
+    assert!(err.to_string().contains("already authorized"), "{err}");
+
+    let q = s.insert_project(&new("api", "/b")).unwrap();
+    assert_eq!(s.rename_project(&q.id, "WEB").unwrap_err().code(), ErrorCode::Conflict);
+    s.rename_project(&q.id, "backend").unwrap();
+    assert_eq!(s.find_project("BACKEND").unwrap().unwrap().id, q.id);
+    assert_eq!(s.find_project(q.id.as_str()).unwrap().unwrap().name, "backend");
+    assert!(s.find_project("nope").unwrap().is_none());
+    let names: Vec<_> = s.list_projects().unwrap().into_iter().map(|p| p.name).collect();
+    assert_eq!(names, ["backend", "Web"]);
+}
+
+#[test]
+fn bad_names_and_roots_are_refused() {
+    let (_tmp, dir) = data_dir();
+    let s = open(&dir);
+    for (name, root) in
+        [("", "/x"), ("  ", "/x"), ("proj_abc", "/x"), ("a\nb", "/x"), ("ok", "rel")]
+    {
+        let err = s.insert_project(&new(name, root)).unwrap_err();
+        assert_eq!(err.code(), ErrorCode::InvalidArgument, "{name:?} {root:?}");
+    }
+}
+
+#[test]
+fn execution_that_can_write_needs_read_write() {
+    let (_tmp, dir) = data_dir();
+    let s = open(&dir);
+    let mut n = new("p", "/p");
+    n.exec = ExecMode::Project;
+    assert_eq!(s.insert_project(&n).unwrap_err().code(), ErrorCode::Forbidden);
+
+    let p = s.insert_project(&new("p", "/p")).unwrap();
+    let err = s.set_project_modes(&p.id, None, Some(ExecMode::Any)).unwrap_err();
+    assert_eq!(err.code(), ErrorCode::Forbidden);
+    assert!(err.to_string().contains("read-write"), "{err}");
+    // `safe` inspections are allowed on a read-only project.
+    s.set_project_modes(&p.id, None, Some(ExecMode::Safe)).unwrap();
+
+    let change =
+        s.set_project_modes(&p.id, Some(AccessMode::ReadWrite), Some(ExecMode::Project)).unwrap();
+    assert_eq!(
+        change,
+        ModeChange {
+            access: AccessMode::ReadWrite,
+            exec: ExecMode::Project,
+            exec_forced_off: false
+        }
+    );
+    // Dropping to read-only forces execution off.
+    let change = s.set_project_modes(&p.id, Some(AccessMode::ReadOnly), None).unwrap();
+    assert_eq!(
+        change,
+        ModeChange { access: AccessMode::ReadOnly, exec: ExecMode::Off, exec_forced_off: true }
+    );
+    let p = s.project(&p.id).unwrap().unwrap();
+    assert_eq!((p.access, p.exec), (AccessMode::ReadOnly, ExecMode::Off));
+    // Asking for both at once is contradictory and refused.
+    s.set_project_modes(&p.id, Some(AccessMode::ReadWrite), Some(ExecMode::Any)).unwrap();
+    let err = s.set_project_modes(&p.id, Some(AccessMode::ReadOnly), Some(ExecMode::Any));
+    assert_eq!(err.unwrap_err().code(), ErrorCode::Forbidden);
+}
+
+#[test]
+fn state_shield_and_delete() {
+    let (_tmp, dir) = data_dir();
+    let s = open(&dir);
+    let p = add_project(&s, "st");
+    let lost = ProjectState::RootLost("folder replaced".into());
+    s.set_project_state(&p.id, &lost).unwrap();
+    assert_eq!(s.project(&p.id).unwrap().unwrap().state, lost);
+    s.set_project_state(&p.id, &ProjectState::Disabled).unwrap();
+    assert_eq!(s.project(&p.id).unwrap().unwrap().state, ProjectState::Disabled);
+
+    let pats = vec![".env*".to_owned(), "secrets/**".to_owned()];
+    s.set_project_shield(&p.id, Some(&pats)).unwrap();
+    assert_eq!(s.project(&p.id).unwrap().unwrap().shield_patterns, Some(pats));
+    s.set_project_shield(&p.id, None).unwrap();
+    assert_eq!(s.project(&p.id).unwrap().unwrap().shield_patterns, None);
+
+    s.delete_project(&p.id).unwrap();
+    assert!(s.project(&p.id).unwrap().is_none());
+    assert_eq!(s.delete_project(&p.id).unwrap_err().code(), ErrorCode::NotFound);
+    assert_eq!(s.rename_project(&p.id, "x").unwrap_err().code(), ErrorCode::NotFound);
+}
+
+#[test]
+fn allow_rules_are_exact_and_go_with_their_project() {
+    let (_tmp, dir) = data_dir();
+    let s = open(&dir);
+    let p = add_project(&s, "rules");
+    let argv = vec!["cargo".to_owned(), "test".to_owned()];
+    let r = s.insert_allow_rule(&p.id, &argv).unwrap();
+    assert_eq!(s.insert_allow_rule(&p.id, &argv).unwrap(), r, "idempotent");
+    assert!(s.is_allowed_by_rule(&p.id, &argv).unwrap());
+    assert!(!s.is_allowed_by_rule(&p.id, &["cargo".to_owned()]).unwrap());
+    assert_eq!(s.list_allow_rules(Some(&p.id)).unwrap(), vec![r.clone()]);
+    s.delete_project(&p.id).unwrap();
+    assert!(s.list_allow_rules(None).unwrap().is_empty());
+    assert_eq!(s.delete_allow_rule(r.id).unwrap_err().code(), ErrorCode::NotFound);
+}

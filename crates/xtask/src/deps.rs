@@ -1,0 +1,102 @@
+//! Installs what the tests need, only when it is missing: Debian packages (git, ripgrep, a
+//! Secret Service for the keychain test), and the MCP clients written by others (the Python
+//! SDK in a private virtualenv under `target/`).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use anyhow::{Context, Result};
+
+use crate::sh;
+
+/// Debian packages the tests use.
+const APT_PACKAGES: &[&str] = &[
+    "git",
+    "ripgrep",
+    "python3",
+    "python3-venv",
+    "dbus",
+    "dbus-x11",
+    "gnome-keyring",
+    "libsecret-1-0",
+];
+
+/// The Python MCP SDK, pinned: tests must not change under us.
+const PY_PACKAGES: &[&str] = &["mcp==2.3.0"];
+
+/// Environment the tests receive (where the clients are).
+pub struct TestEnv {
+    pub vars: Vec<(String, String)>,
+}
+
+pub fn install(root: &Path) -> Result<TestEnv> {
+    apt(APT_PACKAGES)?;
+    let python = python_env(root)?;
+    Ok(TestEnv { vars: vec![("SLUICE_TEST_PYTHON".into(), python.display().to_string())] })
+}
+
+fn installed(pkg: &str) -> bool {
+    Command::new("dpkg-query")
+        .args(["-W", "-f=${Status}", pkg])
+        .output()
+        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains("install ok installed"))
+}
+
+fn have(program: &str) -> bool {
+    Command::new("sh")
+        .args(["-c", &format!("command -v {program}")])
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+pub fn apt(packages: &[&str]) -> Result<()> {
+    if !have("dpkg-query") {
+        eprintln!("xtask: not a Debian/Ubuntu system; make sure these are installed: {packages:?}");
+        return Ok(());
+    }
+    let missing: Vec<&str> = packages.iter().copied().filter(|p| !installed(p)).collect();
+    if missing.is_empty() {
+        return Ok(());
+    }
+    let root = Command::new("id").arg("-u").output().is_ok_and(|o| o.stdout.starts_with(b"0"));
+    let mut cmd = if root {
+        Command::new("apt-get")
+    } else {
+        let mut c = Command::new("sudo");
+        c.arg("apt-get");
+        c
+    };
+    let mut update = if root {
+        Command::new("apt-get")
+    } else {
+        let mut c = Command::new("sudo");
+        c.arg("apt-get");
+        c
+    };
+    sh(update.args(["-o", "DPkg::Lock::Timeout=300", "update", "-qq"]))?;
+    cmd.env("DEBIAN_FRONTEND", "noninteractive")
+        .args(["-o", "DPkg::Lock::Timeout=300", "install", "-y", "-qq", "--no-install-recommends"])
+        .args(&missing);
+    sh(&mut cmd)
+}
+
+/// A virtualenv under `target/xtask/py` with the pinned Python packages.
+fn python_env(root: &Path) -> Result<PathBuf> {
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root.join("target"));
+    let venv = target.join("xtask/py");
+    let python = venv.join("bin/python");
+    let stamp = venv.join("sluice-packages.txt");
+    let wanted = PY_PACKAGES.join("\n");
+    if python.exists() && std::fs::read_to_string(&stamp).ok().as_deref() == Some(wanted.as_str()) {
+        return Ok(python);
+    }
+    std::fs::create_dir_all(&target).context("create target dir")?;
+    sh(Command::new("python3").args(["-m", "venv"]).arg(&venv))?;
+    sh(Command::new(&python)
+        .args(["-m", "pip", "install", "-q", "--disable-pip-version-check"])
+        .args(PY_PACKAGES))?;
+    std::fs::write(&stamp, wanted)?;
+    Ok(python)
+}
