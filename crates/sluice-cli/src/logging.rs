@@ -30,14 +30,19 @@ impl<'a> MakeWriter<'a> for RedactingStderr {
     }
 }
 
-/// `RUST_LOG` (or `SLUICE_LOG`) sets the filter; the default is `info` for serving and `warn`
+/// `SLUICE_LOG` sets the filter; the default is `info` for serving and `warn`
 /// otherwise. In stdio mode stdout belongs to the protocol, so logs always go to stderr.
 pub fn init(quiet: bool) {
     let default = if quiet { "warn" } else { "info" };
     let filter = std::env::var("SLUICE_LOG")
         .ok()
         .and_then(|s| EnvFilter::try_new(s).ok())
-        .unwrap_or_else(|| EnvFilter::new(default));
+        .unwrap_or_else(|| EnvFilter::new(default))
+        // The protocol and HTTP libraries log whole messages (tool arguments, file contents) at
+        // debug and trace; those levels stay off whatever the user asks for.
+        .add_directive("rmcp=info".parse().expect("static directive"))
+        .add_directive("hyper=info".parse().expect("static directive"))
+        .add_directive("h2=info".parse().expect("static directive"));
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(RedactingStderr)

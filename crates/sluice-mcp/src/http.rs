@@ -7,6 +7,7 @@ use std::net::{Ipv4Addr, SocketAddr};
 use std::sync::Arc;
 use std::time::Duration;
 
+use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::middleware::{self, Next};
@@ -18,7 +19,7 @@ use rmcp::transport::streamable_http_server::{
 };
 use serde_json::json;
 use sluice_core::{ErrorCode, Failure};
-use sluice_engine::{Caller, Engine};
+use sluice_engine::{AuditOutcome, Caller, Engine};
 use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
@@ -29,9 +30,12 @@ use crate::server::SluiceServer;
 /// The largest request body accepted (a JSON-RPC message with, later, file contents).
 pub const MAX_BODY_BYTES: usize = 8 * 1024 * 1024;
 /// Connections open at once; more are closed on accept (HS-07).
-pub const MAX_CONNECTIONS: usize = 256;
-/// A client must send its request headers within this time.
+pub const MAX_CONNECTIONS: usize = 512;
+/// A client must start its request within this time of connecting, and send the whole header
+/// within it of starting (slowloris); idle keep-alive connections close after it too.
 pub const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
+/// A client must send its whole request body within this time.
+pub const BODY_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Why the server could not start.
 #[derive(Debug, thiserror::Error)]
@@ -112,7 +116,9 @@ pub async fn serve(listener: TcpListener, router: axum::Router, shutdown: Cancel
             accepted = listener.accept() => match accepted {
                 Ok(pair) => pair,
                 Err(err) => {
+                    // Typically out of file descriptors: back off instead of spinning.
                     tracing::warn!(%err, "accept failed");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
                     continue;
                 }
             },
@@ -125,6 +131,13 @@ pub async fn serve(listener: TcpListener, router: axum::Router, shutdown: Cancel
         let service = TowerToHyperService::new(router.clone());
         let shutdown = shutdown.clone();
         tokio::spawn(async move {
+            // hyper's header timer starts at the first byte; a connection that never sends one
+            // would hold its slot forever.
+            let mut first = [0u8; 1];
+            let started = tokio::time::timeout(HEADER_TIMEOUT, stream.peek(&mut first)).await;
+            if !matches!(started, Ok(Ok(1))) {
+                return;
+            }
             let mut builder = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
             builder
                 .http1()
@@ -148,9 +161,18 @@ fn plain(status: StatusCode, message: &'static str) -> Response {
 
 /// A JSON-RPC error body with Sluice's stable code in `data.code`.
 fn rpc_error(status: StatusCode, rpc_code: i32, failure: &Failure) -> Response {
+    rpc_error_with_id(status, rpc_code, failure, serde_json::Value::Null)
+}
+
+fn rpc_error_with_id(
+    status: StatusCode,
+    rpc_code: i32,
+    failure: &Failure,
+    id: serde_json::Value,
+) -> Response {
     let body = json!({
         "jsonrpc": "2.0",
-        "id": null,
+        "id": id,
         "error": {
             "code": rpc_code,
             "message": failure.message,
@@ -208,7 +230,7 @@ fn is_json(headers: &HeaderMap) -> bool {
         .is_some_and(|v| v.trim().eq_ignore_ascii_case("application/json"))
 }
 
-async fn guard(State(gate): State<Arc<Gate>>, mut req: Request, next: Next) -> Response {
+async fn guard(State(gate): State<Arc<Gate>>, req: Request, next: Next) -> Response {
     let headers = req.headers();
 
     // DNS rebinding (HS-02): the Host must name loopback and our port exactly.
@@ -272,10 +294,6 @@ async fn guard(State(gate): State<Arc<Gate>>, mut req: Request, next: Next) -> R
         },
     };
 
-    if let Err(failure) = gate.engine.check_access() {
-        return rpc_error(StatusCode::SERVICE_UNAVAILABLE, -32003, &failure);
-    }
-
     let permit = match gate.limiter.admit(&caller.token_id) {
         Ok(permit) => permit,
         Err(Refusal::Rate(wait)) => {
@@ -288,8 +306,70 @@ async fn guard(State(gate): State<Arc<Gate>>, mut req: Request, next: Next) -> R
             );
         }
     };
-    req.extensions_mut().insert::<Caller>(caller);
+
+    // Read the (bounded) body once to learn the JSON-RPC method and id: refusals then carry the
+    // client's id, and protocol requests other than tool calls reach the audit log too.
+    let (parts, body) = req.into_parts();
+    let bytes = match tokio::time::timeout(BODY_TIMEOUT, axum::body::to_bytes(body, MAX_BODY_BYTES))
+        .await
+    {
+        Ok(Ok(bytes)) => bytes,
+        Ok(Err(_)) => return plain(StatusCode::PAYLOAD_TOO_LARGE, "request body too large"),
+        Err(_) => return plain(StatusCode::REQUEST_TIMEOUT, "request body too slow"),
+    };
+    let peek = Peek::of(&bytes);
+    if let Err(failure) = gate.engine.check_access() {
+        let id = peek.id.unwrap_or(serde_json::Value::Null);
+        return rpc_error_with_id(StatusCode::SERVICE_UNAVAILABLE, -32003, &failure, id);
+    }
+    let mut req = Request::from_parts(parts, Body::from(bytes));
+    req.extensions_mut().insert::<Caller>(caller.clone());
+    let started = std::time::Instant::now();
     let res = next.run(req).await;
     drop(permit);
+    // Tool calls and listings are audited by the server with their details; other requests
+    // (initialize, discover, ping, …) are recorded here. Notifications are not requests.
+    if peek.id.is_some()
+        && let Some(method) = peek.method.as_deref()
+        && method != "tools/call"
+        && method != "tools/list"
+    {
+        let ok = res.status().is_success();
+        gate.engine.audit_request(
+            &caller,
+            &sanitize_method(method),
+            None,
+            if ok { AuditOutcome::Ok } else { AuditOutcome::Error },
+            (!ok).then(|| format!("http:{}", res.status().as_u16())).as_deref(),
+            started.elapsed().as_millis() as u64,
+            None,
+        );
+    }
     res
+}
+
+/// The parts of a JSON-RPC message the gate needs.
+#[derive(Default)]
+struct Peek {
+    method: Option<String>,
+    id: Option<serde_json::Value>,
+}
+
+impl Peek {
+    fn of(bytes: &[u8]) -> Peek {
+        #[derive(serde::Deserialize)]
+        struct Msg {
+            method: Option<String>,
+            id: Option<serde_json::Value>,
+        }
+        match serde_json::from_slice::<Msg>(bytes) {
+            Ok(m) => Peek { method: m.method, id: m.id },
+            Err(_) => Peek::default(),
+        }
+    }
+}
+
+/// Method names come from the client: keep them short and printable before they are stored.
+fn sanitize_method(method: &str) -> String {
+    method.chars().take(64).map(|c| if c.is_ascii_graphic() { c } else { '?' }).collect()
 }

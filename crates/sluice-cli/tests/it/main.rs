@@ -7,3 +7,4 @@ mod harness;
 mod http_guards;
 mod keychain;
 mod python_client;
+mod resilience;

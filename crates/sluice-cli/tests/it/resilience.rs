@@ -1,0 +1,254 @@
+//! Brute force, exhaustion, header/body mismatch, the stdio bridge under pause, root loss while
+//! serving, and what reaches the logs (SECURITY-CASES TA-05, HS-07, AP-02, PE-01, ES-*).
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+
+use crate::harness::*;
+
+#[test]
+fn ta05_brute_force_is_throttled_and_the_real_client_keeps_working() {
+    let sb = Sandbox::new();
+    sb.add_project();
+    let token = sb.token("real", &[]);
+    let server = sb.serve();
+    let port = server.port;
+    let statuses: Vec<u16> = std::thread::scope(|s| {
+        let workers: Vec<_> = (0..4)
+            .map(|w| {
+                s.spawn(move || {
+                    (0..100)
+                        .map(|i| {
+                            let fake = format!("slc_{:0>52}", format!("{w}x{i}"));
+                            post(port, &bearer(&fake), &initialize_body()).status
+                        })
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        workers.into_iter().flat_map(|w| w.join().unwrap()).collect()
+    });
+    assert!(statuses.iter().all(|s| *s == 401 || *s == 429), "{statuses:?}");
+    assert!(statuses.contains(&429), "400 bad tokens in a burst were never throttled");
+    // The legitimate token is unaffected, even right now.
+    let r = post(port, &bearer(&token), &initialize_body());
+    assert_eq!(r.status, 200, "{}", r.body);
+}
+
+#[test]
+fn hs07_idle_and_slow_connections_do_not_starve_clients_and_are_closed() {
+    let sb = Sandbox::new();
+    sb.add_project();
+    let token = sb.token("real", &[]);
+    let server = sb.serve();
+    let port = server.port;
+    let idle: Vec<TcpStream> =
+        (0..300).map(|_| TcpStream::connect(("127.0.0.1", port)).unwrap()).collect();
+    let mut slow: Vec<TcpStream> = (0..20)
+        .map(|_| {
+            let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+            s.write_all(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ").unwrap();
+            s
+        })
+        .collect();
+    // A real client is served while all of those hang around.
+    let r = post(port, &bearer(&token), &initialize_body());
+    assert_eq!(r.status, 200);
+    // The pause switch (a local command, not HTTP) works during the flood.
+    sb.ok(&["pause"]);
+    sb.ok(&["resume"]);
+    // The server closes the idle and the slow ones itself (header timeout), without our help.
+    let deadline = Instant::now() + Duration::from_secs(40);
+    for mut s in idle.into_iter().chain(slow.drain(..)) {
+        s.set_read_timeout(Some(
+            deadline.saturating_duration_since(Instant::now()).max(Duration::from_millis(1)),
+        ))
+        .unwrap();
+        let mut buf = [0u8; 512];
+        loop {
+            match s.read(&mut buf) {
+                Ok(0) => break,
+                Ok(_) => continue,
+                Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => break,
+                Err(e) => panic!("connection still open at the deadline: {e}"),
+            }
+        }
+    }
+}
+
+#[test]
+fn ap02_header_and_body_mismatch_is_refused_before_dispatch() {
+    let sb = Sandbox::new();
+    sb.add_project();
+    let token = sb.token("t", &[]);
+    let server = sb.serve();
+    let body = json!({
+        "jsonrpc": "2.0", "id": 7, "method": "tools/call",
+        "params": {
+            "name": "read_file",
+            "arguments": {"project": "demo", "path": "README.md"},
+            "_meta": {
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities": {},
+                "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "0"}
+            }
+        }
+    })
+    .to_string();
+    let headers = format!(
+        "Authorization: Bearer {token}\r\nMCP-Protocol-Version: 2026-07-28\r\n\
+         Mcp-Method: tools/list\r\nMcp-Name: read_file\r\n"
+    );
+    let r = post(server.port, &headers, &body);
+    assert_eq!(r.status, 400, "{}", r.body);
+    assert_eq!(r.json()["error"]["code"], -32020);
+    // The matching headers work, so the refusal was about the mismatch.
+    let headers = headers.replace("Mcp-Method: tools/list", "Mcp-Method: tools/call");
+    let r = post(server.port, &headers, &body);
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert!(r.json()["result"]["structuredContent"]["content"].as_str().unwrap().contains("hello"));
+}
+
+/// Reads one JSON line from the bridge, with a deadline.
+fn read_line(rx: &std::sync::mpsc::Receiver<String>) -> serde_json::Value {
+    let line = rx.recv_timeout(Duration::from_secs(20)).expect("a reply from sluice stdio");
+    serde_json::from_str(&line)
+        .unwrap_or_else(|e| panic!("stdout is not protocol-only ({e}): {line}"))
+}
+
+#[test]
+fn pe01_pause_applies_to_stdio_clients_too() {
+    let sb = Sandbox::new();
+    sb.add_project();
+    let token = sb.token("stdio", &[]);
+    let _server = sb.serve();
+    let mut child = sb
+        .cmd()
+        .arg("stdio")
+        .env("SLUICE_TOKEN", &token)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            let _ = tx.send(line);
+        }
+    });
+    writeln!(stdin, "{}", initialize_body()).unwrap();
+    assert_eq!(read_line(&rx)["result"]["serverInfo"]["name"], "sluice");
+    writeln!(stdin, "{}", call_body("list_projects", json!({}))).unwrap();
+    assert!(read_line(&rx)["result"]["structuredContent"]["projects"].is_array());
+    sb.ok(&["pause"]);
+    writeln!(stdin, "{}", call_body("list_projects", json!({}))).unwrap();
+    let v = read_line(&rx);
+    assert_eq!(v["id"], 2, "the refusal carries the client's id: {v}");
+    assert_eq!(v["error"]["data"]["code"], "paused", "{v}");
+    sb.ok(&["resume"]);
+    writeln!(stdin, "not json").unwrap();
+    assert_eq!(read_line(&rx)["error"]["code"], -32700);
+    drop(stdin);
+    assert!(child.wait().unwrap().success());
+}
+
+#[test]
+fn stdio_without_a_running_engine_says_so() {
+    let sb = Sandbox::new();
+    let out = sb.cmd().arg("stdio").env("SLUICE_TOKEN", "slc_x").output().unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("not running"), "{err}");
+    // And the token is never accepted from argv.
+    let out = sb.cmd().args(["stdio", "--token", "slc_x"]).output().unwrap();
+    assert!(!out.status.success());
+}
+
+#[test]
+fn a_lost_root_makes_the_project_unavailable_until_the_user_acts() {
+    let sb = Sandbox::new();
+    sb.add_project();
+    let token = sb.token("t", &[]);
+    let server = sb.serve();
+    let moved = sb.root().join("moved-away");
+    std::fs::rename(&sb.project, &moved).unwrap();
+    // The watcher notices without any request; wait for it on the CLI's view.
+    let deadline = Instant::now() + Duration::from_secs(15);
+    loop {
+        let list = sb.ok(&["project", "list"]);
+        if list.contains("unavailable") {
+            assert!(list.contains("moved or deleted"), "{list}");
+            break;
+        }
+        assert!(Instant::now() < deadline, "root loss never noticed: {list}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let v = call(server.port, &token, "read_file", json!({"project": "demo", "path": "README.md"}));
+    assert_eq!(v["result"]["structuredContent"]["code"], "project_unavailable");
+    // A different folder put in its place is not silently accepted either.
+    std::fs::create_dir(&sb.project).unwrap();
+    std::fs::write(sb.project.join("README.md"), "impostor").unwrap();
+    let v = call(server.port, &token, "read_file", json!({"project": "demo", "path": "README.md"}));
+    assert_eq!(v["result"]["structuredContent"]["code"], "project_unavailable");
+    // Only the user's explicit enable accepts what is there now.
+    sb.ok(&["project", "enable", "demo"]);
+    let v = call(server.port, &token, "read_file", json!({"project": "demo", "path": "README.md"}));
+    assert_eq!(v["result"]["structuredContent"]["content"], "impostor");
+}
+
+#[test]
+fn logs_never_contain_arguments_tokens_or_contents() {
+    let sb = Sandbox::new();
+    sb.add_project();
+    let token = sb.token("t", &[]);
+    let port = free_port();
+    let mut child = sb
+        .cmd()
+        .args(["serve", "--port", &port.to_string()])
+        .env("SLUICE_LOG", "trace")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    BufReader::new(child.stdout.take().unwrap()).read_line(&mut first).unwrap();
+    assert!(first.contains("serving"));
+    let canary = &sb.canary;
+    call(port, &token, "read_file", json!({"project": "demo", "path": format!("{canary}.txt")}));
+    call(port, &token, "search_text", json!({"project": "demo", "pattern": canary}));
+    call(port, &token, "read_file", json!({"project": "demo", "path": "README.md"}));
+    post(
+        port,
+        &bearer("slc_notatokennotatokennotatokennotatokennotatokennota"),
+        &initialize_body(),
+    );
+    child.kill().unwrap();
+    let mut logs = String::new();
+    child.stderr.take().unwrap().read_to_string(&mut logs).unwrap();
+    let _ = child.wait();
+    assert!(logs.contains("ready"), "{logs}");
+    for secret in [canary.as_str(), token.as_str(), "hello world", "slc_notatoken"] {
+        assert!(!logs.contains(secret), "{secret:?} reached the log:\n{logs}");
+    }
+}
+
+#[test]
+fn engine_start_and_stop_are_clean() {
+    let sb = Sandbox::new();
+    let server = sb.serve();
+    let recorded = std::fs::read_to_string(sb.data.join("engine.json")).unwrap();
+    assert!(recorded.contains(&server.port.to_string()), "{recorded}");
+    let pid = server.child.id().to_string();
+    let st = Command::new("kill").args(["-TERM", &pid]).status().unwrap();
+    assert!(st.success());
+    let mut server = server;
+    assert!(server.child.wait().unwrap().success());
+    assert!(!sb.data.join("engine.json").exists(), "engine.json left behind");
+}
