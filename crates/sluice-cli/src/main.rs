@@ -38,6 +38,15 @@ enum Command {
         /// Port on 127.0.0.1 for the MCP endpoint.
         #[arg(long, default_value_t = DEFAULT_PORT)]
         port: u16,
+        /// Sustained requests per second allowed per token.
+        #[arg(long, default_value_t = sluice_mcp::Limits::default().rate_per_sec)]
+        rate_limit: f64,
+        /// Requests per token allowed in a burst above the sustained rate.
+        #[arg(long, default_value_t = sluice_mcp::Limits::default().burst)]
+        burst: f64,
+        /// Requests per token allowed in flight at once.
+        #[arg(long, default_value_t = sluice_mcp::Limits::default().concurrency)]
+        max_in_flight: usize,
     },
     /// A stdio MCP server for clients that only speak stdio; forwards to the running engine.
     /// The token is read from the SLUICE_TOKEN environment variable, never from arguments.
@@ -106,7 +115,18 @@ pub(crate) fn open_engine(cli_dir: PathBuf, secret: SecretPreference) -> Result<
 fn run(cli: Cli) -> Result<()> {
     let dir = data_dir(&cli)?;
     match cli.command {
-        Command::Serve { port } => serve(dir, cli.secret_store, port),
+        Command::Serve { port, rate_limit, burst, max_in_flight } => {
+            if !(rate_limit > 0.0 && burst >= 1.0 && max_in_flight >= 1) {
+                bail!("--rate-limit must be above 0, --burst and --max-in-flight at least 1");
+            }
+            let limits = sluice_mcp::Limits {
+                rate_per_sec: rate_limit,
+                burst,
+                concurrency: max_in_flight,
+                ..sluice_mcp::Limits::default()
+            };
+            serve(dir, cli.secret_store, port, limits)
+        }
         Command::Stdio { port } => stdio(dir, port),
         Command::Project(cmd) => admin::project(open_engine(dir, cli.secret_store)?, cmd),
         Command::Token(cmd) => admin::token(open_engine(dir, cli.secret_store)?, cmd),
@@ -135,19 +155,19 @@ fn runtime() -> Result<tokio::runtime::Runtime> {
         .context("cannot start the async runtime")
 }
 
-fn serve(dir: PathBuf, secret: SecretPreference, port: u16) -> Result<()> {
+fn serve(
+    dir: PathBuf,
+    secret: SecretPreference,
+    port: u16,
+    limits: sluice_mcp::Limits,
+) -> Result<()> {
     let started = Instant::now();
     let engine = Arc::new(open_engine(dir.clone(), secret)?);
     let rt = runtime()?;
     rt.block_on(async move {
         let listener = sluice_mcp::bind(port).await?;
         let shutdown = tokio_util::sync::CancellationToken::new();
-        let router = sluice_mcp::router(
-            engine.clone(),
-            port,
-            sluice_mcp::Limits::default(),
-            shutdown.clone(),
-        );
+        let router = sluice_mcp::router(engine.clone(), port, limits, shutdown.clone());
         sluice_engine::write_engine_file(&dir, port).context("cannot record the engine's port")?;
         let watcher = sluice_engine::watch_roots(engine.clone());
         tracing::info!(port, ready_ms = started.elapsed().as_secs_f64() * 1e3, "ready");

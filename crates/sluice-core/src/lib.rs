@@ -7,6 +7,7 @@ pub mod code;
 pub mod id;
 pub mod mode;
 pub mod redact;
+pub mod schema;
 
 pub use code::{Coded, ErrorCode, Failure};
 pub use id::{ProjectId, TokenId, random_bytes};

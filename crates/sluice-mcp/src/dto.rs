@@ -6,12 +6,14 @@ use serde::Serialize;
 use sluice_engine::{Caller, Engine, ProjectSummary};
 
 #[derive(Debug, Serialize, JsonSchema)]
+#[schemars(transform = sluice_core::schema::plain_integers)]
 pub struct ProjectList {
     /// The projects this token may use.
     pub projects: Vec<ProjectEntry>,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
+#[schemars(transform = sluice_core::schema::plain_integers)]
 pub struct ProjectEntry {
     /// Stable id, e.g. `proj_8k2m…`; pass it (or the name) as `project` to the other tools.
     pub id: String,
@@ -47,6 +49,7 @@ impl From<Vec<ProjectSummary>> for ProjectList {
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
+#[schemars(transform = sluice_core::schema::plain_integers)]
 pub struct ServerInfo {
     /// Always `sluice`.
     pub name: &'static str,
@@ -76,6 +79,7 @@ impl ServerInfo {
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
+#[schemars(transform = sluice_core::schema::plain_integers)]
 pub struct SystemInfo {
     /// Operating system family: `linux`, `macos` or `windows`.
     pub os: &'static str,

@@ -64,6 +64,8 @@ struct Gate {
     engine: Arc<Engine>,
     /// Exact `Host` values accepted: `127.0.0.1:PORT`, `localhost:PORT`, `[::1]:PORT`.
     hosts: [String; 3],
+    /// Exact `Origin` values accepted: the same three, as `http://` origins.
+    origins: [String; 3],
     limiter: Limiter,
 }
 
@@ -84,8 +86,8 @@ pub fn router(
             format!("localhost:{port}"),
             format!("[::1]:{port}"),
         ])
-        // No browser origin is ever legitimate for Sluice: reject every Origin that is present.
-        .with_allowed_origins(Vec::<String>::new())
+        // Browsers may only call from Sluice's own origin (which serves no pages).
+        .with_allowed_origins(own_origins(port))
         .enforce_origin_validation()
         .with_cancellation_token(shutdown.child_token());
     let server_engine = engine.clone();
@@ -97,6 +99,7 @@ pub fn router(
     let gate = Arc::new(Gate {
         engine,
         hosts: [format!("127.0.0.1:{port}"), format!("localhost:{port}"), format!("[::1]:{port}")],
+        origins: own_origins(port),
         limiter: Limiter::new(limits),
     });
     axum::Router::new()
@@ -153,6 +156,16 @@ pub async fn serve(listener: TcpListener, router: axum::Router, shutdown: Cancel
             drop(permit);
         });
     }
+}
+
+/// The origins of Sluice's own endpoint. A page can only have one of them if it was served from
+/// Sluice's port, which serves no pages; DNS-rebinding pages carry the attacker's host name.
+fn own_origins(port: u16) -> [String; 3] {
+    [
+        format!("http://127.0.0.1:{port}"),
+        format!("http://localhost:{port}"),
+        format!("http://[::1]:{port}"),
+    ]
 }
 
 fn plain(status: StatusCode, message: &'static str) -> Response {
@@ -242,12 +255,20 @@ async fn guard(State(gate): State<Arc<Gate>>, req: Request, next: Next) -> Respo
     if !host_ok {
         return plain(StatusCode::FORBIDDEN, "forbidden: unexpected Host header");
     }
-    // Browser pages (HS-03, HS-05): no Origin is legitimate, nor a cross-site fetch or upgrade.
-    if headers.contains_key(header::ORIGIN) {
-        return plain(StatusCode::FORBIDDEN, "forbidden: browser origins may not call Sluice");
+    // Browser pages (HS-03, HS-05): only Sluice's own origin, compared exactly (no prefix,
+    // suffix or subdomain matching), and no cross-site fetch or protocol upgrade.
+    let mut origins = headers.get_all(header::ORIGIN).iter();
+    if let Some(origin) = origins.next() {
+        let own = origin
+            .to_str()
+            .is_ok_and(|o| gate.origins.iter().any(|allowed| allowed.eq_ignore_ascii_case(o)));
+        if !own || origins.next().is_some() {
+            return plain(StatusCode::FORBIDDEN, "forbidden: browser origins may not call Sluice");
+        }
     }
     if let Some(site) = headers.get("sec-fetch-site").and_then(|v| v.to_str().ok())
         && site != "none"
+        && site != "same-origin"
     {
         return plain(StatusCode::FORBIDDEN, "forbidden: cross-site request");
     }

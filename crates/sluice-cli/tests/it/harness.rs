@@ -92,7 +92,11 @@ impl Sandbox {
     }
 
     pub fn serve(&self) -> Server {
-        Server::start(self)
+        Server::start(self, &[])
+    }
+
+    pub fn serve_with(&self, extra: &[&str]) -> Server {
+        Server::start(self, extra)
     }
 }
 
@@ -131,11 +135,12 @@ pub struct Server {
 }
 
 impl Server {
-    pub fn start(sb: &Sandbox) -> Server {
+    pub fn start(sb: &Sandbox, extra: &[&str]) -> Server {
         let port = free_port();
         let mut child = sb
             .cmd()
             .args(["serve", "--port", &port.to_string()])
+            .args(extra)
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
@@ -199,7 +204,8 @@ impl Reply {
 pub fn raw(port: u16, request: &str) -> Reply {
     let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
     s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
-    s.write_all(request.as_bytes()).unwrap();
+    // The server may answer and close before reading everything (e.g. 413): still read the answer.
+    let _ = s.write_all(request.as_bytes());
     let mut buf = Vec::new();
     let _ = s.read_to_end(&mut buf);
     let text = String::from_utf8_lossy(&buf).into_owned();

@@ -86,13 +86,32 @@ fn hs03_every_browser_origin_is_refused() {
         format!("http://localhost:{port}@evil.com"),
         "http://app.localhost.evil.com".to_owned(),
         format!("http://localhost:{}", port.wrapping_add(1)),
-        format!("http://127.0.0.1:{port}"),
+        format!("https://127.0.0.1:{port}"),
+        format!("http://127.0.0.1:{port}/"),
+        format!("http://127.0.0.1.evil.com:{port}"),
         "chrome-extension://abcdefghijklmnop".to_owned(),
         "file://".to_owned(),
     ] {
         let r = post(port, &format!("Origin: {origin}\r\n{}", bearer(&token)), &initialize_body());
         assert_eq!(r.status, 403, "Origin {origin}: {}", r.body);
     }
+    // Sluice's own origin (which serves no pages) is the only one accepted, exactly.
+    let r = post(
+        port,
+        &format!("Origin: http://127.0.0.1:{port}\r\n{}", bearer(&token)),
+        &initialize_body(),
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    // Two Origin headers are refused even if one is our own.
+    let r = post(
+        port,
+        &format!(
+            "Origin: http://127.0.0.1:{port}\r\nOrigin: https://evil.example\r\n{}",
+            bearer(&token)
+        ),
+        &initialize_body(),
+    );
+    assert_eq!(r.status, 403);
 }
 
 #[test]
@@ -114,7 +133,7 @@ fn hs05_simple_cross_site_requests_never_dispatch() {
         );
         assert_eq!(r.status, 415, "{ct}: {}", r.body);
     }
-    for site in ["cross-site", "same-site", "same-origin"] {
+    for site in ["cross-site", "same-site"] {
         let r = post(port, &format!("Sec-Fetch-Site: {site}\r\n{}", bearer(&token)), &body);
         assert_eq!(r.status, 403, "Sec-Fetch-Site {site}");
     }
@@ -298,4 +317,39 @@ fn port_in_use_is_reported_clearly() {
     let port = held.local_addr().unwrap().port().to_string();
     let err = sb.err(&["serve", "--port", &port]);
     assert!(err.contains("already in use"), "{err}");
+}
+
+#[test]
+fn protocol_versions_are_negotiated() {
+    let (_sb, server, token) = setup();
+    for version in ["2025-11-25", "2025-06-18", "2025-03-26"] {
+        let body = initialize_body().replace("2025-11-25", version);
+        let r = post(server.port, &format!("Authorization: Bearer {token}\r\n"), &body);
+        assert_eq!(r.status, 200, "{version}: {}", r.body);
+        assert_eq!(r.json()["result"]["protocolVersion"], version);
+    }
+    // An unknown future version gets the newest handshake version the server speaks.
+    let body = initialize_body().replace("2025-11-25", "2099-01-01");
+    let r = post(server.port, &format!("Authorization: Bearer {token}\r\n"), &body);
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(r.json()["result"]["protocolVersion"], "2025-11-25");
+}
+
+#[test]
+fn per_token_rate_limit_answers_429_with_retry_after() {
+    let sb = Sandbox::new();
+    sb.add_project();
+    let token = sb.token("fast", &[]);
+    let other = sb.token("calm", &[]);
+    let server = sb.serve_with(&["--rate-limit", "0.5", "--burst", "3"]);
+    let statuses: Vec<u16> =
+        (0..6).map(|_| post(server.port, &bearer(&token), &initialize_body()).status).collect();
+    assert_eq!(&statuses[..3], &[200, 200, 200], "{statuses:?}");
+    let r = post(server.port, &bearer(&token), &initialize_body());
+    assert_eq!(r.status, 429);
+    let wait: u64 = r.header("retry-after").expect("Retry-After").parse().unwrap();
+    assert!((1..=3).contains(&wait), "{wait}");
+    assert_eq!(r.json()["error"]["data"]["code"], "rate_limited");
+    // Another token has its own budget.
+    assert_eq!(post(server.port, &bearer(&other), &initialize_body()).status, 200);
 }

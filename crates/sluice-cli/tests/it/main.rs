@@ -6,5 +6,6 @@ mod cli;
 mod harness;
 mod http_guards;
 mod keychain;
+mod node_clients;
 mod python_client;
 mod resilience;

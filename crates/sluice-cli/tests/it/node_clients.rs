@@ -1,0 +1,83 @@
+//! MCP software written by others, on Node 22: the TypeScript SDK v2 client (2026-07-28,
+//! validating every structured result against its output schema) and the official conformance
+//! suite for the scenarios that apply to a server without the suite's fixture tools. The suite
+//! has no bearer-token option, so it goes through `tests/node/auth-proxy.mjs`, which only adds
+//! the header: Sluice's authentication stays on.
+
+use std::io::{BufRead, BufReader};
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+
+use crate::harness::*;
+
+fn node() -> String {
+    std::env::var("SLUICE_TEST_NODE").unwrap_or_else(|_| {
+        panic!("SLUICE_TEST_NODE is not set: run the tests with `cargo xtask test`, which installs Node 22 and the clients")
+    })
+}
+
+fn node_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/node")
+}
+
+#[test]
+fn typescript_sdk_v2_calls_every_tool() {
+    let sb = Sandbox::new();
+    sb.add_project();
+    let token = sb.token("ts", &[]);
+    let server = sb.serve();
+    let out = Command::new(node())
+        .arg(node_dir().join("ts_client.mjs"))
+        .env("SLUICE_URL", server.url())
+        .env("SLUICE_TOKEN", &token)
+        .env("SLUICE_CANARY", &sb.canary)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert!(stdout.starts_with("OK "), "{stdout}");
+    assert!(!stderr.contains("unknown format"), "schema warnings: {stderr}");
+}
+
+/// Scenarios that need no fixture tools, resources or prompts.
+pub const APPLICABLE_SCENARIOS: &[&str] =
+    &["server-initialize", "ping", "tools-list", "dns-rebinding-protection"];
+
+#[test]
+fn conformance_suite_passes_the_applicable_scenarios() {
+    let sb = Sandbox::new();
+    sb.add_project();
+    let token = sb.token("conformance", &[]);
+    let server = sb.serve();
+    let proxy_port = free_port();
+    let mut proxy = Command::new(node())
+        .arg(node_dir().join("auth-proxy.mjs"))
+        .args([proxy_port.to_string(), server.port.to_string()])
+        .env("SLUICE_TOKEN", &token)
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut ready = String::new();
+    BufReader::new(proxy.stdout.take().unwrap()).read_line(&mut ready).unwrap();
+    assert_eq!(ready.trim(), "ready");
+    let results = sb.root().join("conformance");
+    for scenario in APPLICABLE_SCENARIOS {
+        let out = Command::new(node())
+            .arg(node_dir().join("node_modules/.bin/conformance"))
+            .args(["server", "--url", &format!("http://localhost:{proxy_port}/mcp")])
+            .args(["--scenario", scenario, "-o"])
+            .arg(&results)
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{scenario}:\n{stdout}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(stdout.contains(" 0 failed"), "{scenario}:\n{stdout}");
+    }
+    let _ = proxy.kill();
+    let _ = proxy.wait();
+}
