@@ -19,10 +19,15 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
-EXPECTED_TOOLS = {
+READ_TOOLS = {
     "list_projects", "server_info", "system_info", "list_directory", "stat", "read_file",
-    "find_files", "search_text", "git_status", "git_diff", "git_log", "git_show",
+    "find_files", "search_text", "git_status", "git_diff", "git_log", "git_show", "list_backups",
 }
+WRITE_TOOLS = {
+    "write_file", "edit_file", "apply_patch", "move_path", "create_directory", "delete_path",
+    "restore",
+}
+EXPECTED_TOOLS = READ_TOOLS | WRITE_TOOLS
 
 checks = 0
 seen_text = []
@@ -32,8 +37,10 @@ def check(cond, what, got=None):
     global checks
     checks += 1
     if not cond:
-        print(f"FAILED: {what}\n  got: {got!r}"[:4000], file=sys.stderr)
-        sys.exit(1)
+        print(f"FAILED: {what}\n  got: {got!r}"[:4000], file=sys.stderr, flush=True)
+        # Not sys.exit: inside the client's task groups that can wait forever on cleanup.
+        os._exit(1)
+
 
 
 async def call(client, tool, args):
@@ -73,8 +80,10 @@ async def exercise(client, project, mode):
     names = {t.name for t in tools}
     check(names == EXPECTED_TOOLS, "the tool list", sorted(names))
     for t in tools:
-        check(t.annotations is not None and t.annotations.read_only_hint is True,
-              f"{t.name} is annotated read-only", t.annotations)
+        check(t.annotations is not None
+              and t.annotations.read_only_hint is (t.name in READ_TOOLS),
+              f"{t.name} is annotated read-only exactly when it is", t.annotations)
+
         check(t.output_schema is not None, f"{t.name} declares an output schema", t.name)
         for prop, schema in (t.input_schema.get("properties") or {}).items():
             check("description" in schema or "$ref" in schema or "allOf" in schema,

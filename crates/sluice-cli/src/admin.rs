@@ -50,6 +50,16 @@ pub enum ProjectCmd {
         project: String,
         name: String,
     },
+    /// Choose which changes ask you first (deletes ask by default, writes do not).
+    Policy {
+        project: String,
+        /// `ask` or `allow` for deletes and moves away.
+        #[arg(long, value_parser = parse_ask)]
+        deletes: Option<bool>,
+        /// `ask` or `allow` for creating and changing files.
+        #[arg(long, value_parser = parse_ask)]
+        writes: Option<bool>,
+    },
     /// Remove a project's authorization (its files are untouched).
     Remove {
         project: String,
@@ -94,6 +104,33 @@ pub enum TokenCmd {
     Revoke { token: String },
 }
 
+fn parse_ask(s: &str) -> Result<bool, String> {
+    match s {
+        "ask" => Ok(true),
+        "allow" => Ok(false),
+        other => Err(format!("expected `ask` or `allow`, not {other:?}")),
+    }
+}
+
+#[derive(Subcommand)]
+pub enum ApprovalsCmd {
+    /// Pending approvals first, then recent decisions.
+    List {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Everything about one approval.
+    Show { id: String },
+    /// Let the waiting action run, exactly as shown.
+    Approve { id: String },
+    /// Refuse the waiting action; the reason goes back to the assistant.
+    Deny {
+        id: String,
+        #[arg(long)]
+        reason: Option<String>,
+    },
+}
+
 #[derive(Subcommand)]
 pub enum AuditCmd {
     /// Show recent audit entries, newest first.
@@ -129,10 +166,13 @@ fn state_text(state: &ProjectState) -> String {
 }
 
 fn print_project(p: &Project) {
+    let ask = |yes: bool| if yes { "ask" } else { "allow" };
     println!("{}  {}", p.id, p.name);
     println!("  folder:    {}", p.root.display());
     println!("  access:    {}", p.access);
     println!("  execution: {}", p.exec);
+    println!("  deletes:   {}", ask(p.ask_deletes));
+    println!("  writes:    {}", ask(p.ask_writes));
     println!("  status:    {}", state_text(&p.state));
 }
 
@@ -181,6 +221,12 @@ pub fn project(engine: Engine, cmd: ProjectCmd) -> Result<()> {
         }
         ProjectCmd::Enable { project } => {
             print_project(&engine.enable_project(&project).map_err(fail)?)
+        }
+        ProjectCmd::Policy { project, deletes, writes } => {
+            if deletes.is_none() && writes.is_none() {
+                return Err(anyhow!("nothing to change; pass --deletes and/or --writes"));
+            }
+            print_project(&engine.set_policy(&project, deletes, writes).map_err(fail)?)
         }
         ProjectCmd::Rename { project, name } => {
             print_project(&engine.rename_project(&project, &name).map_err(fail)?)
@@ -362,6 +408,70 @@ pub fn doctor(dir: &Path, pref: SecretPreference) -> Result<()> {
             println!("engine:        running on http://127.0.0.1:{port}/mcp")
         }
         _ => println!("engine:        not running"),
+    }
+    Ok(())
+}
+
+fn print_approval(a: &sluice_engine::ApprovalRecord) {
+    println!(
+        "{}  [{}]  {} · {} · {}",
+        a.id,
+        a.state.as_str(),
+        a.token_label,
+        a.tool,
+        a.project_name
+    );
+    println!("  action:   {}", a.summary);
+    println!("  created:  {}", time(Some(a.created_ms)));
+    if a.state == sluice_engine::ApprovalState::Pending {
+        println!("  expires:  {}", time(Some(a.expires_ms)));
+    } else {
+        println!(
+            "  decided:  {} by {}",
+            time(a.decided_ms),
+            a.decided_by.as_deref().unwrap_or("?")
+        );
+    }
+    if let sluice_engine::ApprovalState::Denied(Some(reason)) = &a.state {
+        println!("  reason:   {reason}");
+    }
+}
+
+pub fn approvals(engine: Engine, cmd: ApprovalsCmd) -> Result<()> {
+    match cmd {
+        ApprovalsCmd::List { json } => {
+            let list = engine.approvals().map_err(fail)?;
+            if json {
+                let v: Vec<_> = list
+                    .iter()
+                    .map(|a| {
+                        serde_json::json!({
+                            "id": a.id, "state": a.state.as_str(), "tool": a.tool,
+                            "project": a.project_name, "client": a.token_label,
+                            "summary": a.summary, "expires_ms": a.expires_ms,
+                        })
+                    })
+                    .collect();
+                println!("{}", serde_json::to_string_pretty(&v)?);
+            } else if list.is_empty() {
+                println!("Nothing is waiting for your approval.");
+            } else {
+                list.iter().for_each(print_approval);
+            }
+        }
+        ApprovalsCmd::Show { id } => print_approval(&engine.approval(&id).map_err(fail)?),
+        ApprovalsCmd::Approve { id } => {
+            let a = engine
+                .decide(&id, sluice_engine::Decision::Approve, sluice_engine::LOCAL_USER)
+                .map_err(fail)?;
+            println!("Approved {}: {}", a.id, a.summary);
+        }
+        ApprovalsCmd::Deny { id, reason } => {
+            let a = engine
+                .decide(&id, sluice_engine::Decision::Deny { reason }, sluice_engine::LOCAL_USER)
+                .map_err(fail)?;
+            println!("Denied {}: {}", a.id, a.summary);
+        }
     }
     Ok(())
 }

@@ -47,6 +47,9 @@ enum Command {
         /// Requests per token allowed in flight at once.
         #[arg(long, default_value_t = sluice_mcp::Limits::default().concurrency)]
         max_in_flight: usize,
+        /// How long an action waits for your approval before it is refused, e.g. 5m.
+        #[arg(long, default_value = "5m", value_parser = humantime::parse_duration)]
+        approval_timeout: std::time::Duration,
     },
     /// A stdio MCP server for clients that only speak stdio; forwards to the running engine.
     /// The token is read from the SLUICE_TOKEN environment variable, never from arguments.
@@ -64,6 +67,9 @@ enum Command {
     /// Read and verify the audit log.
     #[command(subcommand)]
     Audit(admin::AuditCmd),
+    /// See and decide the actions waiting for your approval.
+    #[command(subcommand)]
+    Approvals(admin::ApprovalsCmd),
     /// Refuse every MCP request until `sluice resume`.
     Pause,
     /// Allow MCP requests again.
@@ -108,14 +114,13 @@ fn data_dir(cli: &Cli) -> Result<PathBuf> {
 }
 
 pub(crate) fn open_engine(cli_dir: PathBuf, secret: SecretPreference) -> Result<Engine> {
-    Engine::open(&EngineConfig { data_dir: cli_dir, secret })
-        .map_err(|f| anyhow::anyhow!("{}", f.message))
+    Engine::open(&EngineConfig::new(cli_dir, secret)).map_err(|f| anyhow::anyhow!("{}", f.message))
 }
 
 fn run(cli: Cli) -> Result<()> {
     let dir = data_dir(&cli)?;
     match cli.command {
-        Command::Serve { port, rate_limit, burst, max_in_flight } => {
+        Command::Serve { port, rate_limit, burst, max_in_flight, approval_timeout } => {
             if !(rate_limit > 0.0 && burst >= 1.0 && max_in_flight >= 1) {
                 bail!("--rate-limit must be above 0, --burst and --max-in-flight at least 1");
             }
@@ -125,12 +130,16 @@ fn run(cli: Cli) -> Result<()> {
                 concurrency: max_in_flight,
                 ..sluice_mcp::Limits::default()
             };
-            serve(dir, cli.secret_store, port, limits)
+            let mut config = EngineConfig::new(dir, cli.secret_store);
+            config.approval_ttl = approval_timeout;
+            serve(config, port, limits)
         }
         Command::Stdio { port } => stdio(dir, port),
         Command::Project(cmd) => admin::project(open_engine(dir, cli.secret_store)?, cmd),
         Command::Token(cmd) => admin::token(open_engine(dir, cli.secret_store)?, cmd),
         Command::Audit(cmd) => admin::audit(open_engine(dir, cli.secret_store)?, cmd),
+        Command::Approvals(cmd) => admin::approvals(open_engine(dir, cli.secret_store)?, cmd),
+
         Command::Pause => {
             open_engine(dir, cli.secret_store)?.set_paused(true).map_err(|f| anyhow::anyhow!(f))?;
             println!("AI access paused: every MCP request is refused until `sluice resume`.");
@@ -155,14 +164,12 @@ fn runtime() -> Result<tokio::runtime::Runtime> {
         .context("cannot start the async runtime")
 }
 
-fn serve(
-    dir: PathBuf,
-    secret: SecretPreference,
-    port: u16,
-    limits: sluice_mcp::Limits,
-) -> Result<()> {
+fn serve(config: EngineConfig, port: u16, limits: sluice_mcp::Limits) -> Result<()> {
     let started = Instant::now();
-    let engine = Arc::new(open_engine(dir.clone(), secret)?);
+    let dir = config.data_dir.clone();
+    let engine = Arc::new(Engine::open(&config).map_err(|f| anyhow::anyhow!("{}", f.message))?);
+
+    engine.start_serving().map_err(|f| anyhow::anyhow!("{}", f.message))?;
     let rt = runtime()?;
     rt.block_on(async move {
         let listener = sluice_mcp::bind(port).await?;

@@ -45,6 +45,10 @@ pub enum ErrorCode {
     Conflict,
     /// The operation is refused by policy (dangerous root, disallowed mode, …).
     Forbidden,
+    /// The user denied the action; the message carries their reason when they gave one.
+    Denied,
+    /// The action waited for the user's approval and the approval expired unanswered.
+    ApprovalExpired,
     /// Something failed inside Sluice; details are in the local log only.
     Internal,
 }
@@ -72,6 +76,8 @@ impl ErrorCode {
             ErrorCode::LimitExceeded => "limit_exceeded",
             ErrorCode::Conflict => "conflict",
             ErrorCode::Forbidden => "forbidden",
+            ErrorCode::Denied => "denied",
+            ErrorCode::ApprovalExpired => "approval_expired",
             ErrorCode::Internal => "internal",
         }
     }

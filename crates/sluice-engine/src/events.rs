@@ -13,4 +13,8 @@ pub enum EngineEvent {
     AccessChanged { paused: bool },
     /// A project's root folder moved, vanished or was replaced.
     ProjectRootLost { id: ProjectId, reason: String },
+    /// A tool call is waiting for the user's decision.
+    ApprovalRequested { id: String },
+    /// An approval ended: `approved`, `denied`, `expired`, `withdrawn`.
+    ApprovalDecided { id: String, state: &'static str },
 }

@@ -6,6 +6,7 @@
 //! database (`PRAGMA data_version`), so `sluice token revoke` or `sluice pause` in a terminal
 //! takes effect on the next request without a restart.
 
+mod approvals;
 pub mod clients;
 mod events;
 mod paths;
@@ -21,7 +22,7 @@ use sluice_core::{
     AccessMode, ErrorCode, ExecMode, Failure, ProjectId, ProjectState, TokenId, id::base32,
     random_bytes,
 };
-use sluice_runner::Workspace;
+use sluice_runner::{BackupLimits, Mutations, Workspace};
 pub use sluice_store::{
     ActorKind, AuditEntry, AuditFilter, ChainReport, Outcome as AuditOutcome, Project,
     SecretPreference, SecretSource, TokenRecord, now_ms,
@@ -29,8 +30,10 @@ pub use sluice_store::{
 use sluice_store::{AuditRecord, InstallSecret, NewProject, NewToken, RootFingerprint, Store};
 use tokio::sync::broadcast;
 
+pub use approvals::{AskOutcome, AskRequest, DEFAULT_APPROVAL_TTL, Decision};
 pub use events::EngineEvent;
 pub use paths::{default_data_dir, engine_file, read_engine_file, write_engine_file};
+pub use sluice_store::{ApprovalRecord, ApprovalState};
 pub use watch::watch_roots;
 
 /// The default MCP port: fixed, so client configs keep working across restarts.
@@ -48,6 +51,14 @@ pub const LOCAL_USER: &str = "local user";
 pub struct EngineConfig {
     pub data_dir: PathBuf,
     pub secret: SecretPreference,
+    /// How long an approval waits for the human.
+    pub approval_ttl: Duration,
+}
+
+impl EngineConfig {
+    pub fn new(data_dir: PathBuf, secret: SecretPreference) -> EngineConfig {
+        EngineConfig { data_dir, secret, approval_ttl: DEFAULT_APPROVAL_TTL }
+    }
 }
 
 /// An authenticated MCP client, as the gate found it.
@@ -82,6 +93,10 @@ pub struct ProjectHandle {
     pub name: String,
     pub access: AccessMode,
     pub exec: ExecMode,
+    /// Deleting or moving files away asks the user first.
+    pub ask_deletes: bool,
+    /// Creating or changing files asks the user first.
+    pub ask_writes: bool,
     pub workspace: Arc<Workspace>,
 }
 
@@ -114,6 +129,13 @@ pub struct Engine {
     secret_reason: Option<String>,
     cache: Mutex<Cache>,
     workspaces: Mutex<HashMap<ProjectId, (i64, Arc<Workspace>)>>,
+    /// One `Mutations` per project: it serializes that project's changes.
+    mutations: Mutex<HashMap<ProjectId, Arc<Mutations>>>,
+    approval_ttl: Duration,
+    /// Woken when a decision is made in this process.
+    decided: tokio::sync::Notify,
+    /// Held while this engine serves, so two engines never serve one data folder.
+    serving_lock: Mutex<Option<std::fs::File>>,
     touched: Mutex<HashMap<TokenId, Instant>>,
     events: broadcast::Sender<EngineEvent>,
 }
@@ -162,6 +184,10 @@ impl Engine {
                 paused: false,
             }),
             workspaces: Mutex::new(HashMap::new()),
+            mutations: Mutex::new(HashMap::new()),
+            approval_ttl: config.approval_ttl,
+            decided: tokio::sync::Notify::new(),
+            serving_lock: Mutex::new(None),
             touched: Mutex::new(HashMap::new()),
             events,
         };
@@ -171,6 +197,75 @@ impl Engine {
 
     pub fn data_dir(&self) -> &Path {
         &self.data_dir
+    }
+
+    /// Called once by the process that serves clients (`sluice serve`, the desktop app), never
+    /// by short CLI commands: takes the data folder's serving lock, marks approvals left pending
+    /// by a previous process as aborted (they are never acted on), and rolls back any multi-file
+    /// change that a crash interrupted.
+    pub fn start_serving(&self) -> Result<(), Failure> {
+        let lock_path = self.data_dir.join("engine.lock");
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&lock_path)
+            .map_err(|e| {
+                Failure::new(
+                    ErrorCode::Internal,
+                    format!("cannot open {}: {e}", lock_path.display()),
+                )
+            })?;
+        if file.try_lock().is_err() {
+            return Err(Failure::new(
+                ErrorCode::Conflict,
+                format!("another Sluice engine is already serving {}", self.data_dir.display()),
+            ));
+        }
+        *lock(&self.serving_lock) = Some(file);
+        let aborted = self.store.abort_pending_approvals().map_err(store_failure)?;
+        if aborted > 0 {
+            tracing::warn!(aborted, "approvals left pending by a previous run were aborted");
+        }
+        for p in self.projects()?.iter().filter(|p| p.state.is_available()) {
+            let Ok(m) = self.mutations_for(p) else { continue };
+            match m.recover() {
+                Ok(report) if !report.rolled_back.is_empty() || !report.conflicts.is_empty() => {
+                    tracing::warn!(
+                        project = %p.id,
+                        rolled_back = report.rolled_back.len(),
+                        conflicts = report.conflicts.len(),
+                        "an interrupted change was rolled back"
+                    );
+                    self.record_human("recover", Some(&p.id), AuditOutcome::Ok, None);
+                }
+                Ok(_) => {}
+                Err(err) => tracing::error!(project = %p.id, %err, "recovery failed"),
+            }
+        }
+        Ok(())
+    }
+
+    /// The project's change manager (plans, commits, backups), created on first use.
+    pub fn mutations(&self, handle: &ProjectHandle) -> Result<Arc<Mutations>, Failure> {
+        let project = self.find_project(handle.id.as_str())?;
+        self.mutations_for(&project)
+    }
+
+    fn mutations_for(&self, project: &Project) -> Result<Arc<Mutations>, Failure> {
+        let mut cache = lock(&self.mutations);
+        if let Some(m) = cache.get(&project.id) {
+            return Ok(m.clone());
+        }
+        let workspace = self.workspace(project)?;
+        let state_dir = self.data_dir.join("projects").join(project.id.as_str());
+        let m = Mutations::open(workspace, &state_dir, BackupLimits::default()).map_err(|e| {
+            tracing::error!(project = %project.id, err = %e, "cannot open the change manager");
+            Failure::internal()
+        })?;
+        let m = Arc::new(m);
+        cache.insert(project.id.clone(), m.clone());
+        Ok(m)
     }
 
     /// Where the install secret lives, and why not in the keychain when it is not.
@@ -337,6 +432,8 @@ impl Engine {
             name: project.name,
             access: project.access,
             exec: project.exec,
+            ask_deletes: project.ask_deletes,
+            ask_writes: project.ask_writes,
             workspace,
         })
     }
@@ -521,6 +618,19 @@ impl Engine {
         self.find_project(p.id.as_str())
     }
 
+    /// Sets which changes ask first; `None` keeps a setting.
+    pub fn set_policy(
+        &self,
+        reference: &str,
+        ask_deletes: Option<bool>,
+        ask_writes: Option<bool>,
+    ) -> Result<Project, Failure> {
+        let p = self.find_project(reference)?;
+        self.store.set_project_policy(&p.id, ask_deletes, ask_writes).map_err(store_failure)?;
+        self.after_change("project.policy", Some(&p.id));
+        self.find_project(p.id.as_str())
+    }
+
     pub fn rename_project(&self, reference: &str, name: &str) -> Result<Project, Failure> {
         let p = self.find_project(reference)?;
         let name = validate_name(name)?;
@@ -652,6 +762,11 @@ impl Engine {
         self.invalidate();
         if let Some(id) = project {
             lock(&self.workspaces).remove(id);
+            // The shield lives in the workspace the change manager holds; a removed project's
+            // manager must go too. Other settings leave it in place, since it serializes changes.
+            if action == "project.shield" || action == "project.remove" {
+                lock(&self.mutations).remove(id);
+            }
         }
         self.record_human(action, project, AuditOutcome::Ok, None);
         self.emit(if action.starts_with("token") {
@@ -672,6 +787,17 @@ fn find<'a>(projects: &'a [Project], reference: &str) -> Option<&'a Project> {
 /// The default sensitive-file patterns, for display and as the base of a custom list.
 pub fn default_shield_patterns() -> Vec<String> {
     sluice_guard::Shield::DEFAULT_PATTERNS.iter().map(|s| (*s).to_owned()).collect()
+}
+
+/// A denial reason goes back to the assistant and into the audit log: printable, bounded.
+pub(crate) fn clean_reason(reason: &str) -> String {
+    reason
+        .chars()
+        .filter(|c| !c.is_control() && !sluice_core::redact::is_deceptive(*c))
+        .take(500)
+        .collect::<String>()
+        .trim()
+        .to_owned()
 }
 
 /// Names and labels are shown everywhere (tray, prompts, client configs): printable, short.

@@ -7,6 +7,7 @@ pub mod http;
 pub mod limits;
 pub mod server;
 pub mod stdio;
+mod write;
 
 pub use http::{BindError, bind, router, serve};
 pub use limits::Limits;

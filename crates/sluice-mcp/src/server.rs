@@ -53,12 +53,19 @@ how to recover.";
 
 impl SluiceServer {
     pub fn new(engine: Arc<Engine>) -> SluiceServer {
-        SluiceServer { engine, tool_router: SluiceServer::tool_router() }
+        SluiceServer {
+            engine,
+            tool_router: SluiceServer::tool_router() + SluiceServer::write_tools(),
+        }
+    }
+
+    pub(crate) fn engine(&self) -> &Arc<Engine> {
+        &self.engine
     }
 
     /// Resolves the project for this caller, runs `f` on a blocking thread (the file tools do
     /// synchronous I/O), and turns the outcome into a tool result.
-    async fn in_project<T, E, F>(
+    pub(crate) async fn in_project<T, E, F>(
         &self,
         caller: &Caller,
         project: &str,
@@ -88,7 +95,7 @@ impl SluiceServer {
     }
 }
 
-fn succeeded<T: Serialize>(output: &T) -> CallToolResult {
+pub(crate) fn succeeded<T: Serialize>(output: &T) -> CallToolResult {
     match serde_json::to_value(output) {
         Ok(value) => CallToolResult::structured(value),
         Err(err) => {
@@ -98,7 +105,7 @@ fn succeeded<T: Serialize>(output: &T) -> CallToolResult {
     }
 }
 
-fn failed(failure: &Failure) -> CallToolResult {
+pub(crate) fn failed(failure: &Failure) -> CallToolResult {
     let message = sluice_core::redact::redact(&failure.message);
     CallToolResult::structured_error(json!({ "code": failure.code.as_str(), "message": message }))
 }

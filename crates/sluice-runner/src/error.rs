@@ -23,6 +23,28 @@ pub enum RunnerError {
     /// An I/O failure while reading; the physical path is never included.
     #[error("could not read `{path}`: {kind}")]
     Io { path: String, kind: std::io::ErrorKind },
+    /// The target is not in the state the change expects (changed since it was read or
+    /// planned, exists already, …). Nothing was changed.
+    #[error("{0}")]
+    Conflict(String),
+    /// A count or size limit of the mutation tools.
+    #[error("{0}")]
+    LimitExceeded(String),
+    /// Refused by policy (Sluice's own data folder).
+    #[error("{0}")]
+    Forbidden(String),
+    /// Something the request names does not exist (a backup, a parent folder).
+    #[error("{0}")]
+    Missing(String),
+    /// An I/O failure while changing a file; whatever was done was rolled back.
+    #[error("could not write `{path}`: {kind}; nothing was changed")]
+    WriteFailed { path: String, kind: std::io::ErrorKind },
+    /// Sluice's own backup or journal folder failed; the project was not changed.
+    #[error(
+        "Sluice could not update its backup or journal folder ({0}); the project was not \
+         changed. See the local log"
+    )]
+    State(std::io::ErrorKind),
 }
 
 impl RunnerError {
@@ -39,6 +61,11 @@ impl Coded for RunnerError {
             RunnerError::TooLarge(_) => ErrorCode::TooLarge,
             RunnerError::BinaryFile { .. } => ErrorCode::BinaryFile,
             RunnerError::Io { .. } => ErrorCode::Internal,
+            RunnerError::Conflict(_) => ErrorCode::Conflict,
+            RunnerError::LimitExceeded(_) => ErrorCode::LimitExceeded,
+            RunnerError::Forbidden(_) => ErrorCode::Forbidden,
+            RunnerError::Missing(_) => ErrorCode::NotFound,
+            RunnerError::WriteFailed { .. } | RunnerError::State(_) => ErrorCode::Internal,
         }
     }
 }

@@ -1,5 +1,7 @@
-//! The read-only file tools: `list_directory`, `stat`, `read_file`, `find_files` and
-//! `search_text`.
+//! The file tools: the read-only `list_directory`, `stat`, `read_file`, `find_files` and
+//! `search_text`, and the mutations (`write_file`, `edit_file`, `apply_patch`, `move_path`,
+//! `create_directory`, `delete_path`, `restore`, `list_backups`) as a plan/commit API in
+//! [`Mutations`].
 //!
 //! Each tool is a plain function over a [`Workspace`] (an authorized root plus its shield),
 //! taking a typed `*Args` and returning a typed `*Output`. The MCP crate exposes them as tools;
@@ -17,6 +19,7 @@ mod error;
 mod find;
 mod list;
 mod model;
+mod mutate;
 mod read;
 mod search;
 mod stat;
@@ -30,6 +33,13 @@ pub use error::RunnerError;
 pub use find::{FindFilesArgs, FindFilesOutput, FoundEntry, find_files};
 pub use list::{ListDirectoryArgs, ListDirectoryOutput, ListedEntry, list_directory};
 pub use model::EntryKind;
+pub use mutate::{
+    ApplyPatchArgs, BackupEntry, BackupLimits, BackupRef, CreateDirectoryArgs, DeletePathArgs,
+    EditFileArgs, Effect, EffectKind, FileResult, ListBackupsArgs, ListBackupsOutput,
+    MAX_PATCH_BYTES, MAX_PATCH_FILES, MAX_TREE_BYTES, MAX_TREE_ENTRIES, MAX_WRITE_BYTES,
+    MIN_FREE_BYTES, MovePathArgs, MutationOutput, Mutations, Plan, RecoveryReport, RestoreArgs,
+    TextEdit, WriteFileArgs,
+};
 pub use read::{ReadFileArgs, ReadFileOutput, read_file};
 pub use search::{CaseMode, SearchMatch, SearchTextArgs, SearchTextOutput, search_text};
 pub use stat::{StatArgs, StatOutput, stat};

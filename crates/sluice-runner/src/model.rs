@@ -4,7 +4,7 @@
 use std::time::SystemTime;
 
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
-use schemars::{JsonSchema, Schema};
+use schemars::JsonSchema;
 use serde::Serialize;
 
 use crate::RunnerError;
@@ -41,16 +41,8 @@ pub(crate) fn clamp<T: Ord + Copy + From<u8>>(value: Option<T>, default: T, cap:
     value.unwrap_or(default).clamp(T::from(1), cap)
 }
 
-/// Schemars tags integers with `format: "uint32"` and the like, which TypeScript clients warn
-/// about; `minimum: 0` already says what matters, so the format is dropped.
-pub(crate) fn plain_integers(schema: &mut Schema) {
-    let is_int_format =
-        schema.get("format").and_then(|f| f.as_str()).is_some_and(|f| f.contains("int"));
-    if is_int_format {
-        schema.remove("format");
-    }
-    schemars::transform::transform_subschemas(&mut plain_integers, schema);
-}
+/// The shared transform that keeps integer schemas plain (no `format: uint*`).
+pub(crate) use sluice_core::schema::plain_integers;
 
 /// Compiles client globs with the shield's rule: no `/` means "this name at any depth".
 pub(crate) fn compile_globs(patterns: &[String], what: &str) -> Result<GlobSet, RunnerError> {

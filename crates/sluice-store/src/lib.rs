@@ -13,6 +13,7 @@
 //! - A fresh install secret is never created while tokens or audit entries exist: that would
 //!   silently orphan them (see [`secret`]).
 
+mod approvals;
 mod audit;
 mod db;
 mod error;
@@ -24,6 +25,7 @@ mod schema;
 pub mod secret;
 mod tokens;
 
+pub use approvals::{ApprovalRecord, ApprovalState};
 pub use audit::{
     ActorKind, AuditEntry, AuditFilter, AuditRecord, ChainBreak, ChainReport, Outcome,
 };

@@ -51,6 +51,10 @@ pub struct Project {
     pub fingerprint: Option<RootFingerprint>,
     pub created_ms: i64,
     pub updated_ms: i64,
+    /// Whether deleting (or moving away) files asks the user first. Default: yes.
+    pub ask_deletes: bool,
+    /// Whether creating or changing files asks the user first. Default: no.
+    pub ask_writes: bool,
 }
 
 /// What [`Store::insert_project`] needs; the id and timestamps are assigned by the store.
@@ -74,7 +78,7 @@ pub struct ModeChange {
 }
 
 const COLUMNS: &str = "id, name, root, access, exec, state, state_reason, shield_patterns, \
-                       root_dev, root_ino, created_ms, updated_ms";
+                       root_dev, root_ino, created_ms, updated_ms, ask_deletes, ask_writes";
 
 const MAX_NAME_CHARS: usize = 80;
 
@@ -95,7 +99,11 @@ impl Store {
             fingerprint: new.fingerprint,
             created_ms: now,
             updated_ms: now,
+            // The column defaults: deletes ask, writes do not.
+            ask_deletes: true,
+            ask_writes: false,
         };
+
         let (dev, ino) = fingerprint_columns(new.fingerprint);
         self.conn()
             .execute(
@@ -181,6 +189,22 @@ impl Store {
         )?;
         tx.commit()?;
         Ok(ModeChange { access: new_access, exec: new_exec, exec_forced_off })
+    }
+
+    /// Sets which changes ask the user first; `None` leaves a setting as it is.
+    pub fn set_project_policy(
+        &self,
+        id: &ProjectId,
+        ask_deletes: Option<bool>,
+        ask_writes: Option<bool>,
+    ) -> Result<(), StoreError> {
+        let n = self.conn().execute(
+            "UPDATE projects SET ask_deletes = coalesce(?2, ask_deletes),
+                                 ask_writes = coalesce(?3, ask_writes), updated_ms = ?4
+             WHERE id = ?1",
+            params![id.as_str(), ask_deletes.map(i64::from), ask_writes.map(i64::from), now_ms()],
+        )?;
+        expect_one(n, id)
     }
 
     pub fn rename_project(&self, id: &ProjectId, name: &str) -> Result<(), StoreError> {
@@ -362,5 +386,7 @@ fn project_from_row(r: &Row<'_>) -> rusqlite::Result<Project> {
         },
         created_ms: r.get(10)?,
         updated_ms: r.get(11)?,
+        ask_deletes: r.get::<_, i64>(12)? != 0,
+        ask_writes: r.get::<_, i64>(13)? != 0,
     })
 }

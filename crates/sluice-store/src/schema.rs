@@ -95,10 +95,39 @@ CREATE TABLE allow_rules (
 ) STRICT;
 "#;
 
+/// Version 3: the approval policy of each project, and approvals. An approval row is the record
+/// of one "ask": what was shown, for which exact action (the fingerprint of the resolved plan),
+/// and how it ended. A pending row left by a process that died is marked `aborted` at the next
+/// start and never acted on (PC-01).
+const V3: &str = r#"
+ALTER TABLE projects ADD COLUMN ask_deletes INTEGER NOT NULL DEFAULT 1 CHECK (ask_deletes IN (0, 1));
+ALTER TABLE projects ADD COLUMN ask_writes INTEGER NOT NULL DEFAULT 0 CHECK (ask_writes IN (0, 1));
+
+CREATE TABLE approvals (
+    id           TEXT PRIMARY KEY NOT NULL,
+    project_id   TEXT NOT NULL,
+    project_name TEXT NOT NULL,
+    token_id     TEXT NOT NULL,
+    token_label  TEXT NOT NULL,
+    tool         TEXT NOT NULL,
+    summary      TEXT NOT NULL,
+    -- Keyed hash of the exact resolved action; the action that runs must hash the same.
+    fingerprint  BLOB NOT NULL CHECK (length(fingerprint) = 32),
+    created_ms   INTEGER NOT NULL,
+    expires_ms   INTEGER NOT NULL,
+    state        TEXT NOT NULL DEFAULT 'pending'
+                 CHECK (state IN ('pending', 'approved', 'denied', 'expired', 'withdrawn', 'aborted')),
+    decided_ms   INTEGER,
+    decided_by   TEXT,
+    reason       TEXT
+) STRICT;
+CREATE INDEX approvals_pending ON approvals (state, created_ms);
+"#;
+
 /// Every migration, oldest first.
 pub(crate) fn migrations() -> Migrations<'static> {
-    Migrations::new(vec![M::up(V1), M::up(V2)])
+    Migrations::new(vec![M::up(V1), M::up(V2), M::up(V3)])
 }
 
 /// The schema version this build writes.
-pub(crate) const LATEST: usize = 2;
+pub(crate) const LATEST: usize = 3;

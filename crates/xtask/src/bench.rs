@@ -59,6 +59,9 @@ fn start(bin: &Path, data: &Path) -> Result<(Serve, Duration)> {
     let t0 = Instant::now();
     let mut child = sluice(bin, data)
         .args(["serve", "--port", &port.to_string()])
+        // The load generator is one client calling as fast as it can: lift the per-token limits
+        // that would otherwise (rightly) throttle it.
+        .args(["--rate-limit", "1000000", "--burst", "1000000"])
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()?;

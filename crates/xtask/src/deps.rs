@@ -1,6 +1,7 @@
 //! Installs what the tests need, only when it is missing: Debian packages (git, ripgrep, a
-//! Secret Service for the keychain test), and the MCP clients written by others (the Python
-//! SDK in a private virtualenv under `target/`).
+//! Secret Service for the keychain test, WebKitGTK and Xvfb for the desktop app), the MCP
+//! clients written by others (the Python SDK in a private virtualenv under `target/`), the
+//! window's npm packages (`ui/`) and `tauri-driver` for the end-to-end test.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -21,6 +22,25 @@ const APT_PACKAGES: &[&str] = &[
     "libsecret-1-0",
 ];
 
+/// What the desktop app needs to build (WebKitGTK, the tray) and its end-to-end test needs to
+/// run (a virtual display, WebKit's WebDriver).
+pub const APP_APT_PACKAGES: &[&str] = &[
+    "libwebkit2gtk-4.1-dev",
+    "libayatana-appindicator3-dev",
+    "librsvg2-dev",
+    "libsoup-3.0-dev",
+    "libgtk-3-dev",
+    "build-essential",
+    "pkg-config",
+    "libssl-dev",
+    "xvfb",
+    "xauth",
+    "webkit2gtk-driver",
+];
+
+/// The WebDriver bridge for Tauri apps (a small crate; builds in about 30 s).
+const TAURI_DRIVER_VERSION: &str = "^2";
+
 /// The Python MCP SDK, pinned: tests must not change under us.
 const PY_PACKAGES: &[&str] = &["mcp==2.3.0"];
 
@@ -31,15 +51,19 @@ pub struct TestEnv {
 
 pub fn install(root: &Path) -> Result<TestEnv> {
     apt(APT_PACKAGES)?;
+    apt(APP_APT_PACKAGES)?;
     if !have("npm") {
         apt(&["nodejs", "npm"])?;
     }
     let python = python_env(root)?;
     let node = node_env(root)?;
+    ui_env(root)?;
+    let driver = tauri_driver()?;
     Ok(TestEnv {
         vars: vec![
             ("SLUICE_TEST_PYTHON".into(), python.display().to_string()),
             ("SLUICE_TEST_NODE".into(), node.display().to_string()),
+            ("SLUICE_TAURI_DRIVER".into(), driver.display().to_string()),
         ],
     })
 }
@@ -64,6 +88,48 @@ pub fn node_env(root: &Path) -> Result<PathBuf> {
     Ok(node)
 }
 
+/// `ui/node_modules`, exactly as `ui/package-lock.json` pins it (vite, React, vitest, and the
+/// Tauri CLI used for icons and bundles).
+pub fn ui_env(root: &Path) -> Result<()> {
+    let dir = root.join("ui");
+    let lock = std::fs::read(dir.join("package-lock.json")).context("ui/package-lock.json")?;
+    let stamp = dir.join("node_modules/.sluice-lock");
+    if std::fs::read(&stamp).ok().as_deref() != Some(lock.as_slice()) {
+        sh(Command::new("npm").current_dir(&dir).args([
+            "ci",
+            "--no-audit",
+            "--no-fund",
+            "--loglevel=error",
+        ]))?;
+        std::fs::write(&stamp, &lock)?;
+    }
+    Ok(())
+}
+
+/// `tauri-driver`: the one on PATH or in Cargo's bin folder, else `cargo install`ed there.
+fn tauri_driver() -> Result<PathBuf> {
+    let cargo_bin = std::env::var_os("CARGO_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cargo")))
+        .context("neither CARGO_HOME nor HOME is set")?
+        .join("bin");
+    let installed = cargo_bin.join("tauri-driver");
+    if installed.is_file() {
+        return Ok(installed);
+    }
+    if have("tauri-driver") {
+        return Ok("tauri-driver".into());
+    }
+    sh(Command::new("cargo").args([
+        "install",
+        "tauri-driver",
+        "--version",
+        TAURI_DRIVER_VERSION,
+        "--locked",
+    ]))?;
+    Ok(installed)
+}
+
 fn installed(pkg: &str) -> bool {
     Command::new("dpkg-query")
         .args(["-W", "-f=${Status}", pkg])
@@ -71,7 +137,7 @@ fn installed(pkg: &str) -> bool {
         .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains("install ok installed"))
 }
 
-fn have(program: &str) -> bool {
+pub fn have(program: &str) -> bool {
     Command::new("sh")
         .args(["-c", &format!("command -v {program}")])
         .output()

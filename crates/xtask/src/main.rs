@@ -1,8 +1,9 @@
 //! `cargo xtask`: Sluice's dev automation, as a crate instead of scripts (as rust-analyzer
 //! does). Every command installs what it needs, idempotently, on a fresh Debian/Ubuntu machine.
 //!
-//! - `cargo xtask run`   — build and run the headless engine (`sluice serve`).
-//! - `cargo xtask test`  — install test dependencies, then run every test.
+//! - `cargo xtask run`   — build and run the desktop app (`--headless`: `sluice serve`).
+//! - `cargo xtask test`  — install test dependencies, build the window, then run every test
+//!   (Rust, the window's vitest suite, and the app end to end in WebKit).
 //! - `cargo xtask deps`  — only install the dependencies.
 //! - `cargo xtask bench` — the benchmarks, beside their peers (see docs/BENCHMARKS.md).
 
@@ -21,7 +22,7 @@ fn main() -> Result<()> {
     match args.first().map(String::as_str) {
         Some("deps") => deps::install(&root).map(drop),
         Some("test") => test(&root, &args[1..]),
-        Some("run") => run(&args[1..]),
+        Some("run") => run(&root, &args[1..]),
         Some("bench") => bench::run(&root, &args[1..]),
         _ => {
             eprintln!("usage: cargo xtask <run|test|deps|bench> [args…]");
@@ -45,27 +46,49 @@ pub fn sh(cmd: &mut Command) -> Result<()> {
     Ok(())
 }
 
+/// The desktop app with its window embedded (`ui/dist`) instead of the vite dev server. Clippy
+/// and the tests use the same features, so the app and tauri are built once.
+const APP_FEATURES: &[&str] = &["--features", "sluice-app/custom-protocol"];
+
+/// Builds `ui/dist`, which the app embeds at compile time.
+fn build_ui(root: &Path) -> Result<()> {
+    deps::ui_env(root)?;
+    sh(Command::new("npm").current_dir(root.join("ui")).args(["run", "build", "--silent"]))
+}
+
 fn test(root: &Path, extra: &[String]) -> Result<()> {
     let env = deps::install(root)?;
+    build_ui(root)?;
     sh(Command::new("cargo").args(["fmt", "--all", "--", "--check"]))?;
-    sh(Command::new("cargo").args([
-        "clippy",
-        "--workspace",
-        "--all-targets",
-        "--locked",
-        "--",
-        "-D",
-        "warnings",
-    ]))?;
+    sh(Command::new("cargo")
+        .args(["clippy", "--workspace", "--all-targets", "--locked"])
+        .args(APP_FEATURES)
+        .args(["--", "-D", "warnings"]))?;
+    // The window's unit tests (IPC mocked at ui/src/api.ts).
+    sh(Command::new("npm").current_dir(root.join("ui")).args(["test", "--silent"]))?;
     let mut cmd = Command::new("cargo");
-    cmd.args(["test", "--workspace", "--locked"]).args(extra);
+    cmd.args(["test", "--workspace", "--locked"]).args(APP_FEATURES).args(extra);
     for (k, v) in &env.vars {
         cmd.env(k, v);
     }
     sh(&mut cmd)
 }
 
-fn run(extra: &[String]) -> Result<()> {
+/// The desktop app (engine, MCP server, tray and window) in release mode; `--headless` runs
+/// `sluice serve` instead, for machines without a display.
+fn run(root: &Path, extra: &[String]) -> Result<()> {
+    if extra.first().map(String::as_str) != Some("--headless") {
+        deps::apt(deps::APP_APT_PACKAGES)?;
+        if !deps::have("npm") {
+            deps::apt(&["nodejs", "npm"])?;
+        }
+        build_ui(root)?;
+        return sh(Command::new("cargo")
+            .args(["run", "--release", "--locked", "-p", "sluice-app"])
+            .args(["--features", "custom-protocol", "--"])
+            .args(extra));
+    }
+    let extra = &extra[1..];
     let mut cmd = Command::new("cargo");
     cmd.args([
         "run",

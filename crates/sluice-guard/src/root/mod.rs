@@ -60,6 +60,11 @@ pub struct EntryMeta {
     /// No write permission bit at all (Unix) or the read-only attribute (Windows).
     pub readonly: bool,
     pub id: FileId,
+    /// Permission bits (`0o7777` on Unix); on Windows `0o444` or `0o666` from the read-only
+    /// attribute.
+    pub mode: u32,
+    /// Hard links to the inode (1 where the platform does not say).
+    pub nlink: u64,
 }
 
 /// One name read from a directory. Names that are not valid UTF-8 are skipped by the reader:

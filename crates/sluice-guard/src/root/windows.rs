@@ -71,6 +71,18 @@ impl Root {
         Ok((file, meta, resolved))
     }
 
+    /// See the Unix implementation: the directory holding `rel` and the final name.
+    pub fn open_parent(&self, rel: &RelPath) -> Result<(DirHandle, String), GuardError> {
+        let (Some(parent), Some(name)) = (rel.parent(), rel.file_name()) else {
+            return Err(GuardError::invalid("the project root itself cannot be changed"));
+        };
+        let dir = self.open_dir(&parent).map_err(|e| match e {
+            GuardError::WrongKind { .. } => GuardError::NotFound { path: rel.to_string() },
+            e => e.for_path(rel),
+        })?;
+        Ok((dir, name.to_owned()))
+    }
+
     pub fn open_dir(&self, rel: &RelPath) -> Result<DirHandle, GuardError> {
         let (path, resolved) = self.walk(rel, true)?;
         let meta = fs::symlink_metadata(&path).map_err(|e| map_io(e, rel))?;
@@ -260,6 +272,100 @@ impl DirHandle {
 }
 
 /// Opens without following a reparse point and insists on a regular file.
+/// Mutations relative to a walked directory. Windows has no handle-relative rename or unlink
+/// in `std`, so these use the directory's validated physical path plus one plain name, and
+/// refuse a reparse point at the name; a directory above it swapped after the walk is the
+/// residual race documented at the top of this file.
+impl DirHandle {
+    pub fn create_temp(&self, stem: &str, _mode: u32) -> Result<(File, String), GuardError> {
+        for _ in 0..16 {
+            let mut short: String = stem.chars().take(40).collect();
+            short.retain(|c| c != '/' && c != '\\');
+            let random = sluice_core::id::base32(&sluice_core::random_bytes::<12>());
+            let name = format!(".{short}.sluice-tmp-{random}");
+            match OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .custom_flags(FILE_FLAG_OPEN_REPARSE_POINT)
+                .open(self.path.join(&name))
+            {
+                Ok(file) => return Ok((file, name)),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+                Err(e) => return Err(map_io(e, &self.rel)),
+            }
+        }
+        Err(GuardError::Io { path: self.rel.to_string(), kind: std::io::ErrorKind::AlreadyExists })
+    }
+
+    pub fn rename(
+        &self,
+        from: &str,
+        to_dir: &DirHandle,
+        to: &str,
+        replace: bool,
+    ) -> Result<(), GuardError> {
+        let rel = to_dir.rel.join(to)?;
+        let target = to_dir.path.join(to);
+        match fs::symlink_metadata(&target) {
+            Ok(meta) if !replace || (is_reparse(&meta) && meta.is_dir()) => {
+                return Err(GuardError::Io {
+                    path: rel.to_string(),
+                    kind: std::io::ErrorKind::AlreadyExists,
+                });
+            }
+            _ => {}
+        }
+        fs::rename(self.path.join(from), target).map_err(|e| map_io(e, &rel))
+    }
+
+    pub fn unlink(&self, name: &str) -> Result<(), GuardError> {
+        let rel = self.rel.join(name)?;
+        let path = self.path.join(name);
+        let meta = fs::symlink_metadata(&path).map_err(|e| map_io(e, &rel))?;
+        // A directory junction or symlink is removed with `remove_dir`, which deletes the
+        // link itself and never its target.
+        if meta.is_dir() {
+            fs::remove_dir(&path).map_err(|e| map_io(e, &rel))
+        } else {
+            fs::remove_file(&path).map_err(|e| map_io(e, &rel))
+        }
+    }
+
+    pub fn remove_dir(&self, name: &str) -> Result<(), GuardError> {
+        let rel = self.rel.join(name)?;
+        fs::remove_dir(self.path.join(name)).map_err(|e| map_io(e, &rel))
+    }
+
+    pub fn mkdir(&self, name: &str, _mode: u32) -> Result<(), GuardError> {
+        let rel = self.rel.join(name)?;
+        fs::create_dir(self.path.join(name)).map_err(|e| map_io(e, &rel))
+    }
+
+    pub fn read_link(&self, name: &str) -> Result<String, GuardError> {
+        let rel = self.rel.join(name)?;
+        let target = fs::read_link(self.path.join(name)).map_err(|e| map_io(e, &rel))?;
+        target
+            .into_os_string()
+            .into_string()
+            .map_err(|_| GuardError::invalid("a link has a non-UTF-8 target"))
+    }
+
+    /// Creating links needs a privilege on Windows; restoring a deleted link is unsupported.
+    pub fn symlink(&self, _target: &str, name: &str) -> Result<(), GuardError> {
+        let rel = self.rel.join(name)?;
+        Err(GuardError::Io { path: rel.to_string(), kind: std::io::ErrorKind::Unsupported })
+    }
+
+    /// Windows cannot flush a directory through `std`; NTFS journals its metadata.
+    pub fn sync(&self) -> Result<(), GuardError> {
+        Ok(())
+    }
+
+    pub fn free_space(&self) -> Option<u64> {
+        None
+    }
+}
+
 fn open_no_reparse(path: &Path, rel: &RelPath) -> Result<(File, Metadata), GuardError> {
     let file = OpenOptions::new()
         .read(true)
@@ -316,6 +422,8 @@ fn entry_meta(meta: &Metadata, path: &Path) -> EntryMeta {
         modified: meta.modified().ok(),
         readonly: meta.permissions().readonly(),
         id: FileId { dev: 0, ino: h.finish() },
+        mode: if meta.permissions().readonly() { 0o444 } else { 0o666 },
+        nlink: 1,
     }
 }
 

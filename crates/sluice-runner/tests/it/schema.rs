@@ -24,6 +24,17 @@ fn argument_schemas_are_documented_and_plain() {
     check_schema::<ReadFileArgs>(true);
     check_schema::<FindFilesArgs>(true);
     check_schema::<SearchTextArgs>(true);
+    check_schema::<WriteFileArgs>(true);
+    check_schema::<EditFileArgs>(true);
+    check_schema::<TextEdit>(true);
+    check_schema::<ApplyPatchArgs>(true);
+    check_schema::<MovePathArgs>(true);
+    check_schema::<CreateDirectoryArgs>(true);
+    check_schema::<DeletePathArgs>(true);
+    check_schema::<RestoreArgs>(true);
+    check_schema::<ListBackupsArgs>(true);
+    check_schema::<MutationOutput>(false);
+    check_schema::<ListBackupsOutput>(false);
     check_schema::<ListDirectoryOutput>(false);
     check_schema::<StatOutput>(false);
     check_schema::<ReadFileOutput>(false);

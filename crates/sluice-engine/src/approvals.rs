@@ -1,0 +1,245 @@
+//! The approval broker. A tool call whose policy says "ask" registers an approval for the exact
+//! planned action (its fingerprint) and waits; the human decides from the window, the tray or
+//! the CLI — possibly another process, so decisions travel through the database and the wait
+//! polls it (cheaply, by primary key) besides being woken in-process. Each approval is decided
+//! once; expiry, cancellation and pause all end it without running anything. Nothing a client
+//! sends can decide one: there is no MCP path to [`Engine::decide`].
+
+use std::time::Duration;
+
+use sluice_core::{ErrorCode, Failure, id::base32, random_bytes};
+use sluice_store::{ApprovalRecord, ApprovalState};
+use tokio_util::sync::CancellationToken;
+
+use crate::{AuditOutcome, Caller, Engine, EngineEvent, ProjectHandle, store_failure};
+
+/// How long an approval waits for the human by default.
+pub const DEFAULT_APPROVAL_TTL: Duration = Duration::from_secs(300);
+
+/// How often a waiting call looks for a decision made by another process.
+const POLL: Duration = Duration::from_millis(100);
+
+/// The human's decision.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Decision {
+    Approve,
+    Deny { reason: Option<String> },
+}
+
+/// What a tool call asks the human to approve.
+pub struct AskRequest<'a> {
+    pub caller: &'a Caller,
+    pub project: &'a ProjectHandle,
+    pub tool: &'a str,
+    /// The exact action, already safe to display (see `Plan::summary`).
+    pub summary: String,
+    pub fingerprint: [u8; 32],
+}
+
+/// How the wait ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AskOutcome {
+    Approved { id: String },
+    Denied { id: String, reason: Option<String> },
+    Expired { id: String },
+    Withdrawn { id: String },
+}
+
+impl AskOutcome {
+    /// The refusal to return to the assistant, if the action must not run.
+    pub fn refusal(&self) -> Option<Failure> {
+        match self {
+            AskOutcome::Approved { .. } => None,
+            AskOutcome::Denied { reason, .. } => Some(Failure::new(
+                ErrorCode::Denied,
+                match reason {
+                    Some(r) => format!("the user denied this action: {r}"),
+                    None => "the user denied this action".to_owned(),
+                },
+            )),
+            AskOutcome::Expired { .. } => Some(Failure::new(
+                ErrorCode::ApprovalExpired,
+                "the user did not answer the approval request in time; nothing was done",
+            )),
+            AskOutcome::Withdrawn { .. } => Some(Failure::new(
+                ErrorCode::Denied,
+                "the request was cancelled while waiting for approval; nothing was done",
+            )),
+        }
+    }
+}
+
+fn new_id() -> String {
+    format!("apr_{}", base32(&random_bytes::<10>()))
+}
+
+impl Engine {
+    /// Registers an approval and waits for its outcome. `progress` is called every few seconds
+    /// while waiting (the MCP layer turns it into progress notifications).
+    pub async fn ask(
+        &self,
+        req: AskRequest<'_>,
+        cancel: CancellationToken,
+        mut progress: impl FnMut(Duration),
+    ) -> Result<AskOutcome, Failure> {
+        let now = sluice_store::now_ms();
+        let ttl = i64::try_from(self.approval_ttl.as_millis()).unwrap_or(i64::MAX);
+        let record = ApprovalRecord {
+            id: new_id(),
+            project_id: req.project.id.clone(),
+            project_name: req.project.name.clone(),
+            token_id: req.caller.token_id.clone(),
+            token_label: req.caller.label.clone(),
+            tool: req.tool.to_owned(),
+            summary: req.summary,
+            fingerprint: req.fingerprint,
+            created_ms: now,
+            expires_ms: now.saturating_add(ttl),
+            state: ApprovalState::Pending,
+            decided_ms: None,
+            decided_by: None,
+        };
+        self.store.insert_approval(&record).map_err(store_failure)?;
+        let id = record.id.clone();
+        self.record_approval_audit(&record, "approval.requested", AuditOutcome::Ok, None);
+        self.emit(EngineEvent::ApprovalRequested { id: id.clone() });
+        let started = std::time::Instant::now();
+        let expires = tokio::time::Instant::now() + self.approval_ttl;
+        let mut last_progress = std::time::Instant::now();
+        loop {
+            if let Some(done) = self.outcome_of(&id)? {
+                return Ok(done);
+            }
+            let notified = self.decided.notified();
+            tokio::select! {
+                _ = notified => {}
+                _ = tokio::time::sleep(POLL) => {}
+                _ = tokio::time::sleep_until(expires) => {
+                    return self.finish(&id, ApprovalState::Expired, "expiry", AskOutcome::Expired { id: id.clone() });
+                }
+                _ = cancel.cancelled() => {
+                    return self.finish(&id, ApprovalState::Withdrawn, req.caller.label.as_str(), AskOutcome::Withdrawn { id: id.clone() });
+                }
+            }
+            if last_progress.elapsed() >= Duration::from_secs(5) {
+                last_progress = std::time::Instant::now();
+                progress(started.elapsed());
+            }
+        }
+    }
+
+    /// Ends a pending approval without a human decision (expiry, withdrawal); if the human
+    /// decided in the meantime, their decision stands.
+    fn finish(
+        &self,
+        id: &str,
+        state: ApprovalState,
+        by: &str,
+        outcome: AskOutcome,
+    ) -> Result<AskOutcome, Failure> {
+        if self.store.decide_approval(id, &state, by).map_err(store_failure)? {
+            if let Ok(Some(r)) = self.store.approval(id) {
+                self.record_approval_audit(
+                    &r,
+                    &format!("approval.{}", state.as_str()),
+                    AuditOutcome::Denied,
+                    None,
+                );
+            }
+            self.emit(EngineEvent::ApprovalDecided { id: id.to_owned(), state: state.as_str() });
+            return Ok(outcome);
+        }
+        Ok(self.outcome_of(id)?.unwrap_or(outcome))
+    }
+
+    fn outcome_of(&self, id: &str) -> Result<Option<AskOutcome>, Failure> {
+        let Some(r) = self.store.approval(id).map_err(store_failure)? else {
+            return Err(Failure::internal());
+        };
+        let id = id.to_owned();
+        Ok(match r.state {
+            ApprovalState::Pending => None,
+            ApprovalState::Approved => Some(AskOutcome::Approved { id }),
+            ApprovalState::Denied(reason) => Some(AskOutcome::Denied { id, reason }),
+            ApprovalState::Expired => Some(AskOutcome::Expired { id }),
+            ApprovalState::Withdrawn | ApprovalState::Aborted => Some(AskOutcome::Withdrawn { id }),
+        })
+    }
+
+    /// Pending approvals (oldest first), then recent decisions.
+    pub fn approvals(&self) -> Result<Vec<ApprovalRecord>, Failure> {
+        self.store.list_approvals(50).map_err(store_failure)
+    }
+
+    pub fn approval(&self, id: &str) -> Result<ApprovalRecord, Failure> {
+        self.store
+            .approval(id)
+            .map_err(store_failure)?
+            .ok_or_else(|| Failure::new(ErrorCode::NotFound, format!("no approval {id:?}")))
+    }
+
+    /// The human decides. Refused when the approval is no longer pending (decided, expired,
+    /// withdrawn) — each approval is used at most once — or when AI access is paused, since an
+    /// approval granted while paused would run on resume without the user looking again.
+    pub fn decide(
+        &self,
+        id: &str,
+        decision: Decision,
+        actor: &str,
+    ) -> Result<ApprovalRecord, Failure> {
+        let current = self.approval(id)?;
+        if current.state != ApprovalState::Pending {
+            return Err(Failure::new(
+                ErrorCode::Conflict,
+                format!(
+                    "approval {id} is already {}; each approval is decided once",
+                    current.state.as_str()
+                ),
+            ));
+        }
+        if current.expires_ms <= sluice_store::now_ms() {
+            return Err(Failure::new(ErrorCode::Conflict, format!("approval {id} has expired")));
+        }
+        if matches!(decision, Decision::Approve) && self.is_paused()? {
+            return Err(Failure::new(
+                ErrorCode::Paused,
+                "AI access is paused; resume it before approving (or deny the request)",
+            ));
+        }
+        let (state, outcome) = match &decision {
+            Decision::Approve => (ApprovalState::Approved, AuditOutcome::Ok),
+            Decision::Deny { reason } => {
+                let reason = reason.as_deref().map(crate::clean_reason).filter(|r| !r.is_empty());
+                (ApprovalState::Denied(reason), AuditOutcome::Denied)
+            }
+        };
+        if !self.store.decide_approval(id, &state, actor).map_err(store_failure)? {
+            return Err(Failure::new(
+                ErrorCode::Conflict,
+                format!("approval {id} was decided meanwhile"),
+            ));
+        }
+        let decided = self.approval(id)?;
+        self.record_human(
+            &format!("approval.{}", state.as_str()),
+            Some(&decided.project_id),
+            outcome,
+            None,
+        );
+        self.decided.notify_waiters();
+        self.emit(EngineEvent::ApprovalDecided { id: id.to_owned(), state: state.as_str() });
+        Ok(decided)
+    }
+
+    fn record_approval_audit(
+        &self,
+        r: &ApprovalRecord,
+        action: &str,
+        outcome: AuditOutcome,
+        code: Option<&str>,
+    ) {
+        let caller =
+            Caller { token_id: r.token_id.clone(), label: r.token_label.clone(), scope: None };
+        self.audit_request(&caller, action, Some(r.project_id.as_str()), outcome, code, 0, None);
+    }
+}

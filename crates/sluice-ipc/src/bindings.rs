@@ -1,0 +1,70 @@
+//! The TypeScript side of the IPC contract, generated from the DTOs: every type, the event
+//! channel's name, and a `Commands` map (command → argument object and result) that
+//! `ui/src/api.ts` is typed against. The committed copy lives in `ui/src/bindings/ipc.ts`; a
+//! test fails when it is stale (`UPDATE_BINDINGS=1 cargo test -p sluice-ipc` rewrites it).
+
+use ts_rs::{Config, TS};
+
+use crate::dto::*;
+
+/// Every command the window may call: name, argument object (TypeScript), result type.
+/// The Tauri shell registers exactly these (a test in the shell checks the list).
+pub const COMMANDS: &[(&str, &str, &str)] = &[
+    ("app_state", "Record<string, never>", "AppState"),
+    ("set_paused", "{ paused: boolean }", "AppState"),
+    ("list_projects", "Record<string, never>", "ProjectDto[]"),
+    ("add_project", "{ args: AddProject }", "ProjectDto"),
+    ("set_project_modes", "{ args: SetModes }", "ProjectDto"),
+    ("set_project_enabled", "{ id: string; enabled: boolean }", "ProjectDto"),
+    ("remove_project", "{ id: string }", "ProjectDto"),
+    ("set_shield", "{ id: string; patterns: string[] | null }", "ProjectDto"),
+    ("default_shield", "Record<string, never>", "string[]"),
+    ("list_tokens", "Record<string, never>", "TokenDto[]"),
+    ("create_token", "{ args: CreateToken }", "CreatedToken"),
+    ("revoke_token", "{ id: string }", "TokenDto"),
+    ("audit", "{ query: AuditQuery }", "AuditPage"),
+    ("verify_audit", "Record<string, never>", "ChainStatus"),
+];
+
+/// The full text of `ui/src/bindings/ipc.ts`.
+pub fn typescript() -> String {
+    let cfg = Config::default().with_large_int("number");
+    let decls = [
+        IpcError::decl(&cfg),
+        Access::decl(&cfg),
+        Exec::decl(&cfg),
+        SecretInfo::decl(&cfg),
+        AppState::decl(&cfg),
+        ProjectStatus::decl(&cfg),
+        ProjectDto::decl(&cfg),
+        AddProject::decl(&cfg),
+        SetModes::decl(&cfg),
+        ScopeEntry::decl(&cfg),
+        TokenDto::decl(&cfg),
+        CreateToken::decl(&cfg),
+        ClientSnippetDto::decl(&cfg),
+        CreatedToken::decl(&cfg),
+        Outcome::decl(&cfg),
+        AuditQuery::decl(&cfg),
+        AuditEntryDto::decl(&cfg),
+        AuditPage::decl(&cfg),
+        ChainStatus::decl(&cfg),
+        UiEvent::decl(&cfg),
+    ];
+    let mut out = String::from(
+        "// Generated from crates/sluice-ipc by `UPDATE_BINDINGS=1 cargo test -p sluice-ipc`.\n\
+         // Do not edit by hand: a test fails when this file is stale.\n\n",
+    );
+    for d in decls {
+        out.push_str("export ");
+        out.push_str(d.trim());
+        out.push_str("\n\n");
+    }
+    out.push_str(&format!("export const EVENT_CHANNEL = {EVENT_CHANNEL:?};\n\n"));
+    out.push_str("export type Commands = {\n");
+    for (name, args, result) in COMMANDS {
+        out.push_str(&format!("  {name}: {{ args: {args}; result: {result} }};\n"));
+    }
+    out.push_str("};\n");
+    out
+}

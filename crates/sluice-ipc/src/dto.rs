@@ -1,0 +1,365 @@
+//! The shapes that cross into the window. Field names are camelCase in TypeScript; times are
+//! milliseconds since the Unix epoch as plain numbers.
+
+use serde::{Deserialize, Serialize};
+use sluice_core::{AccessMode, ExecMode, ProjectState};
+use sluice_engine::{AuditEntry, AuditOutcome, Project, TokenRecord};
+use ts_rs::TS;
+
+/// Every error the window receives: a stable code to branch on and a message to show.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+pub struct IpcError {
+    pub code: String,
+    pub message: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "kebab-case")]
+pub enum Access {
+    ReadOnly,
+    ReadWrite,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "kebab-case")]
+pub enum Exec {
+    Off,
+    Safe,
+    Project,
+    Any,
+}
+
+impl From<AccessMode> for Access {
+    fn from(m: AccessMode) -> Access {
+        match m {
+            AccessMode::ReadOnly => Access::ReadOnly,
+            AccessMode::ReadWrite => Access::ReadWrite,
+        }
+    }
+}
+
+impl From<Access> for AccessMode {
+    fn from(m: Access) -> AccessMode {
+        match m {
+            Access::ReadOnly => AccessMode::ReadOnly,
+            Access::ReadWrite => AccessMode::ReadWrite,
+        }
+    }
+}
+
+impl From<ExecMode> for Exec {
+    fn from(m: ExecMode) -> Exec {
+        match m {
+            ExecMode::Off => Exec::Off,
+            ExecMode::Safe => Exec::Safe,
+            ExecMode::Project => Exec::Project,
+            ExecMode::Any => Exec::Any,
+        }
+    }
+}
+
+impl From<Exec> for ExecMode {
+    fn from(m: Exec) -> ExecMode {
+        match m {
+            Exec::Off => ExecMode::Off,
+            Exec::Safe => ExecMode::Safe,
+            Exec::Project => ExecMode::Project,
+            Exec::Any => ExecMode::Any,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct SecretInfo {
+    /// Whether the install secret lives in the OS keychain.
+    pub in_keychain: bool,
+    /// The keychain's name, or the fallback file's path.
+    pub location: String,
+    /// Why the keychain is not used, when it is not.
+    pub reason: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct AppState {
+    pub paused: bool,
+    pub emergency_stop_available: bool,
+    pub port: u16,
+    pub mcp_url: String,
+    pub data_dir: String,
+    pub secret: SecretInfo,
+    pub version: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "kebab-case")]
+pub enum ProjectStatus {
+    Available,
+    Disabled,
+    RootLost,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ProjectDto {
+    pub id: String,
+    pub name: String,
+    /// The folder on this computer (shown to the local user only; never sent to AI clients).
+    pub root: String,
+    pub access: Access,
+    pub exec: Exec,
+    pub status: ProjectStatus,
+    pub reason: Option<String>,
+    /// The project's own sensitive-file patterns; `null` means the defaults apply.
+    pub shield: Option<Vec<String>>,
+    #[ts(type = "number")]
+    pub created_ms: i64,
+}
+
+impl From<&Project> for ProjectDto {
+    fn from(p: &Project) -> ProjectDto {
+        let (status, reason) = match &p.state {
+            ProjectState::Available => (ProjectStatus::Available, None),
+            ProjectState::Disabled => (ProjectStatus::Disabled, None),
+            ProjectState::RootLost(r) => (ProjectStatus::RootLost, Some(r.clone())),
+        };
+        ProjectDto {
+            id: p.id.as_str().to_owned(),
+            name: p.name.clone(),
+            root: p.root.display().to_string(),
+            access: p.access.into(),
+            exec: p.exec.into(),
+            status,
+            reason,
+            shield: p.shield_patterns.clone(),
+            created_ms: p.created_ms,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct AddProject {
+    /// The folder's absolute path (from the picker or typed).
+    pub path: String,
+    /// Display name; the folder's name when empty.
+    pub name: Option<String>,
+    pub access: Access,
+    pub exec: Exec,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct SetModes {
+    pub id: String,
+    pub access: Option<Access>,
+    pub exec: Option<Exec>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ScopeEntry {
+    pub id: String,
+    /// The project's name, or `null` when the project was removed since.
+    pub name: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct TokenDto {
+    pub id: String,
+    pub label: String,
+    /// `null`: every project.
+    pub scope: Option<Vec<ScopeEntry>>,
+    #[ts(type = "number")]
+    pub created_ms: i64,
+    #[ts(type = "number | null")]
+    pub last_used_ms: Option<i64>,
+    #[ts(type = "number | null")]
+    pub expires_ms: Option<i64>,
+    #[ts(type = "number | null")]
+    pub revoked_ms: Option<i64>,
+}
+
+impl TokenDto {
+    pub(crate) fn new(t: &TokenRecord, names: &[(String, String)]) -> TokenDto {
+        TokenDto {
+            id: t.id.as_str().to_owned(),
+            label: t.label.clone(),
+            scope: t.scope.as_ref().map(|ids| {
+                ids.iter()
+                    .map(|id| ScopeEntry {
+                        id: id.as_str().to_owned(),
+                        name: name_of(names, id.as_str()),
+                    })
+                    .collect()
+            }),
+            created_ms: t.created_ms,
+            last_used_ms: t.last_used_ms,
+            expires_ms: t.expires_ms,
+            revoked_ms: t.revoked_ms,
+        }
+    }
+}
+
+fn name_of(names: &[(String, String)], id: &str) -> Option<String> {
+    names.iter().find(|(i, _)| i == id).map(|(_, n)| n.clone())
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct CreateToken {
+    pub label: String,
+    /// Project ids or names; `null` for every project.
+    pub scope: Option<Vec<String>>,
+    /// `null`: never expires.
+    pub expires_in_days: Option<u32>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ClientSnippetDto {
+    pub client: String,
+    pub title: String,
+    pub target: String,
+    pub text: String,
+    pub holds_token: bool,
+}
+
+/// A new token: the plaintext exists only in this value, shown once.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct CreatedToken {
+    pub token: TokenDto,
+    pub secret: String,
+    pub snippets: Vec<ClientSnippetDto>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "kebab-case")]
+pub enum Outcome {
+    Ok,
+    Denied,
+    Error,
+}
+
+impl From<Outcome> for AuditOutcome {
+    fn from(o: Outcome) -> AuditOutcome {
+        match o {
+            Outcome::Ok => AuditOutcome::Ok,
+            Outcome::Denied => AuditOutcome::Denied,
+            Outcome::Error => AuditOutcome::Error,
+        }
+    }
+}
+
+impl From<AuditOutcome> for Outcome {
+    fn from(o: AuditOutcome) -> Outcome {
+        match o {
+            AuditOutcome::Ok => Outcome::Ok,
+            AuditOutcome::Denied => Outcome::Denied,
+            AuditOutcome::Error => Outcome::Error,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct AuditQuery {
+    /// A project id or name.
+    pub project: Option<String>,
+    /// A token id.
+    pub token: Option<String>,
+    /// A tool or action name, matched exactly.
+    pub action: Option<String>,
+    pub outcome: Option<Outcome>,
+    pub limit: u32,
+    /// Entries older than this sequence number (paging back).
+    #[ts(type = "number | null")]
+    pub before_seq: Option<u64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct AuditEntryDto {
+    #[ts(type = "number")]
+    pub seq: u64,
+    #[ts(type = "number")]
+    pub time_ms: i64,
+    /// The token's label, or "local user".
+    pub actor: String,
+    pub by_assistant: bool,
+    pub token_id: Option<String>,
+    pub action: String,
+    pub project_id: Option<String>,
+    pub project_name: Option<String>,
+    pub outcome: Outcome,
+    pub error_code: Option<String>,
+    #[ts(type = "number | null")]
+    pub duration_ms: Option<u64>,
+}
+
+impl AuditEntryDto {
+    pub(crate) fn new(e: &AuditEntry, names: &[(String, String)]) -> AuditEntryDto {
+        let r = &e.record;
+        AuditEntryDto {
+            seq: e.seq,
+            time_ms: r.time_ms,
+            actor: r.actor.clone(),
+            by_assistant: matches!(r.actor_kind, sluice_engine::ActorKind::Mcp),
+            token_id: r.token_id.as_ref().map(|t| t.as_str().to_owned()),
+            action: r.action.clone(),
+            project_id: r.project_id.as_ref().map(|p| p.as_str().to_owned()),
+            project_name: r.project_id.as_ref().and_then(|p| name_of(names, p.as_str())),
+            outcome: r.outcome.into(),
+            error_code: r.error_code.clone(),
+            duration_ms: r.duration_ms,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct AuditPage {
+    pub entries: Vec<AuditEntryDto>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ChainStatus {
+    #[ts(type = "number")]
+    pub entries: u64,
+    pub intact: bool,
+    /// The first entry that does not verify.
+    #[ts(type = "number | null")]
+    pub break_at: Option<u64>,
+    pub break_reason: Option<String>,
+}
+
+/// Engine events, as the window receives them on the `engine-event` channel.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(tag = "kind", rename_all = "camelCase", rename_all_fields = "camelCase")]
+pub enum UiEvent {
+    ProjectsChanged,
+    TokensChanged,
+    AccessChanged {
+        paused: bool,
+    },
+    ProjectRootLost {
+        id: String,
+        reason: String,
+    },
+    /// An MCP client asks for something that needs the user's decision.
+    ApprovalRequested {
+        id: String,
+    },
+    /// An approval ended: `approved`, `denied`, `expired` or `withdrawn`.
+    ApprovalDecided {
+        id: String,
+        state: String,
+    },
+}
+
+/// The event channel's name, shared by the shell and the window.
+pub const EVENT_CHANNEL: &str = "engine-event";

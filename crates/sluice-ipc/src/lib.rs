@@ -1,0 +1,210 @@
+//! The desktop window's API: serializable DTOs and the commands over [`Engine`] that the Tauri
+//! shell exposes one-to-one. No `tauri` here, so every command is tested headless; the
+//! TypeScript types in `ui/src/bindings/` are generated from these structs (see [`bindings`]).
+//!
+//! DTOs are the wire format, not the engine's domain types: they carry what the window shows,
+//! with physical paths (the window is the local user's own) and never a token's hash.
+
+mod dto;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use sluice_core::{ErrorCode, Failure};
+use sluice_engine::{AuditFilter, Engine, EngineEvent, clients};
+
+pub use dto::*;
+
+/// What the commands need beyond the engine: facts about this process.
+#[derive(Debug, Clone)]
+pub struct Context {
+    /// The port the MCP server listens on (127.0.0.1).
+    pub port: u16,
+    /// The `sluice` binary stdio-only clients run (`sluice stdio`).
+    pub sluice_binary: PathBuf,
+    /// The app's version.
+    pub version: String,
+}
+
+type Res<T> = Result<T, IpcError>;
+
+impl From<Failure> for IpcError {
+    fn from(f: Failure) -> IpcError {
+        IpcError { code: f.code.as_str().to_owned(), message: f.message }
+    }
+}
+
+fn invalid(message: impl Into<String>) -> IpcError {
+    Failure::new(ErrorCode::InvalidArgument, message).into()
+}
+
+/// The state the top bar, the tray and Settings show.
+pub fn app_state(engine: &Engine, ctx: &Context) -> Res<AppState> {
+    let (source, reason) = engine.secret_source();
+    let keychain = match source {
+        sluice_engine::SecretSource::Keychain(name) => {
+            SecretInfo { in_keychain: true, location: name.clone(), reason: None }
+        }
+        sluice_engine::SecretSource::File(path) => SecretInfo {
+            in_keychain: false,
+            location: path.display().to_string(),
+            reason: reason.map(str::to_owned),
+        },
+    };
+    Ok(AppState {
+        paused: engine.is_paused()?,
+        // Emergency stop arrives with the jobs issue; the window shows it disabled until then.
+        emergency_stop_available: false,
+        port: ctx.port,
+        mcp_url: format!("http://127.0.0.1:{}/mcp", ctx.port),
+        data_dir: engine.data_dir().display().to_string(),
+        secret: keychain,
+        version: ctx.version.clone(),
+    })
+}
+
+pub fn set_paused(engine: &Engine, ctx: &Context, paused: bool) -> Res<AppState> {
+    engine.set_paused(paused)?;
+    app_state(engine, ctx)
+}
+
+pub fn list_projects(engine: &Engine) -> Res<Vec<ProjectDto>> {
+    Ok(engine.projects()?.iter().map(ProjectDto::from).collect())
+}
+
+pub fn add_project(engine: &Engine, args: AddProject) -> Res<ProjectDto> {
+    let path = args.path.trim();
+    if path.is_empty() {
+        return Err(invalid("choose a folder or type its full path"));
+    }
+    if !Path::new(path).is_absolute() {
+        return Err(invalid("type the folder's full path (for example /home/you/code/my-app)"));
+    }
+    let name = args.name.as_deref().map(str::trim).filter(|n| !n.is_empty());
+    let p = engine.add_project(Path::new(path), name, args.access.into(), args.exec.into())?;
+    Ok(ProjectDto::from(&p))
+}
+
+pub fn set_project_modes(engine: &Engine, args: SetModes) -> Res<ProjectDto> {
+    let p = engine.set_modes(&args.id, args.access.map(Into::into), args.exec.map(Into::into))?;
+    Ok(ProjectDto::from(&p))
+}
+
+pub fn set_project_enabled(engine: &Engine, id: &str, enabled: bool) -> Res<ProjectDto> {
+    let p = if enabled { engine.enable_project(id)? } else { engine.disable_project(id)? };
+    Ok(ProjectDto::from(&p))
+}
+
+pub fn remove_project(engine: &Engine, id: &str) -> Res<ProjectDto> {
+    Ok(ProjectDto::from(&engine.remove_project(id)?))
+}
+
+/// Replaces the shield list; `None` restores the defaults.
+pub fn set_shield(engine: &Engine, id: &str, patterns: Option<Vec<String>>) -> Res<ProjectDto> {
+    let patterns = patterns
+        .map(|ps| ps.into_iter().map(|p| p.trim().to_owned()).filter(|p| !p.is_empty()).collect());
+    Ok(ProjectDto::from(&engine.set_shield(id, patterns)?))
+}
+
+pub fn list_tokens(engine: &Engine) -> Res<Vec<TokenDto>> {
+    let names = project_names(engine)?;
+    Ok(engine.tokens()?.iter().map(|t| TokenDto::new(t, &names)).collect())
+}
+
+/// Longest expiry the window offers, to keep the arithmetic and the promise sane.
+const MAX_EXPIRY_DAYS: u32 = 3650;
+
+pub fn create_token(engine: &Engine, ctx: &Context, args: CreateToken) -> Res<CreatedToken> {
+    let expires_in = match args.expires_in_days {
+        None => None,
+        Some(0) => return Err(invalid("an expiry must be at least one day")),
+        Some(d) if d > MAX_EXPIRY_DAYS => {
+            return Err(invalid("an expiry can be at most ten years; choose \"never\" instead"));
+        }
+        Some(d) => Some(Duration::from_secs(u64::from(d) * 86_400)),
+    };
+    if args.scope.as_ref().is_some_and(Vec::is_empty) {
+        return Err(invalid("choose at least one project, or all projects"));
+    }
+    let (record, secret) = engine.create_token(&args.label, args.scope, expires_in)?;
+    let names = project_names(engine)?;
+    let endpoint = clients::Endpoint { port: ctx.port, token: &secret, binary: &ctx.sluice_binary };
+    let snippets = clients::all(&endpoint)
+        .into_iter()
+        .map(|s| ClientSnippetDto {
+            client: s.client.to_owned(),
+            title: s.title.to_owned(),
+            target: s.target.to_owned(),
+            text: s.text,
+            holds_token: s.holds_token,
+        })
+        .collect();
+    Ok(CreatedToken { token: TokenDto::new(&record, &names), secret, snippets })
+}
+
+pub fn revoke_token(engine: &Engine, id: &str) -> Res<TokenDto> {
+    let names = project_names(engine)?;
+    Ok(TokenDto::new(&engine.revoke_token(id)?, &names))
+}
+
+/// At most this many audit entries per page.
+const MAX_AUDIT_PAGE: u32 = 500;
+
+pub fn audit(engine: &Engine, query: AuditQuery) -> Res<AuditPage> {
+    let mut filter = AuditFilter::default();
+    if let Some(p) = query.project.as_deref().filter(|s| !s.is_empty()) {
+        filter.project_id = Some(engine.find_project(p)?.id);
+    }
+    if let Some(t) = query.token.as_deref().filter(|s| !s.is_empty()) {
+        filter.token_id =
+            Some(sluice_core::TokenId::parse(t).ok_or_else(|| invalid(format!("no token {t:?}")))?);
+    }
+    filter.outcome = query.outcome.map(Into::into);
+    let limit = query.limit.clamp(1, MAX_AUDIT_PAGE) as usize;
+    let names = project_names(engine)?;
+    let action = query.action.as_deref().filter(|s| !s.is_empty());
+    let entries = engine
+        .audit_list(&filter, limit, query.before_seq)?
+        .iter()
+        .map(|e| AuditEntryDto::new(e, &names))
+        .filter(|e| action.is_none_or(|a| e.action == a))
+        .collect();
+    Ok(AuditPage { entries })
+}
+
+pub fn verify_audit(engine: &Engine) -> Res<ChainStatus> {
+    let r = engine.audit_verify()?;
+    Ok(ChainStatus {
+        entries: r.entries,
+        intact: r.intact,
+        break_at: r.first_break.as_ref().map(|b| b.seq),
+        break_reason: r.first_break.map(|b| b.reason),
+    })
+}
+
+/// The default sensitive-file patterns, shown beside a project's own list.
+pub fn default_shield() -> Vec<String> {
+    sluice_engine::default_shield_patterns()
+}
+
+/// An engine event as the window receives it.
+pub fn event(e: &EngineEvent) -> UiEvent {
+    match e {
+        EngineEvent::ProjectsChanged => UiEvent::ProjectsChanged,
+        EngineEvent::TokensChanged => UiEvent::TokensChanged,
+        EngineEvent::AccessChanged { paused } => UiEvent::AccessChanged { paused: *paused },
+        EngineEvent::ProjectRootLost { id, reason } => {
+            UiEvent::ProjectRootLost { id: id.as_str().to_owned(), reason: reason.clone() }
+        }
+        EngineEvent::ApprovalRequested { id } => UiEvent::ApprovalRequested { id: id.clone() },
+        EngineEvent::ApprovalDecided { id, state } => {
+            UiEvent::ApprovalDecided { id: id.clone(), state: (*state).to_owned() }
+        }
+    }
+}
+
+fn project_names(engine: &Engine) -> Res<Vec<(String, String)>> {
+    Ok(engine.projects()?.into_iter().map(|p| (p.id.as_str().to_owned(), p.name)).collect())
+}
+
+pub mod bindings;

@@ -1,0 +1,227 @@
+//! Each command against a real engine (SQLite in a temp folder, the file-based secret).
+
+use std::path::PathBuf;
+
+use sluice_engine::{Engine, EngineConfig, SecretPreference};
+use sluice_ipc::*;
+
+struct Fixture {
+    _tmp: tempfile::TempDir,
+    folder: PathBuf,
+    engine: Engine,
+    ctx: Context,
+}
+
+fn fixture() -> Fixture {
+    let tmp = tempfile::tempdir().unwrap();
+    let folder = tmp.path().join("my-app");
+    std::fs::create_dir(&folder).unwrap();
+    std::fs::write(folder.join("README.md"), "hello\n").unwrap();
+    let engine =
+        Engine::open(&EngineConfig::new(tmp.path().join("data"), SecretPreference::FileOnly))
+            .unwrap();
+    let ctx = Context {
+        port: 4321,
+        sluice_binary: PathBuf::from("/opt/sluice/sluice"),
+        version: "9.9.9".into(),
+    };
+    Fixture { _tmp: tmp, folder, engine, ctx }
+}
+
+fn add(f: &Fixture) -> ProjectDto {
+    add_project(
+        &f.engine,
+        AddProject {
+            path: f.folder.display().to_string(),
+            name: None,
+            access: Access::ReadOnly,
+            exec: Exec::Off,
+        },
+    )
+    .unwrap()
+}
+
+#[test]
+fn state_reports_port_secret_and_pause() {
+    let f = fixture();
+    let s = app_state(&f.engine, &f.ctx).unwrap();
+    assert!(!s.paused);
+    assert!(!s.emergency_stop_available);
+    assert_eq!(s.mcp_url, "http://127.0.0.1:4321/mcp");
+    assert!(!s.secret.in_keychain);
+    assert_eq!(s.version, "9.9.9");
+    let s = set_paused(&f.engine, &f.ctx, true).unwrap();
+    assert!(s.paused);
+    assert!(f.engine.check_access().is_err());
+    assert!(!set_paused(&f.engine, &f.ctx, false).unwrap().paused);
+}
+
+#[test]
+fn authorize_change_disable_remove_a_project() {
+    let f = fixture();
+    let p = add(&f);
+    assert_eq!(p.name, "my-app");
+    assert_eq!(
+        (p.access, p.exec, p.status),
+        (Access::ReadOnly, Exec::Off, ProjectStatus::Available)
+    );
+    assert_eq!(list_projects(&f.engine).unwrap(), vec![p.clone()]);
+
+    let p = set_project_modes(
+        &f.engine,
+        SetModes { id: p.id.clone(), access: Some(Access::ReadWrite), exec: None },
+    )
+    .unwrap();
+    assert_eq!(p.access, Access::ReadWrite);
+    let p = set_project_enabled(&f.engine, &p.id, false).unwrap();
+    assert_eq!(p.status, ProjectStatus::Disabled);
+    let p = set_project_enabled(&f.engine, &p.id, true).unwrap();
+    assert_eq!(p.status, ProjectStatus::Available);
+
+    let p = set_shield(&f.engine, &p.id, Some(vec![" *.key ".into(), String::new()])).unwrap();
+    assert_eq!(p.shield, Some(vec!["*.key".to_owned()]));
+    let p = set_shield(&f.engine, &p.id, None).unwrap();
+    assert_eq!(p.shield, None);
+    assert!(default_shield().iter().any(|s| s.contains(".env")));
+
+    remove_project(&f.engine, &p.id).unwrap();
+    assert!(list_projects(&f.engine).unwrap().is_empty());
+}
+
+#[test]
+fn errors_cross_as_code_and_message() {
+    let f = fixture();
+    let relative = AddProject {
+        path: "code/my-app".into(),
+        name: None,
+        access: Access::ReadOnly,
+        exec: Exec::Off,
+    };
+    let e = add_project(&f.engine, relative).unwrap_err();
+    assert_eq!(e.code, "invalid_argument");
+    let e = add_project(
+        &f.engine,
+        AddProject { path: "/".into(), name: None, access: Access::ReadOnly, exec: Exec::Off },
+    )
+    .unwrap_err();
+    assert!(!e.code.is_empty() && !e.message.is_empty(), "{e:?}");
+    // Execution that changes files needs read-write access.
+    let e = add_project(
+        &f.engine,
+        AddProject {
+            path: f.folder.display().to_string(),
+            name: None,
+            access: Access::ReadOnly,
+            exec: Exec::Any,
+        },
+    )
+    .unwrap_err();
+    assert_eq!(e.code, "invalid_argument");
+    assert_eq!(remove_project(&f.engine, "nope").unwrap_err().code, "project_not_found");
+    let json = serde_json::to_value(&e).unwrap();
+    assert_eq!(json.as_object().unwrap().len(), 2, "{json}");
+}
+
+#[test]
+fn create_list_and_revoke_a_token() {
+    let f = fixture();
+    let p = add(&f);
+    let created = create_token(
+        &f.engine,
+        &f.ctx,
+        CreateToken {
+            label: "Cursor".into(),
+            scope: Some(vec![p.name.clone()]),
+            expires_in_days: Some(30),
+        },
+    )
+    .unwrap();
+    assert!(created.secret.starts_with("slc_"));
+    assert!(f.engine.authenticate(&created.secret).is_ok());
+    let scope = created.token.scope.clone().unwrap();
+    assert_eq!(scope[0].name.as_deref(), Some("my-app"));
+    assert!(created.token.expires_ms.is_some());
+    let ids: Vec<_> = created.snippets.iter().map(|s| s.client.as_str()).collect();
+    assert!(ids.contains(&"cursor") && ids.contains(&"claude-desktop"), "{ids:?}");
+    let cursor = created.snippets.iter().find(|s| s.client == "cursor").unwrap();
+    assert!(cursor.text.contains(&created.secret) && cursor.text.contains(":4321/mcp"));
+    let desktop = created.snippets.iter().find(|s| s.client == "claude-desktop").unwrap();
+    assert!(desktop.text.contains("/opt/sluice/sluice"));
+
+    let listed = list_tokens(&f.engine).unwrap();
+    assert_eq!(listed.len(), 1);
+    assert_eq!(listed[0].id, created.token.id);
+    assert!(listed[0].last_used_ms.is_some(), "authenticating above counts as a use");
+    // The list never carries the secret.
+    assert!(!serde_json::to_string(&listed).unwrap().contains(&created.secret));
+
+    let revoked = revoke_token(&f.engine, &created.token.id).unwrap();
+    assert!(revoked.revoked_ms.is_some());
+    assert!(f.engine.authenticate(&created.secret).is_err());
+}
+
+#[test]
+fn token_arguments_are_checked() {
+    let f = fixture();
+    let bad = |label: &str, scope: Option<Vec<String>>, days: Option<u32>| {
+        create_token(
+            &f.engine,
+            &f.ctx,
+            CreateToken { label: label.into(), scope, expires_in_days: days },
+        )
+        .unwrap_err()
+        .code
+    };
+    assert_eq!(bad("x", None, Some(0)), "invalid_argument");
+    assert_eq!(bad("x", None, Some(100_000)), "invalid_argument");
+    assert_eq!(bad("x", Some(vec![]), None), "invalid_argument");
+    assert_eq!(bad("", None, None), "invalid_argument");
+    assert_eq!(bad("x\u{202e}", None, None), "invalid_argument");
+    assert_eq!(bad("x", Some(vec!["nope".into()]), None), "project_not_found");
+}
+
+#[test]
+fn audit_lists_filters_and_verifies() {
+    let f = fixture();
+    let p = add(&f);
+    set_paused(&f.engine, &f.ctx, true).unwrap();
+    set_paused(&f.engine, &f.ctx, false).unwrap();
+    let q = |action: Option<&str>, project: Option<&str>| AuditQuery {
+        project: project.map(str::to_owned),
+        token: None,
+        action: action.map(str::to_owned),
+        outcome: None,
+        limit: 100,
+        before_seq: None,
+    };
+    let all = audit(&f.engine, q(None, None)).unwrap().entries;
+    let actions: Vec<_> = all.iter().map(|e| e.action.as_str()).collect();
+    assert_eq!(actions, ["resume", "pause", "project.add"], "newest first");
+    assert!(all.iter().all(|e| e.actor == "local user" && !e.by_assistant));
+    let added = audit(&f.engine, q(None, Some(&p.name))).unwrap().entries;
+    assert_eq!(added.len(), 1);
+    assert_eq!(added[0].project_name.as_deref(), Some("my-app"));
+    assert_eq!(audit(&f.engine, q(Some("pause"), None)).unwrap().entries.len(), 1);
+    let chain = verify_audit(&f.engine).unwrap();
+    assert!(chain.intact && chain.entries == 3 && chain.break_at.is_none());
+}
+
+#[test]
+fn engine_events_become_ui_events() {
+    let f = fixture();
+    let mut rx = f.engine.subscribe();
+    set_paused(&f.engine, &f.ctx, true).unwrap();
+    let e = event(&rx.try_recv().unwrap());
+    assert_eq!(e, UiEvent::AccessChanged { paused: true });
+    assert_eq!(
+        serde_json::to_value(&e).unwrap(),
+        serde_json::json!({"kind": "accessChanged", "paused": true})
+    );
+    add(&f);
+    // The engine may repeat an access event when it reloads its cache; the window treats
+    // events as "redraw this", so repeats are harmless.
+    let next = std::iter::from_fn(|| rx.try_recv().ok())
+        .map(|e| event(&e))
+        .find(|e| *e != UiEvent::AccessChanged { paused: true });
+    assert_eq!(next, Some(UiEvent::ProjectsChanged));
+}

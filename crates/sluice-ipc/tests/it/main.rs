@@ -1,0 +1,5 @@
+//! The window's commands over a real engine in a temp folder, and the freshness of the
+//! generated TypeScript bindings.
+
+mod bindings;
+mod commands;

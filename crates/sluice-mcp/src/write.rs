@@ -1,0 +1,352 @@
+//! The tools that change files. Each goes through one path, [`SluiceServer::change`]: plan the
+//! exact action (resolved targets, identities, hashes), ask the user when the project's policy
+//! says so, re-plan after the decision and refuse if anything differs from what was approved,
+//! check pause once more, then commit. Only read-write projects accept any of them.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use rmcp::handler::server::common::{Extension, schema_for_output};
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::{CallToolResult, ProgressNotificationParam, RequestMetaObject};
+use rmcp::{ErrorData, Peer, RoleServer, tool, tool_router};
+use sluice_core::{AccessMode, ErrorCode, Failure};
+use sluice_engine::{AskRequest, Caller};
+use sluice_runner::{
+    ApplyPatchArgs, CreateDirectoryArgs, DeletePathArgs, EditFileArgs, ListBackupsArgs,
+    ListBackupsOutput, MovePathArgs, MutationOutput, Mutations, Plan, RestoreArgs, RunnerError,
+    WriteFileArgs,
+};
+use tokio_util::sync::CancellationToken;
+
+use crate::server::{ProjectCall, SluiceServer, failed, succeeded};
+
+/// Where a waiting call reports progress, when the client asked for it.
+struct Progress {
+    peer: Peer<RoleServer>,
+    meta: RequestMetaObject,
+}
+
+fn runner_failure(e: RunnerError) -> Failure {
+    use sluice_core::Coded;
+    Failure::new(e.code(), e.to_string())
+}
+
+impl SluiceServer {
+    /// Plans, asks when the policy says so, re-checks, and commits one change.
+    async fn change<F>(
+        &self,
+        caller: &Caller,
+        project: &str,
+        tool: &'static str,
+        cancel: CancellationToken,
+        progress: Progress,
+        plan: F,
+    ) -> Result<CallToolResult, ErrorData>
+    where
+        F: Fn(&Mutations) -> Result<Plan, RunnerError> + Send + Sync + 'static,
+    {
+        match self.change_inner(caller, project, tool, cancel, progress, Arc::new(plan)).await {
+            Ok(output) => Ok(succeeded(&output)),
+            Err(failure) => Ok(failed(&failure)),
+        }
+    }
+
+    async fn change_inner<F>(
+        &self,
+        caller: &Caller,
+        project: &str,
+        tool: &'static str,
+        cancel: CancellationToken,
+        progress: Progress,
+        plan: Arc<F>,
+    ) -> Result<MutationOutput, Failure>
+    where
+        F: Fn(&Mutations) -> Result<Plan, RunnerError> + Send + Sync + 'static,
+    {
+        let engine = self.engine();
+        let handle = engine.project(caller, project)?;
+        if handle.access != AccessMode::ReadWrite {
+            return Err(Failure::new(
+                ErrorCode::ReadOnlyProject,
+                format!(
+                    "project {:?} is read-only; only the user can make it read-write in Sluice",
+                    handle.name
+                ),
+            ));
+        }
+        let mutations = engine.mutations(&handle)?;
+        let planned = blocking(&mutations, &plan).await?;
+        let ask = (planned.deletes && handle.ask_deletes) || (planned.writes && handle.ask_writes);
+        let planned = if ask {
+            let request = AskRequest {
+                caller,
+                project: &handle,
+                tool,
+                summary: planned.summary(),
+                fingerprint: planned.fingerprint,
+            };
+            let token = progress.meta.get_progress_token();
+            let peer = progress.peer.clone();
+            let summary = request.summary.clone();
+            let outcome = engine
+                .ask(request, cancel, move |waited: Duration| {
+                    if let Some(token) = token.clone() {
+                        let peer = peer.clone();
+                        let param = ProgressNotificationParam::new(token, waited.as_secs_f64())
+                            .with_message(format!("waiting for the user to approve: {summary}"));
+                        tokio::spawn(async move {
+                            let _ = peer.notify_progress(param).await;
+                        });
+                    }
+                })
+                .await?;
+            if let Some(refusal) = outcome.refusal() {
+                return Err(refusal);
+            }
+            // What runs must be exactly what was approved: plan again and compare.
+            let again = blocking(&mutations, &plan).await?;
+            if again.fingerprint != planned.fingerprint {
+                return Err(Failure::new(
+                    ErrorCode::Conflict,
+                    "the files changed after the user approved this action, so nothing was done; \
+                     look again and retry",
+                ));
+            }
+            again
+        } else {
+            planned
+        };
+        // A pause that landed while planning or waiting stops the change here.
+        engine.check_access()?;
+        let m = mutations.clone();
+        tokio::task::spawn_blocking(move || m.commit(&planned))
+            .await
+            .map_err(|_| Failure::internal())?
+            .map_err(runner_failure)
+    }
+}
+
+async fn blocking<F>(mutations: &Arc<Mutations>, plan: &Arc<F>) -> Result<Plan, Failure>
+where
+    F: Fn(&Mutations) -> Result<Plan, RunnerError> + Send + Sync + 'static,
+{
+    let (m, f) = (mutations.clone(), plan.clone());
+    tokio::task::spawn_blocking(move || f(&m))
+        .await
+        .map_err(|_| Failure::internal())?
+        .map_err(runner_failure)
+}
+
+#[tool_router(router = write_tools, vis = "pub(crate)")]
+impl SluiceServer {
+    #[tool(
+        description = "Create a file, or replace one: replacing needs `expected_hash`, the hash \
+        read_file returned, so you never overwrite changes you have not seen. Read-write \
+        projects only; the previous content is backed up and can be restored.",
+        annotations(read_only_hint = false, destructive_hint = true, idempotent_hint = false, open_world_hint = false),
+        output_schema = schema_for_output::<MutationOutput>()
+    )]
+    async fn write_file(
+        &self,
+        Extension(caller): Extension<Caller>,
+        cancel: CancellationToken,
+        peer: Peer<RoleServer>,
+        meta: RequestMetaObject,
+        Parameters(call): Parameters<ProjectCall<WriteFileArgs>>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let args = call.args;
+        self.change(
+            &caller,
+            &call.project,
+            "write_file",
+            cancel,
+            Progress { peer, meta },
+            move |m| m.plan_write_file(&args),
+        )
+        .await
+    }
+
+    #[tool(
+        description = "Edit a text file by exact replacements: each `old_text` must occur \
+        exactly once (or set `replace_all`). All edits apply or none. Encoding and line endings \
+        are kept.",
+        annotations(read_only_hint = false, destructive_hint = true, idempotent_hint = false, open_world_hint = false),
+        output_schema = schema_for_output::<MutationOutput>()
+    )]
+    async fn edit_file(
+        &self,
+        Extension(caller): Extension<Caller>,
+        cancel: CancellationToken,
+        peer: Peer<RoleServer>,
+        meta: RequestMetaObject,
+        Parameters(call): Parameters<ProjectCall<EditFileArgs>>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let args = call.args;
+        self.change(
+            &caller,
+            &call.project,
+            "edit_file",
+            cancel,
+            Progress { peer, meta },
+            move |m| m.plan_edit_file(&args),
+        )
+        .await
+    }
+
+    #[tool(
+        description = "Apply a multi-file patch, all or nothing: a unified diff as `git diff` \
+        prints it, or a `*** Begin Patch` … `*** End Patch` envelope (Add/Update/Delete File, \
+        Move to). Everything is checked before the first byte changes.",
+        annotations(read_only_hint = false, destructive_hint = true, idempotent_hint = false, open_world_hint = false),
+        output_schema = schema_for_output::<MutationOutput>()
+    )]
+    async fn apply_patch(
+        &self,
+        Extension(caller): Extension<Caller>,
+        cancel: CancellationToken,
+        peer: Peer<RoleServer>,
+        meta: RequestMetaObject,
+        Parameters(call): Parameters<ProjectCall<ApplyPatchArgs>>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let args = call.args;
+        self.change(
+            &caller,
+            &call.project,
+            "apply_patch",
+            cancel,
+            Progress { peer, meta },
+            move |m| m.plan_apply_patch(&args),
+        )
+        .await
+    }
+
+    #[tool(
+        description = "Move or rename a file or folder inside the project. Overwriting an \
+        existing file needs its `expected_hash`.",
+        annotations(read_only_hint = false, destructive_hint = true, idempotent_hint = false, open_world_hint = false),
+        output_schema = schema_for_output::<MutationOutput>()
+    )]
+    async fn move_path(
+        &self,
+        Extension(caller): Extension<Caller>,
+        cancel: CancellationToken,
+        peer: Peer<RoleServer>,
+        meta: RequestMetaObject,
+        Parameters(call): Parameters<ProjectCall<MovePathArgs>>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let args = call.args;
+        self.change(
+            &caller,
+            &call.project,
+            "move_path",
+            cancel,
+            Progress { peer, meta },
+            move |m| m.plan_move_path(&args),
+        )
+        .await
+    }
+
+    #[tool(
+        description = "Create a folder (and its parents with `parents`).",
+        annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = false),
+        output_schema = schema_for_output::<MutationOutput>()
+    )]
+    async fn create_directory(
+        &self,
+        Extension(caller): Extension<Caller>,
+        cancel: CancellationToken,
+        peer: Peer<RoleServer>,
+        meta: RequestMetaObject,
+        Parameters(call): Parameters<ProjectCall<CreateDirectoryArgs>>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let args = call.args;
+        self.change(
+            &caller,
+            &call.project,
+            "create_directory",
+            cancel,
+            Progress { peer, meta },
+            move |m| m.plan_create_directory(&args),
+        )
+        .await
+    }
+
+    #[tool(
+        description = "Delete a file, or a folder with `recursive`. Usually asks the user first \
+        (the call waits for the decision); everything deleted is backed up and can be restored.",
+        annotations(read_only_hint = false, destructive_hint = true, idempotent_hint = false, open_world_hint = false),
+        output_schema = schema_for_output::<MutationOutput>()
+    )]
+    async fn delete_path(
+        &self,
+        Extension(caller): Extension<Caller>,
+        cancel: CancellationToken,
+        peer: Peer<RoleServer>,
+        meta: RequestMetaObject,
+        Parameters(call): Parameters<ProjectCall<DeletePathArgs>>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let args = call.args;
+        self.change(
+            &caller,
+            &call.project,
+            "delete_path",
+            cancel,
+            Progress { peer, meta },
+            move |m| m.plan_delete_path(&args),
+        )
+        .await
+    }
+
+    #[tool(
+        description = "Undo one earlier change by its `operation_id` (every change returns one), \
+        restoring the exact previous bytes and modes. Refused if the files changed since.",
+        annotations(read_only_hint = false, destructive_hint = true, idempotent_hint = false, open_world_hint = false),
+        output_schema = schema_for_output::<MutationOutput>()
+    )]
+    async fn restore(
+        &self,
+        Extension(caller): Extension<Caller>,
+        cancel: CancellationToken,
+        peer: Peer<RoleServer>,
+        meta: RequestMetaObject,
+        Parameters(call): Parameters<ProjectCall<RestoreArgs>>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let args = call.args;
+        self.change(&caller, &call.project, "restore", cancel, Progress { peer, meta }, move |m| {
+            m.plan_restore(&args)
+        })
+        .await
+    }
+
+    #[tool(
+        description = "List the backups of earlier changes in a project (newest first), with \
+        the operation ids that `restore` takes.",
+        annotations(read_only_hint = true, open_world_hint = false),
+        output_schema = schema_for_output::<ListBackupsOutput>()
+    )]
+    async fn list_backups(
+        &self,
+        Extension(caller): Extension<Caller>,
+        Parameters(call): Parameters<ProjectCall<ListBackupsArgs>>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let engine = self.engine().clone();
+        let args = call.args;
+        self.in_project(&caller, &call.project, move |p| {
+            let m = engine.mutations(p).map_err(FailureError)?;
+            m.list_backups(&args).map_err(|e| FailureError(runner_failure(e)))
+        })
+        .await
+    }
+}
+
+/// Lets a `Failure` travel where a `Coded` error is expected.
+#[derive(Debug, thiserror::Error)]
+#[error("{}", .0.message)]
+struct FailureError(Failure);
+
+impl sluice_core::Coded for FailureError {
+    fn code(&self) -> ErrorCode {
+        self.0.code
+    }
+}

@@ -1,0 +1,177 @@
+//! Approvals: one row per "ask". The engine creates a row when a tool call's policy says ask,
+//! the human decides it (window, tray or CLI — possibly from another process, which is why the
+//! decision goes through the database), and the waiting call reads the outcome. A decision is a
+//! conditional update from `pending`, so each approval is decided once.
+
+use rusqlite::{OptionalExtension, Row, params};
+use sluice_core::{ProjectId, TokenId};
+
+use crate::projects::decode_error;
+use crate::{Store, StoreError, now_ms};
+
+/// How an approval ended, or that it has not yet.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ApprovalState {
+    Pending,
+    Approved,
+    /// Denied by the user, with the reason they gave (returned to the assistant).
+    Denied(Option<String>),
+    Expired,
+    /// The client cancelled or went away while waiting.
+    Withdrawn,
+    /// The engine stopped while it was pending; never acted on.
+    Aborted,
+}
+
+impl ApprovalState {
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            ApprovalState::Pending => "pending",
+            ApprovalState::Approved => "approved",
+            ApprovalState::Denied(_) => "denied",
+            ApprovalState::Expired => "expired",
+            ApprovalState::Withdrawn => "withdrawn",
+            ApprovalState::Aborted => "aborted",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApprovalRecord {
+    pub id: String,
+    pub project_id: ProjectId,
+    pub project_name: String,
+    pub token_id: TokenId,
+    pub token_label: String,
+    pub tool: String,
+    pub summary: String,
+    pub fingerprint: [u8; 32],
+    pub created_ms: i64,
+    pub expires_ms: i64,
+    pub state: ApprovalState,
+    pub decided_ms: Option<i64>,
+    pub decided_by: Option<String>,
+}
+
+const COLUMNS: &str = "id, project_id, project_name, token_id, token_label, tool, summary, \
+                       fingerprint, created_ms, expires_ms, state, decided_ms, decided_by, reason";
+
+fn approval_from_row(r: &Row<'_>) -> rusqlite::Result<ApprovalRecord> {
+    let project: String = r.get(1)?;
+    let token: String = r.get(3)?;
+    let fingerprint: Vec<u8> = r.get(7)?;
+    let state: String = r.get(10)?;
+    let reason: Option<String> = r.get(13)?;
+    Ok(ApprovalRecord {
+        id: r.get(0)?,
+        project_id: ProjectId::parse(&project)
+            .ok_or_else(|| decode_error(1, format!("bad project id {project:?}")))?,
+        project_name: r.get(2)?,
+        token_id: TokenId::parse(&token)
+            .ok_or_else(|| decode_error(3, format!("bad token id {token:?}")))?,
+        token_label: r.get(4)?,
+        tool: r.get(5)?,
+        summary: r.get(6)?,
+        fingerprint: fingerprint
+            .try_into()
+            .map_err(|_| decode_error(7, "fingerprint is not 32 bytes".into()))?,
+        created_ms: r.get(8)?,
+        expires_ms: r.get(9)?,
+        state: match state.as_str() {
+            "pending" => ApprovalState::Pending,
+            "approved" => ApprovalState::Approved,
+            "denied" => ApprovalState::Denied(reason),
+            "expired" => ApprovalState::Expired,
+            "withdrawn" => ApprovalState::Withdrawn,
+            "aborted" => ApprovalState::Aborted,
+            other => return Err(decode_error(10, format!("bad approval state {other:?}"))),
+        },
+        decided_ms: r.get(11)?,
+        decided_by: r.get(12)?,
+    })
+}
+
+impl Store {
+    pub fn insert_approval(&self, a: &ApprovalRecord) -> Result<(), StoreError> {
+        self.conn().execute(
+            &format!("INSERT INTO approvals ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, 'pending', NULL, NULL, NULL)"),
+            params![
+                a.id,
+                a.project_id.as_str(),
+                a.project_name,
+                a.token_id.as_str(),
+                a.token_label,
+                a.tool,
+                a.summary,
+                a.fingerprint.as_slice(),
+                a.created_ms,
+                a.expires_ms,
+            ],
+        )?;
+        Ok(())
+    }
+
+    pub fn approval(&self, id: &str) -> Result<Option<ApprovalRecord>, StoreError> {
+        Ok(self
+            .conn()
+            .query_row(
+                &format!("SELECT {COLUMNS} FROM approvals WHERE id = ?1"),
+                [id],
+                approval_from_row,
+            )
+            .optional()?)
+    }
+
+    /// Pending approvals first (oldest first), then the most recent decided ones.
+    pub fn list_approvals(&self, decided_limit: usize) -> Result<Vec<ApprovalRecord>, StoreError> {
+        let conn = self.conn();
+        let mut out: Vec<ApprovalRecord> = conn
+            .prepare(&format!(
+                "SELECT {COLUMNS} FROM approvals WHERE state = 'pending' ORDER BY created_ms, id"
+            ))?
+            .query_map([], approval_from_row)?
+            .collect::<Result<_, _>>()?;
+        let decided: Vec<ApprovalRecord> = conn
+            .prepare(&format!(
+                "SELECT {COLUMNS} FROM approvals WHERE state != 'pending'
+                 ORDER BY coalesce(decided_ms, created_ms) DESC, id LIMIT ?1"
+            ))?
+            .query_map([decided_limit.min(1000) as i64], approval_from_row)?
+            .collect::<Result<_, _>>()?;
+        out.extend(decided);
+        Ok(out)
+    }
+
+    /// Moves a pending approval to its final state. Returns `false` (and changes nothing) when it
+    /// was no longer pending: a decision is taken once.
+    pub fn decide_approval(
+        &self,
+        id: &str,
+        state: &ApprovalState,
+        decided_by: &str,
+    ) -> Result<bool, StoreError> {
+        if matches!(state, ApprovalState::Pending) {
+            return Err(StoreError::Invalid("a decision cannot be `pending`".into()));
+        }
+        let reason = match state {
+            ApprovalState::Denied(reason) => reason.clone(),
+            _ => None,
+        };
+        let n = self.conn().execute(
+            "UPDATE approvals SET state = ?2, decided_ms = ?3, decided_by = ?4, reason = ?5
+             WHERE id = ?1 AND state = 'pending'",
+            params![id, state.as_str(), now_ms(), decided_by, reason],
+        )?;
+        Ok(n == 1)
+    }
+
+    /// Marks every pending approval `aborted`: called when an engine starts, since no call can
+    /// still be waiting for one made by a previous process.
+    pub fn abort_pending_approvals(&self) -> Result<usize, StoreError> {
+        Ok(self.conn().execute(
+            "UPDATE approvals SET state = 'aborted', decided_ms = ?1, decided_by = 'engine restart'
+             WHERE state = 'pending'",
+            [now_ms()],
+        )?)
+    }
+}

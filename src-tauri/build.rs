@@ -1,0 +1,12 @@
+//! Generates the app's ACL: one `allow-<command>` permission per command, so a window gets
+//! only the commands its capability lists (SECURITY-CASES UI-04).
+
+include!("src/command_names.rs");
+
+fn main() {
+    tauri_build::try_build(
+        tauri_build::Attributes::new()
+            .app_manifest(tauri_build::AppManifest::new().commands(COMMAND_NAMES)),
+    )
+    .expect("tauri build script");
+}

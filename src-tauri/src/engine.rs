@@ -1,0 +1,106 @@
+//! Starts the engine and its MCP server in this process, exactly as `sluice serve` does, and
+//! forwards engine events to the window and the tray.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use anyhow::{Context as _, Result};
+use sluice_engine::{DEFAULT_PORT, Engine, EngineConfig, SecretPreference};
+use tauri::{AppHandle, Emitter};
+use tokio_util::sync::CancellationToken;
+
+/// What the commands and the tray share: the engine, the facts the window shows, and the
+/// switch that stops the MCP server on quit.
+pub struct Shell {
+    pub engine: Arc<Engine>,
+    pub ctx: sluice_ipc::Context,
+    data_dir: PathBuf,
+    shutdown: CancellationToken,
+}
+
+impl Shell {
+    /// Stops serving MCP and forgets the recorded port, so `sluice stdio` does not try a dead
+    /// engine.
+    pub fn stop(&self) {
+        self.shutdown.cancel();
+        let _ = std::fs::remove_file(sluice_engine::engine_file(&self.data_dir));
+    }
+}
+
+fn env_config() -> Result<(PathBuf, u16, SecretPreference)> {
+    let data_dir = match std::env::var_os("SLUICE_DATA_DIR").filter(|d| !d.is_empty()) {
+        Some(d) => PathBuf::from(d),
+        None => sluice_engine::default_data_dir()
+            .context("cannot find a data folder for Sluice; set SLUICE_DATA_DIR")?,
+    };
+    let port = match std::env::var("SLUICE_PORT") {
+        Ok(p) => p.parse().with_context(|| format!("SLUICE_PORT={p:?} is not a port"))?,
+        Err(_) => DEFAULT_PORT,
+    };
+    let secret = match std::env::var("SLUICE_SECRET_STORE").as_deref() {
+        Ok("keychain") => SecretPreference::KeychainOnly,
+        Ok("file") => SecretPreference::FileOnly,
+        _ => SecretPreference::Auto,
+    };
+    Ok((data_dir, port, secret))
+}
+
+/// The `sluice` CLI that stdio-only clients run: installed beside the app, else on PATH.
+fn sluice_binary() -> PathBuf {
+    std::env::current_exe()
+        .ok()
+        .map(|exe| exe.with_file_name(if cfg!(windows) { "sluice.exe" } else { "sluice" }))
+        .filter(|p| p.is_file())
+        .unwrap_or_else(|| PathBuf::from("sluice"))
+}
+
+pub fn start(_app: &AppHandle) -> Result<Shell> {
+    let (data_dir, port, secret) = env_config()?;
+    let engine = Engine::open(&EngineConfig::new(data_dir.clone(), secret))
+        .map_err(|f| anyhow::anyhow!("cannot open Sluice's data: {}", f.message))?;
+    let engine = Arc::new(engine);
+    let shutdown = CancellationToken::new();
+    let listener = tauri::async_runtime::block_on(sluice_mcp::bind(port))
+        .with_context(|| format!("cannot serve MCP on 127.0.0.1:{port}"))?;
+    let router =
+        sluice_mcp::router(engine.clone(), port, sluice_mcp::Limits::default(), shutdown.clone());
+    sluice_engine::write_engine_file(&data_dir, port).context("cannot record the engine's port")?;
+    let (watch_engine, stop) = (engine.clone(), shutdown.clone());
+    tauri::async_runtime::spawn(async move {
+        let watcher = sluice_engine::watch_roots(watch_engine);
+        sluice_mcp::serve(listener, router, stop).await;
+        watcher.abort();
+    });
+    tracing::info!(port, "serving MCP");
+    let ctx = sluice_ipc::Context {
+        port,
+        sluice_binary: sluice_binary(),
+        version: env!("CARGO_PKG_VERSION").to_owned(),
+    };
+    Ok(Shell { engine, ctx, data_dir, shutdown })
+}
+
+/// Engine events → the window (`engine-event`) and the tray.
+pub fn forward_events(app: AppHandle, engine: Arc<Engine>) {
+    let mut rx = engine.subscribe();
+    tauri::async_runtime::spawn(async move {
+        use tokio::sync::broadcast::error::RecvError;
+        loop {
+            match rx.recv().await {
+                Ok(event) => {
+                    if let sluice_engine::EngineEvent::AccessChanged { paused } = event {
+                        crate::tray::update(&app, paused);
+                    }
+                    let _ = app.emit(sluice_ipc::EVENT_CHANNEL, sluice_ipc::event(&event));
+                }
+                // Missed some: the window reloads on any event, so one is enough.
+                Err(RecvError::Lagged(_)) => {
+                    let _ =
+                        app.emit(sluice_ipc::EVENT_CHANNEL, sluice_ipc::UiEvent::ProjectsChanged);
+                    let _ = app.emit(sluice_ipc::EVENT_CHANNEL, sluice_ipc::UiEvent::TokensChanged);
+                }
+                Err(RecvError::Closed) => break,
+            }
+        }
+    });
+}

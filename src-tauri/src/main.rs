@@ -1,0 +1,65 @@
+//! Sluice's desktop app: a thin shell that starts the same engine `sluice serve` runs (in this
+//! process), serves MCP on 127.0.0.1, and wires the tray and the control-center window to it.
+//! Logic lives in the crates; here are only the builder, plugins, tray, window and commands of
+//! one line each.
+
+#![cfg_attr(not(debug_assertions), windows_subsystem = "windows")]
+
+#[cfg(test)]
+mod command_names;
+mod commands;
+mod engine;
+mod tray;
+
+use tauri::{Manager, RunEvent, WindowEvent};
+
+fn main() {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("SLUICE_LOG")
+                .unwrap_or_else(|_| "warn".into()),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let app = tauri::Builder::default()
+        // First: a second launch only focuses the running instance.
+        .plugin(tauri_plugin_single_instance::init(|app, _args, _cwd| show_window(app)))
+        .plugin(tauri_plugin_dialog::init())
+        .plugin(tauri_plugin_notification::init())
+        .invoke_handler(commands::handler())
+        .setup(|app| {
+            let shell = engine::start(app.handle())?;
+            tray::create(app.handle(), shell.engine.is_paused().unwrap_or(false))?;
+            engine::forward_events(app.handle().clone(), shell.engine.clone());
+            app.manage(shell);
+            Ok(())
+        })
+        .on_window_event(|window, event| {
+            // Closing the window keeps Sluice running in the tray.
+            if let WindowEvent::CloseRequested { api, .. } = event {
+                api.prevent_close();
+                let _ = window.hide();
+            }
+        })
+        .build(tauri::generate_context!())
+        .unwrap_or_else(|err| {
+            eprintln!("sluice-app: cannot start: {err}");
+            std::process::exit(1);
+        });
+    app.run(|app, event| {
+        if let RunEvent::Exit = event
+            && let Some(shell) = app.try_state::<engine::Shell>()
+        {
+            shell.stop();
+        }
+    });
+}
+
+/// Shows, restores and focuses the control-center window.
+pub fn show_window(app: &tauri::AppHandle) {
+    if let Some(w) = app.get_webview_window("main") {
+        let _ = w.unminimize();
+        let _ = w.show();
+        let _ = w.set_focus();
+    }
+}

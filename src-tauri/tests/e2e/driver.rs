@@ -1,0 +1,244 @@
+//! The harness: a private X server, tauri-driver (which runs WebKitWebDriver, which runs the
+//! app), a WebDriver session, and lookups that poll with deadlines instead of sleeping.
+//! tauri-driver sometimes resets a request ("SendRequest"): reads are retried until their
+//! deadline; clicks are retried only after checking that the first one did not land.
+
+use std::io::{BufRead, BufReader};
+use std::net::{TcpListener, TcpStream};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use thirtyfour::prelude::*;
+
+/// How long any one step may take.
+const STEP: Duration = Duration::from_secs(30);
+/// Pause between two polls of the window.
+const POLL: Duration = Duration::from_millis(100);
+
+/// A process group killed when dropped (the X server; tauri-driver with its children).
+struct Group(Child);
+
+impl Drop for Group {
+    fn drop(&mut self) {
+        // The child leads its own process group (see `spawn_group`): kill exactly that group.
+        if let Some(pgid) = rustix::process::Pid::from_raw(self.0.id() as i32) {
+            let _ = rustix::process::kill_process_group(pgid, rustix::process::Signal::KILL);
+        }
+        let _ = self.0.wait();
+    }
+}
+
+fn spawn_group(cmd: &mut Command) -> Group {
+    cmd.process_group(0);
+    Group(cmd.spawn().unwrap_or_else(|e| panic!("cannot start {cmd:?}: {e}")))
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+fn tauri_driver() -> PathBuf {
+    if let Some(p) = std::env::var_os("SLUICE_TAURI_DRIVER") {
+        return p.into();
+    }
+    let in_cargo_home = std::env::var_os("CARGO_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cargo")))
+        .map(|c| c.join("bin/tauri-driver"))
+        .filter(|p| p.is_file());
+    in_cargo_home.unwrap_or_else(|| "tauri-driver".into())
+}
+
+fn transient(e: &WebDriverError) -> bool {
+    let s = format!("{e:?}");
+    s.contains("SendRequest") || s.contains("connection") || s.contains("Connection")
+}
+
+pub struct Session {
+    driver: Option<WebDriver>,
+    pub mcp_port: u16,
+    // Dropped last: the app goes with the driver's process group.
+    _driver_proc: Group,
+    _xvfb: Group,
+}
+
+impl Session {
+    pub async fn start(app: &Path, data_dir: &Path) -> Session {
+        // Xvfb picks a free display and tells us which on stdout.
+        let mut xvfb = Command::new("Xvfb");
+        xvfb.args(["-displayfd", "1", "-screen", "0", "1280x800x24", "-nolisten", "tcp"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null());
+        let mut xvfb = spawn_group(&mut xvfb);
+        let mut line = String::new();
+        BufReader::new(xvfb.0.stdout.take().unwrap()).read_line(&mut line).unwrap();
+        let display = format!(":{}", line.trim());
+        assert!(line.trim().parse::<u32>().is_ok(), "Xvfb did not report a display: {line:?}");
+
+        let (port, native_port, mcp_port) = (free_port(), free_port(), free_port());
+        let mut cmd = Command::new(tauri_driver());
+        cmd.args(["--port", &port.to_string(), "--native-port", &native_port.to_string()])
+            .env("DISPLAY", &display)
+            .env("SLUICE_DATA_DIR", data_dir)
+            .env("SLUICE_PORT", mcp_port.to_string())
+            .env("SLUICE_SECRET_STORE", "file")
+            .env("WEBKIT_DISABLE_COMPOSITING_MODE", "1")
+            // No session bus: otherwise GTK autolaunches a D-Bus daemon (and the accessibility
+            // bus) through X11, and they outlive the test.
+            .env(
+                "DBUS_SESSION_BUS_ADDRESS",
+                format!("unix:path={}", data_dir.join("no-bus").display()),
+            )
+            .env("NO_AT_BRIDGE", "1")
+            .stdout(Stdio::null());
+        let driver_proc = spawn_group(&mut cmd);
+
+        let deadline = Instant::now() + STEP;
+        while TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(Instant::now() < deadline, "tauri-driver did not listen on {port}");
+            tokio::time::sleep(POLL).await;
+        }
+        let caps: serde_json::Map<String, serde_json::Value> =
+            serde_json::from_value(serde_json::json!({
+                "browserName": "wry",
+                "tauri:options": { "application": app },
+            }))
+            .unwrap();
+        let url = format!("http://127.0.0.1:{port}");
+        let driver = loop {
+            match WebDriver::new(&url, caps.clone()).await {
+                Ok(d) => break d,
+                Err(e) if Instant::now() < deadline && transient(&e) => {
+                    tokio::time::sleep(POLL).await;
+                }
+                Err(e) => panic!("cannot start a WebDriver session: {e:?}"),
+            }
+        };
+        Session { driver: Some(driver), mcp_port, _driver_proc: driver_proc, _xvfb: xvfb }
+    }
+
+    fn d(&self) -> &WebDriver {
+        self.driver.as_ref().unwrap()
+    }
+
+    /// Polls until the first element matching `by` has text containing `want`; returns it.
+    pub async fn wait_text(&self, by: By, want: &str) -> String {
+        let deadline = Instant::now() + STEP;
+        let mut last = String::new();
+        loop {
+            if let Ok(els) = self.d().find_all(by.clone()).await {
+                for el in els {
+                    if let Ok(text) = el.text().await {
+                        if text.contains(want) {
+                            return text;
+                        }
+                        last = text;
+                    }
+                }
+            }
+            assert!(Instant::now() < deadline, "no {by:?} showing {want:?}; last seen: {last:?}");
+            tokio::time::sleep(POLL).await;
+        }
+    }
+
+    /// Polls until the element's value starts with `prefix`; returns the value.
+    pub async fn wait_value(&self, by: By, prefix: &str) -> String {
+        let deadline = Instant::now() + STEP;
+        loop {
+            if let Ok(el) = self.d().find(by.clone()).await
+                && let Ok(Some(v)) = el.prop("value").await
+                && v.starts_with(prefix)
+            {
+                return v;
+            }
+            assert!(Instant::now() < deadline, "no {by:?} with a value starting {prefix:?}");
+            tokio::time::sleep(POLL).await;
+        }
+    }
+
+    async fn element(&self, by: &By) -> WebElement {
+        let deadline = Instant::now() + STEP;
+        loop {
+            if let Ok(el) = self.d().find(by.clone()).await
+                && el.is_displayed().await.unwrap_or(false)
+                && el.is_enabled().await.unwrap_or(false)
+            {
+                return el;
+            }
+            assert!(Instant::now() < deadline, "no usable {by:?}");
+            tokio::time::sleep(POLL).await;
+        }
+    }
+
+    /// Clicks a control once it is visible and enabled.
+    pub async fn click(&self, by: By) {
+        let deadline = Instant::now() + STEP;
+        loop {
+            match self.element(&by).await.click().await {
+                Ok(()) => return,
+                Err(e) if transient(&e) && Instant::now() < deadline => {}
+                Err(e) => panic!("cannot click {by:?}: {e:?}"),
+            }
+        }
+    }
+
+    /// Clicks a toggle until `check` shows `want` — without clicking twice when a reset
+    /// request had in fact landed.
+    pub async fn click_until(&self, by: By, check: By, want: &str) {
+        let deadline = Instant::now() + STEP;
+        loop {
+            match self.element(&by).await.click().await {
+                Ok(()) => break,
+                Err(e) if transient(&e) && Instant::now() < deadline => {
+                    if self.shows_now(&check, want).await {
+                        return;
+                    }
+                }
+                Err(e) => panic!("cannot click {by:?}: {e:?}"),
+            }
+        }
+        self.wait_text(check, want).await;
+    }
+
+    async fn shows_now(&self, by: &By, want: &str) -> bool {
+        match self.d().find(by.clone()).await {
+            Ok(el) => el.text().await.is_ok_and(|t| t.contains(want)),
+            Err(_) => false,
+        }
+    }
+
+    /// Replaces an input's text.
+    pub async fn type_into(&self, by: By, text: &str) {
+        let deadline = Instant::now() + STEP;
+        loop {
+            let el = self.element(&by).await;
+            let done = async {
+                el.clear().await?;
+                el.send_keys(text).await?;
+                el.prop("value").await
+            }
+            .await;
+            match done {
+                Ok(Some(v)) if v == text => return,
+                Ok(_) => {}
+                Err(e) if transient(&e) => {}
+                Err(e) => panic!("cannot type into {by:?}: {e:?}"),
+            }
+            assert!(Instant::now() < deadline, "cannot type {text:?} into {by:?}");
+        }
+    }
+
+    pub async fn quit(mut self) {
+        if let Some(d) = self.driver.take() {
+            let _ = d.quit().await;
+        }
+    }
+}
+
+/// A button with exactly this text inside `scope` (an XPath step such as `nav` or
+/// `section[@aria-label='Tokens']`).
+pub fn by_text(scope: &str, text: &str) -> By {
+    By::XPath(format!("//{scope}//button[normalize-space()='{text}']"))
+}

@@ -1,0 +1,121 @@
+//! The real app in WebKit, end to end: Xvfb, tauri-driver and WebKitWebDriver drive the built
+//! app (UI embedded); the official Python MCP SDK is the assistant. The test authorizes a
+//! project through the path field, creates a token in the window and reads it from the result
+//! panel, uses it from the client, pauses from the window (the client is refused with 503 and
+//! `paused`), and resumes. Every step asserts on what the window shows.
+//!
+//! Needs: `tauri-driver` (PATH or ~/.cargo/bin), `WebKitWebDriver`, `Xvfb`, and the Python SDK
+//! in `SLUICE_TEST_PYTHON` — `cargo xtask test` installs all of them and builds `ui/dist` first.
+
+mod driver;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use driver::{Session, by_text};
+use thirtyfour::By;
+
+fn python() -> String {
+    std::env::var("SLUICE_TEST_PYTHON").unwrap_or_else(|_| {
+        panic!("SLUICE_TEST_PYTHON is not set: run the tests with `cargo xtask test`, which installs the Python MCP SDK")
+    })
+}
+
+/// Runs one client step (see mcp_step.py) and returns its stdout.
+fn client_step(url: &str, token: &str, project: &str, expect: &str) -> String {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/e2e/mcp_step.py");
+    let out = Command::new(python())
+        .arg(script)
+        .args(["--url", url, "--project", project, "--path", "README.md", "--expect", expect])
+        .env("SLUICE_TOKEN", token)
+        .output()
+        .expect("run the Python MCP client");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "client step {expect:?} failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn window_token_client_pause_resume() {
+    let tmp = tempfile::tempdir().unwrap();
+    let folder: PathBuf = tmp.path().join("e2e-app");
+    std::fs::create_dir(&folder).unwrap();
+    std::fs::write(folder.join("README.md"), "# e2e\nhello from the window test\n").unwrap();
+    let folder = std::fs::canonicalize(&folder).unwrap();
+    let data = tmp.path().join("data");
+
+    let app = Path::new(env!("CARGO_BIN_EXE_sluice-app"));
+    let s = Session::start(app, &data).await;
+    let url = format!("http://127.0.0.1:{}/mcp", s.mcp_port);
+
+    // The window is up, AI access is on, and a first-time user sees the checklist.
+    s.wait_text(By::Css("[data-testid=state-pill]"), "AI access on").await;
+    s.wait_text(By::Css("section[aria-label='Getting started']"), "Authorize a project").await;
+
+    // Authorize the folder through the path field (WebDriver cannot drive the native picker).
+    s.click(By::XPath("//section[@aria-label='Projects']//div[@class='section-head']/button"))
+        .await;
+    s.type_into(
+        By::Css("form[aria-label='Authorize a folder'] input[name=path]"),
+        &folder.to_string_lossy(),
+    )
+    .await;
+    s.type_into(By::Css("form[aria-label='Authorize a folder'] input[name=name]"), "e2e-app").await;
+    s.click(By::Css("form[aria-label='Authorize a folder'] button[type=submit]")).await;
+    let row = s.wait_text(By::Css("[data-testid=project-row]"), "e2e-app").await;
+    assert!(row.contains("Available") && row.contains("Read-only") && row.contains("Off"), "{row}");
+
+    // Create a token in the window and read it from the result panel.
+    s.click(by_text("nav", "Tokens")).await;
+    s.click(By::XPath("//section[@aria-label='Tokens']//div[@class='section-head']/button")).await;
+    s.type_into(By::Css("form[aria-label='New token'] input[name=label]"), "e2e assistant").await;
+    s.click(By::Css("form[aria-label='New token'] button[type=submit]")).await;
+    let token = s.wait_value(By::Css("[data-testid=new-token]"), "slc_").await;
+    assert_eq!(token.len(), 56, "{token}");
+    let panel = s.wait_text(By::Css("section[aria-label='New token created']"), "only time").await;
+    for client in ["Claude Code", "Claude Desktop", "Cursor", "VS Code", "Codex"] {
+        assert!(panel.contains(client), "no {client} tab in {panel}");
+    }
+    // The first tab's snippet is ready to paste: it carries the token and this app's port.
+    let snippet = s.wait_text(By::Css("pre.snippet"), &token).await;
+    assert!(snippet.contains(&format!("127.0.0.1:{}/mcp", s.mcp_port)), "{snippet}");
+    let row = s.wait_text(By::Css("[data-testid=token-row]"), "e2e assistant").await;
+    assert!(row.contains("All projects") && row.contains("never"), "{row}");
+
+    // The assistant uses the token: it sees the project and reads the file.
+    let out = client_step(&url, &token, "e2e-app", "ok");
+    assert!(out.starts_with("OK ") && out.contains("hello from the window test"), "{out}");
+    // The window's Activity shows the calls, attributed to the token's label.
+    s.click(by_text("nav", "Activity")).await;
+    let audit = s.wait_text(By::Css("section[aria-label='Activity'] table"), "read_file").await;
+    assert!(audit.contains("e2e assistant") && audit.contains("list_projects"), "{audit}");
+    s.wait_text(By::Css("[data-testid=chain-status]"), "Audit chain intact").await;
+
+    // Pause from the window: the pill says so and the client's next call is refused.
+    s.click_until(
+        by_text("header", "Pause AI access"),
+        By::Css("[data-testid=state-pill]"),
+        "Paused",
+    )
+    .await;
+    s.wait_text(By::Css("header"), "Resume AI access").await;
+    assert_eq!(client_step(&url, &token, "e2e-app", "paused").trim(), "PAUSED");
+    s.click(by_text("section[@aria-label='Activity']", "Refresh")).await;
+    s.wait_text(By::Css("section[aria-label='Activity'] table"), "pause").await;
+
+    // Resume: the pill turns back and the client works again.
+    s.click_until(
+        by_text("header", "Resume AI access"),
+        By::Css("[data-testid=state-pill]"),
+        "AI access on",
+    )
+    .await;
+    let out = client_step(&url, &token, "e2e-app", "ok");
+    assert!(out.contains("hello from the window test"), "{out}");
+
+    s.quit().await;
+}

@@ -1,0 +1,91 @@
+"""One step of the desktop app's end-to-end test, as a real assistant would take it: the
+official Python MCP SDK (written by others) connects over Streamable HTTP with a bearer token
+and calls list_projects and read_file.
+
+  --expect ok      both calls succeed; prints "OK <file content>"
+  --expect paused  the server refuses with HTTP 503 and code `paused`; prints "PAUSED"
+
+Environment: SLUICE_TOKEN. Arguments: --url, --project, --path, --expect.
+"""
+
+import argparse
+import asyncio
+import json
+import os
+import sys
+
+import httpx2
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+
+
+def fail(what, got=None):
+    print(f"FAILED: {what}\n  got: {got!r}"[:4000], file=sys.stderr)
+    sys.exit(1)
+
+
+def leaves(exc):
+    """Every exception inside (nested) exception groups."""
+    if isinstance(exc, BaseExceptionGroup):
+        for e in exc.exceptions:
+            yield from leaves(e)
+    else:
+        yield exc
+
+
+def error_code(exc):
+    for e in leaves(exc):
+        data = getattr(getattr(e, "error", None), "data", None)
+        if isinstance(data, dict) and "code" in data:
+            return data["code"]
+    return None
+
+
+async def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--url", required=True)
+    ap.add_argument("--project", required=True)
+    ap.add_argument("--path", required=True)
+    ap.add_argument("--expect", choices=["ok", "paused"], required=True)
+    args = ap.parse_args()
+
+    statuses = []
+
+    async def record(response):
+        statuses.append(response.status_code)
+
+    http = httpx2.AsyncClient(
+        headers={"Authorization": f"Bearer {os.environ['SLUICE_TOKEN']}"},
+        event_hooks={"response": [record]},
+    )
+    server = streamable_http_client(args.url, http_client=http)
+    try:
+        async with Client(server, cache=None) as client:
+            listed = await client.call_tool("list_projects", {})
+            if listed.is_error:
+                fail("list_projects succeeds", listed.structured_content)
+            names = [p["name"] for p in listed.structured_content["projects"]]
+            if args.project not in names:
+                fail("the project is listed", names)
+            read = await client.call_tool(
+                "read_file", {"project": args.project, "path": args.path}
+            )
+            if read.is_error:
+                fail("read_file succeeds", read.structured_content)
+            content = read.structured_content["content"]
+    except BaseException as exc:  # noqa: BLE001 — we report whatever the SDK raised
+        if args.expect == "paused":
+            code = error_code(exc)
+            if 503 not in statuses:
+                fail("the server answered 503", statuses)
+            if code != "paused":
+                fail("the refusal carries code `paused`", [repr(e) for e in leaves(exc)])
+            print("PAUSED")
+            return
+        fail("the calls succeed", [repr(e) for e in leaves(exc)])
+    if args.expect == "paused":
+        fail("the calls are refused while paused", statuses)
+    print("OK " + json.dumps(content))
+
+
+asyncio.run(main())

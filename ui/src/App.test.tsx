@@ -1,0 +1,252 @@
+// The window with IPC mocked at the api.ts boundary only.
+import { act, render, screen, within } from "@testing-library/react";
+import userEvent from "@testing-library/user-event";
+import { beforeEach, describe, expect, it, vi } from "vitest";
+import type { UiEvent } from "./bindings/ipc";
+import { created, project, state, token } from "./test/fixtures";
+
+let emit: (e: UiEvent) => void = () => {};
+
+vi.mock("./api", () => ({
+  CLIPBOARD_CLEAR_MS: 60_000,
+  api: {
+    appState: vi.fn(),
+    setPaused: vi.fn(),
+    listProjects: vi.fn(),
+    addProject: vi.fn(),
+    setProjectModes: vi.fn(),
+    setProjectEnabled: vi.fn(),
+    removeProject: vi.fn(),
+    setShield: vi.fn(),
+    defaultShield: vi.fn(),
+    listTokens: vi.fn(),
+    createToken: vi.fn(),
+    revokeToken: vi.fn(),
+    audit: vi.fn(),
+    verifyAudit: vi.fn(),
+    pickFolder: vi.fn(),
+    onEvent: vi.fn(),
+    copy: vi.fn(),
+  },
+}));
+
+import { api } from "./api";
+import { App } from "./App";
+
+const m = vi.mocked(api, true);
+
+beforeEach(() => {
+  vi.clearAllMocks();
+  m.appState.mockResolvedValue(state());
+  m.listProjects.mockResolvedValue([]);
+  m.listTokens.mockResolvedValue([]);
+  m.defaultShield.mockResolvedValue([".env", "*.pem"]);
+  m.audit.mockResolvedValue({ entries: [] });
+  m.verifyAudit.mockResolvedValue({ entries: 0, intact: true, breakAt: null, breakReason: null });
+  m.copy.mockResolvedValue();
+  m.onEvent.mockImplementation(async (h) => {
+    emit = h;
+    return () => {};
+  });
+});
+
+describe("top bar", () => {
+  it("shows the state and pauses and resumes", async () => {
+    const user = userEvent.setup();
+    render(<App />);
+    expect(await screen.findByTestId("state-pill")).toHaveTextContent("AI access on");
+    m.setPaused.mockResolvedValue(state({ paused: true }));
+    await user.click(screen.getByRole("button", { name: "Pause AI access" }));
+    expect(m.setPaused).toHaveBeenCalledWith(true);
+    expect(screen.getByTestId("state-pill")).toHaveTextContent("Paused");
+    // A pause from the tray or the CLI arrives as an event.
+    act(() => emit({ kind: "accessChanged", paused: false }));
+    expect(screen.getByTestId("state-pill")).toHaveTextContent("AI access on");
+  });
+
+  it("keeps Emergency stop disabled, with a reason, until the engine supports it", async () => {
+    render(<App />);
+    const stop = await screen.findByRole("button", { name: "Emergency stop" });
+    expect(stop).toBeDisabled();
+    expect(stop.title).toMatch(/Pause AI access/);
+  });
+
+  it("switches views with Ctrl+1…6", async () => {
+    const user = userEvent.setup();
+    render(<App />);
+    await screen.findByTestId("state-pill");
+    await user.keyboard("{Control>}2{/Control}");
+    expect(screen.getByRole("heading", { name: "Tokens" })).toBeInTheDocument();
+    await user.keyboard("{Control>}6{/Control}");
+    expect(screen.getByRole("heading", { name: "Settings" })).toBeInTheDocument();
+    await user.keyboard("{Control>}3{/Control}");
+    expect(screen.getByText("No approvals waiting")).toBeInTheDocument();
+    await user.keyboard("{Control>}4{/Control}");
+    expect(screen.getByText("No jobs")).toBeInTheDocument();
+  });
+});
+
+describe("first run", () => {
+  it("offers the three steps and ticks what is done", async () => {
+    m.listProjects.mockResolvedValue([project()]);
+    render(<App />);
+    const steps = await screen.findByRole("region", { name: "Getting started" });
+    expect(await within(steps).findByText("(done)")).toBeInTheDocument();
+    expect(within(steps).getByRole("button", { name: "New token" })).toBeInTheDocument();
+    expect(within(steps).queryByRole("button", { name: "Authorize project…" })).toBeNull();
+  });
+});
+
+describe("projects", () => {
+  it("authorizes a typed path with safe defaults", async () => {
+    const user = userEvent.setup();
+    m.addProject.mockResolvedValue(project());
+    render(<App />);
+    await user.click((await screen.findAllByRole("button", { name: "Authorize project…" }))[0]);
+    const form = screen.getByRole("form", { name: "Authorize a folder" });
+    await user.type(within(form).getByRole("textbox", { name: /Folder/ }), "/home/me/code/my-app");
+    expect(within(form).getByRole("radio", { name: /Read-only/ })).toBeChecked();
+    expect(within(form).getByRole("radio", { name: /^Off/ })).toBeChecked();
+    // Execution that changes files needs read-write first.
+    expect(within(form).getByRole("radio", { name: /^Any/ })).toBeDisabled();
+    await user.click(within(form).getByRole("button", { name: "Authorize" }));
+    expect(m.addProject).toHaveBeenCalledWith({
+      path: "/home/me/code/my-app",
+      name: null,
+      access: "read-only",
+      exec: "off",
+    });
+  });
+
+  it("fills the path from the native picker", async () => {
+    const user = userEvent.setup();
+    m.pickFolder.mockResolvedValue("/home/me/picked");
+    render(<App />);
+    await user.click((await screen.findAllByRole("button", { name: "Authorize project…" }))[0]);
+    await user.click(screen.getByRole("button", { name: "Choose…" }));
+    expect(screen.getByRole("textbox", { name: /Folder/ })).toHaveValue("/home/me/picked");
+  });
+
+  it("shows the engine's refusal as its message", async () => {
+    const user = userEvent.setup();
+    m.addProject.mockRejectedValue({ code: "forbidden", message: "Sluice will not authorize your home folder" });
+    render(<App />);
+    await user.click((await screen.findAllByRole("button", { name: "Authorize project…" }))[0]);
+    await user.type(screen.getByRole("textbox", { name: /Folder/ }), "/home/me");
+    await user.click(screen.getByRole("button", { name: "Authorize" }));
+    expect(await screen.findByRole("alert")).toHaveTextContent("will not authorize your home folder");
+  });
+
+  it("renders names as text and makes hidden characters visible", async () => {
+    m.listProjects.mockResolvedValue([
+      project({ name: '<img src=x onerror="alert(1)">', root: "/tmp/evil\u202Etxt.exe" }),
+    ]);
+    const { container } = render(<App />);
+    expect(await screen.findByText('<img src=x onerror="alert(1)">')).toBeInTheDocument();
+    expect(container.querySelector("img")).toBeNull();
+    expect(screen.getByText("/tmp/evil⟨U+202E⟩txt.exe")).toBeInTheDocument();
+  });
+
+  it("removes only after confirmation, and edits the shield", async () => {
+    const user = userEvent.setup();
+    m.listProjects.mockResolvedValue([project()]);
+    m.listTokens.mockResolvedValue([token()]);
+    m.removeProject.mockResolvedValue(project());
+    m.setShield.mockResolvedValue(project());
+    render(<App />);
+    await user.click(await screen.findByRole("button", { name: "my-app" }));
+    const detail = screen.getByRole("region", { name: "Project my-app" });
+    expect(await within(detail).findByText(".env")).toBeInTheDocument();
+    await user.type(within(detail).getByRole("textbox", { name: "New pattern" }), "secrets/**");
+    await user.click(within(detail).getByRole("button", { name: "Add pattern" }));
+    expect(m.setShield).toHaveBeenCalledWith(project().id, [".env", "*.pem", "secrets/**"]);
+    await user.click(within(detail).getByRole("button", { name: "Remove…" }));
+    expect(m.removeProject).not.toHaveBeenCalled();
+    await user.click(within(detail).getByRole("button", { name: "Remove" }));
+    expect(m.removeProject).toHaveBeenCalledWith(project().id);
+  });
+});
+
+describe("tokens", () => {
+  it("creates a token and shows it once with client snippets", async () => {
+    const user = userEvent.setup();
+    m.createToken.mockResolvedValue(created());
+    render(<App />);
+    await user.keyboard("{Control>}2{/Control}");
+    await user.click(screen.getAllByRole("button", { name: "New token" }).at(-1)!);
+    const form = screen.getByRole("form", { name: "New token" });
+    await user.type(within(form).getByRole("textbox", { name: /Label/ }), "Cursor on laptop");
+    await user.selectOptions(within(form).getByRole("combobox", { name: /Expires/ }), "30 days");
+    await user.click(within(form).getByRole("button", { name: "Create token" }));
+    expect(m.createToken).toHaveBeenCalledWith({ label: "Cursor on laptop", scope: null, expiresInDays: 30 });
+    const panel = await screen.findByRole("region", { name: "New token created" });
+    expect(within(panel).getByTestId("new-token")).toHaveValue(created().secret);
+    expect(panel).toHaveTextContent("only time");
+    await user.click(within(panel).getByRole("button", { name: "Copy" }));
+    expect(m.copy).toHaveBeenCalledWith(created().secret, true);
+    expect(panel).toHaveTextContent("cleared after 60 seconds");
+    await user.click(within(panel).getByRole("tab", { name: "Cursor" }));
+    expect(within(panel).getByRole("tabpanel")).toHaveTextContent("~/.cursor/mcp.json");
+  });
+
+  it("revokes after confirmation and reloads on the event", async () => {
+    const user = userEvent.setup();
+    m.listTokens.mockResolvedValue([token({ lastUsedMs: Date.now() - 120_000 })]);
+    m.revokeToken.mockResolvedValue(token());
+    render(<App />);
+    await user.keyboard("{Control>}2{/Control}");
+    const row = await screen.findByTestId("token-row");
+    expect(within(row).getByTestId("token-last-used")).toHaveTextContent("2 minutes ago");
+    await user.click(within(row).getByRole("button", { name: "Revoke…" }));
+    await user.click(within(row).getByRole("button", { name: "Revoke" }));
+    expect(m.revokeToken).toHaveBeenCalledWith(token().id);
+    m.listTokens.mockResolvedValue([token({ revokedMs: Date.now() })]);
+    act(() => emit({ kind: "tokensChanged" }));
+    expect(await within(await screen.findByTestId("token-row")).findByText("Revoked")).toBeInTheDocument();
+  });
+});
+
+describe("activity and settings", () => {
+  it("lists the audit log with filters and the chain status", async () => {
+    const user = userEvent.setup();
+    m.listTokens.mockResolvedValue([token()]);
+    m.audit.mockResolvedValue({
+      entries: [
+        {
+          seq: 2, timeMs: Date.now(), actor: "Cursor", byAssistant: true, tokenId: token().id,
+          action: "read_file", projectId: project().id, projectName: "my-app", outcome: "ok",
+          errorCode: null, durationMs: 3,
+        },
+      ],
+    });
+    m.verifyAudit.mockResolvedValue({ entries: 2, intact: true, breakAt: null, breakReason: null });
+    render(<App />);
+    await user.keyboard("{Control>}5{/Control}");
+    expect(await screen.findByTestId("chain-status")).toHaveTextContent("Audit chain intact — 2 entries verified");
+    expect(await screen.findByText("read_file")).toBeInTheDocument();
+    await user.selectOptions(screen.getByRole("combobox", { name: "Outcome" }), "denied");
+    expect(m.audit).toHaveBeenLastCalledWith(expect.objectContaining({ outcome: "denied", limit: 200 }));
+    await user.selectOptions(screen.getByRole("combobox", { name: "Token" }), token().id);
+    expect(m.audit).toHaveBeenLastCalledWith(expect.objectContaining({ token: token().id }));
+  });
+
+  it("says where the chain breaks", async () => {
+    m.verifyAudit.mockResolvedValue({ entries: 9, intact: false, breakAt: 7, breakReason: "MAC mismatch" });
+    const user = userEvent.setup();
+    render(<App />);
+    await user.keyboard("{Control>}5{/Control}");
+    expect(await screen.findByTestId("chain-status")).toHaveTextContent("broken at entry 7: MAC mismatch");
+  });
+
+  it("shows port, data folder, secret storage and version", async () => {
+    const user = userEvent.setup();
+    render(<App />);
+    await screen.findByTestId("state-pill");
+    await user.keyboard("{Control>}6{/Control}");
+    const s = screen.getByRole("region", { name: "Settings" });
+    expect(s).toHaveTextContent("http://127.0.0.1:7457/mcp");
+    expect(s).toHaveTextContent("/home/me/.local/share/sluice");
+    expect(s).toHaveTextContent("Not in the keychain because: no Secret Service");
+    expect(s).toHaveTextContent("0.1.0");
+  });
+});

@@ -1,0 +1,108 @@
+// The one module that talks to Rust: typed commands (from ./bindings/ipc.ts, generated from
+// crates/sluice-ipc), the engine's events, the native folder picker and the clipboard.
+// Components call `api`, never `invoke` or `listen`; tests mock this module.
+
+import { invoke } from "@tauri-apps/api/core";
+import { listen } from "@tauri-apps/api/event";
+import { open } from "@tauri-apps/plugin-dialog";
+import { EVENT_CHANNEL } from "./bindings/ipc";
+import type {
+  AddProject,
+  AuditQuery,
+  Commands,
+  CreateToken,
+  IpcError,
+  SetModes,
+  UiEvent,
+} from "./bindings/ipc";
+
+/** A refusal from Sluice: branch on `code`, show `message`. */
+export class ApiError extends Error implements IpcError {
+  code: string;
+  constructor(e: IpcError) {
+    super(e.message);
+    this.code = e.code;
+  }
+}
+
+function toApiError(e: unknown): ApiError {
+  if (e && typeof e === "object" && "code" in e && "message" in e) {
+    return new ApiError({ code: String(e.code), message: String(e.message) });
+  }
+  return new ApiError({ code: "internal", message: String(e) });
+}
+
+async function call<K extends keyof Commands>(
+  cmd: K,
+  args: Commands[K]["args"],
+): Promise<Commands[K]["result"]> {
+  try {
+    return await invoke<Commands[K]["result"]>(cmd, args);
+  } catch (e) {
+    throw toApiError(e);
+  }
+}
+
+/** How long a copied token stays on the clipboard. */
+export const CLIPBOARD_CLEAR_MS = 60_000;
+
+async function writeClipboard(text: string): Promise<void> {
+  if (navigator.clipboard?.writeText) {
+    try {
+      await navigator.clipboard.writeText(text);
+      return;
+    } catch {
+      // Fall back below (WebKit without clipboard permission).
+    }
+  }
+  const area = document.createElement("textarea");
+  area.value = text;
+  area.setAttribute("readonly", "");
+  area.style.position = "fixed";
+  area.style.opacity = "0";
+  document.body.appendChild(area);
+  area.select();
+  document.execCommand("copy");
+  area.remove();
+}
+
+let clearTimer: ReturnType<typeof setTimeout> | undefined;
+
+export const api = {
+  appState: () => call("app_state", {}),
+  setPaused: (paused: boolean) => call("set_paused", { paused }),
+  listProjects: () => call("list_projects", {}),
+  addProject: (args: AddProject) => call("add_project", { args }),
+  setProjectModes: (args: SetModes) => call("set_project_modes", { args }),
+  setProjectEnabled: (id: string, enabled: boolean) =>
+    call("set_project_enabled", { id, enabled }),
+  removeProject: (id: string) => call("remove_project", { id }),
+  setShield: (id: string, patterns: string[] | null) => call("set_shield", { id, patterns }),
+  defaultShield: () => call("default_shield", {}),
+  listTokens: () => call("list_tokens", {}),
+  createToken: (args: CreateToken) => call("create_token", { args }),
+  revokeToken: (id: string) => call("revoke_token", { id }),
+  audit: (query: AuditQuery) => call("audit", { query }),
+  verifyAudit: () => call("verify_audit", {}),
+
+  /** The native folder picker; `null` when the user cancels. */
+  pickFolder: async (): Promise<string | null> => {
+    const picked = await open({ directory: true, multiple: false, title: "Authorize a folder" });
+    return typeof picked === "string" ? picked : null;
+  },
+
+  /** Engine events; returns the function that stops listening. */
+  onEvent: async (handler: (e: UiEvent) => void): Promise<() => void> =>
+    listen<UiEvent>(EVENT_CHANNEL, (e) => handler(e.payload)),
+
+  /** Copies text; secrets are cleared from the clipboard after a minute. */
+  copy: async (text: string, secret: boolean): Promise<void> => {
+    await writeClipboard(text);
+    if (secret) {
+      clearTimeout(clearTimer);
+      clearTimer = setTimeout(() => void writeClipboard(""), CLIPBOARD_CLEAR_MS);
+    }
+  },
+};
+
+export type Api = typeof api;

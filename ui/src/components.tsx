@@ -1,0 +1,65 @@
+// Small shared pieces: engine text, times, inline confirmation, error lines.
+
+import { useState } from "react";
+import { exactTime, relativeTime, visible } from "./format";
+
+/** Engine-provided text: rendered as text, with deceptive characters made visible. */
+export function Text({ children, mono }: { children: string; mono?: boolean }) {
+  const shown = visible(children);
+  return mono ? <code className="mono">{shown}</code> : <>{shown}</>;
+}
+
+export function Time({ ms, empty = "never" }: { ms: number | null; empty?: string }) {
+  if (ms === null) return <span className="muted">{empty}</span>;
+  return <time title={exactTime(ms)}>{relativeTime(ms)}</time>;
+}
+
+export function ErrorLine({ error }: { error: string | null }) {
+  if (!error) return null;
+  return (
+    <p className="error" role="alert">
+      {error}
+    </p>
+  );
+}
+
+/** A destructive action that asks first, in place. */
+export function ConfirmButton(props: {
+  label: string;
+  question: string;
+  confirmLabel: string;
+  onConfirm: () => Promise<void> | void;
+  danger?: boolean;
+}) {
+  const [asking, setAsking] = useState(false);
+  if (!asking) {
+    return (
+      <button type="button" className={props.danger ? "danger-text" : ""} onClick={() => setAsking(true)}>
+        {props.label}
+      </button>
+    );
+  }
+  return (
+    <span className="confirm" role="group" aria-label={props.question}>
+      <span>{props.question}</span>
+      <button
+        type="button"
+        className="danger"
+        onClick={async () => {
+          setAsking(false);
+          await props.onConfirm();
+        }}
+      >
+        {props.confirmLabel}
+      </button>
+      <button type="button" autoFocus onClick={() => setAsking(false)}>
+        Cancel
+      </button>
+    </span>
+  );
+}
+
+export function errorMessage(e: unknown): string {
+  if (e && typeof e === "object" && "message" in e) return String(e.message);
+  return String(e);
+}

@@ -1,0 +1,32 @@
+// Text helpers. Everything from the engine is shown as text; characters that could disguise
+// it (controls, bidi overrides, zero-width) are made visible, never interpreted.
+
+// Tabs and newlines stay: multi-line text (snippets, logs) is shown as lines.
+const DECEPTIVE = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]/g;
+
+export function visible(s: string): string {
+  return s.replace(DECEPTIVE, (c) => {
+    const hex = c.codePointAt(0)!.toString(16).toUpperCase().padStart(4, "0");
+    return `⟨U+${hex}⟩`;
+  });
+}
+
+export function exactTime(ms: number): string {
+  return new Date(ms).toLocaleString();
+}
+
+/** "3 min ago", "in 29 days"; `now` is injectable for tests. */
+export function relativeTime(ms: number, now: number = Date.now()): string {
+  const diff = ms - now;
+  const abs = Math.abs(diff);
+  const units: [number, Intl.RelativeTimeFormatUnit][] = [
+    [86_400_000, "day"],
+    [3_600_000, "hour"],
+    [60_000, "minute"],
+  ];
+  const fmt = new Intl.RelativeTimeFormat(undefined, { numeric: "auto" });
+  for (const [size, unit] of units) {
+    if (abs >= size) return fmt.format(Math.round(diff / size), unit);
+  }
+  return "just now";
+}

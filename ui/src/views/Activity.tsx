@@ -1,0 +1,156 @@
+// Activity: the audit log, newest first, with filters and the chain's status.
+
+import { useCallback, useEffect, useState } from "react";
+import { api } from "../api";
+import type {
+  AuditEntryDto,
+  ChainStatus,
+  Outcome,
+  ProjectDto,
+  TokenDto,
+} from "../bindings/ipc";
+import { ErrorLine, Text, Time, errorMessage } from "../components";
+
+const PAGE = 200;
+
+export function ActivityView(props: { projects: ProjectDto[]; tokens: TokenDto[] }) {
+  const [entries, setEntries] = useState<AuditEntryDto[]>([]);
+  const [chain, setChain] = useState<ChainStatus | null>(null);
+  const [token, setToken] = useState("");
+  const [project, setProject] = useState("");
+  const [action, setAction] = useState("");
+  const [outcome, setOutcome] = useState<Outcome | "">("");
+  const [error, setError] = useState<string | null>(null);
+
+  const load = useCallback(async () => {
+    try {
+      const [page, status] = await Promise.all([
+        api.audit({
+          token: token || null,
+          project: project || null,
+          action: action.trim() || null,
+          outcome: outcome || null,
+          limit: PAGE,
+          beforeSeq: null,
+        }),
+        api.verifyAudit(),
+      ]);
+      setEntries(page.entries);
+      setChain(status);
+      setError(null);
+    } catch (e) {
+      setError(errorMessage(e));
+    }
+  }, [token, project, action, outcome]);
+
+  useEffect(() => {
+    void load();
+  }, [load]);
+
+  return (
+    <section aria-label="Activity">
+      <div className="section-head">
+        <h1>Activity</h1>
+        <button type="button" onClick={() => void load()}>
+          Refresh
+        </button>
+      </div>
+      {chain && <ChainBanner chain={chain} />}
+      <div className="filters" role="group" aria-label="Filters">
+        <label>
+          Token
+          <select value={token} onChange={(e) => setToken(e.target.value)}>
+            <option value="">All</option>
+            {props.tokens.map((t) => (
+              <option key={t.id} value={t.id}>
+                {t.label}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label>
+          Project
+          <select value={project} onChange={(e) => setProject(e.target.value)}>
+            <option value="">All</option>
+            {props.projects.map((p) => (
+              <option key={p.id} value={p.id}>
+                {p.name}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label>
+          Tool or action
+          <input value={action} onChange={(e) => setAction(e.target.value)} placeholder="read_file" />
+        </label>
+        <label>
+          Outcome
+          <select value={outcome} onChange={(e) => setOutcome(e.target.value as Outcome | "")}>
+            <option value="">All</option>
+            <option value="ok">OK</option>
+            <option value="denied">Denied</option>
+            <option value="error">Error</option>
+          </select>
+        </label>
+      </div>
+      <ErrorLine error={error} />
+      {entries.length === 0 ? (
+        <p className="muted">Nothing recorded yet{token || project || action || outcome ? " for these filters" : ""}.</p>
+      ) : (
+        <table className="list">
+          <thead>
+            <tr>
+              <th>When</th>
+              <th>Who</th>
+              <th>What</th>
+              <th>Project</th>
+              <th>Outcome</th>
+            </tr>
+          </thead>
+          <tbody>
+            {entries.map((e) => (
+              <tr key={e.seq} data-testid="audit-row">
+                <td>
+                  <Time ms={e.timeMs} />
+                </td>
+                <td>
+                  <Text>{e.actor}</Text>
+                </td>
+                <td>
+                  <Text mono>{e.action}</Text>
+                </td>
+                <td>{e.projectName ? <Text>{e.projectName}</Text> : <span className="muted">—</span>}</td>
+                <td className={`outcome-${e.outcome}`}>
+                  {e.outcome}
+                  {e.errorCode && (
+                    <>
+                      {" "}
+                      <Text mono>{e.errorCode}</Text>
+                    </>
+                  )}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </section>
+  );
+}
+
+function ChainBanner({ chain }: { chain: ChainStatus }) {
+  if (chain.intact) {
+    return (
+      <p className="banner ok" role="status" data-testid="chain-status">
+        Audit chain intact — {chain.entries.toLocaleString()} entries verified.
+      </p>
+    );
+  }
+  return (
+    <p className="banner bad" role="alert" data-testid="chain-status">
+      Audit chain broken at entry {chain.breakAt ?? "?"}
+      {chain.breakReason ? <>: <Text>{chain.breakReason}</Text></> : null}. Entries from there on
+      cannot be trusted.
+    </p>
+  );
+}

@@ -1,0 +1,354 @@
+// Projects: the authorized folders, authorizing a new one (native picker or a typed path),
+// modes, the sensitive-file shield, and disable / enable / remove.
+
+import { useEffect, useState } from "react";
+import { api } from "../api";
+import type { Access, Exec, ProjectDto } from "../bindings/ipc";
+import { ConfirmButton, ErrorLine, Text, errorMessage } from "../components";
+
+export const ACCESS: { value: Access; label: string; hint: string }[] = [
+  { value: "read-only", label: "Read-only", hint: "The assistant can look but not change anything." },
+  {
+    value: "read-write",
+    label: "Read-write",
+    hint: "The assistant can create and edit files; deletions ask you first.",
+  },
+];
+
+export const EXEC: { value: Exec; label: string; hint: string; needsWrite: boolean }[] = [
+  { value: "off", label: "Off", hint: "Nothing runs.", needsWrite: false },
+  {
+    value: "safe",
+    label: "Safe",
+    hint: "Version checks and read-only inspections only.",
+    needsWrite: false,
+  },
+  {
+    value: "project",
+    label: "Project",
+    hint: "The project's own build, test and run commands.",
+    needsWrite: true,
+  },
+  {
+    value: "any",
+    label: "Any",
+    hint: "Any command; each run asks you unless an allow rule matches.",
+    needsWrite: true,
+  },
+];
+
+const STATUS: Record<ProjectDto["status"], string> = {
+  available: "Available",
+  disabled: "Disabled",
+  "root-lost": "Folder lost",
+};
+
+export function ProjectsView(props: {
+  projects: ProjectDto[];
+  authorizeOpen: boolean;
+  setAuthorizeOpen: (open: boolean) => void;
+  reload: () => Promise<void>;
+}) {
+  const [selected, setSelected] = useState<string | null>(null);
+  const project = props.projects.find((p) => p.id === selected) ?? null;
+  return (
+    <section aria-label="Projects">
+      <div className="section-head">
+        <h1>Projects</h1>
+        <button type="button" className="primary" onClick={() => props.setAuthorizeOpen(true)}>
+          Authorize project…
+        </button>
+      </div>
+      {props.authorizeOpen && (
+        <AuthorizeSheet
+          onClose={() => props.setAuthorizeOpen(false)}
+          onAdded={async (p) => {
+            props.setAuthorizeOpen(false);
+            await props.reload();
+            setSelected(p.id);
+          }}
+        />
+      )}
+      {props.projects.length === 0 ? (
+        <p className="muted">No folders are authorized yet. Assistants see nothing until you add one.</p>
+      ) : (
+        <table className="list">
+          <thead>
+            <tr>
+              <th>Name</th>
+              <th>Status</th>
+              <th>Access</th>
+              <th>Execution</th>
+              <th>Folder</th>
+            </tr>
+          </thead>
+          <tbody>
+            {props.projects.map((p) => (
+              <tr key={p.id} aria-selected={p.id === selected} data-testid="project-row">
+                <td>
+                  <button type="button" className="link" onClick={() => setSelected(p.id)}>
+                    <Text>{p.name}</Text>
+                  </button>
+                </td>
+                <td className={`status-${p.status}`}>{STATUS[p.status]}</td>
+                <td>{ACCESS.find((a) => a.value === p.access)?.label}</td>
+                <td>{EXEC.find((x) => x.value === p.exec)?.label}</td>
+                <td>
+                  <Text mono>{p.root}</Text>
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      {project && <ProjectDetail key={project.id} project={project} onRemoved={() => setSelected(null)} />}
+    </section>
+  );
+}
+
+function AuthorizeSheet(props: { onClose: () => void; onAdded: (p: ProjectDto) => Promise<void> }) {
+  const [path, setPath] = useState("");
+  const [name, setName] = useState("");
+  const [access, setAccess] = useState<Access>("read-only");
+  const [exec, setExec] = useState<Exec>("off");
+  const [error, setError] = useState<string | null>(null);
+
+  const pick = async () => {
+    try {
+      const picked = await api.pickFolder();
+      if (picked) setPath(picked);
+    } catch (e) {
+      setError(errorMessage(e));
+    }
+  };
+  const submit = async (e: React.FormEvent) => {
+    e.preventDefault();
+    try {
+      const p = await api.addProject({ path, name: name.trim() || null, access, exec });
+      await props.onAdded(p);
+    } catch (err) {
+      setError(errorMessage(err));
+    }
+  };
+  return (
+    <form className="card sheet" aria-label="Authorize a folder" onSubmit={submit}>
+      <h2>Authorize a folder</h2>
+      <label>
+        Folder
+        <span className="row">
+          <input
+            name="path"
+            value={path}
+            onChange={(e) => setPath(e.target.value)}
+            placeholder="/home/you/code/my-app"
+            spellCheck={false}
+            autoFocus
+            required
+          />
+          <button type="button" onClick={pick}>
+            Choose…
+          </button>
+        </span>
+      </label>
+      <label>
+        Name <span className="muted">(optional; the folder's name by default)</span>
+        <input name="name" value={name} onChange={(e) => setName(e.target.value)} maxLength={64} />
+      </label>
+      <ModeChoice
+        legend="Access"
+        name="access"
+        options={ACCESS}
+        value={access}
+        onChange={(a) => {
+          setAccess(a);
+          if (a === "read-only" && EXEC.find((x) => x.value === exec)?.needsWrite) setExec("off");
+        }}
+      />
+      <ModeChoice
+        legend="Execution"
+        name="exec"
+        options={EXEC.map((x) => ({ ...x, disabled: x.needsWrite && access === "read-only" }))}
+        value={exec}
+        onChange={setExec}
+      />
+      <ErrorLine error={error} />
+      <div className="row">
+        <button type="submit" className="primary">
+          Authorize
+        </button>
+        <button type="button" onClick={props.onClose}>
+          Cancel
+        </button>
+      </div>
+    </form>
+  );
+}
+
+function ModeChoice<T extends string>(props: {
+  legend: string;
+  name: string;
+  options: { value: T; label: string; hint: string; disabled?: boolean }[];
+  value: T;
+  onChange: (v: T) => void;
+}) {
+  return (
+    <fieldset className="modes">
+      <legend>{props.legend}</legend>
+      {props.options.map((o) => (
+        <label key={o.value} className={o.disabled ? "disabled" : ""}>
+          <input
+            type="radio"
+            name={props.name}
+            value={o.value}
+            checked={props.value === o.value}
+            disabled={o.disabled}
+            onChange={() => props.onChange(o.value)}
+          />
+          <strong>{o.label}</strong> — <span className="muted">{o.hint}</span>
+        </label>
+      ))}
+    </fieldset>
+  );
+}
+
+function ProjectDetail({ project, onRemoved }: { project: ProjectDto; onRemoved: () => void }) {
+  const [error, setError] = useState<string | null>(null);
+  const run = async (f: () => Promise<unknown>) => {
+    try {
+      await f();
+      setError(null);
+    } catch (e) {
+      setError(errorMessage(e));
+    }
+  };
+  return (
+    <section className="card detail" aria-label={`Project ${project.name}`}>
+      <h2>
+        <Text>{project.name}</Text>
+      </h2>
+      <p>
+        <Text mono>{project.root}</Text>
+      </p>
+      {project.reason && (
+        <p className="warning">
+          <Text>{project.reason}</Text>
+        </p>
+      )}
+      <ModeChoice
+        legend="Access"
+        name={`access-${project.id}`}
+        options={ACCESS}
+        value={project.access}
+        onChange={(access) => run(() => api.setProjectModes({ id: project.id, access, exec: null }))}
+      />
+      <ModeChoice
+        legend="Execution"
+        name={`exec-${project.id}`}
+        options={EXEC.map((x) => ({
+          ...x,
+          disabled: x.needsWrite && project.access === "read-only",
+        }))}
+        value={project.exec}
+        onChange={(exec) => run(() => api.setProjectModes({ id: project.id, access: null, exec }))}
+      />
+      <ShieldEditor project={project} onError={setError} />
+      <ErrorLine error={error} />
+      <div className="row">
+        {project.status === "available" ? (
+          <ConfirmButton
+            label="Disable"
+            question={`Disable ${project.name}? Assistants lose access until you enable it.`}
+            confirmLabel="Disable"
+            onConfirm={() => run(() => api.setProjectEnabled(project.id, false))}
+          />
+        ) : (
+          <button type="button" onClick={() => run(() => api.setProjectEnabled(project.id, true))}>
+            Enable
+          </button>
+        )}
+        <ConfirmButton
+          label="Remove…"
+          danger
+          question={`Remove ${project.name}? The folder stays; Sluice forgets it.`}
+          confirmLabel="Remove"
+          onConfirm={() =>
+            run(async () => {
+              await api.removeProject(project.id);
+              onRemoved();
+            })
+          }
+        />
+      </div>
+    </section>
+  );
+}
+
+function ShieldEditor({
+  project,
+  onError,
+}: {
+  project: ProjectDto;
+  onError: (e: string | null) => void;
+}) {
+  const [defaults, setDefaults] = useState<string[]>([]);
+  const [draft, setDraft] = useState("");
+  useEffect(() => {
+    api.defaultShield().then(setDefaults, (e) => onError(errorMessage(e)));
+  }, [onError]);
+  const patterns = project.shield ?? defaults;
+  const save = async (next: string[] | null) => {
+    try {
+      await api.setShield(project.id, next);
+      onError(null);
+    } catch (e) {
+      onError(errorMessage(e));
+    }
+  };
+  return (
+    <fieldset className="shield">
+      <legend>Sensitive files</legend>
+      <p className="muted">
+        Assistants never see files matching these patterns
+        {project.shield === null ? " (the defaults)." : " (your own list)."}
+      </p>
+      <ul>
+        {patterns.map((p) => (
+          <li key={p}>
+            <Text mono>{p}</Text>{" "}
+            <button
+              type="button"
+              className="small"
+              aria-label={`Stop shielding ${p}`}
+              onClick={() => save(patterns.filter((x) => x !== p))}
+            >
+              Remove
+            </button>
+          </li>
+        ))}
+      </ul>
+      <div className="row">
+        <input
+          aria-label="New pattern"
+          placeholder="secrets/**"
+          value={draft}
+          onChange={(e) => setDraft(e.target.value)}
+        />
+        <button
+          type="button"
+          disabled={!draft.trim()}
+          onClick={async () => {
+            await save([...patterns, draft.trim()]);
+            setDraft("");
+          }}
+        >
+          Add pattern
+        </button>
+        {project.shield !== null && (
+          <button type="button" onClick={() => save(null)}>
+            Restore defaults
+          </button>
+        )}
+      </div>
+    </fieldset>
+  );
+}
