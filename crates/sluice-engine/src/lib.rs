@@ -739,7 +739,14 @@ impl Engine {
 
     pub fn set_paused(&self, paused: bool) -> Result<(), Failure> {
         self.store.kv_set_bool(KV_PAUSED, paused).map_err(store_failure)?;
-        self.invalidate();
+        {
+            // Update the cached flag too, so the reload that `invalidate` forces does not
+            // announce this same change a second time.
+            let mut cache = lock(&self.cache);
+            cache.paused = paused;
+            cache.data_version = i64::MIN + 1;
+        }
+
         self.record_human(if paused { "pause" } else { "resume" }, None, AuditOutcome::Ok, None);
         self.emit(EngineEvent::AccessChanged { paused });
         Ok(())

@@ -149,6 +149,16 @@ pub fn run(root: &Path, _args: &[String]) -> Result<()> {
             .env("SLUICE_DATA_DIR", &data),
     )?;
     let idle_rss_after = rss_kib(serve.child.id())?;
+    output(sluice(&bin, &data).args(["project", "set", "bench", "--access", "read-write"]))?;
+    let writes = output(
+        Command::new(&python)
+            .arg(root.join("tests/bench/write_bench.py"))
+            .args(["--url", &url, "--sluice"])
+            .arg(&bin)
+            .env("SLUICE_TOKEN", &token)
+            .env("SLUICE_DATA_DIR", &data)
+            .env("SLUICE_SECRET_STORE", "file"),
+    )?;
     let search = output(
         Command::new(&python)
             .arg(root.join("tests/bench/search_bench.py"))
@@ -174,8 +184,24 @@ pub fn run(root: &Path, _args: &[String]) -> Result<()> {
         ));
     }
     md.push_str("\nThe stdio row counts the engine and the `sluice stdio` bridge together.\n\n");
+    md.push_str(
+        "## Changes and approvals, official Python MCP client over HTTP\n\n| measure | median (ms) | p90 (ms) | n |\n|---|---:|---:|---:|\n",
+    );
+    for l in writes.lines().filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok()) {
+        md.push_str(&format!(
+            "| {} | {} | {} | {} |\n",
+            l["measure"].as_str().unwrap_or("?"),
+            l["median_ms"],
+            l["p90_ms"],
+            l["n"]
+        ));
+    }
+    md.push_str(
+        "\nwrite_file replaces a 250-byte file with its expected hash (backup, fsync, rename); apply_patch updates 9 files and adds one, all or nothing. The approval rows play the user through the CLI: \"visible\" is polled every 5 ms through `sluice approvals list` (a process start each time), so it includes that polling.\n\n",
+    );
     md.push_str(&format!(
-        "## search_text beside ripgrep\n\nTree: the cargo registry sources ({} files), median of 7 runs, hidden files included, .gitignore honoured.\n\n",
+        "## search_text beside ripgrep
+\n\nTree: the cargo registry sources ({} files), median of 7 runs, hidden files included, .gitignore honoured.\n\n",
         count_files(&registry)
     ));
     md.push_str("| pattern | sluice (ms) | rg (ms) | ratio | sluice hits | rg hits |\n|---|---:|---:|---:|---:|---:|\n");
