@@ -219,3 +219,89 @@ fn a_second_engine_cannot_serve_the_same_data_folder() {
     let port = free_port().to_string();
     assert!(sb.err(&["serve", "--port", &port]).contains("already serving"));
 }
+
+#[test]
+fn a_client_that_disconnects_withdraws_its_approval() {
+    use std::io::Write;
+    let (sb, token) = writable();
+    let server = sb.serve();
+    std::fs::write(sb.project.join("old.txt"), "x").unwrap();
+    let body = call_body("delete_path", json!({"project": "demo", "path": "old.txt"}));
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", server.port)).unwrap();
+    write!(
+        s,
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\n{}Content-Length: {}\r\n\r\n{body}",
+        server.port,
+        bearer(&token),
+        body.len()
+    )
+    .unwrap();
+    let id = wait_pending(&sb);
+    drop(s);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let shown = sb.ok(&["approvals", "show", &id]);
+        if shown.contains("[withdrawn]") {
+            break;
+        }
+        assert!(Instant::now() < deadline, "never withdrawn: {shown}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(sb.err(&["approvals", "approve", &id]).contains("already withdrawn"));
+    assert!(sb.project.join("old.txt").exists());
+}
+
+#[test]
+fn a_waiting_call_sends_progress_when_the_client_asked_for_it() {
+    use std::io::{BufRead, BufReader, Write};
+    let (sb, token) = writable();
+    let server = sb.serve();
+    std::fs::write(sb.project.join("old.txt"), "x").unwrap();
+    let body = json!({
+        "jsonrpc": "2.0", "id": 9, "method": "tools/call",
+        "params": {
+            "name": "delete_path",
+            "arguments": {"project": "demo", "path": "old.txt"},
+            "_meta": {"progressToken": "p-1"}
+        }
+    })
+    .to_string();
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", server.port)).unwrap();
+    write!(
+        s,
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\n{}Connection: close\r\nContent-Length: {}\r\n\r\n{body}",
+        server.port,
+        bearer(&token),
+        body.len()
+    )
+    .unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    let id = wait_pending(&sb);
+    let mut reader = BufReader::new(s);
+    let mut line = String::new();
+    // The progress notification arrives on the response stream while the call waits.
+    loop {
+        line.clear();
+        assert!(reader.read_line(&mut line).unwrap() > 0, "stream ended before any progress");
+        if line.contains("notifications/progress") {
+            assert!(line.contains("p-1") && line.contains("waiting for the user"), "{line}");
+            break;
+        }
+    }
+    sb.ok(&["approvals", "approve", &id]);
+    let mut rest = String::new();
+    loop {
+        line.clear();
+        if reader.read_line(&mut line).unwrap_or(0) == 0 {
+            break;
+        }
+        rest.push_str(&line);
+        if line.contains("\"id\":9") {
+            break;
+        }
+    }
+    assert!(rest.contains("\"isError\":false"), "{rest}");
+    assert!(!sb.project.join("old.txt").exists());
+}
