@@ -305,3 +305,76 @@ fn a_waiting_call_sends_progress_when_the_client_asked_for_it() {
     assert!(rest.contains("\"isError\":false"), "{rest}");
     assert!(!sb.project.join("old.txt").exists());
 }
+
+/// Every regular file under `dir` with its bytes, for before/after comparisons.
+fn snapshot(dir: &std::path::Path) -> std::collections::BTreeMap<String, Vec<u8>> {
+    fn walk(
+        base: &std::path::Path,
+        dir: &std::path::Path,
+        out: &mut std::collections::BTreeMap<String, Vec<u8>>,
+    ) {
+        for e in std::fs::read_dir(dir).unwrap().flatten() {
+            let p = e.path();
+            let name = p.strip_prefix(base).unwrap().to_string_lossy().into_owned();
+            if name.starts_with(".git") {
+                continue;
+            }
+            if e.file_type().unwrap().is_dir() {
+                walk(base, &p, out);
+            } else {
+                out.insert(name, std::fs::read(&p).unwrap());
+            }
+        }
+    }
+    let mut out = std::collections::BTreeMap::new();
+    walk(dir, dir, &mut out);
+    out
+}
+
+#[cfg(debug_assertions)]
+#[test]
+fn pc01_kill_9_in_the_middle_of_a_patch_leaves_the_project_fully_before() {
+    use std::io::Write;
+    let (sb, token) = writable();
+    for i in 0..4 {
+        std::fs::write(sb.project.join(format!("f{i}.txt")), format!("one\ntwo {i}\n")).unwrap();
+    }
+    let before = snapshot(&sb.project);
+    // The serving process stops for good after two of the patch's five steps.
+    let server = sb.serve_env(&[("SLUICE_FAILPOINT_STALL_COMMIT_AFTER", "2")]);
+    let patch: String = (0..4)
+        .map(|i| format!("*** Update File: f{i}.txt\n@@\n one\n-two {i}\n+TWO {i}\n"))
+        .chain(std::iter::once("*** Add File: added.txt\n+new\n".to_owned()))
+        .collect();
+    let body = call_body(
+        "apply_patch",
+        json!({"project": "demo", "patch": format!("*** Begin Patch\n{patch}*** End Patch\n")}),
+    );
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", server.port)).unwrap();
+    write!(
+        s,
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\n{}Content-Length: {}\r\n\r\n{body}",
+        server.port,
+        bearer(&token),
+        body.len()
+    )
+    .unwrap();
+    // Wait until the change is half done on disk: two files rewritten.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while snapshot(&sb.project).iter().filter(|(_, b)| b.starts_with(b"one\nTWO")).count() < 2 {
+        assert!(Instant::now() < deadline, "the patch never started");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    drop(server); // SIGKILL, mid-change
+    drop(s);
+    assert_ne!(snapshot(&sb.project), before, "the kill really landed mid-change");
+    // The next start rolls the change back; nothing is replayed.
+    let server = sb.serve();
+    assert_eq!(snapshot(&sb.project), before);
+    let audit = sb.ok(&["audit", "list"]);
+    assert!(audit.contains("recover"), "{audit}");
+    // And the project works normally afterwards.
+    let v = call(server.port, &token, "read_file", json!({"project": "demo", "path": "f0.txt"}));
+    assert_eq!(v["result"]["structuredContent"]["content"], "one\ntwo 0\n");
+}

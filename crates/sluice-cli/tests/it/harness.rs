@@ -98,6 +98,11 @@ impl Sandbox {
     pub fn serve_with(&self, extra: &[&str]) -> Server {
         Server::start(self, extra)
     }
+
+    /// `sluice serve` with extra environment (debug-build failpoints).
+    pub fn serve_env(&self, env: &[(&str, &str)]) -> Server {
+        Server::start_env(self, &[], env)
+    }
 }
 
 fn rand_suffix() -> u64 {
@@ -136,11 +141,16 @@ pub struct Server {
 
 impl Server {
     pub fn start(sb: &Sandbox, extra: &[&str]) -> Server {
+        Server::start_env(sb, extra, &[])
+    }
+
+    pub fn start_env(sb: &Sandbox, extra: &[&str], env: &[(&str, &str)]) -> Server {
         let port = free_port();
         let mut child = sb
             .cmd()
             .args(["serve", "--port", &port.to_string()])
             .args(extra)
+            .envs(env.iter().copied())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()

@@ -273,6 +273,8 @@ impl Mutations {
             if fault == Some(Fault::CrashAfter(idx)) {
                 return Err(RunnerError::State(std::io::ErrorKind::Interrupted));
             }
+            #[cfg(debug_assertions)]
+            stall_point(idx);
             let content = plan.contents.get(idx).and_then(|c| c.as_deref()).map(Vec::as_slice);
             let result = match fault {
                 Some(Fault::FailAt(n)) if n == idx => Err(RunnerError::WriteFailed {
@@ -296,8 +298,25 @@ impl Mutations {
         self.store.prune()?;
         Ok(output(&record, &plan.steps))
     }
+}
 
+/// Debug builds only: `SLUICE_FAILPOINT_STALL_COMMIT_AFTER=N` makes every commit stop for good
+/// after N steps, so an end-to-end test can kill the real process in the middle of a multi-file
+/// change and check what the next start makes of it (PC-01, PE-03). Release builds do not
+/// contain it.
+#[cfg(debug_assertions)]
+fn stall_point(idx: usize) {
+    let stall_at = std::env::var("SLUICE_FAILPOINT_STALL_COMMIT_AFTER").ok();
+    if stall_at.and_then(|v| v.parse::<usize>().ok()) == Some(idx) {
+        loop {
+            std::thread::park();
+        }
+    }
+}
+
+impl Mutations {
     /// Undoes steps `0..done` in reverse; returns the paths it had to leave alone.
+
     fn roll_back(&self, record: &Record, done: usize) -> Vec<String> {
         let exec = Exec {
             ws: &self.ws,
