@@ -16,4 +16,7 @@ pub const COMMAND_NAMES: &[&str] = &[
     "revoke_token",
     "audit",
     "verify_audit",
+    "set_project_policy",
+    "list_approvals",
+    "decide_approval",
 ];

@@ -1,8 +1,10 @@
 //! The window's commands: one line each over `sluice_ipc`, which holds the logic and the tests.
 //! Errors cross as `{code, message}`.
 
+use sluice_core::{ErrorCode, Failure};
 use sluice_ipc::{self as ipc, IpcError};
 use tauri::State;
+use tauri_plugin_dialog::{DialogExt, MessageDialogButtons, MessageDialogKind};
 
 use crate::engine::Shell;
 
@@ -84,6 +86,61 @@ async fn verify_audit(s: State<'_, Shell>) -> R<ipc::ChainStatus> {
     ipc::verify_audit(&s.engine)
 }
 
+/// Letting changes run without asking widens what assistants can do: the user confirms that in
+/// a native dialog, which the window's script cannot click (SECURITY-CASES UI-04).
+#[tauri::command]
+async fn set_project_policy(
+    app: tauri::AppHandle,
+    s: State<'_, Shell>,
+    args: ipc::SetPolicy,
+) -> R<ipc::ProjectDto> {
+    if ipc::widens_policy(&s.engine, &args)? {
+        let what = match (args.ask_deletes, args.ask_writes) {
+            (Some(false), Some(false)) => "delete, move, create and change files",
+            (Some(false), _) => "delete and move files",
+            _ => "create and change files",
+        };
+        let project = s.engine.find_project(&args.id).map_err(IpcError::from)?;
+        let question = format!(
+            "Let assistants {what} in {} without asking you first?\n\nEvery change is still \
+             backed up and recorded in the activity log.",
+            ipc::visible(&project.name)
+        );
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        app.dialog()
+            .message(question)
+            .title("Sluice — stop asking?")
+            .kind(MessageDialogKind::Warning)
+            .buttons(MessageDialogButtons::OkCancelCustom(
+                "Stop asking".into(),
+                "Keep asking".into(),
+            ))
+            .show(move |ok| {
+                let _ = tx.send(ok);
+            });
+        if !rx.await.unwrap_or(false) {
+            let kept = Failure::new(ErrorCode::Denied, "nothing changed: you chose to keep asking");
+            return Err(kept.into());
+        }
+    }
+    ipc::set_project_policy(&s.engine, args)
+}
+
+#[tauri::command]
+async fn list_approvals(s: State<'_, Shell>) -> R<Vec<ipc::ApprovalDto>> {
+    ipc::list_approvals(&s.engine)
+}
+
+#[tauri::command]
+async fn decide_approval(
+    s: State<'_, Shell>,
+    id: String,
+    verdict: ipc::Verdict,
+    reason: Option<String>,
+) -> R<ipc::ApprovalDto> {
+    ipc::decide_approval(&s.engine, &id, verdict, reason, ipc::DecidedFrom::Window)
+}
+
 pub fn handler() -> impl Fn(tauri::ipc::Invoke) -> bool + Send + Sync + 'static {
     tauri::generate_handler![
         app_state,
@@ -100,6 +157,9 @@ pub fn handler() -> impl Fn(tauri::ipc::Invoke) -> bool + Send + Sync + 'static 
         revoke_token,
         audit,
         verify_audit,
+        set_project_policy,
+        list_approvals,
+        decide_approval,
     ]
 }
 

@@ -88,16 +88,34 @@ pub fn forward_events(app: AppHandle, engine: Arc<Engine>) {
         loop {
             match rx.recv().await {
                 Ok(event) => {
-                    if let sluice_engine::EngineEvent::AccessChanged { paused } = event {
-                        crate::tray::update(&app, paused);
+                    use sluice_engine::EngineEvent as E;
+                    if let E::AccessChanged { .. }
+                    | E::ApprovalRequested { .. }
+                    | E::ApprovalDecided { .. } = &event
+                    {
+                        crate::tray::refresh(&app, &engine);
+                    }
+                    if let E::ApprovalRequested { id } = &event
+                        && let Ok(a) = sluice_ipc::approval(&engine, id)
+                    {
+                        crate::notify(&app, "An assistant asks for your approval", &a.headline());
                     }
                     let _ = app.emit(sluice_ipc::EVENT_CHANNEL, sluice_ipc::event(&event));
                 }
                 // Missed some: the window reloads on any event, so one is enough.
                 Err(RecvError::Lagged(_)) => {
+                    crate::tray::refresh(&app, &engine);
                     let _ =
                         app.emit(sluice_ipc::EVENT_CHANNEL, sluice_ipc::UiEvent::ProjectsChanged);
                     let _ = app.emit(sluice_ipc::EVENT_CHANNEL, sluice_ipc::UiEvent::TokensChanged);
+                    // Any approval event makes the window reload its list.
+                    let _ = app.emit(
+                        sluice_ipc::EVENT_CHANNEL,
+                        sluice_ipc::UiEvent::ApprovalDecided {
+                            id: String::new(),
+                            state: String::new(),
+                        },
+                    );
                 }
                 Err(RecvError::Closed) => break,
             }

@@ -11,7 +11,8 @@ mod commands;
 mod engine;
 mod tray;
 
-use tauri::{Manager, RunEvent, WindowEvent};
+use tauri::{Emitter, Manager, RunEvent, WindowEvent};
+use tauri_plugin_notification::NotificationExt;
 
 fn main() {
     tracing_subscriber::fmt()
@@ -29,7 +30,14 @@ fn main() {
         .invoke_handler(commands::handler())
         .setup(|app| {
             let shell = engine::start(app.handle())?;
-            tray::create(app.handle(), shell.engine.is_paused().unwrap_or(false))?;
+            // Before the first notification: a click on one opens the Approvals view.
+            let handle = app.handle().clone();
+            app.notification().on_action(move |action| {
+                if action.action_id() == "tap" {
+                    show_view(&handle, "approvals");
+                }
+            })?;
+            tray::create(app.handle(), &shell.engine)?;
             engine::forward_events(app.handle().clone(), shell.engine.clone());
             app.manage(shell);
             Ok(())
@@ -61,5 +69,19 @@ pub fn show_window(app: &tauri::AppHandle) {
         let _ = w.unminimize();
         let _ = w.show();
         let _ = w.set_focus();
+    }
+}
+
+/// Shows the window on one view (`approvals`, …).
+pub fn show_view(app: &tauri::AppHandle, view: &str) {
+    show_window(app);
+    let _ =
+        app.emit(sluice_ipc::EVENT_CHANNEL, sluice_ipc::UiEvent::OpenView { view: view.into() });
+}
+
+/// A native notification; where no notification server runs, only a log line.
+pub fn notify(app: &tauri::AppHandle, title: &str, body: &str) {
+    if let Err(err) = app.notification().builder().title(title).body(body).show() {
+        tracing::warn!(%err, "cannot show a notification");
     }
 }

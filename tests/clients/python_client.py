@@ -12,12 +12,14 @@ import asyncio
 import getpass
 import json
 import os
-import sys
 
 import httpx2
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
+
+import common
+from common import check
 
 READ_TOOLS = {
     "list_projects", "server_info", "system_info", "list_directory", "stat", "read_file",
@@ -29,26 +31,9 @@ WRITE_TOOLS = {
 }
 EXPECTED_TOOLS = READ_TOOLS | WRITE_TOOLS
 
-checks = 0
-seen_text = []
-
-
-def check(cond, what, got=None):
-    global checks
-    checks += 1
-    if not cond:
-        print(f"FAILED: {what}\n  got: {got!r}"[:4000], file=sys.stderr, flush=True)
-        # Not sys.exit: inside the client's task groups that can wait forever on cleanup.
-        os._exit(1)
-
-
-
 async def call(client, tool, args):
     res = await client.call_tool(tool, args)
-    text = json.dumps(res.structured_content) + " ".join(
-        getattr(c, "text", "") for c in res.content
-    )
-    seen_text.append(text)
+    common.remember(res.structured_content, res.content)
     return res
 
 
@@ -155,7 +140,6 @@ async def main():
     ap.add_argument("--project", default="demo")
     args = ap.parse_args()
     token = os.environ["SLUICE_TOKEN"]
-    canary = os.environ["SLUICE_CANARY"]
     if args.transport == "http":
         http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"})
         server = streamable_http_client(args.url, http_client=http)
@@ -167,9 +151,8 @@ async def main():
         )
     async with Client(server, mode=args.mode, cache=None) as client:
         await exercise(client, args.project, args.mode)
-    for text in seen_text:
-        check(canary not in text, "no canary in any response", text)
-    print(f"OK {checks} checks")
+    print(f"OK {common.no_canary_anywhere()} checks")
+
 
 
 asyncio.run(main())

@@ -11,30 +11,18 @@ import argparse
 import asyncio
 import json
 import os
-import sys
 
 import httpx2
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
-checks = 0
-seen = []
-
-
-def check(cond, what, got=None):
-    global checks
-    checks += 1
-    if not cond:
-        print(f"FAILED: {what}\n  got: {got!r}"[:4000], file=sys.stderr, flush=True)
-        # Not sys.exit: inside the client's task groups that can wait forever on cleanup.
-        os._exit(1)
-
-
+import common
+from common import check
 
 async def call(client, tool, args, meta=None):
     res = await client.call_tool(tool, args, meta=meta) if meta else await client.call_tool(tool, args)
-    seen.append(json.dumps(res.structured_content))
+    common.remember(res.structured_content, res.content)
     return res
 
 
@@ -180,9 +168,8 @@ async def main():
                  "PATH": os.environ.get("PATH", "")})
     async with Client(server, cache=None) as client:
         await exercise(client, args.sluice, args.project, args.readonly_project)
-    for text in seen:
-        check(os.environ["SLUICE_CANARY"] not in text, "no canary in any response", text)
-    print(f"OK {checks} checks")
+    print(f"OK {common.no_canary_anywhere()} checks")
+
 
 
 asyncio.run(main())

@@ -24,6 +24,9 @@ vi.mock("./api", () => ({
     revokeToken: vi.fn(),
     audit: vi.fn(),
     verifyAudit: vi.fn(),
+    setProjectPolicy: vi.fn(),
+    listApprovals: vi.fn(),
+    decideApproval: vi.fn(),
     pickFolder: vi.fn(),
     onEvent: vi.fn(),
     copy: vi.fn(),
@@ -40,6 +43,7 @@ beforeEach(() => {
   m.appState.mockResolvedValue(state());
   m.listProjects.mockResolvedValue([]);
   m.listTokens.mockResolvedValue([]);
+  m.listApprovals.mockResolvedValue([]);
   m.defaultShield.mockResolvedValue([".env", "*.pem"]);
   m.audit.mockResolvedValue({ entries: [] });
   m.verifyAudit.mockResolvedValue({ entries: 0, intact: true, breakAt: null, breakReason: null });

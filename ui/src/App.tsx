@@ -3,10 +3,11 @@
 
 import { useCallback, useEffect, useState } from "react";
 import { api } from "./api";
-import type { AppState, ProjectDto, TokenDto } from "./bindings/ipc";
+import type { ApprovalDto, AppState, ProjectDto, TokenDto } from "./bindings/ipc";
 import { ErrorLine, errorMessage } from "./components";
 import { ActivityView } from "./views/Activity";
-import { ApprovalsView, JobsView } from "./views/Empty";
+import { ApprovalsView } from "./views/Approvals";
+import { JobsView } from "./views/Empty";
 import { FirstRun } from "./views/FirstRun";
 import { ProjectsView } from "./views/Projects";
 import { SettingsView } from "./views/Settings";
@@ -29,6 +30,7 @@ export function App() {
   const [state, setState] = useState<AppState | null>(null);
   const [projects, setProjects] = useState<ProjectDto[]>([]);
   const [tokens, setTokens] = useState<TokenDto[]>([]);
+  const [approvals, setApprovals] = useState<ApprovalDto[]>([]);
   const [error, setError] = useState<string | null>(null);
   const [authorizeOpen, setAuthorizeOpen] = useState(false);
   const [newTokenOpen, setNewTokenOpen] = useState(false);
@@ -47,11 +49,16 @@ export function App() {
     [guard],
   );
   const loadTokens = useCallback(() => guard(async () => setTokens(await api.listTokens())), [guard]);
+  const loadApprovals = useCallback(
+    () => guard(async () => setApprovals(await api.listApprovals())),
+    [guard],
+  );
 
   useEffect(() => {
     void loadState();
     void loadProjects();
     void loadTokens();
+    void loadApprovals();
     let stop: (() => void) | undefined;
     let cancelled = false;
     void api
@@ -67,6 +74,13 @@ export function App() {
           case "tokensChanged":
             void loadTokens();
             break;
+          case "approvalRequested":
+          case "approvalDecided":
+            void loadApprovals();
+            break;
+          case "openView":
+            if ((VIEWS as readonly string[]).includes(e.view)) setView(e.view as View);
+            break;
           default:
             break;
         }
@@ -76,7 +90,7 @@ export function App() {
       cancelled = true;
       stop?.();
     };
-  }, [loadState, loadProjects, loadTokens]);
+  }, [loadState, loadProjects, loadTokens, loadApprovals]);
 
   useEffect(() => {
     const onKey = (e: KeyboardEvent) => {
@@ -95,6 +109,7 @@ export function App() {
       setState(await api.setPaused(!state.paused));
     });
 
+  const waiting = approvals.filter((a) => a.status === "pending").length;
   const firstRun = projects.length === 0 || tokens.length === 0;
 
   return (
@@ -111,6 +126,11 @@ export function App() {
                 title={`${TITLES[v]} (Ctrl+${i + 1})`}
               >
                 {TITLES[v]}
+                {v === "approvals" && waiting > 0 && (
+                  <span className="badge" data-testid="approvals-badge" aria-label={`${waiting} waiting`}>
+                    {waiting}
+                  </span>
+                )}
               </button>
             </li>
           ))}
@@ -175,7 +195,9 @@ export function App() {
               reload={loadTokens}
             />
           )}
-          {view === "approvals" && <ApprovalsView />}
+          {view === "approvals" && (
+            <ApprovalsView approvals={approvals} paused={state?.paused ?? false} reload={loadApprovals} />
+          )}
           {view === "jobs" && <JobsView />}
           {view === "activity" && <ActivityView projects={projects} tokens={tokens} />}
           {view === "settings" && <SettingsView state={state} />}

@@ -13,7 +13,9 @@ import type {
   CreateToken,
   IpcError,
   SetModes,
+  SetPolicy,
   UiEvent,
+  Verdict,
 } from "./bindings/ipc";
 
 /** A refusal from Sluice: branch on `code`, show `message`. */
@@ -84,6 +86,10 @@ export const api = {
   revokeToken: (id: string) => call("revoke_token", { id }),
   audit: (query: AuditQuery) => call("audit", { query }),
   verifyAudit: () => call("verify_audit", {}),
+  setProjectPolicy: (args: SetPolicy) => call("set_project_policy", { args }),
+  listApprovals: () => call("list_approvals", {}),
+  decideApproval: (id: string, verdict: Verdict, reason: string | null) =>
+    call("decide_approval", { id, verdict, reason }),
 
   /** The native folder picker; `null` when the user cancels. */
   pickFolder: async (): Promise<string | null> => {

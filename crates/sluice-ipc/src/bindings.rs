@@ -24,6 +24,9 @@ pub const COMMANDS: &[(&str, &str, &str)] = &[
     ("revoke_token", "{ id: string }", "TokenDto"),
     ("audit", "{ query: AuditQuery }", "AuditPage"),
     ("verify_audit", "Record<string, never>", "ChainStatus"),
+    ("set_project_policy", "{ args: SetPolicy }", "ProjectDto"),
+    ("list_approvals", "Record<string, never>", "ApprovalDto[]"),
+    ("decide_approval", "{ id: string; verdict: Verdict; reason: string | null }", "ApprovalDto"),
 ];
 
 /// The full text of `ui/src/bindings/ipc.ts`.
@@ -36,7 +39,9 @@ pub fn typescript() -> String {
         SecretInfo::decl(&cfg),
         AppState::decl(&cfg),
         ProjectStatus::decl(&cfg),
+        ApprovalPolicy::decl(&cfg),
         ProjectDto::decl(&cfg),
+        SetPolicy::decl(&cfg),
         AddProject::decl(&cfg),
         SetModes::decl(&cfg),
         ScopeEntry::decl(&cfg),
@@ -49,6 +54,9 @@ pub fn typescript() -> String {
         AuditEntryDto::decl(&cfg),
         AuditPage::decl(&cfg),
         ChainStatus::decl(&cfg),
+        ApprovalStatus::decl(&cfg),
+        ApprovalDto::decl(&cfg),
+        Verdict::decl(&cfg),
         UiEvent::decl(&cfg),
     ];
     let mut out = String::from(

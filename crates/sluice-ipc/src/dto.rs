@@ -3,7 +3,9 @@
 
 use serde::{Deserialize, Serialize};
 use sluice_core::{AccessMode, ExecMode, ProjectState};
-use sluice_engine::{AuditEntry, AuditOutcome, Project, TokenRecord};
+use sluice_engine::{
+    ApprovalRecord, ApprovalState, AuditEntry, AuditOutcome, Project, TokenRecord,
+};
 use ts_rs::TS;
 
 /// Every error the window receives: a stable code to branch on and a message to show.
@@ -113,8 +115,29 @@ pub struct ProjectDto {
     pub reason: Option<String>,
     /// The project's own sensitive-file patterns; `null` means the defaults apply.
     pub shield: Option<Vec<String>>,
+    /// Which changes ask the user first.
+    pub policy: ApprovalPolicy,
     #[ts(type = "number")]
     pub created_ms: i64,
+}
+
+/// Which changes in a project ask the user first (`true`) or run without asking (`false`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ApprovalPolicy {
+    /// Deleting files, or moving them away from their path. Default: ask.
+    pub ask_deletes: bool,
+    /// Creating or changing files. Default: allow.
+    pub ask_writes: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct SetPolicy {
+    pub id: String,
+    /// `null` keeps the current setting.
+    pub ask_deletes: Option<bool>,
+    pub ask_writes: Option<bool>,
 }
 
 impl From<&Project> for ProjectDto {
@@ -133,6 +156,7 @@ impl From<&Project> for ProjectDto {
             status,
             reason,
             shield: p.shield_patterns.clone(),
+            policy: ApprovalPolicy { ask_deletes: p.ask_deletes, ask_writes: p.ask_writes },
             created_ms: p.created_ms,
         }
     }
@@ -337,6 +361,97 @@ pub struct ChainStatus {
     pub break_reason: Option<String>,
 }
 
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "kebab-case")]
+pub enum ApprovalStatus {
+    Pending,
+    Approved,
+    Denied,
+    /// Nobody answered in time; nothing ran.
+    Expired,
+    /// The assistant cancelled or went away while waiting; nothing ran.
+    Withdrawn,
+    /// Sluice stopped while it waited; nothing ran.
+    Aborted,
+}
+
+/// One request for the user's decision, pending or decided.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ApprovalDto {
+    pub id: String,
+    pub project_id: String,
+    pub project_name: String,
+    pub token_id: String,
+    /// Who asks: the label of the assistant's token.
+    pub token_label: String,
+    /// The MCP tool (`delete_path`, `write_file`, …).
+    pub tool: String,
+    /// The exact action, one line per effect (paths, sizes, whether it can be undone); never
+    /// shortened. Deceptive characters already appear as `⟨U+XXXX⟩`.
+    pub summary: String,
+    #[ts(type = "number")]
+    pub created_ms: i64,
+    #[ts(type = "number")]
+    pub expires_ms: i64,
+    pub status: ApprovalStatus,
+    /// The user's reason, for a denial that gave one.
+    pub reason: Option<String>,
+    #[ts(type = "number | null")]
+    pub decided_ms: Option<i64>,
+    /// Who or what ended it: "local user (window)", "local user (tray)", "local user" (the
+    /// CLI), "expiry", the assistant's label (withdrawn), …
+    pub decided_by: Option<String>,
+}
+
+impl From<&ApprovalRecord> for ApprovalDto {
+    fn from(a: &ApprovalRecord) -> ApprovalDto {
+        let (status, reason) = match &a.state {
+            ApprovalState::Pending => (ApprovalStatus::Pending, None),
+            ApprovalState::Approved => (ApprovalStatus::Approved, None),
+            ApprovalState::Denied(r) => (ApprovalStatus::Denied, r.clone()),
+            ApprovalState::Expired => (ApprovalStatus::Expired, None),
+            ApprovalState::Withdrawn => (ApprovalStatus::Withdrawn, None),
+            ApprovalState::Aborted => (ApprovalStatus::Aborted, None),
+        };
+        ApprovalDto {
+            id: a.id.clone(),
+            project_id: a.project_id.as_str().to_owned(),
+            project_name: a.project_name.clone(),
+            token_id: a.token_id.as_str().to_owned(),
+            token_label: a.token_label.clone(),
+            tool: a.tool.clone(),
+            summary: a.summary.clone(),
+            created_ms: a.created_ms,
+            expires_ms: a.expires_ms,
+            status,
+            reason,
+            decided_ms: a.decided_ms,
+            decided_by: a.decided_by.clone(),
+        }
+    }
+}
+
+impl ApprovalDto {
+    /// One line for the tray and notifications: "<who> · <what> · <project>". The summary's
+    /// first effect is shown whole; further effects are counted, never silently dropped.
+    pub fn headline(&self) -> String {
+        let mut lines = self.summary.lines();
+        let first = lines.next().unwrap_or(self.tool.as_str());
+        let more = lines.count();
+        let what = if more == 0 { first.to_owned() } else { format!("{first} (+{more} more)") };
+        crate::visible(&format!("{} · {what} · {}", self.token_label, self.project_name))
+    }
+}
+
+/// The user's answer to an approval.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "kebab-case")]
+pub enum Verdict {
+    Approve,
+    Deny,
+}
+
 /// Engine events, as the window receives them on the `engine-event` channel.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(tag = "kind", rename_all = "camelCase", rename_all_fields = "camelCase")]
@@ -358,6 +473,10 @@ pub enum UiEvent {
     ApprovalDecided {
         id: String,
         state: String,
+    },
+    /// The shell asks the window to show a view (a notification or the tray was clicked).
+    OpenView {
+        view: String,
     },
 }
 

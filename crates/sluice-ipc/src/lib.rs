@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use sluice_core::{ErrorCode, Failure};
-use sluice_engine::{AuditFilter, Engine, EngineEvent, clients};
+use sluice_engine::{AuditFilter, Decision, Engine, EngineEvent, clients};
 
 pub use dto::*;
 
@@ -180,6 +180,94 @@ pub fn verify_audit(engine: &Engine) -> Res<ChainStatus> {
         break_at: r.first_break.as_ref().map(|b| b.seq),
         break_reason: r.first_break.map(|b| b.reason),
     })
+}
+
+/// Sets which changes in a project ask first; `null` keeps a setting.
+pub fn set_project_policy(engine: &Engine, args: SetPolicy) -> Res<ProjectDto> {
+    let p = engine.set_policy(&args.id, args.ask_deletes, args.ask_writes)?;
+    Ok(ProjectDto::from(&p))
+}
+
+/// Whether `args` would let changes run without asking that asked before (the shell confirms
+/// that natively before calling [`set_project_policy`]).
+pub fn widens_policy(engine: &Engine, args: &SetPolicy) -> Res<bool> {
+    let p = engine.find_project(&args.id)?;
+    Ok((p.ask_deletes && args.ask_deletes == Some(false))
+        || (p.ask_writes && args.ask_writes == Some(false)))
+}
+
+/// Pending approvals (oldest first), then recent decisions.
+pub fn list_approvals(engine: &Engine) -> Res<Vec<ApprovalDto>> {
+    Ok(engine.approvals()?.iter().map(ApprovalDto::from).collect())
+}
+
+/// The approvals waiting for the user, oldest first (the tray's submenu).
+pub fn pending_approvals(engine: &Engine) -> Res<Vec<ApprovalDto>> {
+    let mut all = list_approvals(engine)?;
+    all.retain(|a| a.status == ApprovalStatus::Pending);
+    Ok(all)
+}
+
+pub fn approval(engine: &Engine, id: &str) -> Res<ApprovalDto> {
+    Ok(ApprovalDto::from(&engine.approval(id)?))
+}
+
+/// Where a decision was taken, recorded as who decided.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DecidedFrom {
+    Window,
+    Tray,
+}
+
+impl DecidedFrom {
+    pub fn actor(self) -> &'static str {
+        match self {
+            DecidedFrom::Window => "local user (window)",
+            DecidedFrom::Tray => "local user (tray)",
+        }
+    }
+}
+
+/// Longest reason the window sends back to the assistant.
+const MAX_REASON_CHARS: usize = 500;
+
+/// The user approves or denies a pending approval. Each approval is decided once: a second
+/// decision (or one after expiry) is refused with `conflict`; approving while paused with
+/// `paused`. A reason only accompanies a denial.
+pub fn decide_approval(
+    engine: &Engine,
+    id: &str,
+    verdict: Verdict,
+    reason: Option<String>,
+    from: DecidedFrom,
+) -> Res<ApprovalDto> {
+    let decision = match verdict {
+        Verdict::Approve => Decision::Approve,
+        Verdict::Deny => {
+            let reason = reason.map(|r| r.trim().to_owned()).filter(|r| !r.is_empty());
+            if reason.as_ref().is_some_and(|r| r.chars().count() > MAX_REASON_CHARS) {
+                return Err(invalid(format!(
+                    "a reason can be at most {MAX_REASON_CHARS} characters"
+                )));
+            }
+            Decision::Deny { reason }
+        }
+    };
+    Ok(ApprovalDto::from(&engine.decide(id, decision, from.actor())?))
+}
+
+/// `s` with control characters, bidi overrides and zero-width characters shown as
+/// `⟨U+XXXX⟩` (for the tray and notifications, which cannot style text).
+pub fn visible(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        if c.is_control() || sluice_core::redact::is_deceptive(c) {
+            out.push_str(&format!("⟨U+{:04X}⟩", c as u32));
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 /// The default sensitive-file patterns, shown beside a project's own list.

@@ -138,206 +138,88 @@ where
         .map_err(runner_failure)
 }
 
-#[tool_router(router = write_tools, vis = "pub(crate)")]
-impl SluiceServer {
-    #[tool(
-        description = "Create a file, or replace one: replacing needs `expected_hash`, the hash \
-        read_file returned, so you never overwrite changes you have not seen. Read-write \
-        projects only; the previous content is backed up and can be restored.",
-        annotations(read_only_hint = false, destructive_hint = true, idempotent_hint = false, open_world_hint = false),
-        output_schema = schema_for_output::<MutationOutput>()
-    )]
-    async fn write_file(
-        &self,
-        Extension(caller): Extension<Caller>,
-        cancel: CancellationToken,
-        peer: Peer<RoleServer>,
-        meta: RequestMetaObject,
-        Parameters(call): Parameters<ProjectCall<WriteFileArgs>>,
-    ) -> Result<CallToolResult, ErrorData> {
-        let args = call.args;
-        self.change(
-            &caller,
-            &call.project,
-            "write_file",
-            cancel,
-            Progress { peer, meta },
-            move |m| m.plan_write_file(&args),
-        )
-        .await
-    }
+/// The change tools differ only in their name, description, arguments and plan function; one
+/// macro writes them all (it must emit the whole `#[tool_router]` impl so the router sees them).
+macro_rules! change_tools {
+    ($(
+        $(#[doc = $doc:literal])*
+        $name:ident($args:ty) => $plan:ident, destructive: $destructive:literal, idempotent: $idempotent:literal;
+    )*) => {
+        #[tool_router(router = write_tools, vis = "pub(crate)")]
+        impl SluiceServer {
+            $(
+                #[tool(
+                    description = concat!($($doc, " "),*),
+                    annotations(
+                        read_only_hint = false,
+                        destructive_hint = $destructive,
+                        idempotent_hint = $idempotent,
+                        open_world_hint = false
+                    ),
+                    output_schema = schema_for_output::<MutationOutput>()
+                )]
+                async fn $name(
+                    &self,
+                    Extension(caller): Extension<Caller>,
+                    cancel: CancellationToken,
+                    peer: Peer<RoleServer>,
+                    meta: RequestMetaObject,
+                    Parameters(call): Parameters<ProjectCall<$args>>,
+                ) -> Result<CallToolResult, ErrorData> {
+                    let args = call.args;
+                    let progress = Progress { peer, meta };
+                    self.change(&caller, &call.project, stringify!($name), cancel, progress, move |m| {
+                        m.$plan(&args)
+                    })
+                    .await
+                }
+            )*
+            #[tool(
+                description = "List the backups of earlier changes in a project (newest first), with \
+                the operation ids that `restore` takes.",
+                annotations(read_only_hint = true, open_world_hint = false),
+                output_schema = schema_for_output::<ListBackupsOutput>()
+            )]
+            async fn list_backups(
+                &self,
+                Extension(caller): Extension<Caller>,
+                Parameters(call): Parameters<ProjectCall<ListBackupsArgs>>,
+            ) -> Result<CallToolResult, ErrorData> {
+                let engine = self.engine().clone();
+                let args = call.args;
+                self.in_project(&caller, &call.project, move |p| {
+                    let m = engine.mutations(p).map_err(FailureError)?;
+                    m.list_backups(&args).map_err(|e| FailureError(runner_failure(e)))
+                })
+                .await
+            }
+        }
+    };
+}
 
-    #[tool(
-        description = "Edit a text file by exact replacements: each `old_text` must occur \
-        exactly once (or set `replace_all`). All edits apply or none. Encoding and line endings \
-        are kept.",
-        annotations(read_only_hint = false, destructive_hint = true, idempotent_hint = false, open_world_hint = false),
-        output_schema = schema_for_output::<MutationOutput>()
-    )]
-    async fn edit_file(
-        &self,
-        Extension(caller): Extension<Caller>,
-        cancel: CancellationToken,
-        peer: Peer<RoleServer>,
-        meta: RequestMetaObject,
-        Parameters(call): Parameters<ProjectCall<EditFileArgs>>,
-    ) -> Result<CallToolResult, ErrorData> {
-        let args = call.args;
-        self.change(
-            &caller,
-            &call.project,
-            "edit_file",
-            cancel,
-            Progress { peer, meta },
-            move |m| m.plan_edit_file(&args),
-        )
-        .await
-    }
-
-    #[tool(
-        description = "Apply a multi-file patch, all or nothing: a unified diff as `git diff` \
-        prints it, or a `*** Begin Patch` … `*** End Patch` envelope (Add/Update/Delete File, \
-        Move to). Everything is checked before the first byte changes.",
-        annotations(read_only_hint = false, destructive_hint = true, idempotent_hint = false, open_world_hint = false),
-        output_schema = schema_for_output::<MutationOutput>()
-    )]
-    async fn apply_patch(
-        &self,
-        Extension(caller): Extension<Caller>,
-        cancel: CancellationToken,
-        peer: Peer<RoleServer>,
-        meta: RequestMetaObject,
-        Parameters(call): Parameters<ProjectCall<ApplyPatchArgs>>,
-    ) -> Result<CallToolResult, ErrorData> {
-        let args = call.args;
-        self.change(
-            &caller,
-            &call.project,
-            "apply_patch",
-            cancel,
-            Progress { peer, meta },
-            move |m| m.plan_apply_patch(&args),
-        )
-        .await
-    }
-
-    #[tool(
-        description = "Move or rename a file or folder inside the project. Overwriting an \
-        existing file needs its `expected_hash`.",
-        annotations(read_only_hint = false, destructive_hint = true, idempotent_hint = false, open_world_hint = false),
-        output_schema = schema_for_output::<MutationOutput>()
-    )]
-    async fn move_path(
-        &self,
-        Extension(caller): Extension<Caller>,
-        cancel: CancellationToken,
-        peer: Peer<RoleServer>,
-        meta: RequestMetaObject,
-        Parameters(call): Parameters<ProjectCall<MovePathArgs>>,
-    ) -> Result<CallToolResult, ErrorData> {
-        let args = call.args;
-        self.change(
-            &caller,
-            &call.project,
-            "move_path",
-            cancel,
-            Progress { peer, meta },
-            move |m| m.plan_move_path(&args),
-        )
-        .await
-    }
-
-    #[tool(
-        description = "Create a folder (and its parents with `parents`).",
-        annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = false),
-        output_schema = schema_for_output::<MutationOutput>()
-    )]
-    async fn create_directory(
-        &self,
-        Extension(caller): Extension<Caller>,
-        cancel: CancellationToken,
-        peer: Peer<RoleServer>,
-        meta: RequestMetaObject,
-        Parameters(call): Parameters<ProjectCall<CreateDirectoryArgs>>,
-    ) -> Result<CallToolResult, ErrorData> {
-        let args = call.args;
-        self.change(
-            &caller,
-            &call.project,
-            "create_directory",
-            cancel,
-            Progress { peer, meta },
-            move |m| m.plan_create_directory(&args),
-        )
-        .await
-    }
-
-    #[tool(
-        description = "Delete a file, or a folder with `recursive`. Usually asks the user first \
-        (the call waits for the decision); everything deleted is backed up and can be restored.",
-        annotations(read_only_hint = false, destructive_hint = true, idempotent_hint = false, open_world_hint = false),
-        output_schema = schema_for_output::<MutationOutput>()
-    )]
-    async fn delete_path(
-        &self,
-        Extension(caller): Extension<Caller>,
-        cancel: CancellationToken,
-        peer: Peer<RoleServer>,
-        meta: RequestMetaObject,
-        Parameters(call): Parameters<ProjectCall<DeletePathArgs>>,
-    ) -> Result<CallToolResult, ErrorData> {
-        let args = call.args;
-        self.change(
-            &caller,
-            &call.project,
-            "delete_path",
-            cancel,
-            Progress { peer, meta },
-            move |m| m.plan_delete_path(&args),
-        )
-        .await
-    }
-
-    #[tool(
-        description = "Undo one earlier change by its `operation_id` (every change returns one), \
-        restoring the exact previous bytes and modes. Refused if the files changed since.",
-        annotations(read_only_hint = false, destructive_hint = true, idempotent_hint = false, open_world_hint = false),
-        output_schema = schema_for_output::<MutationOutput>()
-    )]
-    async fn restore(
-        &self,
-        Extension(caller): Extension<Caller>,
-        cancel: CancellationToken,
-        peer: Peer<RoleServer>,
-        meta: RequestMetaObject,
-        Parameters(call): Parameters<ProjectCall<RestoreArgs>>,
-    ) -> Result<CallToolResult, ErrorData> {
-        let args = call.args;
-        self.change(&caller, &call.project, "restore", cancel, Progress { peer, meta }, move |m| {
-            m.plan_restore(&args)
-        })
-        .await
-    }
-
-    #[tool(
-        description = "List the backups of earlier changes in a project (newest first), with \
-        the operation ids that `restore` takes.",
-        annotations(read_only_hint = true, open_world_hint = false),
-        output_schema = schema_for_output::<ListBackupsOutput>()
-    )]
-    async fn list_backups(
-        &self,
-        Extension(caller): Extension<Caller>,
-        Parameters(call): Parameters<ProjectCall<ListBackupsArgs>>,
-    ) -> Result<CallToolResult, ErrorData> {
-        let engine = self.engine().clone();
-        let args = call.args;
-        self.in_project(&caller, &call.project, move |p| {
-            let m = engine.mutations(p).map_err(FailureError)?;
-            m.list_backups(&args).map_err(|e| FailureError(runner_failure(e)))
-        })
-        .await
-    }
+change_tools! {
+    /// Create a file, or replace one: replacing needs `expected_hash`, the hash read_file
+    /// returned, so you never overwrite changes you have not seen. Read-write projects only; the
+    /// previous content is backed up and can be restored.
+    write_file(WriteFileArgs) => plan_write_file, destructive: true, idempotent: false;
+    /// Edit a text file by exact replacements: each `old_text` must occur exactly once (or set
+    /// `replace_all`). All edits apply or none. Encoding and line endings are kept.
+    edit_file(EditFileArgs) => plan_edit_file, destructive: true, idempotent: false;
+    /// Apply a multi-file patch, all or nothing: a unified diff as `git diff` prints it, or a
+    /// `*** Begin Patch` … `*** End Patch` envelope (Add/Update/Delete File, Move to). Everything
+    /// is checked before the first byte changes.
+    apply_patch(ApplyPatchArgs) => plan_apply_patch, destructive: true, idempotent: false;
+    /// Move or rename a file or folder inside the project. Overwriting an existing file needs
+    /// its `expected_hash`. Moving a file away from its path asks the user like a delete.
+    move_path(MovePathArgs) => plan_move_path, destructive: true, idempotent: false;
+    /// Create a folder (and its parents with `parents`).
+    create_directory(CreateDirectoryArgs) => plan_create_directory, destructive: false, idempotent: true;
+    /// Delete a file, or a folder with `recursive`. Usually asks the user first (the call waits
+    /// for the decision); everything deleted is backed up and can be restored.
+    delete_path(DeletePathArgs) => plan_delete_path, destructive: true, idempotent: false;
+    /// Undo one earlier change by its `operation_id` (every change returns one), restoring the
+    /// exact previous bytes and modes. Refused if the files changed since.
+    restore(RestoreArgs) => plan_restore, destructive: true, idempotent: false;
 }
 
 /// Lets a `Failure` travel where a `Coded` error is expected.

@@ -2,7 +2,10 @@
 //! app (UI embedded); the official Python MCP SDK is the assistant. The test authorizes a
 //! project through the path field, creates a token in the window and reads it from the result
 //! panel, uses it from the client, pauses from the window (the client is refused with 503 and
-//! `paused`), and resumes. Every step asserts on what the window shows.
+//! `paused`), and resumes. Then approvals: the project is made read-write in the window (deletes
+//! ask, the default the window shows), the client's `delete_path` waits, the window shows the
+//! exact path and the Approve click lets it run; a second delete is denied with a reason,
+//! which the client receives. Every step asserts on what the window shows.
 //!
 //! Needs: `tauri-driver` (PATH or ~/.cargo/bin), `WebKitWebDriver`, `Xvfb`, and the Python SDK
 //! in `SLUICE_TEST_PYTHON` — `cargo xtask test` installs all of them and builds `ui/dist` first.
@@ -10,7 +13,8 @@
 mod driver;
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
 
 use driver::{Session, by_text};
 use thirtyfour::By;
@@ -21,15 +25,55 @@ fn python() -> String {
     })
 }
 
+fn client(url: &str, token: &str, project: &str, path: &str, expect: &str) -> Command {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/e2e/mcp_step.py");
+    let mut cmd = Command::new(python());
+    cmd.arg(script)
+        .args(["--url", url, "--project", project, "--path", path, "--expect", expect])
+        .env("SLUICE_TOKEN", token)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    cmd
+}
+
 /// Runs one client step (see mcp_step.py) and returns its stdout.
 fn client_step(url: &str, token: &str, project: &str, expect: &str) -> String {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/e2e/mcp_step.py");
-    let out = Command::new(python())
-        .arg(script)
-        .args(["--url", url, "--project", project, "--path", "README.md", "--expect", expect])
-        .env("SLUICE_TOKEN", token)
+    let out = client(url, token, project, "README.md", expect)
         .output()
         .expect("run the Python MCP client");
+    finished(out, expect)
+}
+
+/// A client step that blocks (a delete waiting for approval), running while the test clicks.
+struct Pending(Option<Child>, &'static str);
+
+impl Pending {
+    fn start(mut cmd: Command, expect: &'static str) -> Pending {
+        Pending(Some(cmd.spawn().expect("run the Python MCP client")), expect)
+    }
+
+    /// Waits (with a deadline) for the client to finish; returns its stdout.
+    async fn finish(mut self) -> String {
+        let mut child = self.0.take().unwrap();
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while child.try_wait().unwrap().is_none() {
+            assert!(Instant::now() < deadline, "the client's {} call did not finish", self.1);
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        finished(child.wait_with_output().unwrap(), self.1)
+    }
+}
+
+impl Drop for Pending {
+    fn drop(&mut self) {
+        if let Some(mut c) = self.0.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+fn finished(out: std::process::Output, expect: &str) -> String {
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     assert!(
         out.status.success(),
@@ -40,7 +84,7 @@ fn client_step(url: &str, token: &str, project: &str, expect: &str) -> String {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn window_token_client_pause_resume() {
+async fn window_token_client_pause_resume_approvals() {
     let tmp = tempfile::tempdir().unwrap();
     let folder: PathBuf = tmp.path().join("e2e-app");
     std::fs::create_dir(&folder).unwrap();
@@ -116,6 +160,53 @@ async fn window_token_client_pause_resume() {
     .await;
     let out = client_step(&url, &token, "e2e-app", "ok");
     assert!(out.contains("hello from the window test"), "{out}");
+
+    // Approvals. Make the project read-write in the window; deletes ask (the default).
+    s.click(by_text("nav", "Projects")).await;
+    s.click(By::XPath("//tr[@data-testid='project-row']//button[normalize-space()='e2e-app']"))
+        .await;
+    let detail = "section[aria-label='Project e2e-app']";
+    s.click(By::Css(format!("{detail} input[value='read-write']"))).await;
+    let row = s.wait_text(By::Css("[data-testid=project-row]"), "Read-write").await;
+    assert!(row.contains("e2e-app"), "{row}");
+    let deletes = format!("{detail} [aria-label='Deleting or moving files'] [aria-pressed=true]");
+    s.wait_text(By::Css(deletes), "Ask").await;
+
+    // The assistant deletes a file: the call waits for the user.
+    std::fs::write(folder.join("doomed.txt"), "bye\n").unwrap();
+    let waiting =
+        Pending::start(client(&url, &token, "e2e-app", "doomed.txt", "deleted"), "delete");
+    s.wait_text(By::Css("[data-testid=approvals-badge]"), "1").await;
+    s.click(By::XPath("//nav//button[starts-with(normalize-space(), 'Approvals')]")).await;
+    let card = s.wait_text(By::Css("[data-testid=approval-card]"), "delete doomed.txt").await;
+    assert!(card.contains("e2e assistant wants to delete_path in e2e-app"), "{card}");
+    assert!(card.contains("delete doomed.txt (4 B, restorable)"), "{card}");
+    assert!(card.contains("Expires in"), "{card}");
+    assert!(folder.join("doomed.txt").exists(), "nothing runs before the decision");
+    // Approve once: enabled only after the inert period; the click lets the call complete.
+    s.click(by_text("article[@data-testid='approval-card']", "Approve once")).await;
+    assert_eq!(waiting.finish().await.trim(), "DELETED");
+    assert!(!folder.join("doomed.txt").exists(), "the approved delete ran");
+    let decided = s.wait_text(By::Css("[data-testid=decision-row]"), "Approved").await;
+    assert!(decided.contains("local user (window)") && decided.contains("doomed.txt"), "{decided}");
+    s.wait_text(By::Css("section[aria-label='Approvals']"), "No approvals waiting").await;
+
+    // A second delete, denied in the window with a reason that reaches the assistant.
+    std::fs::write(folder.join("keep.txt"), "stay\n").unwrap();
+    let reason = "keep that file, please";
+    let mut cmd = client(&url, &token, "e2e-app", "keep.txt", "denied");
+    cmd.args(["--reason", reason]);
+    let waiting = Pending::start(cmd, "denied delete");
+    let card = s.wait_text(By::Css("[data-testid=approval-card]"), "delete keep.txt").await;
+    assert!(card.contains("e2e assistant"), "{card}");
+    s.type_into(By::Css("[data-testid=approval-card] input[name=reason]"), reason).await;
+    s.click(By::Css("[data-testid=approval-card][data-armed=true] button.danger")).await;
+    let out = waiting.finish().await;
+    assert!(out.starts_with("DENIED ") && out.contains(reason), "{out}");
+    assert!(folder.join("keep.txt").exists(), "a denied delete does nothing");
+    let denied = s.wait_text(By::Css("[data-testid=decision-row]"), reason).await;
+    assert!(denied.contains("Denied") && denied.contains("keep.txt"), "{denied}");
+    s.wait_text(By::Css("section[aria-label='Approvals']"), "No approvals waiting").await;
 
     s.quit().await;
 }

@@ -4,8 +4,12 @@ and calls list_projects and read_file.
 
   --expect ok      both calls succeed; prints "OK <file content>"
   --expect paused  the server refuses with HTTP 503 and code `paused`; prints "PAUSED"
+  --expect deleted  delete_path on --path waits for the user's approval and succeeds;
+                    prints "DELETED"
+  --expect denied   delete_path on --path is denied by the user: code `denied` and the user's
+                    --reason in the message; prints "DENIED <message>"
 
-Environment: SLUICE_TOKEN. Arguments: --url, --project, --path, --expect.
+Environment: SLUICE_TOKEN. Arguments: --url, --project, --path, --expect, --reason.
 """
 
 import argparse
@@ -46,7 +50,8 @@ async def main():
     ap.add_argument("--url", required=True)
     ap.add_argument("--project", required=True)
     ap.add_argument("--path", required=True)
-    ap.add_argument("--expect", choices=["ok", "paused"], required=True)
+    ap.add_argument("--expect", choices=["ok", "paused", "deleted", "denied"], required=True)
+    ap.add_argument("--reason")
     args = ap.parse_args()
 
     statuses = []
@@ -57,6 +62,8 @@ async def main():
     http = httpx2.AsyncClient(
         headers={"Authorization": f"Bearer {os.environ['SLUICE_TOKEN']}"},
         event_hooks={"response": [record]},
+        # A delete waits while the user looks at the prompt.
+        timeout=120.0,
     )
     server = streamable_http_client(args.url, http_client=http)
     try:
@@ -67,6 +74,23 @@ async def main():
             names = [p["name"] for p in listed.structured_content["projects"]]
             if args.project not in names:
                 fail("the project is listed", names)
+            if args.expect in ("deleted", "denied"):
+                # Blocks until the user decides in the window.
+                res = await client.call_tool(
+                    "delete_path", {"project": args.project, "path": args.path}
+                )
+                out = res.structured_content or {}
+                if args.expect == "deleted":
+                    if res.is_error:
+                        fail("the approved delete runs", out)
+                    print("DELETED")
+                    return
+                if not res.is_error or out.get("code") != "denied":
+                    fail("the delete is refused with code `denied`", out)
+                if args.reason not in out.get("message", ""):
+                    fail("the refusal carries the user's reason", out)
+                print("DENIED " + out["message"])
+                return
             read = await client.call_tool(
                 "read_file", {"project": args.project, "path": args.path}
             )

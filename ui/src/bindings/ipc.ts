@@ -25,6 +25,16 @@ export type AppState = { paused: boolean, emergencyStopAvailable: boolean, port:
 
 export type ProjectStatus = "available" | "disabled" | "root-lost";
 
+export type ApprovalPolicy = { 
+/**
+ * Deleting files, or moving them away from their path. Default: ask.
+ */
+askDeletes: boolean, 
+/**
+ * Creating or changing files. Default: allow.
+ */
+askWrites: boolean, };
+
 export type ProjectDto = { id: string, name: string, 
 /**
  * The folder on this computer (shown to the local user only; never sent to AI clients).
@@ -33,7 +43,17 @@ root: string, access: Access, exec: Exec, status: ProjectStatus, reason: string 
 /**
  * The project's own sensitive-file patterns; `null` means the defaults apply.
  */
-shield: Array<string> | null, createdMs: number, };
+shield: Array<string> | null, 
+/**
+ * Which changes ask the user first.
+ */
+policy: ApprovalPolicy, createdMs: number, };
+
+export type SetPolicy = { id: string, 
+/**
+ * `null` keeps the current setting.
+ */
+askDeletes: boolean | null, askWrites: boolean | null, };
 
 export type AddProject = { 
 /**
@@ -107,7 +127,35 @@ export type ChainStatus = { entries: number, intact: boolean,
  */
 breakAt: number | null, breakReason: string | null, };
 
-export type UiEvent = { "kind": "projectsChanged" } | { "kind": "tokensChanged" } | { "kind": "accessChanged", paused: boolean, } | { "kind": "projectRootLost", id: string, reason: string, } | { "kind": "approvalRequested", id: string, } | { "kind": "approvalDecided", id: string, state: string, };
+export type ApprovalStatus = "pending" | "approved" | "denied" | "expired" | "withdrawn" | "aborted";
+
+export type ApprovalDto = { id: string, projectId: string, projectName: string, tokenId: string, 
+/**
+ * Who asks: the label of the assistant's token.
+ */
+tokenLabel: string, 
+/**
+ * The MCP tool (`delete_path`, `write_file`, …).
+ */
+tool: string, 
+/**
+ * The exact action, one line per effect (paths, sizes, whether it can be undone); never
+ * shortened. Deceptive characters already appear as `⟨U+XXXX⟩`.
+ */
+summary: string, createdMs: number, expiresMs: number, status: ApprovalStatus, 
+/**
+ * The user's reason, for a denial that gave one.
+ */
+reason: string | null, decidedMs: number | null, 
+/**
+ * Who or what ended it: "local user (window)", "local user (tray)", "local user" (the
+ * CLI), "expiry", the assistant's label (withdrawn), …
+ */
+decidedBy: string | null, };
+
+export type Verdict = "approve" | "deny";
+
+export type UiEvent = { "kind": "projectsChanged" } | { "kind": "tokensChanged" } | { "kind": "accessChanged", paused: boolean, } | { "kind": "projectRootLost", id: string, reason: string, } | { "kind": "approvalRequested", id: string, } | { "kind": "approvalDecided", id: string, state: string, } | { "kind": "openView", view: string, };
 
 export const EVENT_CHANNEL = "engine-event";
 
@@ -126,4 +174,7 @@ export type Commands = {
   revoke_token: { args: { id: string }; result: TokenDto };
   audit: { args: { query: AuditQuery }; result: AuditPage };
   verify_audit: { args: Record<string, never>; result: ChainStatus };
+  set_project_policy: { args: { args: SetPolicy }; result: ProjectDto };
+  list_approvals: { args: Record<string, never>; result: ApprovalDto[] };
+  decide_approval: { args: { id: string; verdict: Verdict; reason: string | null }; result: ApprovalDto };
 };

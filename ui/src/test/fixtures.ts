@@ -1,4 +1,4 @@
-import type { AppState, CreatedToken, ProjectDto, TokenDto } from "../bindings/ipc";
+import type { ApprovalDto, AppState, CreatedToken, ProjectDto, TokenDto } from "../bindings/ipc";
 
 export const state = (over: Partial<AppState> = {}): AppState => ({
   paused: false,
@@ -20,6 +20,7 @@ export const project = (over: Partial<ProjectDto> = {}): ProjectDto => ({
   status: "available",
   reason: null,
   shield: null,
+  policy: { askDeletes: true, askWrites: false },
   createdMs: 1_700_000_000_000,
   ...over,
 });
@@ -42,4 +43,21 @@ export const created = (): CreatedToken => ({
     { client: "claude-code", title: "Claude Code", target: "run in a terminal", text: "claude mcp add … slc_" + "a".repeat(52), holdsToken: true },
     { client: "cursor", title: "Cursor", target: "~/.cursor/mcp.json", text: '{"mcpServers":{}}', holdsToken: true },
   ],
+});
+
+export const approval = (over: Partial<ApprovalDto> = {}): ApprovalDto => ({
+  id: "apr_aaaaaaaaaaaaaaaa",
+  projectId: "proj_aaaaaaaaaaaaaaaa",
+  projectName: "my-app",
+  tokenId: "tok_aaaaaaaaaaaaaaaa",
+  tokenLabel: "Cursor",
+  tool: "delete_path",
+  summary: "delete src/old.rs (2.1 KB, restorable)",
+  createdMs: Date.now(),
+  expiresMs: Date.now() + 300_000,
+  status: "pending",
+  reason: null,
+  decidedMs: null,
+  decidedBy: null,
+  ...over,
 });

@@ -1,17 +1,4 @@
-// Approvals and Jobs: empty states saying what will appear here.
-
-export function ApprovalsView() {
-  return (
-    <section className="empty" aria-label="Approvals">
-      <h2>No approvals waiting</h2>
-      <p>
-        When an assistant asks to change or delete a file, or to run a command, the request
-        appears here with the exact details — who asks, what exactly, in which project — and
-        you choose Approve once or Deny. Waiting requests also show in the tray menu.
-      </p>
-    </section>
-  );
-}
+// Jobs: an empty state saying what will appear here.
 
 export function JobsView() {
   return (

@@ -251,6 +251,14 @@ function ProjectDetail({ project, onRemoved }: { project: ProjectDto; onRemoved:
         value={project.exec}
         onChange={(exec) => run(() => api.setProjectModes({ id: project.id, access: null, exec }))}
       />
+      {project.access === "read-write" && (
+        <PolicyEditor
+          project={project}
+          onChange={(askDeletes, askWrites) =>
+            run(() => api.setProjectPolicy({ id: project.id, askDeletes, askWrites }))
+          }
+        />
+      )}
       <ShieldEditor project={project} onError={setError} />
       <ErrorLine error={error} />
       <div className="row">
@@ -350,5 +358,51 @@ function ShieldEditor({
         )}
       </div>
     </fieldset>
+  );
+}
+
+/** Which changes ask first, as two Ask / Allow switches. */
+function PolicyEditor(props: {
+  project: ProjectDto;
+  onChange: (askDeletes: boolean | null, askWrites: boolean | null) => void;
+}) {
+  const { askDeletes, askWrites } = props.project.policy;
+  return (
+    <fieldset className="policy">
+      <legend>Approval policy</legend>
+      <div className="row">
+        <span>Deleting or moving files</span>
+        <Segmented
+          label="Deleting or moving files"
+          ask={askDeletes}
+          onChange={(ask) => props.onChange(ask, null)}
+        />
+      </div>
+      <div className="row">
+        <span>Creating or changing files</span>
+        <Segmented
+          label="Creating or changing files"
+          ask={askWrites}
+          onChange={(ask) => props.onChange(null, ask)}
+        />
+      </div>
+      <p className="muted">
+        Ask — you approve each one, in the tray or here. Allow — it runs without asking (a backup
+        is kept and the activity log records it).
+      </p>
+    </fieldset>
+  );
+}
+
+function Segmented(props: { label: string; ask: boolean; onChange: (ask: boolean) => void }) {
+  return (
+    <span className="segmented" role="group" aria-label={props.label}>
+      <button type="button" aria-pressed={props.ask} onClick={() => !props.ask && props.onChange(true)}>
+        Ask
+      </button>
+      <button type="button" aria-pressed={!props.ask} onClick={() => props.ask && props.onChange(false)}>
+        Allow
+      </button>
+    </span>
   );
 }

@@ -1,5 +1,6 @@
 //! The window's commands over a real engine in a temp folder, and the freshness of the
 //! generated TypeScript bindings.
 
+mod approvals;
 mod bindings;
 mod commands;

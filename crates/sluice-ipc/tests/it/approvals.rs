@@ -1,0 +1,206 @@
+//! Approvals through the window's commands, against a real engine: a waiting `ask` (as a write
+//! tool makes it) is listed, decided once, and the waiting side sees the decision and reason.
+
+use std::time::{Duration, Instant};
+
+use sluice_engine::{AskOutcome, AskRequest, Engine, EngineConfig, SecretPreference};
+use sluice_ipc::*;
+use tokio_util::sync::CancellationToken;
+
+struct Fixture {
+    _tmp: tempfile::TempDir,
+    engine: std::sync::Arc<Engine>,
+    project: ProjectDto,
+    secret: String,
+}
+
+fn fixture() -> Fixture {
+    let tmp = tempfile::tempdir().unwrap();
+    let folder = tmp.path().join("my-app");
+    std::fs::create_dir(&folder).unwrap();
+    let engine =
+        Engine::open(&EngineConfig::new(tmp.path().join("data"), SecretPreference::FileOnly))
+            .unwrap();
+    let project = add_project(
+        &engine,
+        AddProject {
+            path: folder.display().to_string(),
+            name: None,
+            access: Access::ReadWrite,
+            exec: Exec::Off,
+        },
+    )
+    .unwrap();
+    let (_, secret) = engine.create_token("Cursor", None, None).unwrap();
+    Fixture { _tmp: tmp, engine: std::sync::Arc::new(engine), project, secret }
+}
+
+/// Starts an `ask` on its own thread, as the MCP layer does for a delete, and returns the
+/// approval's id once it is pending along with the handle to the outcome.
+fn ask(f: &Fixture, summary: &str) -> (String, std::thread::JoinHandle<AskOutcome>) {
+    let engine = f.engine.clone();
+    let project = f.project.name.clone();
+    let summary = summary.to_owned();
+    let secret = f.secret.clone();
+    let before: Vec<String> =
+        pending_approvals(&f.engine).unwrap().into_iter().map(|a| a.id).collect();
+    let handle = std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        rt.block_on(async {
+            let caller = engine.authenticate(&secret).unwrap();
+            let handle = engine.project(&caller, &project).unwrap();
+            let req = AskRequest {
+                caller: &caller,
+                project: &handle,
+                tool: "delete_path",
+                summary,
+                fingerprint: [7; 32],
+            };
+            engine.ask(req, CancellationToken::new(), |_| {}).await.unwrap()
+        })
+    });
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        if let Some(a) =
+            pending_approvals(&f.engine).unwrap().into_iter().find(|a| !before.contains(&a.id))
+        {
+            return (a.id, handle);
+        }
+        assert!(Instant::now() < deadline, "no approval appeared");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn approve_once_then_a_second_decision_is_a_conflict() {
+    let f = fixture();
+    let (id, waiting) = ask(&f, "delete notes/old.txt (12 B, restorable)");
+    let listed = list_approvals(&f.engine).unwrap();
+    assert_eq!(listed.len(), 1);
+    let a = &listed[0];
+    assert_eq!(a.status, ApprovalStatus::Pending);
+    assert_eq!((a.tool.as_str(), a.token_label.as_str()), ("delete_path", "Cursor"));
+    assert_eq!(a.project_name, "my-app");
+    assert_eq!(a.summary, "delete notes/old.txt (12 B, restorable)");
+    assert!(a.expires_ms > a.created_ms);
+    assert_eq!(a.headline(), "Cursor · delete notes/old.txt (12 B, restorable) · my-app");
+
+    let decided =
+        decide_approval(&f.engine, &id, Verdict::Approve, None, DecidedFrom::Window).unwrap();
+    assert_eq!(decided.status, ApprovalStatus::Approved);
+    assert_eq!(decided.decided_by.as_deref(), Some("local user (window)"));
+    assert!(matches!(waiting.join().unwrap(), AskOutcome::Approved { .. }));
+
+    // Each approval is decided once, from anywhere.
+    for verdict in [Verdict::Approve, Verdict::Deny] {
+        let e = decide_approval(&f.engine, &id, verdict, None, DecidedFrom::Tray).unwrap_err();
+        assert_eq!(e.code, "conflict", "{e:?}");
+        assert_eq!(
+            serde_json::to_value(&e).unwrap().as_object().unwrap().keys().collect::<Vec<_>>(),
+            ["code", "message"]
+        );
+    }
+    assert!(pending_approvals(&f.engine).unwrap().is_empty());
+    assert_eq!(approval(&f.engine, &id).unwrap().status, ApprovalStatus::Approved);
+    assert_eq!(approval(&f.engine, "apr_nosuch").unwrap_err().code, "not_found");
+}
+
+#[test]
+fn deny_with_a_reason_reaches_the_waiting_call() {
+    let f = fixture();
+    let (id, waiting) = ask(&f, "delete src/main.rs (1.0 KB, restorable)");
+    let long = "x".repeat(501);
+    let e = decide_approval(&f.engine, &id, Verdict::Deny, Some(long), DecidedFrom::Window)
+        .unwrap_err();
+    assert_eq!(e.code, "invalid_argument");
+    let decided = decide_approval(
+        &f.engine,
+        &id,
+        Verdict::Deny,
+        Some("  keep that file  ".into()),
+        DecidedFrom::Tray,
+    )
+    .unwrap();
+    assert_eq!(decided.status, ApprovalStatus::Denied);
+    assert_eq!(decided.reason.as_deref(), Some("keep that file"));
+    assert_eq!(decided.decided_by.as_deref(), Some("local user (tray)"));
+    match waiting.join().unwrap() {
+        AskOutcome::Denied { reason, .. } => assert_eq!(reason.as_deref(), Some("keep that file")),
+        other => panic!("{other:?}"),
+    }
+    // Recent decisions come after the pending ones.
+    let (id2, waiting2) = ask(&f, "delete b.txt (1 B, restorable)");
+    let listed = list_approvals(&f.engine).unwrap();
+    assert_eq!(listed.iter().map(|a| a.id.as_str()).collect::<Vec<_>>(), [&id2, &id]);
+    decide_approval(&f.engine, &id2, Verdict::Deny, Some(" ".into()), DecidedFrom::Window).unwrap();
+    match waiting2.join().unwrap() {
+        AskOutcome::Denied { reason, .. } => assert_eq!(reason, None),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn pe01_approving_while_paused_is_refused_but_denying_works() {
+    let f = fixture();
+    let (id, waiting) = ask(&f, "delete a.txt (1 B, restorable)");
+    f.engine.set_paused(true).unwrap();
+    let e =
+        decide_approval(&f.engine, &id, Verdict::Approve, None, DecidedFrom::Window).unwrap_err();
+    assert_eq!(e.code, "paused");
+    assert_eq!(approval(&f.engine, &id).unwrap().status, ApprovalStatus::Pending);
+    decide_approval(&f.engine, &id, Verdict::Deny, None, DecidedFrom::Window).unwrap();
+    assert!(matches!(waiting.join().unwrap(), AskOutcome::Denied { .. }));
+}
+
+#[test]
+fn headlines_show_deceptive_characters_and_count_further_effects() {
+    let f = fixture();
+    let (id, waiting) =
+        ask(&f, "delete a\u{202e}txt.exe (1 B, restorable)\ndelete b (1 B, restorable)");
+    let a = approval(&f.engine, &id).unwrap();
+    assert_eq!(
+        a.headline(),
+        "Cursor · delete a⟨U+202E⟩txt.exe (1 B, restorable) (+1 more) · my-app"
+    );
+    decide_approval(&f.engine, &id, Verdict::Deny, None, DecidedFrom::Window).unwrap();
+    waiting.join().unwrap();
+}
+
+#[test]
+fn the_project_policy_is_shown_and_set() {
+    let f = fixture();
+    assert_eq!(f.project.policy, ApprovalPolicy { ask_deletes: true, ask_writes: false });
+    let args = SetPolicy { id: f.project.id.clone(), ask_deletes: None, ask_writes: Some(true) };
+    assert!(!widens_policy(&f.engine, &args).unwrap());
+    let p = set_project_policy(&f.engine, args).unwrap();
+    assert_eq!(p.policy, ApprovalPolicy { ask_deletes: true, ask_writes: true });
+    let widen = SetPolicy { id: p.id.clone(), ask_deletes: Some(false), ask_writes: None };
+    assert!(widens_policy(&f.engine, &widen).unwrap());
+    let p = set_project_policy(&f.engine, widen).unwrap();
+    assert_eq!(p.policy, ApprovalPolicy { ask_deletes: false, ask_writes: true });
+    assert_eq!(list_projects(&f.engine).unwrap()[0].policy, p.policy);
+    let e = set_project_policy(
+        &f.engine,
+        SetPolicy { id: "nope".into(), ask_deletes: Some(true), ask_writes: None },
+    )
+    .unwrap_err();
+    assert_eq!(e.code, "project_not_found");
+}
+
+#[test]
+fn approval_events_become_ui_events() {
+    let f = fixture();
+    let mut rx = f.engine.subscribe();
+    let (id, waiting) = ask(&f, "delete a.txt (1 B, restorable)");
+    decide_approval(&f.engine, &id, Verdict::Approve, None, DecidedFrom::Window).unwrap();
+    waiting.join().unwrap();
+    let events: Vec<UiEvent> =
+        std::iter::from_fn(|| rx.try_recv().ok()).map(|e| event(&e)).collect();
+    assert!(events.contains(&UiEvent::ApprovalRequested { id: id.clone() }), "{events:?}");
+    let decided = UiEvent::ApprovalDecided { id: id.clone(), state: "approved".into() };
+    assert!(events.contains(&decided), "{events:?}");
+    assert_eq!(
+        serde_json::to_value(&decided).unwrap(),
+        serde_json::json!({"kind": "approvalDecided", "id": id, "state": "approved"})
+    );
+}

@@ -1,0 +1,255 @@
+// The Approvals view and its place in the window, with IPC mocked at the api.ts boundary only.
+import { act, fireEvent, render, screen, within } from "@testing-library/react";
+import userEvent from "@testing-library/user-event";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import type { UiEvent } from "../bindings/ipc";
+import { approval, project, state, token } from "../test/fixtures";
+
+let emit: (e: UiEvent) => void = () => {};
+
+vi.mock("../api", () => ({
+  CLIPBOARD_CLEAR_MS: 60_000,
+  api: {
+    appState: vi.fn(),
+    setPaused: vi.fn(),
+    listProjects: vi.fn(),
+    addProject: vi.fn(),
+    setProjectModes: vi.fn(),
+    setProjectEnabled: vi.fn(),
+    removeProject: vi.fn(),
+    setShield: vi.fn(),
+    defaultShield: vi.fn(),
+    listTokens: vi.fn(),
+    createToken: vi.fn(),
+    revokeToken: vi.fn(),
+    audit: vi.fn(),
+    verifyAudit: vi.fn(),
+    setProjectPolicy: vi.fn(),
+    listApprovals: vi.fn(),
+    decideApproval: vi.fn(),
+    pickFolder: vi.fn(),
+    onEvent: vi.fn(),
+    copy: vi.fn(),
+  },
+}));
+
+import { api } from "../api";
+import { App } from "../App";
+import { ApprovalsView, INERT_MS, countdown } from "./Approvals";
+
+const m = vi.mocked(api, true);
+const reload = vi.fn(async () => {});
+
+beforeEach(() => {
+  vi.useFakeTimers({ shouldAdvanceTime: true });
+  vi.clearAllMocks();
+  m.decideApproval.mockImplementation(async (id, verdict, reason) =>
+    approval({ id, status: verdict === "approve" ? "approved" : "denied", reason }),
+  );
+});
+
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+const setup = () => userEvent.setup({ advanceTimers: vi.advanceTimersByTime });
+const arm = () => act(() => vi.advanceTimersByTime(INERT_MS + 10));
+const card = () => screen.getByTestId("approval-card");
+const denyButton = () => within(card()).getByRole("button", { name: "Deny" });
+const approveButton = () => within(card()).getByRole("button", { name: "Approve once" });
+
+function show(approvals = [approval()], paused = false) {
+  return render(<ApprovalsView approvals={approvals} paused={paused} reload={reload} />);
+}
+
+describe("an approval card", () => {
+  it("shows who, what exactly, where and when", () => {
+    show();
+    const c = card();
+    expect(c).toHaveTextContent("Cursor wants to delete_path in my-app");
+    expect(within(c).getByTestId("approval-summary")).toHaveTextContent(
+      "delete src/old.rs (2.1 KB, restorable)",
+    );
+    expect(c).toHaveTextContent("Asked just now");
+  });
+
+  it("focuses Deny and keeps both buttons inert for about half a second", async () => {
+    const user = setup();
+    show();
+    expect(denyButton()).toHaveFocus();
+    expect(approveButton()).toBeDisabled();
+    expect(denyButton()).toHaveAttribute("aria-disabled", "true");
+    expect(card()).toHaveAttribute("data-armed", "false");
+    // A click that lands right after the card appears does nothing.
+    fireEvent.click(denyButton());
+    fireEvent.click(approveButton());
+    expect(m.decideApproval).not.toHaveBeenCalled();
+    act(() => vi.advanceTimersByTime(INERT_MS - 100));
+    expect(approveButton()).toBeDisabled();
+    arm();
+    expect(approveButton()).toBeEnabled();
+    expect(card()).toHaveAttribute("data-armed", "true");
+    await user.click(approveButton());
+    expect(m.decideApproval).toHaveBeenCalledWith("apr_aaaaaaaaaaaaaaaa", "approve", null);
+    expect(reload).toHaveBeenCalled();
+  });
+
+  it("never approves on Enter", async () => {
+    const user = setup();
+    show();
+    arm();
+    approveButton().focus();
+    await user.keyboard("{Enter}");
+    expect(m.decideApproval).not.toHaveBeenCalled();
+    // Enter in the reason field denies with that reason.
+    await user.type(within(card()).getByRole("textbox", { name: /Reason/ }), "not now{Enter}");
+    expect(m.decideApproval).toHaveBeenCalledTimes(1);
+    expect(m.decideApproval).toHaveBeenCalledWith("apr_aaaaaaaaaaaaaaaa", "deny", "not now");
+  });
+
+  it("denies on Esc", async () => {
+    const user = setup();
+    show();
+    expect(denyButton()).toHaveFocus();
+    await user.keyboard("{Escape}");
+    expect(m.decideApproval).toHaveBeenCalledWith("apr_aaaaaaaaaaaaaaaa", "deny", null);
+  });
+
+  it("denies with the reason typed", async () => {
+    const user = setup();
+    show();
+    arm();
+    await user.type(within(card()).getByRole("textbox", { name: /Reason/ }), "  keep that file ");
+    await user.click(denyButton());
+    expect(m.decideApproval).toHaveBeenCalledWith("apr_aaaaaaaaaaaaaaaa", "deny", "keep that file");
+  });
+
+  it("shows deceptive characters visibly and markup as text", () => {
+    const { container } = show([
+      approval({
+        summary: "delete invoice\u202Etxt.exe (1 B, restorable)\ndelete <img src=x onerror=alert(1)>.txt (1 B, restorable)",
+        tokenLabel: "Cur\u200Bsor",
+      }),
+    ]);
+    const summary = screen.getByTestId("approval-summary");
+    expect(summary).toHaveTextContent("delete invoice⟨U+202E⟩txt.exe (1 B, restorable)");
+    expect(summary).toHaveTextContent("delete <img src=x onerror=alert(1)>.txt");
+    expect(card()).toHaveTextContent("Cur⟨U+200B⟩sor wants to");
+    expect(container.querySelector("img")).toBeNull();
+    expect(container.textContent).not.toMatch(/[\u202E\u200B]/);
+  });
+
+  it("counts down to expiry, then cannot be approved", () => {
+    show([approval({ expiresMs: Date.now() + 65_000 })]);
+    arm();
+    const timer = screen.getByTestId("approval-countdown");
+    expect(timer).toHaveTextContent("Expires in 1:05");
+    // The clock ticks each second (the first 510 ms went to the inert period).
+    act(() => vi.advanceTimersByTime(1_490));
+    expect(timer).toHaveTextContent("Expires in 1:03");
+    act(() => vi.advanceTimersByTime(60_000));
+    expect(timer).toHaveTextContent("Expires in 0:03");
+    expect(timer).toHaveClass("urgent");
+    act(() => vi.advanceTimersByTime(3_000));
+    expect(timer).toHaveTextContent("Expired — nothing will be done");
+    expect(approveButton()).toBeDisabled();
+    expect(countdown(4 * 60_000 + 5_000)).toBe("4:05");
+  });
+
+  it("shows the engine's refusal, e.g. approving while paused elsewhere", async () => {
+    const user = setup();
+    m.decideApproval.mockRejectedValue({ code: "paused", message: "AI access is paused; resume it before approving (or deny the request)" });
+    show();
+    arm();
+    await user.click(approveButton());
+    expect(await within(card()).findByRole("alert")).toHaveTextContent("AI access is paused");
+  });
+
+  it("cannot be approved while AI access is paused", () => {
+    show([approval()], true);
+    arm();
+    expect(approveButton()).toBeDisabled();
+    expect(card()).toHaveTextContent("Resume AI access to approve.");
+  });
+});
+
+describe("the Approvals view", () => {
+  it("offers Deny all when several wait, and lists recent decisions", async () => {
+    const user = setup();
+    show([
+      approval({ id: "apr_1", summary: "delete a.txt (1 B, restorable)" }),
+      approval({ id: "apr_2", summary: "delete b.txt (1 B, restorable)" }),
+      approval({
+        id: "apr_0",
+        status: "denied",
+        reason: "not that one",
+        decidedMs: Date.now() - 60_000,
+        decidedBy: "local user (tray)",
+      }),
+      approval({ id: "apr_9", status: "expired", decidedBy: "expiry", decidedMs: Date.now() }),
+    ]);
+    expect(screen.getAllByTestId("approval-card")).toHaveLength(2);
+    // Only the first card takes the focus.
+    expect(within(screen.getAllByTestId("approval-card")[0]).getByRole("button", { name: "Deny" })).toHaveFocus();
+    const rows = screen.getAllByTestId("decision-row");
+    expect(rows[0]).toHaveTextContent("Denied: not that one");
+    expect(rows[0]).toHaveTextContent("local user (tray)");
+    expect(rows[1]).toHaveTextContent("Expired — nothing was done");
+    await user.click(screen.getByRole("button", { name: "Deny all (2)" }));
+    expect(m.decideApproval).toHaveBeenCalledWith("apr_1", "deny", null);
+    expect(m.decideApproval).toHaveBeenCalledWith("apr_2", "deny", null);
+    expect(m.decideApproval).toHaveBeenCalledTimes(2);
+  });
+
+  it("has no Deny all for a single approval, and an empty state for none", () => {
+    const { rerender } = show();
+    expect(screen.queryByRole("button", { name: /Deny all/ })).toBeNull();
+    rerender(<ApprovalsView approvals={[]} paused={false} reload={reload} />);
+    expect(screen.getByText("No approvals waiting")).toBeInTheDocument();
+  });
+});
+
+describe("approvals in the window", () => {
+  beforeEach(() => {
+    m.appState.mockResolvedValue(state());
+    m.listProjects.mockResolvedValue([project({ access: "read-write" })]);
+    m.listTokens.mockResolvedValue([token()]);
+    m.defaultShield.mockResolvedValue([".env"]);
+    m.listApprovals.mockResolvedValue([]);
+    m.onEvent.mockImplementation(async (h) => {
+      emit = h;
+      return () => {};
+    });
+  });
+
+  it("badges the sidebar with the pending count and opens the view when asked", async () => {
+    render(<App />);
+    await screen.findByTestId("state-pill");
+    expect(screen.queryByTestId("approvals-badge")).toBeNull();
+    m.listApprovals.mockResolvedValue([approval({ id: "apr_1" }), approval({ id: "apr_2" })]);
+    await act(async () => emit({ kind: "approvalRequested", id: "apr_2" }));
+    expect(await screen.findByTestId("approvals-badge")).toHaveTextContent("2");
+    // A click on the notification (or the tray's "Details") opens the Approvals view.
+    await act(async () => emit({ kind: "openView", view: "approvals" }));
+    expect(screen.getAllByTestId("approval-card")).toHaveLength(2);
+    m.listApprovals.mockResolvedValue([approval({ id: "apr_2" })]);
+    await act(async () => emit({ kind: "approvalDecided", id: "apr_1", state: "approved" }));
+    expect(screen.getByTestId("approvals-badge")).toHaveTextContent("1");
+    expect(screen.getAllByTestId("approval-card")).toHaveLength(1);
+  });
+
+  it("sets a project's approval policy with segmented controls", async () => {
+    const user = setup();
+    m.setProjectPolicy.mockResolvedValue(project({ access: "read-write" }));
+    render(<App />);
+    await user.click(await screen.findByRole("button", { name: "my-app" }));
+    const deletes = screen.getByRole("group", { name: "Deleting or moving files" });
+    expect(within(deletes).getByRole("button", { name: "Ask" })).toHaveAttribute("aria-pressed", "true");
+    const writes = screen.getByRole("group", { name: "Creating or changing files" });
+    expect(within(writes).getByRole("button", { name: "Allow" })).toHaveAttribute("aria-pressed", "true");
+    await user.click(within(writes).getByRole("button", { name: "Ask" }));
+    expect(m.setProjectPolicy).toHaveBeenCalledWith({ id: "proj_aaaaaaaaaaaaaaaa", askDeletes: null, askWrites: true });
+    await user.click(within(deletes).getByRole("button", { name: "Allow" }));
+    expect(m.setProjectPolicy).toHaveBeenCalledWith({ id: "proj_aaaaaaaaaaaaaaaa", askDeletes: false, askWrites: null });
+  });
+});

@@ -1,0 +1,265 @@
+// Approvals: what assistants wait for, as cards with the exact action, a countdown and the
+// decision; below, the recent decisions. The safe choice is the easy one: Deny has the focus,
+// Enter never approves, Esc denies, and the buttons stay inert for a moment after a card
+// appears so a click or keypress meant for something else cannot approve it (AP-06).
+
+import { useEffect, useRef, useState } from "react";
+import { api } from "../api";
+import type { ApprovalDto, ApprovalStatus } from "../bindings/ipc";
+import { ErrorLine, Text, Time, errorMessage } from "../components";
+import { exactTime, visible } from "../format";
+
+/** How long a new card's buttons ignore clicks. */
+export const INERT_MS = 500;
+
+const STATUS: Record<ApprovalStatus, string> = {
+  pending: "Waiting",
+  approved: "Approved",
+  denied: "Denied",
+  expired: "Expired — nothing was done",
+  withdrawn: "Withdrawn by the assistant",
+  aborted: "Ended when Sluice stopped",
+};
+
+/** "4:05" for a duration in milliseconds (rounded up: "0:01" until it is really over). */
+export function countdown(ms: number): string {
+  const s = Math.max(0, Math.ceil(ms / 1000));
+  return `${Math.floor(s / 60)}:${String(s % 60).padStart(2, "0")}`;
+}
+
+function useNow(everyMs: number): number {
+  const [now, setNow] = useState(() => Date.now());
+  useEffect(() => {
+    const t = setInterval(() => setNow(Date.now()), everyMs);
+    return () => clearInterval(t);
+  }, [everyMs]);
+  return now;
+}
+
+export function ApprovalsView(props: {
+  approvals: ApprovalDto[];
+  paused: boolean;
+  reload: () => Promise<void>;
+}) {
+  const now = useNow(1000);
+  const [error, setError] = useState<string | null>(null);
+  const pending = props.approvals.filter((a) => a.status === "pending");
+  const decided = props.approvals.filter((a) => a.status !== "pending");
+
+  const denyAll = async () => {
+    const results = await Promise.allSettled(
+      pending.map((a) => api.decideApproval(a.id, "deny", null)),
+    );
+    const failed = results.filter((r) => r.status === "rejected");
+    // One decided elsewhere meanwhile is not a failure worth showing.
+    const real = failed.filter(
+      (r) => !(r.status === "rejected" && (r.reason as { code?: string })?.code === "conflict"),
+    );
+    setError(real.length ? errorMessage((real[0] as PromiseRejectedResult).reason) : null);
+    await props.reload();
+  };
+
+  return (
+    <section aria-label="Approvals">
+      <div className="section-head">
+        <h1>Approvals</h1>
+        {pending.length > 1 && (
+          <button type="button" className="danger" onClick={denyAll}>
+            Deny all ({pending.length})
+          </button>
+        )}
+      </div>
+      <ErrorLine error={error} />
+      {pending.length === 0 ? (
+        <div className="empty">
+          <h2>No approvals waiting</h2>
+          <p>
+            When an assistant asks to change or delete a file, the request appears here with the
+            exact details — who asks, what exactly, in which project — and you choose Approve
+            once or Deny. Waiting requests also show in the tray menu.
+          </p>
+        </div>
+      ) : (
+        pending.map((a, i) => (
+          <ApprovalCard
+            key={a.id}
+            approval={a}
+            now={now}
+            paused={props.paused}
+            focusFirst={i === 0}
+            onDecided={props.reload}
+          />
+        ))
+      )}
+      {decided.length > 0 && <RecentDecisions approvals={decided} />}
+    </section>
+  );
+}
+
+function ApprovalCard(props: {
+  approval: ApprovalDto;
+  now: number;
+  paused: boolean;
+  focusFirst: boolean;
+  onDecided: () => Promise<void>;
+}) {
+  const a = props.approval;
+  const [armed, setArmed] = useState(false);
+  const [reason, setReason] = useState("");
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  const denyRef = useRef<HTMLButtonElement>(null);
+
+  useEffect(() => {
+    const t = setTimeout(() => setArmed(true), INERT_MS);
+    return () => clearTimeout(t);
+  }, []);
+  useEffect(() => {
+    if (props.focusFirst) denyRef.current?.focus();
+    // Only when the card appears: later cards never steal the focus.
+  }, [props.focusFirst]);
+
+  const left = a.expiresMs - props.now;
+  const expired = left <= 0;
+
+  const decide = async (verdict: "approve" | "deny") => {
+    if (busy || expired) return;
+    setBusy(true);
+    try {
+      await api.decideApproval(a.id, verdict, verdict === "deny" ? reason.trim() || null : null);
+      setError(null);
+    } catch (e) {
+      setError(errorMessage(e));
+    } finally {
+      setBusy(false);
+    }
+    await props.onDecided();
+  };
+  const deny = () => void decide("deny");
+
+  const lines = visible(a.summary).split("\n");
+  return (
+    <article
+      className="card approval"
+      aria-label={`Approval: ${a.tokenLabel} · ${a.tool} · ${a.projectName}`}
+      data-testid="approval-card"
+      data-armed={armed ? "true" : "false"}
+      onKeyDown={(e) => {
+        if (e.key === "Escape") {
+          e.preventDefault();
+          deny();
+        }
+      }}
+    >
+      <h2>
+        <Text>{a.tokenLabel}</Text> wants to <code className="mono">{a.tool}</code> in{" "}
+        <Text>{a.projectName}</Text>
+      </h2>
+      <pre className="summary" data-testid="approval-summary">
+        {lines.map((l, i) => (
+          <div key={i}>{l}</div>
+        ))}
+      </pre>
+      <p className="muted">
+        Asked <Time ms={a.createdMs} /> ·{" "}
+        <span
+          data-testid="approval-countdown"
+          className={left < 30_000 ? "urgent" : ""}
+          title={`Expires at ${exactTime(a.expiresMs)}; unanswered, it is denied`}
+        >
+          {expired ? "Expired — nothing will be done" : `Expires in ${countdown(left)}`}
+        </span>
+      </p>
+      <label className="reason">
+        Reason <span className="muted">(optional; sent to the assistant when you deny)</span>
+        <input
+          name="reason"
+          value={reason}
+          maxLength={500}
+          onChange={(e) => setReason(e.target.value)}
+          onKeyDown={(e) => {
+            // Enter in the reason field denies with that reason; it never approves.
+            if (e.key === "Enter") {
+              e.preventDefault();
+              if (armed) deny();
+            }
+          }}
+        />
+      </label>
+      <ErrorLine error={error} />
+      <div className="row">
+        <button
+          ref={denyRef}
+          type="button"
+          className="danger"
+          aria-disabled={!armed || busy || expired}
+          onClick={() => armed && deny()}
+        >
+          Deny
+        </button>
+        <button
+          type="button"
+          disabled={!armed || busy || expired || props.paused}
+          title={props.paused ? "AI access is paused; resume it before approving" : undefined}
+          onKeyDown={(e) => {
+            // Enter never approves: only a click or Space on this button does.
+            if (e.key === "Enter") e.preventDefault();
+          }}
+          onClick={() => armed && void decide("approve")}
+        >
+          Approve once
+        </button>
+        {props.paused && <span className="muted">Resume AI access to approve.</span>}
+      </div>
+    </article>
+  );
+}
+
+function RecentDecisions({ approvals }: { approvals: ApprovalDto[] }) {
+  return (
+    <section aria-label="Recent decisions">
+      <h2>Recent decisions</h2>
+      <table className="list">
+        <thead>
+          <tr>
+            <th>When</th>
+            <th>Asked by</th>
+            <th>Action</th>
+            <th>Project</th>
+            <th>Outcome</th>
+            <th>Decided by</th>
+          </tr>
+        </thead>
+        <tbody>
+          {approvals.map((a) => (
+            <tr key={a.id} data-testid="decision-row">
+              <td>
+                <Time ms={a.decidedMs ?? a.createdMs} />
+              </td>
+              <td>
+                <Text>{a.tokenLabel}</Text>
+              </td>
+              <td>
+                <code className="mono">{a.tool}</code> <Text mono>{a.summary}</Text>
+              </td>
+              <td>
+                <Text>{a.projectName}</Text>
+              </td>
+              <td className={`decision-${a.status}`}>
+                {STATUS[a.status]}
+                {a.reason && (
+                  <>
+                    : <Text>{a.reason}</Text>
+                  </>
+                )}
+              </td>
+              <td>
+                <Text>{a.decidedBy ?? "—"}</Text>
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </section>
+  );
+}
