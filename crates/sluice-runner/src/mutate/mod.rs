@@ -316,7 +316,6 @@ fn stall_point(idx: usize) {
 
 impl Mutations {
     /// Undoes steps `0..done` in reverse; returns the paths it had to leave alone.
-
     fn roll_back(&self, record: &Record, done: usize) -> Vec<String> {
         let exec = Exec {
             ws: &self.ws,
