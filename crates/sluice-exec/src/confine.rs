@@ -1,0 +1,190 @@
+//! Landlock confinement (Linux): read and execute everywhere, write only beneath the project
+//! root, the job's private folders and `/dev/null`; optionally no outbound TCP; no signals to
+//! and no abstract-socket connections with processes outside the job (ABI ≥ 6).
+//!
+//! The ruleset is built in the parent — opening the rule paths allocates — and the child only
+//! calls `restrict_self()` between fork and exec. What the kernel really enforces is measured
+//! once by applying the same ruleset to a throw-away thread (Landlock and `no_new_privs` apply
+//! per thread, so the engine's other threads are unaffected) and reported as it is: callers
+//! that need full enforcement refuse to run when it is not available, never silently weaker.
+
+use serde::Serialize;
+
+/// The measured Landlock state of this system for one kind of ruleset.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct LandlockReport {
+    /// `fully-enforced`, `partially-enforced` or `not-enforced`.
+    pub status: Enforcement,
+    /// The kernel's Landlock ABI version, when Landlock is available.
+    pub abi: Option<i32>,
+    /// Whether outbound TCP can be blocked (ABI ≥ 4).
+    pub network_rules: bool,
+    /// A sentence for `sluice doctor` and the Settings view.
+    pub summary: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Enforcement {
+    FullyEnforced,
+    PartiallyEnforced,
+    NotEnforced,
+}
+
+/// The Landlock state for a ruleset with (`network_off`) or without TCP rules. Cached: the
+/// kernel does not change under a running engine.
+pub fn landlock_status(network_off: bool) -> LandlockReport {
+    imp::status(network_off)
+}
+
+#[cfg(target_os = "linux")]
+pub(crate) mod imp {
+    use std::path::Path;
+    use std::sync::OnceLock;
+
+    use landlock::{
+        ABI, Access, AccessFs, AccessNet, CompatLevel, Compatible, LandlockStatus,
+        RestrictionStatus, Ruleset, RulesetAttr, RulesetCreated, RulesetCreatedAttr, RulesetStatus,
+        Scope, path_beneath_rules,
+    };
+
+    use super::{Enforcement, LandlockReport};
+    use crate::error::ExecError;
+
+    /// The newest ABI this code asks for; older kernels get what they support (best effort)
+    /// and the measured status says so.
+    const TARGET: ABI = ABI::V6;
+
+    fn base(network_off: bool) -> Result<Ruleset, landlock::RulesetError> {
+        let mut rs = Ruleset::default()
+            .set_compatibility(CompatLevel::BestEffort)
+            .handle_access(AccessFs::from_all(TARGET))?
+            .scope(Scope::from_all(TARGET))?;
+        if network_off {
+            rs = rs.handle_access(AccessNet::ConnectTcp)?;
+        }
+        Ok(rs)
+    }
+
+    /// Builds the ruleset for one job. Paths must exist.
+    pub(crate) fn ruleset(
+        writable: &[&Path],
+        network_off: bool,
+    ) -> Result<RulesetCreated, ExecError> {
+        let err = |e: landlock::RulesetError| {
+            ExecError::Unconfinable(format!("cannot build the Landlock ruleset: {e}"))
+        };
+        base(network_off)
+            .and_then(|rs| rs.create())
+            .and_then(|rs| rs.add_rules(path_beneath_rules(["/"], AccessFs::from_read(TARGET))))
+            .and_then(|rs| rs.add_rules(path_beneath_rules(writable, AccessFs::from_all(TARGET))))
+            .and_then(|rs| {
+                rs.add_rules(path_beneath_rules(["/dev/null"], AccessFs::from_file(TARGET)))
+            })
+            .map_err(err)
+    }
+
+    fn measure(network_off: bool) -> LandlockReport {
+        let probe = std::thread::spawn(move || -> Result<RestrictionStatus, String> {
+            let rs = base(network_off)
+                .and_then(|rs| rs.create())
+                .and_then(|rs| rs.add_rules(path_beneath_rules(["/"], AccessFs::from_all(TARGET))))
+                .map_err(|e| e.to_string())?;
+            rs.restrict_self().map_err(|e| e.to_string())
+        })
+        .join();
+        let status = match probe {
+            Ok(Ok(status)) => status,
+            Ok(Err(e)) => return report(Enforcement::NotEnforced, None, false, e),
+            Err(_) => {
+                return report(Enforcement::NotEnforced, None, false, "probe failed".into());
+            }
+        };
+        let abi = match status.landlock {
+            LandlockStatus::Available { effective_abi, kernel_abi } => {
+                Some(kernel_abi.unwrap_or(effective_abi as i32))
+            }
+            _ => None,
+        };
+        let network_rules = abi.is_some_and(|a| a >= 4);
+        let enforcement = match status.ruleset {
+            RulesetStatus::FullyEnforced => Enforcement::FullyEnforced,
+            RulesetStatus::PartiallyEnforced => Enforcement::PartiallyEnforced,
+            RulesetStatus::NotEnforced => Enforcement::NotEnforced,
+        };
+        let detail = match status.landlock {
+            LandlockStatus::NotEnabled => "Landlock is built into the kernel but not enabled",
+            LandlockStatus::NotImplemented => "the kernel has no Landlock",
+            LandlockStatus::Available { .. } => "",
+        };
+        report(enforcement, abi, network_rules, detail.to_owned())
+    }
+
+    fn report(
+        status: Enforcement,
+        abi: Option<i32>,
+        network_rules: bool,
+        detail: String,
+    ) -> LandlockReport {
+        let summary = match status {
+            Enforcement::FullyEnforced => format!(
+                "Landlock ABI {}: jobs write only inside the project and their private folders{}",
+                abi.unwrap_or(0),
+                if network_rules { "; outbound TCP can be blocked" } else { "" }
+            ),
+            Enforcement::PartiallyEnforced => format!(
+                "Landlock ABI {} enforces only part of the rules (older kernel); {}",
+                abi.unwrap_or(0),
+                "jobs are confined less than configured"
+            ),
+            Enforcement::NotEnforced => format!("jobs are not confined by Landlock: {detail}"),
+        };
+        LandlockReport { status, abi, network_rules, summary }
+    }
+
+    pub(crate) fn status(network_off: bool) -> LandlockReport {
+        static WITH_NET: OnceLock<LandlockReport> = OnceLock::new();
+        static WITHOUT_NET: OnceLock<LandlockReport> = OnceLock::new();
+        let cell = if network_off { &WITH_NET } else { &WITHOUT_NET };
+        cell.get_or_init(|| measure(network_off)).clone()
+    }
+
+    /// In the child between fork and exec: only the `restrict_self` system calls, no
+    /// allocation. A status weaker than `required` fails the spawn.
+    pub(crate) fn apply(ruleset: RulesetCreated, required: Enforcement) -> std::io::Result<()> {
+        match ruleset.restrict_self() {
+            Ok(status) => {
+                let got = match status.ruleset {
+                    RulesetStatus::FullyEnforced => 2,
+                    RulesetStatus::PartiallyEnforced => 1,
+                    RulesetStatus::NotEnforced => 0,
+                };
+                let need = match required {
+                    Enforcement::FullyEnforced => 2,
+                    Enforcement::PartiallyEnforced => 1,
+                    Enforcement::NotEnforced => 0,
+                };
+                if got >= need {
+                    Ok(())
+                } else {
+                    Err(std::io::Error::from_raw_os_error(libc::EPERM))
+                }
+            }
+            Err(_) => Err(std::io::Error::from_raw_os_error(libc::EPERM)),
+        }
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+pub(crate) mod imp {
+    use super::{Enforcement, LandlockReport};
+
+    pub(crate) fn status(_network_off: bool) -> LandlockReport {
+        LandlockReport {
+            status: Enforcement::NotEnforced,
+            abi: None,
+            network_rules: false,
+            summary: "Landlock exists only on Linux; jobs here are not confined by it".into(),
+        }
+    }
+}

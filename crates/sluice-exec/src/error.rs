@@ -1,0 +1,55 @@
+//! The crate's one error type. Messages never contain physical paths: the engine forwards them
+//! to assistants as they are.
+
+use sluice_core::{Coded, ErrorCode};
+
+#[derive(Debug, thiserror::Error)]
+pub enum ExecError {
+    /// The command is refused by the project's execution mode or the command policy.
+    #[error("{0}")]
+    Refused(String),
+    /// The command is malformed (empty program, NUL in an argument, bad working directory, …).
+    #[error("{0}")]
+    Invalid(String),
+    /// The program is not on the trusted PATH (or resolves into a project).
+    #[error("{0}")]
+    NotFound(String),
+    /// A job limit (concurrency, queue, start rate) was hit.
+    #[error("{0}")]
+    Limit(String),
+    /// Starts are refused after an emergency stop until `resume`.
+    #[error("execution is stopped (emergency stop); the user must resume it")]
+    Stopped,
+    /// No job with that id.
+    #[error("no job with id {0}")]
+    NoSuchJob(String),
+    /// The confinement the caller requires cannot be enforced on this system.
+    #[error("{0}")]
+    Unconfinable(String),
+    /// The operating system refused (spawn, pipes, signals); details are in the local log.
+    #[error("{context}: {source}")]
+    Os {
+        context: &'static str,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl ExecError {
+    pub(crate) fn os(context: &'static str, source: std::io::Error) -> ExecError {
+        ExecError::Os { context, source }
+    }
+}
+
+impl Coded for ExecError {
+    fn code(&self) -> ErrorCode {
+        match self {
+            ExecError::Refused(_) | ExecError::Unconfinable(_) => ErrorCode::Forbidden,
+            ExecError::Invalid(_) => ErrorCode::InvalidArgument,
+            ExecError::NotFound(_) | ExecError::NoSuchJob(_) => ErrorCode::NotFound,
+            ExecError::Limit(_) => ErrorCode::LimitExceeded,
+            ExecError::Stopped => ErrorCode::Paused,
+            ExecError::Os { .. } => ErrorCode::Internal,
+        }
+    }
+}

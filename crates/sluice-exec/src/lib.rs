@@ -1,0 +1,29 @@
+//! Sluice's execution core: what may run (`spec`: structured commands, modes, risk classes,
+//! trusted program resolution, approval fingerprints and allow rules), how it runs (`spawn`: no
+//! shell, an allow-listed environment, Landlock confinement, resource limits), how it stops
+//! (`kill`: whole process trees, including `setsid` and double-forked descendants), what comes
+//! back (`output`: capped, ANSI-stripped, redacted), and the registry of running work (`job`).
+//!
+//! No MCP and no engine here: the engine decides with [`spec::decide`], asks the human when the
+//! verdict says so, and hands the resolved command to [`job::Jobs`].
+
+pub mod confine;
+pub mod error;
+pub mod job;
+pub mod kill;
+pub mod output;
+pub mod spawn;
+pub mod spec;
+
+pub use confine::{Enforcement, LandlockReport, landlock_status};
+pub use error::ExecError;
+pub use job::{
+    JobEvent, JobId, JobLimits, JobRequest, JobState, JobStatus, Jobs, LogPage, RunOutput, Sample,
+    StopReport, Stream,
+};
+pub use kill::{KillReport, Tree, init_subreaper, kill_all};
+pub use spawn::{Network, ResourceLimits, Sandbox, SandboxPolicy, Spawned};
+pub use spec::{
+    AllowRule, Assessment, CommandSpec, Fingerprint, Form, Policy, ProjectFacts, ResolvedCommand,
+    Risk, TrustedPath, Verdict, assess, decide,
+};

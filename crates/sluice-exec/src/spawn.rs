@@ -1,0 +1,343 @@
+//! Starting one confined process: `execve` of an absolute program with an argv — no shell — in
+//! a folder inside the project, with an environment built from nothing, stdin from `/dev/null`,
+//! its own session and process group, resource limits, and (Linux) Landlock.
+//!
+//! Between fork and exec the child runs only async-signal-safe calls on data prepared in the
+//! parent: `setsid`, `prctl(PR_SET_PDEATHSIG)`, `setrlimit`, and Landlock's `restrict_self` on a
+//! ruleset built in the parent. Processes are forked from one long-lived spawner thread because
+//! `PR_SET_PDEATHSIG` fires when the *thread* that forked exits, not the process: forking from
+//! a short-lived worker thread would kill jobs at random.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::sync::{Mutex, OnceLock};
+
+use crate::confine::{self, Enforcement, LandlockReport};
+use crate::error::ExecError;
+use crate::kill::Tree;
+use crate::spec::{ResolvedCommand, TrustedPath};
+
+/// Outbound network for a job.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Network {
+    Allowed,
+    /// No outbound TCP (Landlock ABI ≥ 4). UDP and Unix sockets are not covered by Landlock.
+    #[default]
+    Off,
+}
+
+/// How strictly Landlock must hold.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SandboxPolicy {
+    /// Refuse to start unless every requested rule is enforced.
+    #[default]
+    Require,
+    /// Start with whatever the kernel enforces; the spawn reports what that was.
+    BestEffort,
+}
+
+/// Resource limits applied to the job's processes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ResourceLimits {
+    /// `RLIMIT_FSIZE`: the largest file a job may write.
+    pub max_file_size: Option<u64>,
+    /// Extra processes the job may create beyond those the user already runs (`RLIMIT_NPROC`
+    /// is per user, so the limit is the current count plus this). Not enforced for root.
+    pub max_new_processes: Option<u64>,
+}
+
+impl Default for ResourceLimits {
+    fn default() -> ResourceLimits {
+        ResourceLimits { max_file_size: Some(8 << 30), max_new_processes: Some(1024) }
+    }
+}
+
+/// Where and how a job runs.
+#[derive(Debug, Clone)]
+pub struct Sandbox {
+    /// The project's physical root (canonical). Writable.
+    pub project_root: PathBuf,
+    /// The job's private folders (HOME, TMPDIR, caches) are created beneath it. Writable.
+    pub state_dir: PathBuf,
+    pub network: Network,
+    pub policy: SandboxPolicy,
+    pub limits: ResourceLimits,
+}
+
+/// A started process.
+#[derive(Debug)]
+pub struct Spawned {
+    pub child: Child,
+    pub tree: Tree,
+    /// The Landlock state the process runs under.
+    pub confinement: LandlockReport,
+}
+
+/// Substrings that disqualify an environment variable name, whatever put it there.
+const DENIED_ENV: &[&str] =
+    &["TOKEN", "SECRET", "KEY", "PASSWORD", "PASSWD", "CREDENTIAL", "AUTH", "COOKIE", "SESSION"];
+const DENIED_ENV_PREFIXES: &[&str] = &["AWS_", "SLUICE_", "AZURE_", "GOOGLE_", "GCP_", "GH_"];
+
+pub(crate) fn env_name_denied(name: &str) -> bool {
+    let upper = name.to_ascii_uppercase();
+    DENIED_ENV.iter().any(|d| upper.contains(d))
+        || DENIED_ENV_PREFIXES.iter().any(|p| upper.starts_with(p))
+}
+
+/// The private folders of a job under `state_dir`: `(variable, sub-folder)`.
+const PRIVATE_DIRS: &[(&str, &str)] = &[
+    ("HOME", "home"),
+    ("TMPDIR", "tmp"),
+    ("TMP", "tmp"),
+    ("TEMP", "tmp"),
+    ("XDG_CACHE_HOME", "cache"),
+    ("XDG_CONFIG_HOME", "config"),
+    ("XDG_DATA_HOME", "data"),
+    ("XDG_STATE_HOME", "state"),
+    ("CARGO_HOME", "cargo"),
+    ("GOPATH", "go"),
+];
+
+/// The complete environment of a job: nothing inherited except the locale and where rustup
+/// keeps its toolchains (read-only for the job), then the command's vetted additions.
+pub fn job_env(
+    cmd: &ResolvedCommand,
+    sandbox: &Sandbox,
+    path: &TrustedPath,
+) -> Vec<(OsString, OsString)> {
+    let mut env: Vec<(OsString, OsString)> = vec![
+        ("PATH".into(), path.joined()),
+        ("TERM".into(), "dumb".into()),
+        ("NO_COLOR".into(), "1".into()),
+        ("CARGO_TERM_COLOR".into(), "never".into()),
+    ];
+    for (var, sub) in PRIVATE_DIRS {
+        env.push(((*var).into(), sandbox.state_dir.join(sub).into_os_string()));
+    }
+    let mut has_lang = false;
+    for (name, value) in std::env::vars_os() {
+        let Some(n) = name.to_str() else { continue };
+        if n == "LANG"
+            || n == "LANGUAGE"
+            || (n.starts_with("LC_") && n[3..].bytes().all(|b| b.is_ascii_uppercase()))
+        {
+            has_lang |= n == "LANG";
+            env.push((name, value));
+        }
+    }
+    if !has_lang {
+        env.push(("LANG".into(), "C.UTF-8".into()));
+    }
+    // rustup's proxies (`cargo` in ~/.cargo/bin) find toolchains through RUSTUP_HOME; with a
+    // private HOME they would look in the wrong place.
+    let rustup_home = std::env::var_os("RUSTUP_HOME").map(PathBuf::from).or_else(|| {
+        std::env::var_os("HOME").map(|h| Path::new(&h).join(".rustup")).filter(|p| p.is_dir())
+    });
+    if let Some(home) = rustup_home {
+        env.push(("RUSTUP_HOME".into(), home.into_os_string()));
+    }
+    if let Some(tc) = std::env::var_os("RUSTUP_TOOLCHAIN") {
+        env.push(("RUSTUP_TOOLCHAIN".into(), tc));
+    }
+    for (k, v) in &cmd.env {
+        env.retain(|(n, _)| n != k.as_str());
+        env.push((k.into(), v.into()));
+    }
+    env.retain(|(n, _)| !n.to_str().is_none_or(env_name_denied));
+    env
+}
+
+/// Checks the working directory: a folder, really inside the project (links resolved).
+fn working_dir(root: &Path, cwd: &str) -> Result<PathBuf, ExecError> {
+    let bad =
+        || ExecError::Invalid(format!("working directory {cwd:?} is not a folder in the project"));
+    let joined = if cwd.is_empty() { root.to_path_buf() } else { root.join(cwd) };
+    let real = std::fs::canonicalize(&joined).map_err(|_| bad())?;
+    let root = std::fs::canonicalize(root).map_err(|_| bad())?;
+    if !real.starts_with(&root) || !real.is_dir() {
+        return Err(bad());
+    }
+    Ok(real)
+}
+
+fn create_private_dirs(state_dir: &Path) -> Result<(), ExecError> {
+    for (_, sub) in PRIVATE_DIRS {
+        let dir = state_dir.join(sub);
+        let mut builder = std::fs::DirBuilder::new();
+        builder.recursive(true);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::DirBuilderExt;
+            builder.mode(0o700);
+        }
+        builder.create(&dir).map_err(|e| ExecError::os("creating the job's private folders", e))?;
+    }
+    Ok(())
+}
+
+/// Spawns `cmd` in `sandbox`. The program must already be resolved (absolute).
+pub fn spawn(
+    cmd: &ResolvedCommand,
+    sandbox: &Sandbox,
+    path: &TrustedPath,
+) -> Result<Spawned, ExecError> {
+    if !cmd.program.is_absolute() {
+        return Err(ExecError::Invalid("the program must be resolved to an absolute path".into()));
+    }
+    let cwd = working_dir(&sandbox.project_root, &cmd.cwd)?;
+    create_private_dirs(&sandbox.state_dir)?;
+    let confinement = confine::landlock_status(sandbox.network == Network::Off);
+    let required = match sandbox.policy {
+        SandboxPolicy::Require => Enforcement::FullyEnforced,
+        SandboxPolicy::BestEffort => Enforcement::NotEnforced,
+    };
+    if required == Enforcement::FullyEnforced && confinement.status != Enforcement::FullyEnforced {
+        return Err(ExecError::Unconfinable(format!(
+            "this job requires full confinement, but {}",
+            confinement.summary
+        )));
+    }
+
+    let mut command = Command::new(&cmd.program);
+    command
+        .args(&cmd.args)
+        .current_dir(&cwd)
+        .env_clear()
+        .envs(job_env(cmd, sandbox, path))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let marker = crate::kill::imp::next_marker();
+    #[cfg(unix)]
+    prepare_unix(&mut command, sandbox, marker, required)?;
+    let child =
+        spawn_on_spawner_thread(command).map_err(|e| ExecError::os("starting the program", e))?;
+    let tree = Tree { leader: child.id(), marker };
+    Ok(Spawned { child, tree, confinement })
+}
+
+#[cfg(unix)]
+fn prepare_unix(
+    command: &mut Command,
+    sandbox: &Sandbox,
+    marker: Option<u64>,
+    required: Enforcement,
+) -> Result<(), ExecError> {
+    use std::os::unix::process::CommandExt;
+
+    // Everything the child needs is computed here, in the parent.
+    // The RLIMIT_* constants have a platform-specific type; the vector takes it from them.
+    let mut limits = vec![(libc::RLIMIT_CORE, 0 as libc::rlim_t)];
+    if let Some(size) = sandbox.limits.max_file_size {
+        limits.push((libc::RLIMIT_FSIZE, size as libc::rlim_t));
+    }
+    #[cfg(target_os = "linux")]
+    {
+        if let Some(extra) = sandbox.limits.max_new_processes {
+            limits.push((libc::RLIMIT_NPROC, (user_process_count() + extra) as libc::rlim_t));
+        }
+        if let Some(m) = marker {
+            limits.push((libc::RLIMIT_RTTIME, m as libc::rlim_t));
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = marker;
+
+    #[cfg(target_os = "linux")]
+    let mut ruleset = {
+        let writable = [sandbox.project_root.as_path(), sandbox.state_dir.as_path()];
+        match confine::imp::ruleset(&writable, sandbox.network == Network::Off) {
+            Ok(rs) => Some(rs),
+            Err(e) if required == Enforcement::FullyEnforced => return Err(e),
+            Err(_) => None,
+        }
+    };
+    #[cfg(not(target_os = "linux"))]
+    let _ = required;
+
+    // SAFETY (getpid): no arguments, cannot fail.
+    let parent = unsafe { libc::getpid() };
+    let pre_exec = move || -> std::io::Result<()> {
+        // SAFETY: each call below is async-signal-safe, takes only integers or a pointer to a
+        // stack value, and allocates nothing.
+        unsafe {
+            if libc::setsid() < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            #[cfg(target_os = "linux")]
+            {
+                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                // The engine may have died between fork and prctl: then nobody would kill us.
+                if libc::getppid() != parent {
+                    return Err(std::io::Error::from_raw_os_error(libc::ESRCH));
+                }
+            }
+            #[cfg(not(target_os = "linux"))]
+            let _ = parent;
+            for &(resource, value) in &limits {
+                let lim = libc::rlimit { rlim_cur: value, rlim_max: value };
+                if libc::setrlimit(resource, &lim) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+            }
+        }
+        #[cfg(target_os = "linux")]
+        if let Some(rs) = ruleset.take() {
+            confine::imp::apply(rs, required)?;
+        }
+        Ok(())
+    };
+    // SAFETY: the closure only makes async-signal-safe calls (see above).
+    unsafe { command.pre_exec(pre_exec) };
+    Ok(())
+}
+
+/// How many processes the engine's user runs now (for `RLIMIT_NPROC`, which counts them all).
+#[cfg(target_os = "linux")]
+fn user_process_count() -> u64 {
+    use std::os::unix::fs::MetadataExt;
+    // SAFETY: getuid cannot fail.
+    let uid = unsafe { libc::getuid() };
+    std::fs::read_dir("/proc")
+        .map(|dir| {
+            dir.filter_map(Result::ok)
+                .filter(|e| {
+                    e.file_name().to_str().is_some_and(|n| n.bytes().all(|b| b.is_ascii_digit()))
+                })
+                .filter(|e| e.metadata().is_ok_and(|m| m.uid() == uid))
+                .count() as u64
+        })
+        .unwrap_or(0)
+}
+
+type SpawnRequest = (Command, mpsc::Sender<std::io::Result<Child>>);
+
+/// Forks on a thread that lives as long as the process (see the module docs on PDEATHSIG).
+fn spawn_on_spawner_thread(command: Command) -> std::io::Result<Child> {
+    static SPAWNER: OnceLock<Mutex<mpsc::Sender<SpawnRequest>>> = OnceLock::new();
+    let sender = SPAWNER.get_or_init(|| {
+        let (tx, rx) = mpsc::channel::<SpawnRequest>();
+        let started = std::thread::Builder::new().name("sluice-spawner".into()).spawn(move || {
+            for (mut command, reply) in rx {
+                let _ = reply.send(command.spawn());
+            }
+        });
+        if started.is_err() {
+            // The receiver is gone with the failed thread: every request reports an error.
+        }
+        Mutex::new(tx)
+    });
+    let (reply_tx, reply_rx) = mpsc::channel();
+    let sent = match sender.lock() {
+        Ok(s) => s.send((command, reply_tx)),
+        Err(poisoned) => poisoned.into_inner().send((command, reply_tx)),
+    };
+    if sent.is_err() {
+        return Err(std::io::Error::other("the spawner thread is not running"));
+    }
+    reply_rx.recv().unwrap_or_else(|_| Err(std::io::Error::other("the spawner thread stopped")))
+}

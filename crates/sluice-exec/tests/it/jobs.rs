@@ -1,0 +1,130 @@
+//! The registry: states, limits, logs, events, and jobs outliving their client.
+
+use std::time::Duration;
+
+use sluice_exec::{ExecError, JobEvent, JobLimits, JobState, Jobs, Stream};
+
+use crate::support::{Fixture, marker, rt, survivors};
+
+#[test]
+fn a_job_survives_its_client_and_its_logs_are_read_afterwards() {
+    let fx = Fixture::new();
+    let jobs = Jobs::new(JobLimits::default());
+    let id = {
+        // The "client": its own handle and its own runtime, both gone before the job ends.
+        let client = jobs.clone();
+        let client_rt = rt();
+        let id = client_rt
+            .block_on(async {
+                client.start(fx.request("sh", &["-c", "echo begin; sleep 0.3; echo end"]))
+            })
+            .expect("start");
+        drop(client_rt);
+        drop(client);
+        id
+    };
+    let status = rt().block_on(jobs.wait(&id)).expect("wait");
+    assert_eq!(status.state, JobState::Succeeded);
+    let page = jobs.logs(&id, Stream::Stdout, 0, 1000).expect("logs");
+    assert_eq!(page.text, "begin\nend\n");
+    assert!(page.at_end);
+}
+
+#[test]
+fn concurrency_queue_and_rate_limits_refuse_clearly() {
+    let fx = Fixture::new();
+    let jobs = Jobs::new(JobLimits {
+        max_running: 1,
+        max_queued: 1,
+        max_starts_per_minute: 3,
+        ..JobLimits::default()
+    });
+    let mark = marker();
+    let a = jobs.start(fx.request("sleep", &[&mark])).expect("a");
+    let b = jobs.start(fx.request("sleep", &[&mark])).expect("b");
+    assert_eq!(jobs.status(&a).expect("a").state, JobState::Running);
+    assert_eq!(jobs.status(&b).expect("b").state, JobState::Queued);
+    let c = jobs.start(fx.request("sleep", &[&mark]));
+    assert!(matches!(&c, Err(ExecError::Limit(m)) if m.contains("queued")), "{c:?}");
+    // Cancelling the running job lets the queued one start.
+    let mut events = jobs.subscribe();
+    assert_eq!(jobs.cancel(&a).expect("cancel"), JobState::Cancelled);
+    let started = rt().block_on(async {
+        loop {
+            match events.recv().await {
+                Ok(JobEvent::Started { id }) => break id,
+                Ok(_) => continue,
+                Err(e) => panic!("events: {e}"),
+            }
+        }
+    });
+    assert_eq!(started, b);
+    assert_eq!(jobs.status(&b).expect("b").state, JobState::Running);
+    // The refused start did not count towards the rate: this third start is queued.
+    let d = jobs.start(fx.request("sleep", &[&mark])).expect("d");
+    assert_eq!(jobs.status(&d).expect("d").state, JobState::Queued);
+    let e = jobs.start(fx.request("sleep", &[&mark]));
+    assert!(matches!(&e, Err(ExecError::Limit(m)) if m.contains("minute")), "{e:?}");
+    assert_eq!(jobs.kill_project("proj_test"), 2);
+    assert_eq!(jobs.status(&d).expect("d").state, JobState::Cancelled);
+    assert_eq!(survivors(&mark), Vec::<u32>::new());
+}
+
+#[test]
+fn kill_project_ends_only_that_projects_jobs() {
+    let fx = Fixture::new();
+    let jobs = Jobs::new(JobLimits::default());
+    let (mark_a, mark_b) = (marker(), marker());
+    let a = jobs.start(fx.request("sleep", &[&mark_a])).expect("a");
+    let mut other = fx.request("sleep", &[&mark_b]);
+    other.project = "proj_other".into();
+    let b = jobs.start(other).expect("b");
+    assert_eq!(jobs.kill_project("proj_test"), 1);
+    assert_eq!(jobs.status(&a).expect("a").state, JobState::Cancelled);
+    assert_eq!(jobs.status(&b).expect("b").state, JobState::Running);
+    assert!(survivors(&mark_a).is_empty());
+    assert_eq!(survivors(&mark_b).len(), 1);
+    jobs.cancel(&b).expect("cancel");
+    assert!(survivors(&mark_b).is_empty());
+    assert_eq!(jobs.list().len(), 2);
+}
+
+#[test]
+fn exit_codes_and_events_are_reported() {
+    let fx = Fixture::new();
+    let jobs =
+        Jobs::new(JobLimits { sample_every: Duration::from_millis(50), ..Default::default() });
+    let mut events = jobs.subscribe();
+    let out = rt()
+        .block_on(jobs.run(fx.request("sh", &["-c", "echo out; echo err >&2; sleep 0.3; exit 3"])))
+        .expect("run");
+    assert_eq!((out.state, out.exit_code), (JobState::Failed, Some(3)));
+    assert_eq!((out.stdout.as_str(), out.stderr.as_str()), ("out\n", "err\n"));
+    let mut seen = (false, false, false, false);
+    // Events arrive in order; the supervisor publishes Finished just after the state changes.
+    rt().block_on(async {
+        while !seen.2 {
+            match events.recv().await.expect("event") {
+                JobEvent::Started { .. } => seen.0 = true,
+                JobEvent::Output { .. } => seen.1 = true,
+                JobEvent::Finished { state, .. } => {
+                    assert_eq!(state, JobState::Failed);
+                    seen.2 = true;
+                }
+                JobEvent::Sample { sample, .. } => seen.3 |= sample.processes >= 1,
+            }
+        }
+    });
+    assert_eq!(seen, (true, true, true, true));
+}
+
+#[test]
+fn a_missing_working_directory_is_refused_without_a_path() {
+    let fx = Fixture::new();
+    let jobs = Jobs::new(JobLimits::default());
+    let mut req = fx.request("true", &[]);
+    req.command.cwd = "nope".into();
+    let err = jobs.start(req).expect_err("refused");
+    assert!(err.to_string().contains("\"nope\""), "{err}");
+    assert!(!err.to_string().contains(fx.dir.path().to_str().expect("utf8")), "{err}");
+}

@@ -1,0 +1,169 @@
+//! The spawn layer: no shell (CI-01), a clean environment (ES-01), Landlock writes and network
+//! (called directly: the policy would refuse `bash -c`, the spawn layer takes any program).
+
+use std::io::Read;
+use std::net::TcpListener;
+use std::time::Duration;
+
+use sluice_exec::spawn::spawn;
+use sluice_exec::{Enforcement, JobLimits, JobState, Jobs, Network, TrustedPath, kill};
+
+use crate::support::{Fixture, command, rt, wait_for};
+
+#[test]
+fn ci_01_metacharacters_are_literal_and_only_one_process_runs() {
+    let fx = Fixture::new();
+    let args = ["$(id)", ";id", "`id`", "|id", "\nid", "&calc", "%COMSPEC%", "!cmd", "a b", "*"];
+    // `tail -F` keeps running while retrying the (nonexistent) files, so the tree can be seen.
+    let mut argv = vec!["-F"];
+    argv.extend(args);
+    let spawned = spawn(
+        &command("tail", &argv),
+        &fx.sandbox(Network::Off),
+        &TrustedPath::from_env(&[fx.root()]),
+    )
+    .expect("spawn");
+    let pid = spawned.tree.leader;
+    let cmdline = wait_for("the process to exec", Duration::from_secs(5), || {
+        let raw = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
+        let parts: Vec<String> = raw
+            .split(|b| *b == 0)
+            .filter(|p| !p.is_empty())
+            .map(|p| String::from_utf8_lossy(p).into_owned())
+            .collect();
+        (parts.first().is_some_and(|p| p.ends_with("tail"))).then_some(parts)
+    });
+    assert_eq!(cmdline[2..], args.map(String::from));
+    assert_eq!(kill::tree_pids(&spawned.tree), vec![pid]);
+    let report = kill::kill_tree(&spawned.tree, Duration::from_millis(100));
+    assert!(report.survivors.is_empty());
+    let mut child = spawned.child;
+    child.wait().expect("reap");
+
+    // And through a job, echo prints every argument back exactly.
+    let jobs = Jobs::new(JobLimits::default());
+    let out = rt().block_on(jobs.run(fx.request("echo", &args))).expect("run");
+    let want = args.join(" ");
+    assert_eq!(out.stdout, format!("{want}\n"));
+}
+
+/// ES-01, outer half: re-runs this test binary with secrets in its environment.
+#[test]
+fn es_01_job_environment_has_no_parent_secrets() {
+    if std::env::var_os("RT_CANARY").is_some() {
+        return es_01_inner();
+    }
+    let exe = std::env::current_exe().expect("current exe");
+    let out = std::process::Command::new(exe)
+        .args([
+            "--exact",
+            "sandbox::es_01_job_environment_has_no_parent_secrets",
+            "--test-threads=1",
+        ])
+        .env("RT_CANARY", "canary-0451-value")
+        .env("SLUICE_TOKEN", "slc_secretsecretsecretsecret")
+        .env("AWS_SECRET_ACCESS_KEY", "aws-secret-0451")
+        .env("GITHUB_TOKEN", "ghp-0451")
+        .env("MY_API_KEY", "key-0451")
+        .env("DB_PASSWORD", "pw-0451")
+        .env("LD_PRELOAD", "/tmp/evil.so")
+        .output()
+        .expect("run inner harness");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(text.contains("1 passed"), "{text}");
+}
+
+fn es_01_inner() {
+    assert_eq!(std::env::var("RT_CANARY").as_deref(), Ok("canary-0451-value"));
+    let fx = Fixture::new();
+    let jobs = Jobs::new(JobLimits::default());
+    let out = rt().block_on(jobs.run(fx.request("env", &[]))).expect("run env");
+    assert_eq!(out.state, JobState::Succeeded);
+    for needle in [
+        "RT_CANARY",
+        "canary-0451",
+        "SLUICE",
+        "slc_",
+        "AWS_",
+        "aws-secret",
+        "GITHUB_TOKEN",
+        "MY_API_KEY",
+        "DB_PASSWORD",
+        "0451",
+        "LD_PRELOAD",
+    ] {
+        assert!(!out.stdout.contains(needle), "{needle} leaked:\n{}", out.stdout);
+    }
+    let names: Vec<&str> = out.stdout.lines().filter_map(|l| l.split('=').next()).collect();
+    for name in &names {
+        let allowed = [
+            "PATH",
+            "TERM",
+            "NO_COLOR",
+            "CARGO_TERM_COLOR",
+            "HOME",
+            "TMPDIR",
+            "TMP",
+            "TEMP",
+            "XDG_CACHE_HOME",
+            "XDG_CONFIG_HOME",
+            "XDG_DATA_HOME",
+            "XDG_STATE_HOME",
+            "CARGO_HOME",
+            "GOPATH",
+            "LANG",
+            "LANGUAGE",
+            "RUSTUP_HOME",
+            "RUSTUP_TOOLCHAIN",
+        ];
+        assert!(allowed.contains(name) || name.starts_with("LC_"), "unexpected variable {name}");
+    }
+    // The private folders show as placeholders, never as physical paths.
+    assert!(out.stdout.contains("HOME=<job-private>/home"), "{}", out.stdout);
+}
+
+#[test]
+fn landlock_confines_writes_to_the_project() {
+    let fx = Fixture::new();
+    let status = sluice_exec::landlock_status(true);
+    assert_eq!(status.status, Enforcement::FullyEnforced, "{}", status.summary);
+    let outside = fx.outside().join("owned");
+    let jobs = Jobs::new(JobLimits::default());
+    let script = format!(
+        "echo in > inside.txt && echo ok-inside; echo x > '{}' || echo denied-outside; \
+         echo t > \"$TMPDIR/t\" && echo ok-tmp; pwd",
+        outside.display()
+    );
+    let out = rt().block_on(jobs.run(fx.request("sh", &["-c", &script]))).expect("run");
+    assert!(out.stdout.contains("ok-inside"), "{out:?}");
+    assert!(out.stdout.contains("denied-outside"), "{out:?}");
+    assert!(out.stdout.contains("ok-tmp"), "{out:?}");
+    assert!(out.stderr.contains("Permission denied"), "EACCES expected: {out:?}");
+    assert!(!outside.exists());
+    assert!(fx.root().join("inside.txt").exists());
+    // The physical project root is rewritten to `.` in output.
+    assert!(out.stdout.lines().any(|l| l == "."), "{out:?}");
+}
+
+#[test]
+fn network_off_blocks_tcp_connect_and_allowed_does_not() {
+    let fx = Fixture::new();
+    let listener = TcpListener::bind("127.0.0.1:0").expect("listen");
+    let port = listener.local_addr().expect("addr").port();
+    let script = format!("echo hello > /dev/tcp/127.0.0.1/{port} && echo connected");
+    let jobs = Jobs::new(JobLimits::default());
+
+    let out = rt().block_on(jobs.run(fx.request("bash", &["-c", &script]))).expect("run");
+    assert!(!out.stdout.contains("connected"), "{out:?}");
+    assert!(out.stderr.contains("Permission denied"), "{out:?}");
+
+    let mut req = fx.request("bash", &["-c", &script]);
+    req.sandbox.network = Network::Allowed;
+    let out = rt().block_on(jobs.run(req)).expect("run");
+    assert!(out.stdout.contains("connected"), "{out:?}");
+    let (mut conn, _) = listener.accept().expect("accept");
+    let mut got = String::new();
+    conn.read_to_string(&mut got).expect("read");
+    assert_eq!(got, "hello\n");
+}
