@@ -15,13 +15,7 @@ use tauri::{Emitter, Manager, RunEvent, WindowEvent};
 use tauri_plugin_notification::NotificationExt;
 
 fn main() {
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("SLUICE_LOG")
-                .unwrap_or_else(|_| "warn".into()),
-        )
-        .with_writer(std::io::stderr)
-        .init();
+    sluice_engine::logging::init("warn");
     let app = tauri::Builder::default()
         // First: a second launch only focuses the running instance.
         .plugin(tauri_plugin_single_instance::init(|app, _args, _cwd| show_window(app)))

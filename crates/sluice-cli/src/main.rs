@@ -3,7 +3,6 @@
 //! tested without a display.
 
 mod admin;
-mod logging;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -98,7 +97,7 @@ pub(crate) fn parse_exec(s: &str) -> Result<ExecMode, String> {
 fn main() {
     let cli = Cli::parse();
     let stdio = matches!(cli.command, Command::Stdio { .. });
-    logging::init(stdio);
+    sluice_engine::logging::init(if stdio { "warn" } else { "info" });
     if let Err(err) = run(cli) {
         eprintln!("sluice: {}", sluice_core::redact::redact(&format!("{err:#}")));
         std::process::exit(1);

@@ -9,6 +9,7 @@
 mod approvals;
 pub mod clients;
 mod events;
+pub mod logging;
 mod paths;
 pub mod roots;
 mod watch;

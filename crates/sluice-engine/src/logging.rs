@@ -30,17 +30,18 @@ impl<'a> MakeWriter<'a> for RedactingStderr {
     }
 }
 
-/// `SLUICE_LOG` sets the filter; the default is `info` for serving and `warn`
-/// otherwise. In stdio mode stdout belongs to the protocol, so logs always go to stderr.
-pub fn init(quiet: bool) {
-    let default = if quiet { "warn" } else { "info" };
+/// Logging for a Sluice process (the CLI, the desktop app): `SLUICE_LOG` sets the filter,
+/// `default` applies otherwise. Logs always go to stderr (in stdio mode stdout belongs to the
+/// protocol).
+pub fn init(default: &str) {
     let filter = std::env::var("SLUICE_LOG")
         .ok()
         .and_then(|s| EnvFilter::try_new(s).ok())
         .unwrap_or_else(|| EnvFilter::new(default))
         // The protocol and HTTP libraries log whole messages (tool arguments, file contents) at
-        // debug and trace; those levels stay off whatever the user asks for.
-        .add_directive("rmcp=info".parse().expect("static directive"))
+        // debug and trace, and rmcp logs three lines per stateless request at info; only their
+        // warnings pass, whatever the user asks for.
+        .add_directive("rmcp=warn".parse().expect("static directive"))
         .add_directive("hyper=info".parse().expect("static directive"))
         .add_directive("h2=info".parse().expect("static directive"));
     let _ = tracing_subscriber::fmt()
