@@ -29,7 +29,11 @@ WRITE_TOOLS = {
     "write_file", "edit_file", "apply_patch", "move_path", "create_directory", "delete_path",
     "restore",
 }
-EXPECTED_TOOLS = READ_TOOLS | WRITE_TOOLS
+# Execution: starting and cancelling change things; looking at jobs does not.
+EXEC_READ_TOOLS = {"job_status", "job_logs", "list_jobs"}
+EXEC_WRITE_TOOLS = {"run_command", "start_job", "cancel_job"}
+READ_TOOLS = READ_TOOLS | EXEC_READ_TOOLS
+EXPECTED_TOOLS = READ_TOOLS | WRITE_TOOLS | EXEC_WRITE_TOOLS
 
 async def call(client, tool, args):
     res = await client.call_tool(tool, args)

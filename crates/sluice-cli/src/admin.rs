@@ -122,7 +122,12 @@ pub enum ApprovalsCmd {
     /// Everything about one approval.
     Show { id: String },
     /// Let the waiting action run, exactly as shown.
-    Approve { id: String },
+    Approve {
+        id: String,
+        /// Also always allow this exact command (argv, folder, environment) in this project.
+        #[arg(long)]
+        always: bool,
+    },
     /// Refuse the waiting action; the reason goes back to the assistant.
     Deny {
         id: String,
@@ -402,7 +407,14 @@ pub fn doctor(dir: &Path, pref: SecretPreference) -> Result<()> {
         None => println!("audit chain:   intact ({} entries)", report.entries),
         Some(b) => println!("audit chain:   BROKEN at #{}: {}", b.seq, b.reason),
     }
-    println!("AI access:     {}", if engine.is_paused().map_err(fail)? { "paused" } else { "on" });
+    let access = if engine.is_stopped().map_err(fail)? {
+        "STOPPED (emergency stop; `sluice resume` lifts it)"
+    } else if engine.is_paused().map_err(fail)? {
+        "paused"
+    } else {
+        "on"
+    };
+    println!("AI access:     {access}");
     match sluice_engine::read_engine_file(dir) {
         Some(port) if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() => {
             println!("engine:        running on http://127.0.0.1:{port}/mcp")
@@ -460,17 +472,79 @@ pub fn approvals(engine: Engine, cmd: ApprovalsCmd) -> Result<()> {
             }
         }
         ApprovalsCmd::Show { id } => print_approval(&engine.approval(&id).map_err(fail)?),
-        ApprovalsCmd::Approve { id } => {
-            let a = engine
-                .decide(&id, sluice_engine::Decision::Approve, sluice_engine::LOCAL_USER)
-                .map_err(fail)?;
+        ApprovalsCmd::Approve { id, always } => {
+            let decision = if always {
+                sluice_engine::Decision::ApproveAlways
+            } else {
+                sluice_engine::Decision::Approve
+            };
+            let a = engine.decide(&id, decision, sluice_engine::LOCAL_USER).map_err(fail)?;
             println!("Approved {}: {}", a.id, a.summary);
+            if always {
+                println!("This exact command is now always allowed in {}.", a.project_name);
+            }
         }
         ApprovalsCmd::Deny { id, reason } => {
             let a = engine
                 .decide(&id, sluice_engine::Decision::Deny { reason }, sluice_engine::LOCAL_USER)
                 .map_err(fail)?;
             println!("Denied {}: {}", a.id, a.summary);
+        }
+    }
+    Ok(())
+}
+
+#[derive(Subcommand)]
+pub enum RulesCmd {
+    /// The allow rules of one project, or of all.
+    List {
+        /// A project id or name.
+        project: Option<String>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Remove a rule: that command asks again.
+    Remove { id: i64 },
+}
+
+pub fn rules(engine: Engine, cmd: RulesCmd) -> Result<()> {
+    match cmd {
+        RulesCmd::List { project, json } => {
+            let only = match project {
+                Some(p) => Some(engine.find_project(&p).map_err(fail)?.id),
+                None => None,
+            };
+            let names: std::collections::HashMap<String, String> = engine
+                .projects()
+                .map_err(fail)?
+                .into_iter()
+                .map(|p| (p.id.as_str().to_owned(), p.name))
+                .collect();
+            let list = engine.allow_rules(only.as_ref()).map_err(fail)?;
+            if json {
+                let v: Vec<_> = list
+                    .iter()
+                    .map(|r| {
+                        serde_json::json!({
+                            "id": r.id, "project": r.project_id.as_str(),
+                            "program": r.rule.program, "args": r.rule.args, "cwd": r.rule.cwd,
+                            "env": r.rule.env, "created_ms": r.created_ms,
+                        })
+                    })
+                    .collect();
+                println!("{}", serde_json::to_string_pretty(&v)?);
+            } else if list.is_empty() {
+                println!("No allow rules.");
+            } else {
+                for r in &list {
+                    let project = names.get(r.project_id.as_str()).map_or("?", String::as_str);
+                    println!("{:>4}  {project}  {}", r.id, r.display());
+                }
+            }
+        }
+        RulesCmd::Remove { id } => {
+            engine.remove_allow_rule(id).map_err(fail)?;
+            println!("Removed allow rule {id}; that command asks again.");
         }
     }
     Ok(())

@@ -69,9 +69,15 @@ enum Command {
     /// See and decide the actions waiting for your approval.
     #[command(subcommand)]
     Approvals(admin::ApprovalsCmd),
-    /// Refuse every MCP request until `sluice resume`.
+    /// See and remove the "always allow this exact command" rules.
+    #[command(subcommand)]
+    Rules(admin::RulesCmd),
+    /// Refuse every MCP request until `sluice resume`; running jobs keep running.
     Pause,
-    /// Allow MCP requests again.
+    /// Emergency stop: refuse every MCP request, kill every running job, deny every pending
+    /// approval; stays in force across restarts until `sluice resume`.
+    Stop,
+    /// Allow MCP requests again (lifts a pause and an emergency stop).
     Resume,
     /// Report on this installation: data folder, secret storage, database, engine.
     Doctor,
@@ -139,16 +145,26 @@ fn run(cli: Cli) -> Result<()> {
         Command::Audit(cmd) => admin::audit(open_engine(dir, cli.secret_store)?, cmd),
         Command::Approvals(cmd) => admin::approvals(open_engine(dir, cli.secret_store)?, cmd),
 
+        Command::Rules(cmd) => admin::rules(open_engine(dir, cli.secret_store)?, cmd),
+        Command::Stop => {
+            let s = open_engine(dir, cli.secret_store)?
+                .emergency_stop()
+                .map_err(|f| anyhow::anyhow!(f))?;
+            println!(
+                "Emergency stop: AI access is locked until `sluice resume`. {} pending approval(s) \
+                 denied; the running engine kills every job within seconds.",
+                s.denied_approvals
+            );
+            Ok(())
+        }
         Command::Pause => {
             open_engine(dir, cli.secret_store)?.set_paused(true).map_err(|f| anyhow::anyhow!(f))?;
             println!("AI access paused: every MCP request is refused until `sluice resume`.");
             Ok(())
         }
         Command::Resume => {
-            open_engine(dir, cli.secret_store)?
-                .set_paused(false)
-                .map_err(|f| anyhow::anyhow!(f))?;
-            println!("AI access resumed.");
+            open_engine(dir, cli.secret_store)?.resume().map_err(|f| anyhow::anyhow!(f))?;
+            println!("AI access resumed (pause and emergency stop lifted).");
             Ok(())
         }
         Command::Doctor => admin::doctor(&dir, cli.secret_store),

@@ -39,6 +39,8 @@ pub enum ErrorCode {
     RateLimited,
     /// AI access is paused (or stopped) by the user.
     Paused,
+    /// The user pressed the emergency stop: every request is refused until they resume.
+    Stopped,
     /// A limit (time, files, bytes) stopped the operation early.
     LimitExceeded,
     /// The request conflicts with existing state (duplicate name, nested root, …).
@@ -73,6 +75,7 @@ impl ErrorCode {
             ErrorCode::Unauthorized => "unauthorized",
             ErrorCode::RateLimited => "rate_limited",
             ErrorCode::Paused => "paused",
+            ErrorCode::Stopped => "stopped",
             ErrorCode::LimitExceeded => "limit_exceeded",
             ErrorCode::Conflict => "conflict",
             ErrorCode::Forbidden => "forbidden",

@@ -23,7 +23,12 @@ const POLL: Duration = Duration::from_millis(100);
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Decision {
     Approve,
-    Deny { reason: Option<String> },
+    /// Approve, and always allow this exact command in this project from now on (commands
+    /// only: the approval must be for a command).
+    ApproveAlways,
+    Deny {
+        reason: Option<String>,
+    },
 }
 
 /// What a tool call asks the human to approve.
@@ -200,14 +205,22 @@ impl Engine {
         if current.expires_ms <= sluice_store::now_ms() {
             return Err(Failure::new(ErrorCode::Conflict, format!("approval {id} has expired")));
         }
-        if matches!(decision, Decision::Approve) && self.is_paused()? {
+        let approving = matches!(decision, Decision::Approve | Decision::ApproveAlways);
+        if approving && self.is_paused()? {
             return Err(Failure::new(
                 ErrorCode::Paused,
                 "AI access is paused; resume it before approving (or deny the request)",
             ));
         }
+        // Look the command up first: "always" for something that is not a command is refused
+        // and the approval stays pending.
+        let rule = match decision {
+            Decision::ApproveAlways => Some(self.offered_rule(&current)?),
+            _ => None,
+        };
         let (state, outcome) = match &decision {
             Decision::Approve => (ApprovalState::Approved, AuditOutcome::Ok),
+            Decision::ApproveAlways => (ApprovalState::Approved, AuditOutcome::Ok),
             Decision::Deny { reason } => {
                 let reason = reason.as_deref().map(crate::clean_reason).filter(|r| !r.is_empty());
                 (ApprovalState::Denied(reason), AuditOutcome::Denied)
@@ -220,6 +233,11 @@ impl Engine {
             ));
         }
         let decided = self.approval(id)?;
+        if let Some(rule) = &rule {
+            // The approved call itself runs on the approval (its fingerprint is unchanged); the
+            // rule is for the next identical command.
+            self.add_allow_rule(&decided.project_id, rule)?;
+        }
         self.record_human(
             &format!("approval.{}", state.as_str()),
             Some(&decided.project_id),

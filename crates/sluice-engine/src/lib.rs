@@ -9,6 +9,7 @@
 mod approvals;
 pub mod clients;
 mod events;
+mod exec;
 pub mod logging;
 mod paths;
 pub mod roots;
@@ -33,6 +34,7 @@ use tokio::sync::broadcast;
 
 pub use approvals::{AskOutcome, AskRequest, DEFAULT_APPROVAL_TTL, Decision};
 pub use events::EngineEvent;
+pub use exec::{EMERGENCY_STOP, RuleInfo, StopSummary};
 pub use paths::{default_data_dir, engine_file, read_engine_file, write_engine_file};
 pub use sluice_store::{ApprovalRecord, ApprovalState};
 pub use watch::watch_roots;
@@ -119,6 +121,8 @@ struct Cache {
     projects: Vec<Project>,
     tokens: HashMap<[u8; 32], TokenRecord>,
     paused: bool,
+    /// The emergency stop (persisted; only an explicit resume lifts it).
+    stopped: bool,
 }
 
 pub struct Engine {
@@ -139,6 +143,10 @@ pub struct Engine {
     serving_lock: Mutex<Option<std::fs::File>>,
     touched: Mutex<HashMap<TokenId, Instant>>,
     events: broadcast::Sender<EngineEvent>,
+    /// Every job this engine runs.
+    jobs: sluice_exec::Jobs,
+    /// Serializes the emergency stop against the last check before a job starts (PE-02).
+    exec_gate: Mutex<()>,
 }
 
 /// `last_used` is written at most this often per token, so a busy client does not turn every
@@ -183,6 +191,7 @@ impl Engine {
                 projects: vec![],
                 tokens: HashMap::new(),
                 paused: false,
+                stopped: false,
             }),
             workspaces: Mutex::new(HashMap::new()),
             mutations: Mutex::new(HashMap::new()),
@@ -191,6 +200,8 @@ impl Engine {
             serving_lock: Mutex::new(None),
             touched: Mutex::new(HashMap::new()),
             events,
+            jobs: sluice_exec::Jobs::new(sluice_exec::JobLimits::default()),
+            exec_gate: Mutex::new(()),
         };
         drop(engine.refresh()?);
         Ok(engine)
@@ -224,6 +235,17 @@ impl Engine {
             ));
         }
         *lock(&self.serving_lock) = Some(file);
+        #[cfg(target_os = "linux")]
+        if let Err(err) = sluice_exec::init_subreaper() {
+            tracing::warn!(%err, "cannot become a child subreaper; orphaned job processes may escape");
+        }
+        if self.is_stopped()? {
+            // A stop survives restarts: nothing may start until the user resumes.
+            self.jobs.stop_all();
+            tracing::warn!(
+                "the emergency stop is on; AI access stays locked until `sluice resume`"
+            );
+        }
         let aborted = self.store.abort_pending_approvals().map_err(store_failure)?;
         if aborted > 0 {
             tracing::warn!(aborted, "approvals left pending by a previous run were aborted");
@@ -292,9 +314,14 @@ impl Engine {
             let projects = self.store.list_projects().map_err(store_failure)?;
             let tokens = self.store.list_tokens().map_err(store_failure)?;
             let paused = self.store.kv_get_bool(KV_PAUSED).map_err(store_failure)?.unwrap_or(false);
-            if paused != cache.paused && cache.data_version != i64::MIN {
-                self.emit(EngineEvent::AccessChanged { paused });
+            let stopped =
+                self.store.kv_get_bool(exec::KV_STOPPED).map_err(store_failure)?.unwrap_or(false);
+            if (paused || stopped) != (cache.paused || cache.stopped)
+                && cache.data_version != i64::MIN
+            {
+                self.emit(EngineEvent::AccessChanged { paused: paused || stopped });
             }
+            cache.stopped = stopped;
             cache.projects = projects;
             cache.tokens = tokens.into_iter().map(|t| (t.hash, t)).collect();
             cache.paused = paused;
@@ -355,9 +382,17 @@ impl Engine {
         }
     }
 
-    /// `Err(Paused)` while the user has paused AI access.
+    /// `Err(Stopped)` after an emergency stop, `Err(Paused)` while the user has paused AI access.
     pub fn check_access(&self) -> Result<(), Failure> {
-        if self.refresh()?.paused {
+        let cache = self.refresh()?;
+        if cache.stopped {
+            return Err(Failure::new(
+                ErrorCode::Stopped,
+                "AI access is stopped: the user pressed Sluice's emergency stop; nothing was done. \
+                 Nothing runs until they resume it.",
+            ));
+        }
+        if cache.paused {
             return Err(Failure::new(
                 ErrorCode::Paused,
                 "AI access is paused by the user in Sluice; nothing was done. Try again after \
@@ -367,8 +402,10 @@ impl Engine {
         Ok(())
     }
 
+    /// Whether AI access is paused (or stopped: a stop pauses too).
     pub fn is_paused(&self) -> Result<bool, Failure> {
-        Ok(self.refresh()?.paused)
+        let cache = self.refresh()?;
+        Ok(cache.paused || cache.stopped)
     }
 
     /// The projects this caller may see (a scoped token sees only its own).
@@ -616,6 +653,10 @@ impl Engine {
         let p = self.find_project(reference)?;
         self.store.set_project_modes(&p.id, access, exec).map_err(store_failure)?;
         self.after_change("project.set-modes", Some(&p.id));
+        let now = self.find_project(p.id.as_str())?;
+        if now.exec == ExecMode::Off {
+            self.jobs.kill_project(p.id.as_str());
+        }
         self.find_project(p.id.as_str())
     }
 
@@ -644,6 +685,7 @@ impl Engine {
         let p = self.find_project(reference)?;
         self.store.set_project_state(&p.id, &ProjectState::Disabled).map_err(store_failure)?;
         self.after_change("project.disable", Some(&p.id));
+        self.jobs.kill_project(p.id.as_str());
         self.find_project(p.id.as_str())
     }
 
@@ -674,6 +716,7 @@ impl Engine {
         let p = self.find_project(reference)?;
         self.store.delete_project(&p.id).map_err(store_failure)?;
         self.after_change("project.remove", Some(&p.id));
+        self.jobs.kill_project(p.id.as_str());
         Ok(p)
     }
 
@@ -738,7 +781,11 @@ impl Engine {
         Ok(t)
     }
 
+    /// Pauses AI access, or (with `false`) resumes it — which lifts an emergency stop too.
     pub fn set_paused(&self, paused: bool) -> Result<(), Failure> {
+        if !paused {
+            return self.resume();
+        }
         self.store.kv_set_bool(KV_PAUSED, paused).map_err(store_failure)?;
         {
             // Update the cached flag too, so the reload that `invalidate` forces does not

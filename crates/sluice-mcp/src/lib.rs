@@ -3,6 +3,7 @@
 //! clients reach the running engine through the same front door.
 
 pub mod dto;
+mod exec;
 pub mod http;
 pub mod limits;
 pub mod server;

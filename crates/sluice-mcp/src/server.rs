@@ -55,7 +55,9 @@ impl SluiceServer {
     pub fn new(engine: Arc<Engine>) -> SluiceServer {
         SluiceServer {
             engine,
-            tool_router: SluiceServer::tool_router() + SluiceServer::write_tools(),
+            tool_router: SluiceServer::tool_router()
+                + SluiceServer::write_tools()
+                + SluiceServer::exec_tools(),
         }
     }
 

@@ -12,10 +12,14 @@ pub struct AllowRule {
     pub id: i64,
     pub project_id: ProjectId,
     pub argv: Vec<String>,
+    /// The normalized project-relative working folder (`""`: the root).
+    pub cwd: String,
+    /// Environment additions, sorted by name.
+    pub env: Vec<(String, String)>,
     pub created_ms: i64,
 }
 
-const COLUMNS: &str = "id, project_id, argv, created_ms";
+const COLUMNS: &str = "id, project_id, argv, created_ms, cwd, env";
 
 impl Store {
     /// Adds a rule; adding an existing one returns it unchanged.
@@ -23,18 +27,24 @@ impl Store {
         &self,
         project: &ProjectId,
         argv: &[String],
+        cwd: &str,
+        env: &[(String, String)],
     ) -> Result<AllowRule, StoreError> {
         if argv.is_empty() || argv[0].is_empty() {
             return Err(StoreError::Invalid("an allow rule needs a program".into()));
         }
         let json = argv_json(argv)?;
+        let mut env = env.to_vec();
+        env.sort();
+        let env = serde_json::to_string(&env)
+            .map_err(|e| StoreError::Invalid(format!("bad environment: {e}")))?;
         let mut conn = self.conn();
         let tx = conn.transaction()?;
         let n = tx
             .execute(
-                "INSERT OR IGNORE INTO allow_rules (project_id, argv, created_ms)
-                 VALUES (?1, ?2, ?3)",
-                params![project.as_str(), json, now_ms()],
+                "INSERT OR IGNORE INTO allow_rules (project_id, argv, cwd, env, created_ms)
+                 VALUES (?1, ?2, ?3, ?4, ?5)",
+                params![project.as_str(), json, cwd, env, now_ms()],
             )
             .map_err(|e| {
                 if crate::error::is_foreign_key_violation(&e) {
@@ -45,8 +55,11 @@ impl Store {
             })?;
         let rule = tx
             .query_row(
-                &format!("SELECT {COLUMNS} FROM allow_rules WHERE project_id = ?1 AND argv = ?2"),
-                params![project.as_str(), json],
+                &format!(
+                    "SELECT {COLUMNS} FROM allow_rules
+                     WHERE project_id = ?1 AND argv = ?2 AND cwd = ?3 AND env = ?4"
+                ),
+                params![project.as_str(), json, cwd, env],
                 rule_from_row,
             )
             .optional()?
@@ -67,20 +80,6 @@ impl Store {
         ))?;
         let rows = stmt.query_map([project.map(ProjectId::as_str)], rule_from_row)?;
         Ok(rows.collect::<Result<_, _>>()?)
-    }
-
-    /// Whether an exact rule allows `argv` in `project`.
-    pub fn is_allowed_by_rule(
-        &self,
-        project: &ProjectId,
-        argv: &[String],
-    ) -> Result<bool, StoreError> {
-        let json = argv_json(argv)?;
-        Ok(self.conn().query_row(
-            "SELECT EXISTS (SELECT 1 FROM allow_rules WHERE project_id = ?1 AND argv = ?2)",
-            params![project.as_str(), json],
-            |r| r.get(0),
-        )?)
     }
 
     pub fn delete_allow_rule(&self, id: i64) -> Result<(), StoreError> {
@@ -107,5 +106,10 @@ fn rule_from_row(r: &Row<'_>) -> rusqlite::Result<AllowRule> {
             .ok_or_else(|| decode_error(1, format!("bad project id {project:?}")))?,
         argv: serde_json::from_str(&argv).map_err(|e| decode_error(2, e.to_string()))?,
         created_ms: r.get(3)?,
+        cwd: r.get(4)?,
+        env: {
+            let env: String = r.get(5)?;
+            serde_json::from_str(&env).map_err(|e| decode_error(5, e.to_string()))?
+        },
     })
 }

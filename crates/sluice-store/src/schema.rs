@@ -124,10 +124,31 @@ CREATE TABLE approvals (
 CREATE INDEX approvals_pending ON approvals (state, created_ms);
 "#;
 
+/// Version 4: an allow rule binds the working folder and the environment additions too, since
+/// the exact command is all of them (the same argv in another folder is another command).
+const V4: &str = r#"
+CREATE TABLE allow_rules_v4 (
+    id         INTEGER PRIMARY KEY NOT NULL,
+    project_id TEXT NOT NULL REFERENCES projects (id) ON DELETE CASCADE,
+    -- The exact argv (the resolved program first) as a JSON array of strings.
+    argv       TEXT NOT NULL CHECK (json_type(argv) = 'array'),
+    -- The normalized project-relative working folder; '' is the root.
+    cwd        TEXT NOT NULL DEFAULT '',
+    -- The environment additions, sorted, as a JSON array of [name, value] pairs.
+    env        TEXT NOT NULL DEFAULT '[]' CHECK (json_type(env) = 'array'),
+    created_ms INTEGER NOT NULL,
+    UNIQUE (project_id, argv, cwd, env)
+) STRICT;
+INSERT INTO allow_rules_v4 (id, project_id, argv, created_ms)
+    SELECT id, project_id, argv, created_ms FROM allow_rules;
+DROP TABLE allow_rules;
+ALTER TABLE allow_rules_v4 RENAME TO allow_rules;
+"#;
+
 /// Every migration, oldest first.
 pub(crate) fn migrations() -> Migrations<'static> {
-    Migrations::new(vec![M::up(V1), M::up(V2), M::up(V3)])
+    Migrations::new(vec![M::up(V1), M::up(V2), M::up(V3), M::up(V4)])
 }
 
 /// The schema version this build writes.
-pub(crate) const LATEST: usize = 3;
+pub(crate) const LATEST: usize = 4;

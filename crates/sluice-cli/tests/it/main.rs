@@ -4,6 +4,7 @@
 
 mod changes;
 mod cli;
+mod exec;
 mod harness;
 mod http_guards;
 mod keychain;

@@ -1,0 +1,312 @@
+//! Execution end to end over raw HTTP against the real binary, the human side played through
+//! the CLI: modes allow and refuse what they should, arguments stay literal (CI-01), jobs outlive
+//! their client, cancel and the emergency stop leave no survivors (ES-02, PE-02), the stop
+//! survives a restart, and allow rules match only the exact command (AP-03).
+
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::harness::*;
+
+/// A sandbox whose "demo" project is read-write with execution `exec`, and a token.
+fn executable(exec: &str) -> (Sandbox, String) {
+    let sb = Sandbox::new();
+    sb.ok(&[
+        "project",
+        "add",
+        sb.project.to_str().unwrap(),
+        "--name",
+        "demo",
+        "--access",
+        "read-write",
+        "--exec",
+        exec,
+    ]);
+    let token = sb.token("runner", &[]);
+    (sb, token)
+}
+
+fn result(v: &Value) -> (&Value, bool) {
+    let r = &v["result"];
+    (&r["structuredContent"], r["isError"] == json!(true))
+}
+
+fn ok(v: &Value) -> Value {
+    let (out, err) = result(v);
+    assert!(!err, "tool failed: {v}");
+    out.clone()
+}
+
+fn refused(v: &Value, code: &str) -> String {
+    let (out, err) = result(v);
+    assert!(err, "tool unexpectedly succeeded: {v}");
+    assert_eq!(out["code"], code, "{v}");
+    out["message"].as_str().unwrap_or_default().to_owned()
+}
+
+fn call_async(port: u16, token: &str, tool: &str, args: Value) -> std::thread::JoinHandle<Value> {
+    let token = token.to_owned();
+    let tool = tool.to_owned();
+    std::thread::spawn(move || call(port, &token, &tool, args))
+}
+
+fn pending(sb: &Sandbox) -> Vec<Value> {
+    let list: Value = serde_json::from_str(&sb.ok(&["approvals", "list", "--json"])).unwrap();
+    list.as_array().unwrap().iter().filter(|a| a["state"] == "pending").cloned().collect()
+}
+
+fn wait_pending(sb: &Sandbox) -> Value {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        if let Some(a) = pending(sb).into_iter().next() {
+            return a;
+        }
+        assert!(Instant::now() < deadline, "no approval appeared");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Calls a tool that asks, approving it through the CLI (with `extra` such as `--always`).
+fn approved(
+    sb: &Sandbox,
+    port: u16,
+    token: &str,
+    tool: &str,
+    args: Value,
+    extra: &[&str],
+) -> Value {
+    let call = call_async(port, token, tool, args);
+    let a = wait_pending(sb);
+    let id = a["id"].as_str().unwrap();
+    let mut argv = vec!["approvals", "approve", id];
+    argv.extend_from_slice(extra);
+    sb.ok(&argv);
+    call.join().unwrap()
+}
+
+/// Live processes whose command line contains `marker` (zombies excluded).
+fn survivors(marker: &str) -> Vec<u32> {
+    let mut out = vec![];
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else { continue };
+        let Ok(cmd) = std::fs::read(e.path().join("cmdline")) else { continue };
+        let stat = std::fs::read_to_string(e.path().join("stat")).unwrap_or_default();
+        let zombie =
+            stat.rsplit_once(')').is_some_and(|(_, rest)| rest.trim_start().starts_with('Z'));
+        if !zombie && String::from_utf8_lossy(&cmd).contains(marker) {
+            out.push(pid);
+        }
+    }
+    out
+}
+
+fn wait_no_survivors(marker: &str, within: Duration) {
+    let deadline = Instant::now() + within;
+    while !survivors(marker).is_empty() {
+        assert!(Instant::now() < deadline, "survivors: {:?}", survivors(marker));
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn wait_running(port: u16, token: &str, job: &str, marker: &str) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let st = ok(&call(port, token, "job_status", json!({"job_id": job})));
+        if st["state"] == "running" && survivors(marker).len() >= 2 {
+            return;
+        }
+        assert!(Instant::now() < deadline, "job did not start: {st}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// A unique number, so `sleep N` marks this test's processes in /proc.
+fn marker() -> String {
+    let t = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap();
+    format!("{}", 900_000 + (t.subsec_nanos() as u64 + std::process::id() as u64 * 31) % 90_000)
+}
+
+/// A job that prints, then leaves a `setsid` grandchild and a double-forked one behind.
+fn tree_job(m: &str) -> Value {
+    json!({
+        "project": "demo",
+        "program": "sh",
+        "args": ["-c", format!("echo started; setsid sleep {m} & (sleep {m} &) ; sleep {m}")],
+    })
+}
+
+#[test]
+fn exec_off_refuses_and_safe_mode_runs_version_checks_without_asking() {
+    let sb = Sandbox::new();
+    sb.add_project();
+    let token = sb.token("runner", &[]);
+    let server = sb.serve();
+    let args = json!({"project": "demo", "program": "git", "args": ["--version"]});
+    let msg = refused(&call(server.port, &token, "run_command", args.clone()), "forbidden");
+    assert!(msg.contains("execution is off"), "{msg}");
+
+    sb.ok(&["project", "set", "demo", "--exec", "safe"]);
+    let out = ok(&call(server.port, &token, "run_command", args));
+    assert_eq!(out["state"], "succeeded", "{out}");
+    assert!(out["stdout"].as_str().unwrap().starts_with("git version"), "{out}");
+    assert!(pending(&sb).is_empty());
+    // Anything beyond an inspection is refused in safe mode.
+    let rm = json!({"project": "demo", "program": "rm", "args": ["-rf", "src"]});
+    refused(&call(server.port, &token, "run_command", rm), "forbidden");
+    assert!(sb.project.join("src/main.rs").exists());
+}
+
+#[test]
+fn ci01_any_mode_asks_and_arguments_stay_literal() {
+    let (sb, token) = executable("any");
+    let server = sb.serve();
+    let args = json!({"project": "demo", "program": "echo", "args": ["$(id)", ";id", "a\nid"]});
+    let out = ok(&approved(&sb, server.port, &token, "run_command", args, &[]));
+    assert_eq!(out["stdout"], "$(id) ;id a\nid\n", "{out}");
+    assert_eq!(out["exit_code"], 0);
+}
+
+#[test]
+fn ap03_an_allow_rule_matches_only_the_exact_command() {
+    let (sb, token) = executable("any");
+    let server = sb.serve();
+    let exact = json!({"project": "demo", "program": "echo", "args": ["hello"]});
+    let out = ok(&approved(&sb, server.port, &token, "run_command", exact.clone(), &["--always"]));
+    assert_eq!(out["stdout"], "hello\n");
+    let rules = sb.ok(&["rules", "list", "demo"]);
+    assert!(rules.contains("echo hello"), "{rules}");
+
+    // The same command runs at once now, without asking.
+    let out = ok(&call(server.port, &token, "run_command", exact.clone()));
+    assert_eq!(out["stdout"], "hello\n");
+    assert!(pending(&sb).is_empty());
+
+    // Anything else still asks: a longer argv, another argument.
+    for args in [json!(["hello", "world"]), json!(["hello;id"])] {
+        let other = json!({"project": "demo", "program": "echo", "args": args});
+        let call = call_async(server.port, &token, "run_command", other);
+        let a = wait_pending(&sb);
+        sb.ok(&["approvals", "deny", a["id"].as_str().unwrap()]);
+        refused(&call.join().unwrap(), "denied");
+    }
+
+    // Removing the rule makes the exact command ask again.
+    let list: Value = serde_json::from_str(&sb.ok(&["rules", "list", "--json"])).unwrap();
+    let id = list[0]["id"].to_string();
+    sb.ok(&["rules", "remove", &id]);
+    let call = call_async(server.port, &token, "run_command", exact);
+    let a = wait_pending(&sb);
+    sb.ok(&["approvals", "deny", a["id"].as_str().unwrap()]);
+    refused(&call.join().unwrap(), "denied");
+}
+
+#[test]
+fn a_job_outlives_its_client_and_cancel_leaves_no_survivors() {
+    let (sb, token) = executable("any");
+    let server = sb.serve();
+    let m = marker();
+    let job = ok(&approved(&sb, server.port, &token, "start_job", tree_job(&m), &[]));
+    let id = job["job_id"].as_str().unwrap().to_owned();
+    // Every raw call is its own connection: the starting client is long gone.
+    wait_running(server.port, &token, &id, &m);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let page = ok(&call(server.port, &token, "job_logs", json!({"job_id": id, "cursor": 0})));
+        if page["text"] == "started\n" {
+            assert_eq!(page["next_cursor"], 8);
+            let next =
+                ok(&call(server.port, &token, "job_logs", json!({"job_id": id, "cursor": 8})));
+            assert_eq!(next["text"], "");
+            break;
+        }
+        assert!(Instant::now() < deadline, "no output: {page}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let listed = ok(&call(server.port, &token, "list_jobs", json!({})));
+    assert!(listed["jobs"].as_array().unwrap().iter().any(|j| j["job_id"] == id.as_str()));
+
+    // Another token scoped elsewhere does not see the job.
+    let other = sb.root().join("other");
+    std::fs::create_dir_all(&other).unwrap();
+    sb.ok(&["project", "add", other.to_str().unwrap(), "--name", "other"]);
+    let scoped = sb.token("scoped", &["--projects", "other"]);
+    refused(&call(server.port, &scoped, "job_status", json!({"job_id": id})), "not_found");
+    let listed = ok(&call(server.port, &scoped, "list_jobs", json!({})));
+    assert!(listed["jobs"].as_array().unwrap().is_empty());
+
+    let done = ok(&call(server.port, &token, "cancel_job", json!({"job_id": id})));
+    assert_eq!(done["state"], "cancelled", "{done}");
+    wait_no_survivors(&m, Duration::from_secs(5));
+}
+
+#[test]
+fn emergency_stop_kills_jobs_denies_approvals_refuses_requests_and_survives_restart() {
+    let (sb, token) = executable("any");
+    let mut server = sb.serve();
+    let m = marker();
+    let job = ok(&approved(&sb, server.port, &token, "start_job", tree_job(&m), &[]));
+    let id = job["job_id"].as_str().unwrap().to_owned();
+    wait_running(server.port, &token, &id, &m);
+
+    // A call waiting for approval when the stop lands is denied by it.
+    let waiting = call_async(
+        server.port,
+        &token,
+        "run_command",
+        json!({"project": "demo", "program": "echo", "args": ["never"]}),
+    );
+    let a = wait_pending(&sb);
+    sb.ok(&["stop"]);
+    let msg = refused(&waiting.join().unwrap(), "denied");
+    assert!(msg.contains("emergency stop"), "{msg}");
+    let shown = sb.ok(&["approvals", "show", a["id"].as_str().unwrap()]);
+    assert!(shown.contains("emergency stop"), "{shown}");
+
+    // The serving engine notices the stop made by another process and kills every tree.
+    wait_no_survivors(&m, Duration::from_secs(6));
+
+    // Every request is refused while stopped, and the stop survives a restart.
+    let refused_while_stopped = |port: u16| {
+        let r = post(port, &bearer(&token), &call_body("list_projects", json!({})));
+        assert_eq!(r.status, 503, "{}", r.body);
+        assert_eq!(r.json()["error"]["data"]["code"], "stopped", "{}", r.body);
+    };
+    refused_while_stopped(server.port);
+    drop(server);
+    server = sb.serve();
+    refused_while_stopped(server.port);
+    assert!(sb.err(&["approvals", "approve", "apr_x"]).contains("no approval"));
+
+    sb.ok(&["resume"]);
+    let out = ok(&approved(
+        &sb,
+        server.port,
+        &token,
+        "run_command",
+        json!({"project": "demo", "program": "echo", "args": ["back"]}),
+        &[],
+    ));
+    assert_eq!(out["stdout"], "back\n");
+}
+
+#[test]
+fn dropping_a_project_to_read_only_kills_its_jobs() {
+    let (sb, token) = executable("any");
+    let server = sb.serve();
+    let m = marker();
+    let job = ok(&approved(&sb, server.port, &token, "start_job", tree_job(&m), &[]));
+    let id = job["job_id"].as_str().unwrap().to_owned();
+    wait_running(server.port, &token, &id, &m);
+    sb.ok(&["project", "set", "demo", "--access", "read-only"]);
+    wait_no_survivors(&m, Duration::from_secs(6));
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let st = ok(&call(server.port, &token, "job_status", json!({"job_id": id})));
+        if st["state"] == "cancelled" {
+            break;
+        }
+        assert!(Instant::now() < deadline, "{st}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}

@@ -1,0 +1,454 @@
+//! Execution and the emergency stop. The engine owns one [`Jobs`] registry; a tool call asks
+//! [`Engine::plan_exec`] for a verdict (the project's execution mode, its `package.json` facts,
+//! a PATH without project folders, the user's exact allow rules), asks the human when the verdict
+//! says so, and starts the resolved command with [`Engine::job_request`].
+//!
+//! The emergency stop is a persisted flag (`stopped` in the kv table): while it is set every MCP
+//! request is refused, and the serving engine kills every job as soon as it notices the flag —
+//! at once when the stop comes from this process, within one watcher tick when it comes from
+//! another (`sluice stop` in a terminal). Only an explicit resume lifts it.
+
+use std::path::PathBuf;
+
+use sluice_core::{ErrorCode, ExecMode, Failure, ProjectId};
+use sluice_exec::{
+    AllowRule, CommandSpec, JobRequest, JobStatus, Jobs, Network, Policy, ProjectFacts, Sandbox,
+    SandboxPolicy, TrustedPath, Verdict,
+};
+use sluice_store::ApprovalState;
+
+use crate::{
+    AuditOutcome, Caller, Engine, EngineEvent, KV_PAUSED, ProjectHandle, lock, store_failure,
+};
+
+pub(crate) const KV_STOPPED: &str = "stopped";
+
+/// Who denied the approvals an emergency stop ended.
+pub const EMERGENCY_STOP: &str = "emergency stop";
+
+/// A rule waiting for an "always allow" decision: kv key prefix, by approval fingerprint (hex).
+const KV_PENDING_RULE: &str = "pending-rule:";
+
+/// What an emergency stop ended.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct StopSummary {
+    pub killed_jobs: usize,
+    pub cancelled_queued: usize,
+    pub denied_approvals: usize,
+}
+
+/// An allow rule as the user sees it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RuleInfo {
+    pub id: i64,
+    pub project_id: ProjectId,
+    pub rule: AllowRule,
+    pub created_ms: i64,
+}
+
+impl RuleInfo {
+    /// The command the rule allows, one line.
+    pub fn display(&self) -> String {
+        let cmd = sluice_exec::ResolvedCommand {
+            program: self.rule.program.clone(),
+            args: self.rule.args.clone(),
+            cwd: self.rule.cwd.clone(),
+            env: self.rule.env.clone(),
+            timeout: None,
+        };
+        let mut s = cmd.display();
+        if !self.rule.cwd.is_empty() {
+            s.push_str(&format!("  (in {})", self.rule.cwd));
+        }
+        for (k, v) in &self.rule.env {
+            s.push_str(&format!("  {k}={v}"));
+        }
+        s
+    }
+}
+
+fn exec_failure(e: sluice_exec::ExecError) -> Failure {
+    use sluice_core::Coded;
+    let code = match e {
+        sluice_exec::ExecError::Stopped => ErrorCode::Stopped,
+        ref other => other.code(),
+    };
+    Failure::new(code, e.to_string())
+}
+
+fn to_store(rule: &AllowRule) -> (Vec<String>, String, Vec<(String, String)>) {
+    let mut argv = vec![rule.program.to_string_lossy().into_owned()];
+    argv.extend(rule.args.iter().cloned());
+    (argv, rule.cwd.clone(), rule.env.clone())
+}
+
+fn from_store(r: sluice_store::AllowRule) -> Option<RuleInfo> {
+    let mut argv = r.argv.into_iter();
+    let program = PathBuf::from(argv.next()?);
+    Some(RuleInfo {
+        id: r.id,
+        project_id: r.project_id,
+        rule: AllowRule { program, args: argv.collect(), cwd: r.cwd, env: r.env },
+        created_ms: r.created_ms,
+    })
+}
+
+impl Engine {
+    /// The job registry (status, logs, cancel; the MCP layer starts jobs through it).
+    pub fn jobs(&self) -> &Jobs {
+        &self.jobs
+    }
+
+    /// Decides whether `spec` may run in this project, and whether the human must be asked.
+    pub fn plan_exec(
+        &self,
+        handle: &ProjectHandle,
+        spec: &CommandSpec,
+    ) -> Result<Verdict, Failure> {
+        if handle.exec == ExecMode::Off {
+            return Err(Failure::new(
+                ErrorCode::Forbidden,
+                format!(
+                    "execution is off for project {:?}; only the user can turn it on in Sluice",
+                    handle.name
+                ),
+            ));
+        }
+        let root = handle.workspace.root().path().to_path_buf();
+        let facts = ProjectFacts::load(&root);
+        let roots: Vec<PathBuf> = self.projects()?.into_iter().map(|p| p.root).collect();
+        let trusted = TrustedPath::from_env(&roots);
+        let rules: Vec<AllowRule> =
+            self.allow_rules(Some(&handle.id))?.into_iter().map(|r| r.rule).collect();
+        let policy = Policy { mode: handle.exec, ask_in_project: true, rules: &rules };
+        sluice_exec::decide(spec, &facts, &trusted, &policy).map_err(exec_failure)
+    }
+
+    /// The approval fingerprint of a verdict (the command's BLAKE3 hash).
+    pub fn verdict_fingerprint(verdict: &Verdict) -> [u8; 32] {
+        blake3::Hash::from_hex(&verdict.fingerprint.0)
+            .map(|h| *h.as_bytes())
+            .unwrap_or_else(|_| *blake3::hash(verdict.fingerprint.0.as_bytes()).as_bytes())
+    }
+
+    /// Everything needed to start the verdict's command in this project: no network, Landlock
+    /// required (never silently weaker), private folders in the data folder.
+    pub fn job_request(
+        &self,
+        handle: &ProjectHandle,
+        verdict: &Verdict,
+    ) -> Result<JobRequest, Failure> {
+        let root = handle.workspace.root().path().to_path_buf();
+        let roots: Vec<PathBuf> = self.projects()?.into_iter().map(|p| p.root).collect();
+        Ok(JobRequest {
+            project: handle.id.as_str().to_owned(),
+            command: verdict.resolved.clone(),
+            sandbox: Sandbox {
+                project_root: root,
+                state_dir: self.data_dir.join("projects").join(handle.id.as_str()).join("exec"),
+                network: Network::Off,
+                policy: SandboxPolicy::Require,
+                limits: Default::default(),
+            },
+            path: TrustedPath::from_env(&roots),
+            data_dir: Some(self.data_dir.clone()),
+            secrets: vec![],
+        })
+    }
+
+    /// Refuses when stopped or paused, and brings the job registry in line with the persisted
+    /// stop flag first (a `sluice resume` in another process lifts the registry's stop here).
+    pub fn check_exec_start(&self) -> Result<(), Failure> {
+        // Under the gate, a stop in this process either completed before this check (which then
+        // refuses) or sets the registry's stop after it (and `Jobs::start` refuses or the stop
+        // kills what started): it cannot be undone by the resume below.
+        let _gate = lock(&self.exec_gate);
+        self.check_access()?;
+        if self.jobs.is_stopped() {
+            self.jobs.resume();
+        }
+        Ok(())
+    }
+
+    /// A job of a project this caller sees; any other is "not found".
+    pub fn job_for(&self, caller: &Caller, id: &str) -> Result<JobStatus, Failure> {
+        let not_found = || Failure::new(ErrorCode::NotFound, format!("no job {id:?}"));
+        let status =
+            self.jobs.status(&sluice_exec::JobId(id.to_owned())).map_err(|_| not_found())?;
+        match ProjectId::parse(&status.project) {
+            Some(p) if caller.sees(&p) && self.find_project(p.as_str()).is_ok() => Ok(status),
+            _ => Err(not_found()),
+        }
+    }
+
+    /// The jobs of the projects this caller sees, oldest first.
+    pub fn jobs_for(&self, caller: &Caller) -> Vec<JobStatus> {
+        let visible: Vec<ProjectId> =
+            self.visible_projects(caller).into_iter().map(|p| p.id).collect();
+        self.jobs
+            .list()
+            .into_iter()
+            .filter(|j| visible.iter().any(|p| p.as_str() == j.project))
+            .collect()
+    }
+
+    // ----- emergency stop ---------------------------------------------------------------------
+
+    pub fn is_stopped(&self) -> Result<bool, Failure> {
+        Ok(self.refresh()?.stopped)
+    }
+
+    /// Emergency stop: persists the stop (it survives restarts), denies every pending approval,
+    /// and kills every job of this engine (blocks until their trees are dead; call it from a
+    /// blocking context in async code).
+    pub fn emergency_stop(&self) -> Result<StopSummary, Failure> {
+        let _gate = lock(&self.exec_gate);
+        self.store.kv_set_bool(KV_STOPPED, true).map_err(store_failure)?;
+        {
+            let mut cache = lock(&self.cache);
+            cache.stopped = true;
+            cache.data_version = i64::MIN + 1;
+        }
+        let report = self.jobs.stop_all();
+        let denied = self.deny_pending_for_stop();
+        self.record_human("stop", None, AuditOutcome::Ok, None);
+        self.emit(EngineEvent::AccessChanged { paused: true });
+        tracing::warn!(
+            killed = report.killed_jobs,
+            queued = report.cancelled_queued,
+            denied,
+            "emergency stop"
+        );
+        Ok(StopSummary {
+            killed_jobs: report.killed_jobs,
+            cancelled_queued: report.cancelled_queued,
+            denied_approvals: denied,
+        })
+    }
+
+    fn deny_pending_for_stop(&self) -> usize {
+        let Ok(all) = self.store.list_approvals(0) else { return 0 };
+        let mut denied = 0;
+        for a in all.iter().filter(|a| a.state == ApprovalState::Pending) {
+            let state = ApprovalState::Denied(Some("the user pressed the emergency stop".into()));
+            if let Ok(true) = self.store.decide_approval(&a.id, &state, EMERGENCY_STOP) {
+                denied += 1;
+                self.emit(EngineEvent::ApprovalDecided { id: a.id.clone(), state: "denied" });
+            }
+        }
+        if denied > 0 {
+            self.decided.notify_waiters();
+        }
+        denied
+    }
+
+    /// Lifts a pause and an emergency stop.
+    pub fn resume(&self) -> Result<(), Failure> {
+        let _gate = lock(&self.exec_gate);
+        self.store.kv_set_bool(KV_STOPPED, false).map_err(store_failure)?;
+        self.store.kv_set_bool(KV_PAUSED, false).map_err(store_failure)?;
+        {
+            let mut cache = lock(&self.cache);
+            cache.stopped = false;
+            cache.paused = false;
+            cache.data_version = i64::MIN + 1;
+        }
+        self.jobs.resume();
+        self.record_human("resume", None, AuditOutcome::Ok, None);
+        self.emit(EngineEvent::AccessChanged { paused: false });
+        Ok(())
+    }
+
+    /// Called by the serving engine's watcher: applies a stop made by another process (kills
+    /// every job, denies what is pending), lifts the registry's stop after a resume, and kills
+    /// the jobs of projects that may no longer run anything (read-only, execution off, disabled,
+    /// removed). Blocking.
+    pub fn enforce_exec(&self) {
+        let (stopped, projects) = match self.refresh() {
+            Ok(cache) => (cache.stopped, cache.projects.clone()),
+            Err(_) => return,
+        };
+        let gate = lock(&self.exec_gate);
+        if stopped && !self.jobs.is_stopped() {
+            let report = self.jobs.stop_all();
+            let denied = self.deny_pending_for_stop();
+            tracing::warn!(killed = report.killed_jobs, denied, "emergency stop noticed");
+        } else if !stopped && self.jobs.is_stopped() {
+            self.jobs.resume();
+        }
+        drop(gate);
+        let mut doomed: Vec<String> = Vec::new();
+        for j in self.jobs.list().iter().filter(|j| !j.state.is_final()) {
+            let allowed = projects.iter().any(|p| {
+                p.id.as_str() == j.project && p.state.is_available() && p.exec != ExecMode::Off
+            });
+            if !allowed && !doomed.contains(&j.project) {
+                doomed.push(j.project.clone());
+            }
+        }
+        for project in doomed {
+            let n = self.jobs.kill_project(&project);
+            tracing::warn!(
+                project,
+                killed = n,
+                "jobs of a project that may no longer run were killed"
+            );
+        }
+    }
+
+    // ----- allow rules --------------------------------------------------------------------------
+
+    /// Remembers the command behind an approval, so an "always allow" decision (possibly made
+    /// by another process) can turn it into a rule.
+    pub fn offer_rule(&self, project: &ProjectId, fingerprint: &[u8; 32], rule: &AllowRule) {
+        let value = serde_json::json!({ "project": project.as_str(), "rule": rule }).to_string();
+        let key = format!("{KV_PENDING_RULE}{}", blake3::Hash::from(*fingerprint).to_hex());
+        if let Err(err) = self.store.kv_set(&key, &value) {
+            tracing::warn!(%err, "could not record the command behind an approval");
+        }
+    }
+
+    /// Forgets an offered rule (the call ended).
+    pub fn withdraw_rule(&self, fingerprint: &[u8; 32]) {
+        let key = format!("{KV_PENDING_RULE}{}", blake3::Hash::from(*fingerprint).to_hex());
+        let _ = self.store.kv_delete(&key);
+    }
+
+    /// The command offered behind approval `record`, as a rule (refused for non-commands).
+    pub(crate) fn offered_rule(
+        &self,
+        record: &sluice_store::ApprovalRecord,
+    ) -> Result<AllowRule, Failure> {
+        let key = format!("{KV_PENDING_RULE}{}", blake3::Hash::from(record.fingerprint).to_hex());
+        let Some(value) = self.store.kv_get(&key).map_err(store_failure)? else {
+            return Err(Failure::invalid(format!(
+                "approval {} is not for a command; \"always\" applies to commands only",
+                record.id
+            )));
+        };
+        #[derive(serde::Deserialize)]
+        struct Offered {
+            project: String,
+            rule: AllowRule,
+        }
+        let offered: Offered = serde_json::from_str(&value).map_err(|_| Failure::internal())?;
+        if offered.project != record.project_id.as_str() {
+            return Err(Failure::internal());
+        }
+        Ok(offered.rule)
+    }
+
+    /// Stores an "always allow" rule the human just granted.
+    pub(crate) fn add_allow_rule(
+        &self,
+        project: &ProjectId,
+        rule: &AllowRule,
+    ) -> Result<(), Failure> {
+        let (argv, cwd, env) = to_store(rule);
+        self.store.insert_allow_rule(project, &argv, &cwd, &env).map_err(store_failure)?;
+        self.record_human("rule.add", Some(project), AuditOutcome::Ok, None);
+        Ok(())
+    }
+
+    /// The allow rules of one project, or of all.
+    pub fn allow_rules(&self, project: Option<&ProjectId>) -> Result<Vec<RuleInfo>, Failure> {
+        Ok(self
+            .store
+            .list_allow_rules(project)
+            .map_err(store_failure)?
+            .into_iter()
+            .filter_map(from_store)
+            .collect())
+    }
+
+    pub fn remove_allow_rule(&self, id: i64) -> Result<(), Failure> {
+        self.store.delete_allow_rule(id).map_err(store_failure)?;
+        self.record_human("rule.remove", None, AuditOutcome::Ok, None);
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use sluice_core::AccessMode;
+    use tokio_util::sync::CancellationToken;
+
+    use super::*;
+    use crate::{AskOutcome, AskRequest, EngineConfig, SecretPreference};
+
+    fn open(dir: &std::path::Path) -> Engine {
+        Engine::open(&EngineConfig::new(dir.join("data"), SecretPreference::FileOnly)).unwrap()
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn es_emergency_stop_denies_pending_refuses_requests_and_survives_a_restart() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().canonicalize().unwrap();
+        std::fs::create_dir_all(root.join("proj")).unwrap();
+        let engine = Arc::new(open(&root));
+        engine
+            .add_project(&root.join("proj"), Some("demo"), AccessMode::ReadWrite, ExecMode::Any)
+            .unwrap();
+        let (token, plaintext) = engine.create_token("t", None, None).unwrap();
+        let caller = engine.authenticate(&plaintext).unwrap();
+        assert_eq!(caller.token_id, token.id);
+        let handle = engine.project(&caller, "demo").unwrap();
+        let verdict = engine.plan_exec(&handle, &CommandSpec::new("echo", &["$(id)"])).unwrap();
+        assert!(verdict.ask, "any mode asks");
+        assert_eq!(verdict.resolved.args, vec!["$(id)".to_owned()]);
+
+        let asker = engine.clone();
+        let (c2, fp) = (caller.clone(), Engine::verdict_fingerprint(&verdict));
+        let waiting = tokio::spawn(async move {
+            let h = asker.project(&c2, "demo").unwrap();
+            let req = AskRequest {
+                caller: &c2,
+                project: &h,
+                tool: "run_command",
+                summary: "run echo".into(),
+                fingerprint: fp,
+            };
+            asker.ask(req, CancellationToken::new(), |_| {}).await.unwrap()
+        });
+        while engine.approvals().unwrap().iter().all(|a| a.state != ApprovalState::Pending) {
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+        let e = engine.clone();
+        let summary =
+            tokio::task::spawn_blocking(move || e.emergency_stop()).await.unwrap().unwrap();
+        assert_eq!(summary.denied_approvals, 1);
+        assert!(matches!(waiting.await.unwrap(), AskOutcome::Denied { .. }));
+        assert_eq!(engine.check_access().unwrap_err().code, ErrorCode::Stopped);
+        assert!(engine.jobs().is_stopped());
+        assert_eq!(engine.check_exec_start().unwrap_err().code, ErrorCode::Stopped);
+        drop(engine);
+
+        // Another engine on the same data folder (a restart) is still stopped.
+        let engine = open(&root);
+        assert_eq!(engine.check_access().unwrap_err().code, ErrorCode::Stopped);
+        engine.start_serving().unwrap();
+        assert!(engine.jobs().is_stopped(), "nothing may start after a restart");
+        engine.resume().unwrap();
+        engine.check_access().unwrap();
+        assert!(!engine.jobs().is_stopped());
+    }
+
+    #[test]
+    fn exec_off_is_refused_with_a_clear_code() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().canonicalize().unwrap();
+        std::fs::create_dir_all(root.join("proj")).unwrap();
+        let engine = open(&root);
+        engine
+            .add_project(&root.join("proj"), Some("demo"), AccessMode::ReadOnly, ExecMode::Off)
+            .unwrap();
+        let (_, plaintext) = engine.create_token("t", None, None).unwrap();
+        let caller = engine.authenticate(&plaintext).unwrap();
+        let handle = engine.project(&caller, "demo").unwrap();
+        let err = engine.plan_exec(&handle, &CommandSpec::new("git", &["--version"])).unwrap_err();
+        assert_eq!(err.code, ErrorCode::Forbidden);
+        assert!(err.message.contains("execution is off"));
+    }
+}

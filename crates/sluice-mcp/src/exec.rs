@@ -1,0 +1,501 @@
+//! The execution tools. Starting a command goes through one path, [`SluiceServer::prepare`]:
+//! resolve the project for this token, get the engine's verdict (execution mode, risk class,
+//! trusted PATH, the user's exact allow rules), ask the user when the verdict says so, decide
+//! again after the approval and refuse if the command differs from what was approved, check
+//! pause and emergency stop right before starting, then hand the resolved argv to the job
+//! registry. Jobs belong to their project: a token sees only jobs of projects in its scope.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use rmcp::handler::server::common::{Extension, schema_for_output};
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::{CallToolResult, ProgressNotificationParam, RequestMetaObject};
+use rmcp::{ErrorData, Peer, RoleServer, tool, tool_router};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use sluice_core::{ErrorCode, Failure};
+use sluice_engine::{AskRequest, Caller, Engine};
+use sluice_exec::{AllowRule, CommandSpec, JobId, JobRequest, JobStatus, Stream};
+use tokio_util::sync::CancellationToken;
+
+use crate::server::{ProjectCall, SluiceServer, failed, succeeded};
+
+/// `run_command` waits at most this long by default, and never longer than the maximum.
+const RUN_DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
+const RUN_MAX_TIMEOUT: Duration = Duration::from_secs(600);
+/// A job's default and longest time limit.
+const JOB_DEFAULT_TIMEOUT: Duration = Duration::from_secs(30 * 60);
+const JOB_MAX_TIMEOUT: Duration = Duration::from_secs(6 * 3600);
+/// The largest log page.
+const MAX_PAGE: usize = 64 * 1024;
+
+/// A command: a program and its arguments as an array, never a shell string.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[schemars(transform = sluice_core::schema::plain_integers)]
+pub struct CommandArgs {
+    /// The program: a bare name found on the trusted PATH (`cargo`, `git`, `npm`) or an
+    /// absolute path outside the project. No shell: `|`, `;`, `$(…)` mean nothing here.
+    pub program: String,
+    /// The arguments, one element each, passed exactly as given.
+    #[serde(default)]
+    pub args: Vec<String>,
+    /// Working folder, project-relative (default: the project root).
+    #[serde(default)]
+    pub cwd: Option<String>,
+    /// Environment additions (only allow-listed names such as `RUST_BACKTRACE`, `NODE_ENV`,
+    /// `CI`); the command otherwise runs in a cleared environment.
+    #[serde(default)]
+    pub env: Option<BTreeMap<String, String>>,
+    /// Time limit in seconds; the whole process tree is killed when it is reached.
+    #[serde(default)]
+    pub timeout_seconds: Option<u64>,
+}
+
+impl CommandArgs {
+    fn spec(self, default: Duration, max: Duration) -> CommandSpec {
+        let timeout = self.timeout_seconds.map_or(default, Duration::from_secs).min(max);
+        CommandSpec {
+            program: self.program,
+            args: self.args,
+            cwd: self.cwd.unwrap_or_default(),
+            env: self.env.unwrap_or_default().into_iter().collect(),
+            timeout: Some(timeout),
+        }
+    }
+}
+
+/// One job, by id.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[schemars(transform = sluice_core::schema::plain_integers)]
+pub struct JobArgs {
+    /// The job id (`job_…`) that `start_job` or `list_jobs` returned.
+    pub job_id: String,
+}
+
+/// A page of one job's output.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[schemars(transform = sluice_core::schema::plain_integers)]
+pub struct JobLogsArgs {
+    /// The job id (`job_…`).
+    pub job_id: String,
+    /// `stdout` (default) or `stderr`.
+    #[serde(default)]
+    pub stream: Option<String>,
+    /// Where to continue: 0 (default) for the start, or the `next_cursor` of the previous page.
+    #[serde(default)]
+    pub cursor: Option<u64>,
+    /// The most bytes to return (default and maximum 65536).
+    #[serde(default)]
+    pub max_bytes: Option<usize>,
+}
+
+/// Optional project filter for `list_jobs`.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[schemars(transform = sluice_core::schema::plain_integers)]
+pub struct ListJobsArgs {
+    /// Only this project's jobs (id or name); all visible projects when absent.
+    #[serde(default)]
+    pub project: Option<String>,
+}
+
+/// The result of a command run to completion.
+#[derive(Debug, Serialize, JsonSchema)]
+#[schemars(transform = sluice_core::schema::plain_integers)]
+pub struct RunCommandOutput {
+    /// The command as it ran (resolved program and quoted arguments).
+    pub command: String,
+    /// `succeeded`, `failed`, `cancelled` or `timed-out`.
+    pub state: String,
+    /// The exit code, when the program exited on its own.
+    pub exit_code: Option<i32>,
+    /// The signal that ended it, if one did.
+    pub signal: Option<i32>,
+    /// Standard output (ANSI stripped, secrets redacted, capped).
+    pub stdout: String,
+    /// Standard error (same treatment).
+    pub stderr: String,
+    /// Whether output was dropped because it exceeded the cap.
+    pub truncated: bool,
+    /// Wall-clock time in milliseconds.
+    pub duration_ms: u64,
+    /// Whether the time limit ended it.
+    pub timed_out: bool,
+}
+
+/// A job's state and counters.
+#[derive(Debug, Serialize, JsonSchema)]
+#[schemars(transform = sluice_core::schema::plain_integers)]
+pub struct JobOutput {
+    /// The job id (`job_…`).
+    pub job_id: String,
+    /// The project's id.
+    pub project: String,
+    /// The command (resolved program and quoted arguments).
+    pub command: String,
+    /// `queued`, `running`, `succeeded`, `failed`, `cancelled` or `timed-out`.
+    pub state: String,
+    /// The exit code, once it exited on its own.
+    pub exit_code: Option<i32>,
+    /// The signal that ended it, if one did.
+    pub signal: Option<i32>,
+    /// Why it could not run, if it could not.
+    pub error: Option<String>,
+    /// Running time so far (or in total) in milliseconds.
+    pub runtime_ms: Option<u64>,
+    /// Bytes written to standard output so far.
+    pub stdout_bytes: u64,
+    /// Bytes written to standard error so far.
+    pub stderr_bytes: u64,
+    /// Output bytes dropped from the bounded log buffers.
+    pub dropped_bytes: u64,
+    /// How the job is confined (Landlock), in a sentence.
+    pub confinement: Option<String>,
+    /// CPU use of the job's process tree at the last sample, percent.
+    pub cpu_percent: Option<f32>,
+    /// Memory of the job's process tree at the last sample, bytes.
+    pub memory_bytes: Option<u64>,
+}
+
+impl From<JobStatus> for JobOutput {
+    fn from(s: JobStatus) -> JobOutput {
+        JobOutput {
+            job_id: s.id.0,
+            project: s.project,
+            command: s.command,
+            state: state_str(s.state),
+            exit_code: s.exit_code,
+            signal: s.signal,
+            error: s.error,
+            runtime_ms: s.runtime.map(|d| d.as_millis() as u64),
+            stdout_bytes: s.stdout_bytes,
+            stderr_bytes: s.stderr_bytes,
+            dropped_bytes: s.dropped_bytes,
+            confinement: s.confinement.map(|c| c.summary),
+            cpu_percent: s.sample.map(|x| x.cpu_percent),
+            memory_bytes: s.sample.map(|x| x.memory_bytes),
+        }
+    }
+}
+
+/// Every visible job.
+#[derive(Debug, Serialize, JsonSchema)]
+#[schemars(transform = sluice_core::schema::plain_integers)]
+pub struct ListJobsOutput {
+    /// Jobs of the projects this token may use, oldest first.
+    pub jobs: Vec<JobOutput>,
+}
+
+/// A page of a job's output.
+#[derive(Debug, Serialize, JsonSchema)]
+#[schemars(transform = sluice_core::schema::plain_integers)]
+pub struct JobLogsOutput {
+    /// The text of this page.
+    pub text: String,
+    /// Where this page starts (may be past the requested cursor when older output was dropped).
+    pub cursor: u64,
+    /// Pass this as `cursor` to read on.
+    pub next_cursor: u64,
+    /// Bytes dropped from the buffer so far (older output that can no longer be read).
+    pub dropped_bytes: u64,
+    /// Whether this page reaches the end of what was written so far.
+    pub at_end: bool,
+    /// The job's state now; once it is final and `at_end` is true, there is nothing more.
+    pub state: String,
+}
+
+fn state_str<T: Serialize>(state: T) -> String {
+    serde_json::to_value(state).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default()
+}
+
+/// Where a waiting call reports progress, when the client asked for it.
+struct Progress {
+    peer: Peer<RoleServer>,
+    meta: RequestMetaObject,
+}
+
+impl SluiceServer {
+    /// Decides, asks when the verdict says so, re-decides, checks access; returns the request
+    /// to start. Nothing runs unless this returns `Ok`.
+    async fn prepare(
+        &self,
+        caller: &Caller,
+        project: &str,
+        tool: &'static str,
+        spec: CommandSpec,
+        cancel: CancellationToken,
+        progress: Progress,
+    ) -> Result<JobRequest, Failure> {
+        let engine = self.engine();
+        let handle = engine.project(caller, project)?;
+        let verdict = engine.plan_exec(&handle, &spec)?;
+        if verdict.ask {
+            let fingerprint = Engine::verdict_fingerprint(&verdict);
+            let mut summary = format!("run {}", verdict.resolved.display());
+            if !verdict.resolved.cwd.is_empty() {
+                summary.push_str(&format!(" in {}", verdict.resolved.cwd));
+            }
+            for (k, v) in &verdict.resolved.env {
+                summary.push_str(&format!(" with {k}={v}"));
+            }
+            summary.push_str(&format!(
+                " — risk {}: {}; writes confined to the project, network off",
+                verdict.risk, verdict.reason
+            ));
+            engine.offer_rule(
+                &handle.id,
+                &fingerprint,
+                &AllowRule::from_resolved(&verdict.resolved),
+            );
+            let request = AskRequest {
+                caller,
+                project: &handle,
+                tool,
+                summary: summary.clone(),
+                fingerprint,
+            };
+            let token = progress.meta.get_progress_token();
+            let peer = progress.peer.clone();
+            let outcome = engine
+                .ask(request, cancel, move |waited: Duration| {
+                    if let Some(token) = token.clone() {
+                        let peer = peer.clone();
+                        let param = ProgressNotificationParam::new(token, waited.as_secs_f64())
+                            .with_message(format!("waiting for the user to approve: {summary}"));
+                        tokio::spawn(async move {
+                            let _ = peer.notify_progress(param).await;
+                        });
+                    }
+                })
+                .await;
+            engine.withdraw_rule(&fingerprint);
+            if let Some(refusal) = outcome?.refusal() {
+                return Err(refusal);
+            }
+            // What runs must be exactly what was approved: decide again and compare.
+            let again = engine.plan_exec(&handle, &spec)?;
+            if again.fingerprint != verdict.fingerprint {
+                return Err(Failure::new(
+                    ErrorCode::Conflict,
+                    "the command resolved differently after the user approved it, so nothing \
+                     ran; retry",
+                ));
+            }
+        }
+        // A pause or an emergency stop that landed while deciding or waiting stops it here.
+        engine.check_exec_start()?;
+        engine.job_request(&handle, &verdict)
+    }
+}
+
+fn exec_failure(e: sluice_exec::ExecError) -> Failure {
+    use sluice_core::Coded;
+    let code = match e {
+        sluice_exec::ExecError::Stopped => ErrorCode::Stopped,
+        ref other => other.code(),
+    };
+    Failure::new(code, e.to_string())
+}
+
+fn respond<T: Serialize>(r: Result<T, Failure>) -> Result<CallToolResult, ErrorData> {
+    Ok(match r {
+        Ok(out) => succeeded(&out),
+        Err(f) => failed(&f),
+    })
+}
+
+#[tool_router(router = exec_tools, vis = "pub(crate)")]
+impl SluiceServer {
+    #[tool(
+        description = "Run a command in a project and wait for it (up to `timeout_seconds`, \
+        default 60, at most 600): a program and an argument array, never a shell string. The \
+        project's execution mode decides what may run; some commands wait for the user's \
+        approval. Runs confined: writes only inside the project, no network, a cleared \
+        environment. For long builds and tests use start_job.",
+        annotations(
+            read_only_hint = false,
+            destructive_hint = true,
+            idempotent_hint = false,
+            open_world_hint = false
+        ),
+        output_schema = schema_for_output::<RunCommandOutput>()
+    )]
+    async fn run_command(
+        &self,
+        Extension(caller): Extension<Caller>,
+        cancel: CancellationToken,
+        peer: Peer<RoleServer>,
+        meta: RequestMetaObject,
+        Parameters(call): Parameters<ProjectCall<CommandArgs>>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let spec = call.args.spec(RUN_DEFAULT_TIMEOUT, RUN_MAX_TIMEOUT);
+        let progress = Progress { peer, meta };
+        let result = async {
+            let req =
+                self.prepare(&caller, &call.project, "run_command", spec, cancel, progress).await?;
+            let command = req.command.display();
+            let out = self.engine().jobs().run(req).await.map_err(exec_failure)?;
+            Ok(RunCommandOutput {
+                command,
+                state: state_str(out.state),
+                exit_code: out.exit_code,
+                signal: out.signal,
+                stdout: out.stdout,
+                stderr: out.stderr,
+                truncated: out.truncated,
+                duration_ms: out.duration.as_millis() as u64,
+                timed_out: out.timed_out,
+            })
+        }
+        .await;
+        respond(result)
+    }
+
+    #[tool(
+        description = "Start a command as a background job in a project and return its id at \
+        once (same rules as run_command; default time limit 30 minutes). The job keeps running \
+        if you disconnect; follow it with job_status and job_logs, stop it with cancel_job.",
+        annotations(
+            read_only_hint = false,
+            destructive_hint = true,
+            idempotent_hint = false,
+            open_world_hint = false
+        ),
+        output_schema = schema_for_output::<JobOutput>()
+    )]
+    async fn start_job(
+        &self,
+        Extension(caller): Extension<Caller>,
+        cancel: CancellationToken,
+        peer: Peer<RoleServer>,
+        meta: RequestMetaObject,
+        Parameters(call): Parameters<ProjectCall<CommandArgs>>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let spec = call.args.spec(JOB_DEFAULT_TIMEOUT, JOB_MAX_TIMEOUT);
+        let progress = Progress { peer, meta };
+        let result = async {
+            let req =
+                self.prepare(&caller, &call.project, "start_job", spec, cancel, progress).await?;
+            let jobs = self.engine().jobs();
+            let id = jobs.start(req).map_err(exec_failure)?;
+            Ok(JobOutput::from(jobs.status(&id).map_err(exec_failure)?))
+        }
+        .await;
+        respond(result)
+    }
+
+    #[tool(
+        description = "The state of a job: running or finished, exit code, output sizes, CPU \
+        and memory.",
+        annotations(read_only_hint = true, open_world_hint = false),
+        output_schema = schema_for_output::<JobOutput>()
+    )]
+    async fn job_status(
+        &self,
+        Extension(caller): Extension<Caller>,
+        Parameters(args): Parameters<JobArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        respond(self.engine().job_for(&caller, &args.job_id).map(JobOutput::from))
+    }
+
+    #[tool(
+        description = "Read a job's output a page at a time: start at cursor 0 and pass each \
+        page's `next_cursor` to read on. Works while it runs and after it finished.",
+        annotations(read_only_hint = true, open_world_hint = false),
+        output_schema = schema_for_output::<JobLogsOutput>()
+    )]
+    async fn job_logs(
+        &self,
+        Extension(caller): Extension<Caller>,
+        Parameters(args): Parameters<JobLogsArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let result = (|| {
+            let status = self.engine().job_for(&caller, &args.job_id)?;
+            let stream = match args.stream.as_deref() {
+                None | Some("stdout") => Stream::Stdout,
+                Some("stderr") => Stream::Stderr,
+                Some(other) => {
+                    return Err(Failure::invalid(format!(
+                        "stream must be `stdout` or `stderr`, not {other:?}"
+                    )));
+                }
+            };
+            let max = args.max_bytes.unwrap_or(MAX_PAGE).clamp(1, MAX_PAGE);
+            let page = self
+                .engine()
+                .jobs()
+                .logs(&status.id, stream, args.cursor.unwrap_or(0), max)
+                .map_err(exec_failure)?;
+            Ok(JobLogsOutput {
+                text: page.text,
+                cursor: page.cursor,
+                next_cursor: page.next_cursor,
+                dropped_bytes: page.dropped_bytes,
+                at_end: page.at_end,
+                state: state_str(status.state),
+            })
+        })();
+        respond(result)
+    }
+
+    #[tool(
+        description = "Cancel a job: its whole process tree is killed (queued jobs never \
+        start). Returns the final state.",
+        annotations(
+            read_only_hint = false,
+            destructive_hint = true,
+            idempotent_hint = true,
+            open_world_hint = false
+        ),
+        output_schema = schema_for_output::<JobOutput>()
+    )]
+    async fn cancel_job(
+        &self,
+        Extension(caller): Extension<Caller>,
+        Parameters(args): Parameters<JobArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let engine = self.engine().clone();
+        let result = async {
+            let status = engine.job_for(&caller, &args.job_id)?;
+            let id: JobId = status.id;
+            let e = engine.clone();
+            let done = tokio::task::spawn_blocking(move || {
+                e.jobs().cancel(&id).map_err(exec_failure)?;
+                e.jobs().status(&id).map_err(exec_failure)
+            })
+            .await
+            .map_err(|_| Failure::internal())??;
+            Ok(JobOutput::from(done))
+        }
+        .await;
+        respond(result)
+    }
+
+    #[tool(
+        description = "List the jobs of your projects (running and recently finished), \
+        optionally of one project.",
+        annotations(read_only_hint = true, open_world_hint = false),
+        output_schema = schema_for_output::<ListJobsOutput>()
+    )]
+    async fn list_jobs(
+        &self,
+        Extension(caller): Extension<Caller>,
+        Parameters(args): Parameters<ListJobsArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let engine = self.engine();
+        let result = (|| {
+            let only = match &args.project {
+                Some(p) => Some(engine.project(&caller, p)?.id),
+                None => None,
+            };
+            let jobs = engine
+                .jobs_for(&caller)
+                .into_iter()
+                .filter(|j| only.as_ref().is_none_or(|p| p.as_str() == j.project))
+                .map(JobOutput::from)
+                .collect();
+            Ok(ListJobsOutput { jobs })
+        })();
+        respond(result)
+    }
+}
