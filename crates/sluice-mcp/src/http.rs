@@ -91,8 +91,9 @@ pub fn router(
         .enforce_origin_validation()
         .with_cancellation_token(shutdown.child_token());
     let server_engine = engine.clone();
+    let tools = Arc::new(SluiceServer::all_tools());
     let mcp = StreamableHttpService::new(
-        move || Ok(SluiceServer::new(server_engine.clone())),
+        move || Ok(SluiceServer::with_router(server_engine.clone(), tools.clone())),
         Arc::new(NeverSessionManager::default()),
         config,
     );

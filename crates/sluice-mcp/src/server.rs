@@ -42,7 +42,9 @@ pub struct NoArgs {}
 #[derive(Clone)]
 pub struct SluiceServer {
     engine: Arc<Engine>,
-    tool_router: ToolRouter<SluiceServer>,
+    /// Built once and shared: rmcp makes a server per stateless request, and rebuilding the
+    /// router (every tool's schema and metadata) each time was a measurable share of a call.
+    tool_router: Arc<ToolRouter<SluiceServer>>,
 }
 
 const INSTRUCTIONS: &str = "Sluice gives you access to the projects the user has authorized, \
@@ -53,12 +55,20 @@ how to recover.";
 
 impl SluiceServer {
     pub fn new(engine: Arc<Engine>) -> SluiceServer {
-        SluiceServer {
-            engine,
-            tool_router: SluiceServer::tool_router()
-                + SluiceServer::write_tools()
-                + SluiceServer::exec_tools(),
-        }
+        SluiceServer::with_router(engine, Arc::new(SluiceServer::all_tools()))
+    }
+
+    /// A server sharing an already built router (one per HTTP listener).
+    pub fn with_router(
+        engine: Arc<Engine>,
+        tool_router: Arc<ToolRouter<SluiceServer>>,
+    ) -> SluiceServer {
+        SluiceServer { engine, tool_router }
+    }
+
+    /// Every tool Sluice offers.
+    pub fn all_tools() -> ToolRouter<SluiceServer> {
+        SluiceServer::tool_router() + SluiceServer::write_tools() + SluiceServer::exec_tools()
     }
 
     pub(crate) fn engine(&self) -> &Arc<Engine> {

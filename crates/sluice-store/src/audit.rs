@@ -257,10 +257,10 @@ impl Store {
         let key = secret.audit_key();
         let mut conn = self.conn();
         let tx = conn.transaction()?;
+        // Every MCP request appends here: cached statements keep SQL parsing off that path.
         let last: Option<(i64, Vec<u8>)> = tx
-            .query_row("SELECT seq, mac FROM audit ORDER BY seq DESC LIMIT 1", [], |r| {
-                Ok((r.get(0)?, r.get(1)?))
-            })
+            .prepare_cached("SELECT seq, mac FROM audit ORDER BY seq DESC LIMIT 1")?
+            .query_row([], |r| Ok((r.get(0)?, r.get(1)?)))
             .optional()?;
         let (seq, prev) = match last {
             None => (1, [0u8; 32]),
@@ -273,9 +273,10 @@ impl Store {
         };
         let row = StoredRow::from_record(seq, record);
         let mac = row.mac(&key, &prev);
-        tx.execute(
-            &format!("INSERT INTO audit ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)"),
-            params![
+        tx.prepare_cached(&format!(
+            "INSERT INTO audit ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)"
+        ))?
+        .execute(params![
                 row.seq,
                 row.time_ms,
                 row.actor,
@@ -288,13 +289,12 @@ impl Store {
                 row.duration_ms,
                 row.params_hash,
                 &mac[..],
-            ],
-        )?;
-        tx.execute(
+        ])?;
+        tx.prepare_cached(
             "INSERT INTO kv (key, value) VALUES (?1, ?2)
              ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-            params![HEAD_KEY, format!("{seq}:{}", to_hex(&mac))],
-        )?;
+        )?
+        .execute(params![HEAD_KEY, format!("{seq}:{}", to_hex(&mac))])?;
         tx.commit()?;
         Ok(seq as u64)
     }

@@ -91,7 +91,8 @@ impl Store {
     /// second engine) commits to the file, and not for this store's own writes. The engine
     /// polls it and reloads its caches only when it moved.
     pub fn data_version(&self) -> Result<i64, StoreError> {
-        Ok(self.conn().pragma_query_value(None, "data_version", |r| r.get(0))?)
+        // Asked several times per MCP request: a cached statement, not a fresh parse each time.
+        Ok(self.conn().prepare_cached("PRAGMA data_version")?.query_row([], |r| r.get(0))?)
     }
 
     /// The connection. A poisoned mutex is recovered: SQLite's own transactions keep the data
