@@ -388,7 +388,7 @@ pub struct ApprovalDto {
     /// The MCP tool (`delete_path`, `write_file`, …).
     pub tool: String,
     /// The exact action, one line per effect (paths, sizes, whether it can be undone); never
-    /// shortened. Deceptive characters already appear as `⟨U+XXXX⟩`.
+    /// shortened. Deceptive characters already appear as `⟨U+202E⟩`.
     pub summary: String,
     #[ts(type = "number")]
     pub created_ms: i64,

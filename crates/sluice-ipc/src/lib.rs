@@ -257,7 +257,7 @@ pub fn decide_approval(
 }
 
 /// `s` with control characters, bidi overrides and zero-width characters shown as
-/// `⟨U+XXXX⟩` (for the tray and notifications, which cannot style text).
+/// `⟨U+202E⟩` (for the tray and notifications, which cannot style text).
 pub fn visible(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {

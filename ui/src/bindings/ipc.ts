@@ -140,7 +140,7 @@ tokenLabel: string,
 tool: string, 
 /**
  * The exact action, one line per effect (paths, sizes, whether it can be undone); never
- * shortened. Deceptive characters already appear as `⟨U+XXXX⟩`.
+ * shortened. Deceptive characters already appear as `⟨U+202E⟩`.
  */
 summary: string, createdMs: number, expiresMs: number, status: ApprovalStatus, 
 /**

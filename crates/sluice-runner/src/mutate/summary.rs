@@ -5,7 +5,7 @@
 use super::args::{Effect, EffectKind};
 
 /// `s` with control characters (terminal escapes included), bidi overrides and zero-width
-/// characters replaced by a visible `⟨U+XXXX⟩`.
+/// characters replaced by a visible `⟨U+202E⟩`.
 pub(crate) fn visible(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
