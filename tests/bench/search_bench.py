@@ -1,6 +1,6 @@
 """`search_text` through the official Python MCP client beside ripgrep (`rg`) on the same tree,
-same patterns and equivalent options (hidden files searched, .gitignore honoured, line counts
-compared). Times are the median of several runs, after one warm-up run of each.
+same patterns and equivalent options (smart case, hidden files searched, .gitignore honoured,
+matching lines printed; line counts compared). Times are the median of several runs, after one warm-up run of each.
 
 Prints one JSON object per pattern.
 """
@@ -20,11 +20,12 @@ from mcp.client.streamable_http import streamable_http_client
 
 def rg(root, pattern):
     t0 = time.perf_counter()
-    out = subprocess.run(["rg", "--hidden", "--no-messages", "-c", "-e", pattern, "."],
-                         cwd=root, capture_output=True, text=True)
+    # The same job as search_text with its defaults: smart case (-S), every matching line
+    # printed with its path and number.
+    out = subprocess.run(["rg", "--hidden", "--no-messages", "-S", "-n", "-e", pattern, "."],
+                         cwd=root, capture_output=True)
     wall = time.perf_counter() - t0
-    lines = sum(int(l.rsplit(":", 1)[1]) for l in out.stdout.splitlines() if ":" in l)
-    return wall, lines
+    return wall, out.stdout.count(b"\n")
 
 
 async def main():

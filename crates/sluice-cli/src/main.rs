@@ -172,11 +172,7 @@ fn run(cli: Cli) -> Result<()> {
 }
 
 fn runtime() -> Result<tokio::runtime::Runtime> {
-    tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .worker_threads(2)
-        .build()
-        .context("cannot start the async runtime")
+    sluice_mcp::runtime().context("cannot start the async runtime")
 }
 
 fn serve(config: EngineConfig, port: u16, limits: sluice_mcp::Limits) -> Result<()> {

@@ -9,9 +9,6 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use notify::{RecursiveMode, Watcher};
-use tokio::sync::mpsc;
-
 use crate::Engine;
 
 /// How often roots are re-checked even without an event (also picks up new projects).
@@ -20,18 +17,8 @@ const TICK: Duration = Duration::from_secs(2);
 /// Runs until the engine is dropped by everyone else. Must be called inside a tokio runtime.
 pub fn watch_roots(engine: Arc<Engine>) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
-        let (tx, mut rx) = mpsc::unbounded_channel::<()>();
-        let mut watcher = match notify::recommended_watcher(
-            move |res: notify::Result<notify::Event>| {
-                // Access events (open/close) arrive constantly and say nothing about the root.
-                if let Ok(ev) = res
-                    && !matches!(ev.kind, notify::EventKind::Access(_))
-                {
-                    let _ = tx.send(());
-                }
-            },
-        ) {
-            Ok(w) => Some(w),
+        let mut events = match RootEvents::new() {
+            Ok(events) => Some(events),
             Err(err) => {
                 tracing::warn!(%err, "file watching unavailable; checking project roots periodically");
                 None
@@ -42,7 +29,7 @@ pub fn watch_roots(engine: Arc<Engine>) -> tokio::task::JoinHandle<()> {
         loop {
             tokio::select! {
                 _ = tick.tick() => {}
-                Some(()) = rx.recv() => {}
+                () = next_event(&mut events) => {}
             }
             if Arc::strong_count(&engine) == 1 {
                 return;
@@ -55,18 +42,137 @@ pub fn watch_roots(engine: Arc<Engine>) -> tokio::task::JoinHandle<()> {
             })
             .await
             .unwrap_or_default();
-            if let Some(w) = watcher.as_mut() {
+            if let Some(events) = events.as_mut() {
                 let wanted: HashSet<PathBuf> = roots.into_iter().map(|(_, r)| r).collect();
                 for gone in watched.difference(&wanted).cloned().collect::<Vec<_>>() {
-                    let _ = w.unwatch(&gone);
+                    events.unwatch(&gone);
                     watched.remove(&gone);
                 }
                 for new in wanted.difference(&watched).cloned().collect::<Vec<_>>() {
-                    if w.watch(&new, RecursiveMode::NonRecursive).is_ok() {
+                    if events.watch(&new) {
                         watched.insert(new);
                     }
                 }
             }
         }
     })
+}
+
+/// The next root event, or never when watching is unavailable (the tick still runs).
+async fn next_event(events: &mut Option<RootEvents>) {
+    match events {
+        Some(events) => events.next().await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Linux: inotify asking only for what happens to the root folder itself (moved, deleted,
+/// permissions changed, unmounted). A general-purpose watcher also subscribes to every open,
+/// close and write of the root's entries, which would wake the engine twice for each file an
+/// assistant reads.
+#[cfg(target_os = "linux")]
+struct RootEvents {
+    inotify: tokio::io::unix::AsyncFd<inotify::Inotify>,
+    watches: inotify::Watches,
+    descriptors: std::collections::HashMap<PathBuf, inotify::WatchDescriptor>,
+    buffer: Vec<u8>,
+}
+
+#[cfg(target_os = "linux")]
+impl RootEvents {
+    fn new() -> std::io::Result<RootEvents> {
+        // `init` opens the descriptor non-blocking, as AsyncFd needs.
+        let inotify = inotify::Inotify::init()?;
+        let watches = inotify.watches();
+        // SAFETY: the descriptor belongs to `inotify`, which the AsyncFd owns from here on: it
+        // stays open and the same until the AsyncFd deregisters it and drops it.
+        let inotify = unsafe { tokio::io::unix::AsyncFd::register(inotify) }?;
+        Ok(RootEvents {
+            inotify,
+            watches,
+            descriptors: std::collections::HashMap::new(),
+            buffer: vec![0; 4096],
+        })
+    }
+
+    fn watch(&mut self, root: &std::path::Path) -> bool {
+        use inotify::WatchMask;
+        let mask = WatchMask::DELETE_SELF
+            | WatchMask::MOVE_SELF
+            | WatchMask::ATTRIB
+            | WatchMask::ONLYDIR
+            | WatchMask::DONT_FOLLOW;
+        match self.watches.add(root, mask) {
+            Ok(wd) => {
+                self.descriptors.insert(root.to_path_buf(), wd);
+                true
+            }
+            Err(_) => false,
+        }
+    }
+
+    fn unwatch(&mut self, root: &std::path::Path) {
+        if let Some(wd) = self.descriptors.remove(root) {
+            // Fails harmlessly when the kernel already dropped the watch (root deleted).
+            let _ = self.watches.remove(wd);
+        }
+    }
+
+    /// Waits until at least one event arrived and drains what is queued.
+    async fn next(&mut self) {
+        loop {
+            let Ok(mut ready) = self.inotify.readable_mut().await else {
+                return std::future::pending().await;
+            };
+            let buffer = &mut self.buffer;
+            match ready.try_io(|fd| fd.get_mut().read_events(buffer).map(|events| events.count())) {
+                Ok(Ok(n)) if n > 0 => return,
+                Ok(Ok(_)) | Err(_) => continue,
+                Ok(Err(err)) => {
+                    tracing::warn!(%err, "reading root events failed; checking periodically");
+                    return std::future::pending().await;
+                }
+            }
+        }
+    }
+}
+
+/// Elsewhere: the platform watcher through `notify`, keeping only non-access events.
+#[cfg(not(target_os = "linux"))]
+struct RootEvents {
+    watcher: notify::RecommendedWatcher,
+    rx: tokio::sync::mpsc::UnboundedReceiver<()>,
+}
+
+#[cfg(not(target_os = "linux"))]
+impl RootEvents {
+    fn new() -> notify::Result<RootEvents> {
+        use notify::Watcher;
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<()>();
+        let watcher = notify::recommended_watcher(move |res: notify::Result<notify::Event>| {
+            // Access events (open/close) arrive constantly and say nothing about the root.
+            if let Ok(ev) = res
+                && !matches!(ev.kind, notify::EventKind::Access(_))
+            {
+                let _ = tx.send(());
+            }
+        })?;
+        Ok(RootEvents { watcher, rx })
+    }
+
+    fn watch(&mut self, root: &std::path::Path) -> bool {
+        use notify::Watcher;
+        self.watcher.watch(root, notify::RecursiveMode::NonRecursive).is_ok()
+    }
+
+    fn unwatch(&mut self, root: &std::path::Path) {
+        use notify::Watcher;
+        let _ = self.watcher.unwatch(root);
+    }
+
+    async fn next(&mut self) {
+        if self.rx.recv().await.is_none() {
+            std::future::pending::<()>().await;
+        }
+    }
 }

@@ -222,7 +222,12 @@ fn check_component(name: &str) -> Result<(), GuardError> {
     // Windows ignores everything from the first dot and trailing spaces when it looks for a
     // device name: `con.txt` and `CON .log` both open the console.
     let stem = name.split('.').next().unwrap_or(name).trim_end_matches([' ', '.']);
-    if RESERVED.iter().any(|r| r.eq_ignore_ascii_case(stem) || r == &stem.to_uppercase()) {
+    // Reserved names have at most 7 characters and upper-casing never shortens a string, so
+    // longer stems need no case folding (which allocates, for every component of every path).
+    if stem.chars().count() <= 7 && {
+        let upper = stem.to_uppercase();
+        RESERVED.iter().any(|r| r.eq_ignore_ascii_case(stem) || *r == upper)
+    } {
         return Err(GuardError::invalid(
             "reserved Windows device names (CON, PRN, AUX, NUL, COM1-9, LPT1-9, with any \
              extension) are not accepted as file names",

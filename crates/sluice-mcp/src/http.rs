@@ -49,6 +49,15 @@ pub enum BindError {
     Other { port: u16, source: std::io::Error },
 }
 
+/// The runtime `sluice serve` runs the endpoint on: one async worker plus tokio's blocking pool.
+/// Requests are short and their slow parts (walks, searches, git, commits, process waits) run on
+/// blocking threads, so a second worker buys nothing here; it costs every request wake-ups of the
+/// idle worker each time rmcp spawns a task (measured: the largest share of a small call's CPU
+/// was scheduler hand-offs, docs/BENCHMARKS.md).
+pub fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build()
+}
+
 /// Binds 127.0.0.1 only: never a wildcard or LAN address (HS-01).
 pub async fn bind(port: u16) -> Result<TcpListener, BindError> {
     TcpListener::bind(SocketAddr::from((Ipv4Addr::LOCALHOST, port))).await.map_err(|source| {

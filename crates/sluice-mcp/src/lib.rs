@@ -10,5 +10,5 @@ pub mod server;
 pub mod stdio;
 mod write;
 
-pub use http::{BindError, bind, router, serve};
+pub use http::{BindError, bind, router, runtime, serve};
 pub use limits::Limits;

@@ -75,12 +75,13 @@ impl SluiceServer {
         &self.engine
     }
 
-    /// Resolves the project for this caller, runs `f` on a blocking thread (the file tools do
-    /// synchronous I/O), and turns the outcome into a tool result.
+    /// Resolves the project for this caller, runs `f` where `work` says, and turns the outcome
+    /// into a tool result.
     pub(crate) async fn in_project<T, E, F>(
         &self,
         caller: &Caller,
         project: &str,
+        work: Work,
         f: F,
     ) -> Result<CallToolResult, ErrorData>
     where
@@ -92,11 +93,12 @@ impl SluiceServer {
             Ok(handle) => handle,
             Err(failure) => return Ok(failed(&failure)),
         };
-        let joined = tokio::task::spawn_blocking(move || {
-            f(&handle).map_err(|e| Failure::new(e.code(), e.to_string()))
-        })
-        .await;
-        Ok(match joined {
+        let run = move || f(&handle).map_err(|e| Failure::new(e.code(), e.to_string()));
+        let outcome = match work {
+            Work::OneFile => Ok(run()),
+            Work::Walk => tokio::task::spawn_blocking(run).await,
+        };
+        Ok(match outcome {
             Ok(Ok(output)) => succeeded(&output),
             Ok(Err(failure)) => failed(&failure),
             Err(join) => {
@@ -105,6 +107,16 @@ impl SluiceServer {
             }
         })
     }
+}
+
+/// Where a tool's synchronous file work runs.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Work {
+    /// One file or folder entry, bounded by the tool's size caps: microseconds on a local disk,
+    /// less than handing it to another thread and back costs, so it runs on the request's task.
+    OneFile,
+    /// Walks, searches and git: unbounded in time, so on a blocking thread.
+    Walk,
 }
 
 pub(crate) fn succeeded<T: Serialize>(output: &T) -> CallToolResult {
@@ -180,7 +192,7 @@ impl SluiceServer {
         Parameters(call): Parameters<ProjectCall<ListDirectoryArgs>>,
     ) -> Result<CallToolResult, ErrorData> {
         let args = call.args;
-        self.in_project(&caller, &call.project, move |p| {
+        self.in_project(&caller, &call.project, Work::Walk, move |p| {
             sluice_runner::list_directory(&p.workspace, &args)
         })
         .await
@@ -198,8 +210,10 @@ impl SluiceServer {
         Parameters(call): Parameters<ProjectCall<StatArgs>>,
     ) -> Result<CallToolResult, ErrorData> {
         let args = call.args;
-        self.in_project(&caller, &call.project, move |p| sluice_runner::stat(&p.workspace, &args))
-            .await
+        self.in_project(&caller, &call.project, Work::OneFile, move |p| {
+            sluice_runner::stat(&p.workspace, &args)
+        })
+        .await
     }
 
     #[tool(
@@ -214,7 +228,7 @@ impl SluiceServer {
         Parameters(call): Parameters<ProjectCall<ReadFileArgs>>,
     ) -> Result<CallToolResult, ErrorData> {
         let args = call.args;
-        self.in_project(&caller, &call.project, move |p| {
+        self.in_project(&caller, &call.project, Work::OneFile, move |p| {
             sluice_runner::read_file(&p.workspace, &args)
         })
         .await
@@ -232,7 +246,7 @@ impl SluiceServer {
         Parameters(call): Parameters<ProjectCall<FindFilesArgs>>,
     ) -> Result<CallToolResult, ErrorData> {
         let args = call.args;
-        self.in_project(&caller, &call.project, move |p| {
+        self.in_project(&caller, &call.project, Work::Walk, move |p| {
             sluice_runner::find_files(&p.workspace, &args)
         })
         .await
@@ -250,7 +264,7 @@ impl SluiceServer {
         Parameters(call): Parameters<ProjectCall<SearchTextArgs>>,
     ) -> Result<CallToolResult, ErrorData> {
         let args = call.args;
-        self.in_project(&caller, &call.project, move |p| {
+        self.in_project(&caller, &call.project, Work::Walk, move |p| {
             sluice_runner::search_text(&p.workspace, &args)
         })
         .await
@@ -267,7 +281,7 @@ impl SluiceServer {
         Parameters(call): Parameters<ProjectCall<sluice_git::GitStatusArgs>>,
     ) -> Result<CallToolResult, ErrorData> {
         let args = call.args;
-        self.in_project(&caller, &call.project, move |p| {
+        self.in_project(&caller, &call.project, Work::Walk, move |p| {
             let repo = p.repo()?;
             sluice_git::status(&repo, &args, &|path| p.is_hidden(path))
         })
@@ -286,7 +300,7 @@ impl SluiceServer {
         Parameters(call): Parameters<ProjectCall<sluice_git::GitDiffArgs>>,
     ) -> Result<CallToolResult, ErrorData> {
         let args = call.args;
-        self.in_project(&caller, &call.project, move |p| {
+        self.in_project(&caller, &call.project, Work::Walk, move |p| {
             let repo = p.repo()?;
             sluice_git::diff(&repo, &args, &|path| p.is_hidden(path))
         })
@@ -305,7 +319,7 @@ impl SluiceServer {
         Parameters(call): Parameters<ProjectCall<sluice_git::GitLogArgs>>,
     ) -> Result<CallToolResult, ErrorData> {
         let args = call.args;
-        self.in_project(&caller, &call.project, move |p| {
+        self.in_project(&caller, &call.project, Work::Walk, move |p| {
             let repo = p.repo()?;
             sluice_git::log(&repo, &args, &|path| p.is_hidden(path))
         })
@@ -323,7 +337,7 @@ impl SluiceServer {
         Parameters(call): Parameters<ProjectCall<sluice_git::GitShowArgs>>,
     ) -> Result<CallToolResult, ErrorData> {
         let args = call.args;
-        self.in_project(&caller, &call.project, move |p| {
+        self.in_project(&caller, &call.project, Work::Walk, move |p| {
             let repo = p.repo()?;
             sluice_git::show(&repo, &args, &|path| p.is_hidden(path))
         })

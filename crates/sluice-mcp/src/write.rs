@@ -19,7 +19,7 @@ use sluice_runner::{
 };
 use tokio_util::sync::CancellationToken;
 
-use crate::server::{ProjectCall, SluiceServer, failed, succeeded};
+use crate::server::{ProjectCall, SluiceServer, Work, failed, succeeded};
 
 /// Where a waiting call reports progress, when the client asked for it.
 struct Progress {
@@ -187,7 +187,7 @@ macro_rules! change_tools {
             ) -> Result<CallToolResult, ErrorData> {
                 let engine = self.engine().clone();
                 let args = call.args;
-                self.in_project(&caller, &call.project, move |p| {
+                self.in_project(&caller, &call.project, Work::Walk, move |p| {
                     let m = engine.mutations(p).map_err(FailureError)?;
                     m.list_backups(&args).map_err(|e| FailureError(runner_failure(e)))
                 })

@@ -222,7 +222,7 @@ fn search_file(
     let mut sink = FileSink {
         settings,
         counters,
-        path: rel.to_string(),
+        path: rel,
         matches: Vec::new(),
         recent: VecDeque::new(),
         binary: false,
@@ -252,7 +252,8 @@ fn search_file(
 struct FileSink<'a> {
     settings: &'a Settings,
     counters: &'a Counters,
-    path: String,
+    /// Rendered only when the file has a match: most searched files have none.
+    path: &'a RelPath,
     matches: Vec<SearchMatch>,
     /// Recent context lines, to fill `context_before` of a match that follows closely after
     /// another (the searcher reports such lines once, as "after" context of the first).
@@ -286,7 +287,7 @@ impl Sink for FileSink<'_> {
             .map(|(_, t)| t.clone())
             .collect();
         self.matches.push(SearchMatch {
-            path: self.path.clone(),
+            path: self.path.to_string(),
             line,
             column: start as u64 + 1,
             text: display_line(bytes, start),
