@@ -106,22 +106,8 @@ async fn set_project_policy(
              backed up and recorded in the activity log.",
             ipc::visible(&project.name)
         );
-        let (tx, rx) = tokio::sync::oneshot::channel();
-        app.dialog()
-            .message(question)
-            .title("Sluice — stop asking?")
-            .kind(MessageDialogKind::Warning)
-            .buttons(MessageDialogButtons::OkCancelCustom(
-                "Stop asking".into(),
-                "Keep asking".into(),
-            ))
-            .show(move |ok| {
-                let _ = tx.send(ok);
-            });
-        if !rx.await.unwrap_or(false) {
-            let kept = Failure::new(ErrorCode::Denied, "nothing changed: you chose to keep asking");
-            return Err(kept.into());
-        }
+        confirm_natively(&app, question, "Sluice — stop asking?", "Stop asking", "Keep asking")
+            .await?;
     }
     ipc::set_project_policy(&s.engine, args)
 }
@@ -139,6 +125,116 @@ async fn decide_approval(
     reason: Option<String>,
 ) -> R<ipc::ApprovalDto> {
     ipc::decide_approval(&s.engine, &id, verdict, reason, ipc::DecidedFrom::Window)
+}
+
+#[tauri::command]
+async fn list_jobs(s: State<'_, Shell>) -> R<Vec<ipc::JobDto>> {
+    ipc::list_jobs(&s.engine)
+}
+
+#[tauri::command]
+async fn job_logs(s: State<'_, Shell>, query: ipc::JobLogsQuery) -> R<ipc::JobLogPage> {
+    ipc::job_logs(&s.engine, query)
+}
+
+/// Killing a job tree waits for it to die: off the async workers.
+#[tauri::command]
+async fn cancel_job(s: State<'_, Shell>, id: String) -> R<ipc::JobDto> {
+    let engine = s.engine.clone();
+    blocking(move || ipc::cancel_job(&engine, &id)).await
+}
+
+/// Kills every job, denies every waiting approval, refuses AI requests until resumed.
+#[tauri::command]
+async fn emergency_stop(s: State<'_, Shell>) -> R<ipc::StopResult> {
+    let (engine, ctx) = (s.engine.clone(), s.ctx.clone());
+    blocking(move || ipc::emergency_stop(&engine, &ctx)).await
+}
+
+/// Letting a project's commands reach the network widens what they can do: confirmed in a
+/// native dialog, like the approval policy.
+#[tauri::command]
+async fn set_project_network(
+    app: tauri::AppHandle,
+    s: State<'_, Shell>,
+    args: ipc::SetNetwork,
+) -> R<ipc::ProjectDto> {
+    if ipc::widens_network(&s.engine, &args)? {
+        let project = s.engine.find_project(&args.id).map_err(IpcError::from)?;
+        let question = format!(
+            "Let commands in {} open network connections?\n\nA command could then download \
+             code or send the project's files elsewhere. Commands that run later get the new \
+             setting; running ones keep theirs.",
+            ipc::visible(&project.name)
+        );
+        confirm_natively(&app, question, "Sluice — allow network?", "Allow network", "Keep off")
+            .await?;
+    }
+    ipc::set_project_network(&s.engine, args)
+}
+
+/// Asks in a native dialog, which the window's script cannot click (SECURITY-CASES UI-04);
+/// `denied` unless the user chose `yes`.
+async fn confirm_natively(
+    app: &tauri::AppHandle,
+    question: String,
+    title: &str,
+    yes: &str,
+    no: &str,
+) -> R<()> {
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    app.dialog()
+        .message(question)
+        .title(title)
+        .kind(MessageDialogKind::Warning)
+        .buttons(MessageDialogButtons::OkCancelCustom(yes.into(), no.into()))
+        .show(move |ok| {
+            let _ = tx.send(ok);
+        });
+    if rx.await.unwrap_or(false) {
+        Ok(())
+    } else {
+        Err(Failure::new(ErrorCode::Denied, format!("nothing changed: you chose \"{no}\"")).into())
+    }
+}
+
+/// The previews Connect waits on: one set for the app's lifetime (the window is one).
+fn connector() -> &'static ipc::Connector {
+    static CONNECTOR: std::sync::OnceLock<ipc::Connector> = std::sync::OnceLock::new();
+    CONNECTOR.get_or_init(ipc::Connector::new)
+}
+
+#[tauri::command]
+async fn list_clients(s: State<'_, Shell>) -> R<Vec<ipc::ClientDto>> {
+    connector().list(&s.engine, &s.ctx)
+}
+
+#[tauri::command]
+async fn connect_preview(s: State<'_, Shell>, client: String) -> R<ipc::ConfigPreview> {
+    connector().connect_preview(&s.engine, &s.ctx, &client)
+}
+
+/// Writes the previewed change, then checks it with a real MCP call: off the async workers.
+#[tauri::command]
+async fn connect_apply(s: State<'_, Shell>, id: String) -> R<ipc::ConnectResult> {
+    let engine = s.engine.clone();
+    blocking(move || connector().connect_apply(&engine, &id)).await
+}
+
+#[tauri::command]
+async fn disconnect_preview(s: State<'_, Shell>, client: String) -> R<ipc::ConfigPreview> {
+    connector().disconnect_preview(&s.engine, &client)
+}
+
+#[tauri::command]
+async fn disconnect_apply(s: State<'_, Shell>, id: String) -> R<ipc::DisconnectResult> {
+    connector().disconnect_apply(&s.engine, &id)
+}
+
+async fn blocking<T: Send + 'static>(f: impl FnOnce() -> R<T> + Send + 'static) -> R<T> {
+    tauri::async_runtime::spawn_blocking(f)
+        .await
+        .unwrap_or_else(|_| Err(Failure::internal().into()))
 }
 
 pub fn handler() -> impl Fn(tauri::ipc::Invoke) -> bool + Send + Sync + 'static {
@@ -160,6 +256,16 @@ pub fn handler() -> impl Fn(tauri::ipc::Invoke) -> bool + Send + Sync + 'static 
         set_project_policy,
         list_approvals,
         decide_approval,
+        list_jobs,
+        job_logs,
+        cancel_job,
+        emergency_stop,
+        set_project_network,
+        list_clients,
+        connect_preview,
+        connect_apply,
+        disconnect_preview,
+        disconnect_apply,
     ]
 }
 
@@ -212,6 +318,12 @@ mod security_config {
             let ok = p == "core:default"
                 || p == "dialog:allow-open"
                 || p == "notification:default"
+                || matches!(
+                    p,
+                    "autostart:allow-enable"
+                        | "autostart:allow-disable"
+                        | "autostart:allow-is-enabled"
+                )
                 || p.starts_with("allow-");
             assert!(ok, "unexpected permission {p}");
         }

@@ -1,11 +1,14 @@
 //! Starts the engine and its MCP server in this process, exactly as `sluice serve` does, and
 //! forwards engine events to the window and the tray.
 
+use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::Duration;
 
 use anyhow::{Context as _, Result};
 use sluice_engine::{DEFAULT_PORT, Engine, EngineConfig, SecretPreference};
+use sluice_exec::{JobEvent, JobState};
 use tauri::{AppHandle, Emitter};
 use tokio_util::sync::CancellationToken;
 
@@ -98,7 +101,12 @@ pub fn forward_events(app: AppHandle, engine: Arc<Engine>) {
                     if let E::ApprovalRequested { id } = &event
                         && let Ok(a) = sluice_ipc::approval(&engine, id)
                     {
-                        crate::notify(&app, "An assistant asks for your approval", &a.headline());
+                        crate::notify_about(
+                            &app,
+                            "approvals",
+                            "An assistant asks for your approval",
+                            &a.headline(),
+                        );
                     }
                     let _ = app.emit(sluice_ipc::EVENT_CHANNEL, sluice_ipc::event(&event));
                 }
@@ -121,4 +129,61 @@ pub fn forward_events(app: AppHandle, engine: Arc<Engine>) {
             }
         }
     });
+}
+
+/// How often the window hears about a running job's output at most.
+const JOB_ACTIVITY_EVERY: Duration = Duration::from_millis(250);
+
+/// Job events → the window (`engine-event`), the tray, and a notification when a job fails.
+/// Output arrives per chunk: it is coalesced to at most one `jobActivity` per job every
+/// [`JOB_ACTIVITY_EVERY`], so a chatty job cannot flood the window.
+pub fn forward_jobs(app: AppHandle, engine: Arc<Engine>) {
+    let mut rx = engine.jobs().subscribe();
+    tauri::async_runtime::spawn(async move {
+        use tokio::sync::broadcast::error::RecvError;
+        let emit = |e: sluice_ipc::UiEvent| {
+            let _ = app.emit(sluice_ipc::EVENT_CHANNEL, e);
+        };
+        let mut active: BTreeSet<String> = BTreeSet::new();
+        let mut tick = tokio::time::interval(JOB_ACTIVITY_EVERY);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+        loop {
+            tokio::select! {
+                got = rx.recv() => match got {
+                    Ok(JobEvent::Output { id, .. }) => {
+                        active.insert(id.0);
+                    }
+                    Ok(event) => {
+                        if let JobEvent::Finished { id, state: JobState::Failed | JobState::TimedOut } =
+                            &event
+                            && let Ok(job) = sluice_ipc::job(&engine, &id.0)
+                        {
+                            crate::notify_about(&app, "jobs", "A job failed", &job.headline());
+                        }
+                        if matches!(event, JobEvent::Started { .. } | JobEvent::Finished { .. }) {
+                            crate::tray::refresh(&app, &engine);
+                        }
+                        emit_opt(&emit, sluice_ipc::job_event(&event));
+                    }
+                    // Missed some: an activity event without an id makes the window reload.
+                    Err(RecvError::Lagged(_)) => {
+                        crate::tray::refresh(&app, &engine);
+                        emit(sluice_ipc::UiEvent::JobActivity { id: String::new() });
+                    }
+                    Err(RecvError::Closed) => break,
+                },
+                _ = tick.tick(), if !active.is_empty() => {
+                    for id in std::mem::take(&mut active) {
+                        emit(sluice_ipc::UiEvent::JobActivity { id });
+                    }
+                }
+            }
+        }
+    });
+}
+
+fn emit_opt(emit: &impl Fn(sluice_ipc::UiEvent), e: Option<sluice_ipc::UiEvent>) {
+    if let Some(e) = e {
+        emit(e);
+    }
 }

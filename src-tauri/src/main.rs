@@ -11,7 +11,7 @@ mod commands;
 mod engine;
 mod tray;
 
-use tauri::{Emitter, Manager, RunEvent, WindowEvent};
+use tauri::{Emitter, Manager, RunEvent};
 use tauri_plugin_notification::NotificationExt;
 
 fn main() {
@@ -21,6 +21,8 @@ fn main() {
         .plugin(tauri_plugin_single_instance::init(|app, _args, _cwd| show_window(app)))
         .plugin(tauri_plugin_dialog::init())
         .plugin(tauri_plugin_notification::init())
+        // "Start at login" in Settings (a .desktop file in ~/.config/autostart on Linux).
+        .plugin(tauri_plugin_autostart::Builder::new().build())
         .invoke_handler(commands::handler())
         .setup(|app| {
             let shell = engine::start(app.handle())?;
@@ -28,38 +30,46 @@ fn main() {
             let handle = app.handle().clone();
             app.notification().on_action(move |action| {
                 if action.action_id() == "tap" {
-                    show_view(&handle, "approvals");
+                    show_view(&handle, last_notified_view());
                 }
             })?;
             tray::create(app.handle(), &shell.engine)?;
+            // `cargo xtask bench app` times the start to here (with SLUICE_LOG=sluice_app=info).
+            tracing::info!("tray ready");
             engine::forward_events(app.handle().clone(), shell.engine.clone());
+            engine::forward_jobs(app.handle().clone(), shell.engine.clone());
             app.manage(shell);
             Ok(())
-        })
-        .on_window_event(|window, event| {
-            // Closing the window keeps Sluice running in the tray.
-            if let WindowEvent::CloseRequested { api, .. } = event {
-                api.prevent_close();
-                let _ = window.hide();
-            }
         })
         .build(tauri::generate_context!())
         .unwrap_or_else(|err| {
             eprintln!("sluice-app: cannot start: {err}");
             std::process::exit(1);
         });
-    app.run(|app, event| {
-        if let RunEvent::Exit = event
-            && let Some(shell) = app.try_state::<engine::Shell>()
-        {
-            shell.stop();
+    app.run(|app, event| match event {
+        // Closing the window destroys it — the webview and WebKit's processes with it — and
+        // Sluice keeps running in the tray; only Quit (an explicit exit code) ends it.
+        RunEvent::ExitRequested { code: None, api, .. } => api.prevent_exit(),
+        RunEvent::Exit => {
+            if let Some(shell) = app.try_state::<engine::Shell>() {
+                shell.stop();
+            }
         }
+        _ => {}
     });
 }
 
-/// Shows, restores and focuses the control-center window.
+/// Shows, restores and focuses the control-center window, opening it again (from the window
+/// configuration in tauri.conf.json) when it was closed.
 pub fn show_window(app: &tauri::AppHandle) {
-    if let Some(w) = app.get_webview_window("main") {
+    let window = app.get_webview_window("main").or_else(|| {
+        let config = app.config().app.windows.iter().find(|w| w.label == "main")?;
+        tauri::WebviewWindowBuilder::from_config(app, config)
+            .and_then(|builder| builder.build())
+            .inspect_err(|err| tracing::warn!(%err, "cannot open the window"))
+            .ok()
+    });
+    if let Some(w) = window {
         let _ = w.unminimize();
         let _ = w.show();
         let _ = w.set_focus();
@@ -71,6 +81,19 @@ pub fn show_view(app: &tauri::AppHandle, view: &str) {
     show_window(app);
     let _ =
         app.emit(sluice_ipc::EVENT_CHANNEL, sluice_ipc::UiEvent::OpenView { view: view.into() });
+}
+
+/// The view the newest notification is about: a click on a notification opens it.
+static LAST_NOTIFIED: std::sync::Mutex<&'static str> = std::sync::Mutex::new("approvals");
+
+fn last_notified_view() -> &'static str {
+    *LAST_NOTIFIED.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// A notification about something a view shows (`approvals`, `jobs`).
+pub fn notify_about(app: &tauri::AppHandle, view: &'static str, title: &str, body: &str) {
+    *LAST_NOTIFIED.lock().unwrap_or_else(|p| p.into_inner()) = view;
+    notify(app, title, body);
 }
 
 /// A native notification; where no notification server runs, only a log line.

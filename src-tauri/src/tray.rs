@@ -1,9 +1,10 @@
-//! The tray: the state line, "Approvals (N)" with Approve / Deny per waiting approval, Pause /
-//! Resume, Open Sluice…, Quit — rebuilt from engine state whenever it changes. An approval is
-//! two clicks from the tray icon (open the menu, click Approve) and needs no window.
+//! The tray: the state line, "Approvals (N)" with Approve / Deny per waiting approval, "Jobs (N
+//! running)" with Cancel per job, Pause / Resume, Emergency stop, Open Sluice…, Quit — rebuilt
+//! from engine state whenever it changes. An approval, a runaway job and the kill switch are
+//! each at most two clicks from the tray icon and need no window.
 
 use sluice_engine::Engine;
-use sluice_ipc::{self as ipc, ApprovalDto, DecidedFrom, Verdict};
+use sluice_ipc::{self as ipc, ApprovalDto, DecidedFrom, JobDto, JobStateDto, Verdict};
 use tauri::image::Image;
 use tauri::menu::{IsMenuItem, Menu, MenuItem, PredefinedMenuItem, Submenu};
 use tauri::tray::{MouseButton, MouseButtonState, TrayIconBuilder, TrayIconEvent};
@@ -18,41 +19,65 @@ const ICON_PAUSED: &[u8] = include_bytes!("../../icons/tray-paused.png");
 // The same glyphs with a red dot: approvals are waiting.
 const ICON_ACTIVE_WAITING: &[u8] = include_bytes!("../../icons/tray-active-waiting.png");
 const ICON_PAUSED_WAITING: &[u8] = include_bytes!("../../icons/tray-paused-waiting.png");
+const ICON_STOPPED: &[u8] = include_bytes!("../../icons/tray-stopped.png");
+const ICON_STOPPED_WAITING: &[u8] = include_bytes!("../../icons/tray-stopped-waiting.png");
 
 /// What the tray shows.
 struct View {
     paused: bool,
+    stopped: bool,
     pending: Vec<ApprovalDto>,
+    running: Vec<JobDto>,
 }
 
 impl View {
     fn of(engine: &Engine) -> View {
+        let mut running = ipc::list_jobs(engine).unwrap_or_default();
+        running.retain(|j| j.state == JobStateDto::Running);
         View {
             paused: engine.is_paused().unwrap_or(false),
+            // Unknown counts as stopped: the menu then offers Resume, never a silent "on".
+            stopped: engine.is_stopped().unwrap_or(true),
             pending: ipc::pending_approvals(engine).unwrap_or_else(|e| {
                 tracing::warn!(code = %e.code, "cannot list approvals for the tray");
                 Vec::new()
             }),
+            running,
         }
     }
 
     fn icon(&self) -> tauri::Result<Image<'static>> {
-        Image::from_bytes(match (self.paused, self.pending.is_empty()) {
-            (false, true) => ICON_ACTIVE,
-            (true, true) => ICON_PAUSED,
-            (false, false) => ICON_ACTIVE_WAITING,
-            (true, false) => ICON_PAUSED_WAITING,
+        let waiting = !self.pending.is_empty();
+        Image::from_bytes(match (self.stopped, self.paused, waiting) {
+            (true, _, false) => ICON_STOPPED,
+            (true, _, true) => ICON_STOPPED_WAITING,
+            (false, false, false) => ICON_ACTIVE,
+            (false, true, false) => ICON_PAUSED,
+            (false, false, true) => ICON_ACTIVE_WAITING,
+            (false, true, true) => ICON_PAUSED_WAITING,
         })
     }
 
     fn tooltip(&self) -> String {
-        let state =
-            if self.paused { "Sluice — AI access paused" } else { "Sluice — AI access on" };
+        let mut s = (if self.stopped {
+            "Sluice — AI access stopped"
+        } else if self.paused {
+            "Sluice — AI access paused"
+        } else {
+            "Sluice — AI access on"
+        })
+        .to_owned();
         match self.pending.len() {
-            0 => state.to_owned(),
-            1 => format!("{state} · 1 approval waiting"),
-            n => format!("{state} · {n} approvals waiting"),
+            0 => {}
+            1 => s.push_str(" · 1 approval waiting"),
+            n => s.push_str(&format!(" · {n} approvals waiting")),
         }
+        match self.running.len() {
+            0 => {}
+            1 => s.push_str(" · 1 job running"),
+            n => s.push_str(&format!(" · {n} jobs running")),
+        }
+        s
     }
 }
 
@@ -97,13 +122,56 @@ fn approvals_menu(app: &AppHandle, view: &View) -> tauri::Result<Submenu<Wry>> {
     )
 }
 
+/// "cargo test · my-app · 1:23" per running job, each with Cancel.
+fn jobs_menu(app: &AppHandle, view: &View) -> tauri::Result<Submenu<Wry>> {
+    let mut entries = Vec::new();
+    for j in &view.running {
+        let cancel =
+            MenuItem::with_id(app, format!("cancel:{}", j.id), "Cancel", true, None::<&str>)?;
+        let details =
+            MenuItem::with_id(app, "show-jobs", "Details in Sluice…", true, None::<&str>)?;
+        let secs = j.runtime_ms.unwrap_or(0) / 1000;
+        let project = j.project_name.as_deref().unwrap_or("?");
+        let line = format!("{} · {project} · {}:{:02}", j.command, secs / 60, secs % 60);
+        entries.push(Submenu::with_id_and_items(
+            app,
+            format!("job:{}", j.id),
+            label(&ipc::visible(&line)),
+            true,
+            &[&cancel, &details],
+        )?);
+    }
+    let items: Vec<&dyn IsMenuItem<Wry>> =
+        entries.iter().map(|e| e as &dyn IsMenuItem<Wry>).collect();
+    Submenu::with_id_and_items(
+        app,
+        "jobs",
+        format!("Jobs ({} running)", view.running.len()),
+        true,
+        &items,
+    )
+}
+
 fn menu(app: &AppHandle, view: &View) -> tauri::Result<Menu<Wry>> {
     let paused = view.paused;
     let state = MenuItem::with_id(
         app,
         "state",
-        if paused { "⏸ Paused — resume to allow AI access" } else { "● AI access on" },
+        if view.stopped {
+            "⛔ Stopped — resume to allow AI access"
+        } else if paused {
+            "⏸ Paused — resume to allow AI access"
+        } else {
+            "● AI access on"
+        },
         false,
+        None::<&str>,
+    )?;
+    let stop = MenuItem::with_id(
+        app,
+        "emergency-stop",
+        "Emergency stop (kills every job, denies approvals)",
+        !view.stopped,
         None::<&str>,
     )?;
     let toggle = MenuItem::with_id(
@@ -118,12 +186,19 @@ fn menu(app: &AppHandle, view: &View) -> tauri::Result<Menu<Wry>> {
     let sep = || PredefinedMenuItem::separator(app);
     let (s1, s2, s3) = (sep()?, sep()?, sep()?);
     let approvals = if view.pending.is_empty() { None } else { Some(approvals_menu(app, view)?) };
+    let jobs = if view.running.is_empty() { None } else { Some(jobs_menu(app, view)?) };
     let mut items: Vec<&dyn IsMenuItem<Wry>> = vec![&state, &s1];
     if let Some(a) = &approvals {
         items.push(a);
+    }
+    if let Some(j) = &jobs {
+        items.push(j);
+    }
+    if approvals.is_some() || jobs.is_some() {
         items.push(&s2);
     }
     items.push(&toggle);
+    items.push(&stop);
     items.push(&s3);
     items.push(&open);
     items.push(&quit);
@@ -147,12 +222,34 @@ fn on_menu(app: &AppHandle, id: &str) {
             // Decided meanwhile or expired: the menu was stale, so redraw it either way.
             refresh(app, &shell.engine);
         }
+        _ if id.starts_with("cancel:") => {
+            let (app, engine, job) =
+                (app.clone(), shell.engine.clone(), id["cancel:".len()..].to_owned());
+            // Killing a tree waits for it to die: not on the UI thread.
+            std::thread::spawn(move || {
+                if let Err(e) = ipc::cancel_job(&engine, &job) {
+                    tracing::warn!(code = %e.code, "cannot cancel a job from the tray");
+                }
+                refresh(&app, &engine);
+            });
+        }
+        ("emergency-stop", _) => {
+            let (app, engine) = (app.clone(), shell.engine.clone());
+            std::thread::spawn(move || {
+                if let Err(f) = engine.emergency_stop() {
+                    tracing::error!(code = %f.code, "cannot stop from the tray");
+                    crate::notify(&app, "Sluice could not stop", &f.message);
+                }
+                refresh(&app, &engine);
+            });
+        }
         ("pause" | "resume", _) => {
             if let Err(f) = shell.engine.set_paused(id == "pause") {
                 tracing::error!(code = %f.code, "cannot change AI access from the tray");
             }
         }
         ("show-approvals", _) => crate::show_view(app, "approvals"),
+        ("show-jobs", _) => crate::show_view(app, "jobs"),
         ("open", _) => crate::show_window(app),
         ("quit", _) => app.exit(0),
         _ => {}
@@ -223,15 +320,27 @@ mod tests {
 
     #[test]
     fn tooltip_and_icon_count_waiting_approvals() {
-        let v = |paused, n| View { paused, pending: pending(n) };
+        let v = |paused, n| View { paused, stopped: false, pending: pending(n), running: vec![] };
         assert_eq!(v(false, 0).tooltip(), "Sluice — AI access on");
         assert_eq!(v(false, 1).tooltip(), "Sluice — AI access on · 1 approval waiting");
         assert_eq!(v(true, 3).tooltip(), "Sluice — AI access paused · 3 approvals waiting");
         for (paused, n) in [(false, 0), (true, 0), (false, 2), (true, 2)] {
             assert!(v(paused, n).icon().is_ok());
         }
-        assert_ne!(ICON_ACTIVE, ICON_ACTIVE_WAITING);
-        assert_ne!(ICON_PAUSED, ICON_PAUSED_WAITING);
+        let stopped = View { paused: true, stopped: true, pending: pending(1), running: vec![] };
+        assert_eq!(stopped.tooltip(), "Sluice — AI access stopped · 1 approval waiting");
+        assert!(stopped.icon().is_ok());
+        let icons = [
+            ICON_ACTIVE,
+            ICON_ACTIVE_WAITING,
+            ICON_PAUSED,
+            ICON_PAUSED_WAITING,
+            ICON_STOPPED,
+            ICON_STOPPED_WAITING,
+        ];
+        for (i, a) in icons.iter().enumerate() {
+            assert!(icons[i + 1..].iter().all(|b| a != b), "every state has its own icon");
+        }
     }
 
     #[test]

@@ -31,7 +31,7 @@ WRITE_TOOLS = {
 }
 # Execution: starting and cancelling change things; looking at jobs does not.
 EXEC_READ_TOOLS = {"job_status", "job_logs", "list_jobs"}
-EXEC_WRITE_TOOLS = {"run_command", "start_job", "cancel_job"}
+EXEC_WRITE_TOOLS = {"run_command", "run_tests", "run_build", "start_job", "cancel_job"}
 READ_TOOLS = READ_TOOLS | EXEC_READ_TOOLS
 EXPECTED_TOOLS = READ_TOOLS | WRITE_TOOLS | EXEC_WRITE_TOOLS
 

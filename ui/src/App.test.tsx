@@ -2,57 +2,14 @@
 import { act, render, screen, within } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import { beforeEach, describe, expect, it, vi } from "vitest";
-import type { UiEvent } from "./bindings/ipc";
 import { created, project, state, token } from "./test/fixtures";
 
-let emit: (e: UiEvent) => void = () => {};
+vi.mock("./api", () => import("./test/api"));
 
-vi.mock("./api", () => ({
-  CLIPBOARD_CLEAR_MS: 60_000,
-  api: {
-    appState: vi.fn(),
-    setPaused: vi.fn(),
-    listProjects: vi.fn(),
-    addProject: vi.fn(),
-    setProjectModes: vi.fn(),
-    setProjectEnabled: vi.fn(),
-    removeProject: vi.fn(),
-    setShield: vi.fn(),
-    defaultShield: vi.fn(),
-    listTokens: vi.fn(),
-    createToken: vi.fn(),
-    revokeToken: vi.fn(),
-    audit: vi.fn(),
-    verifyAudit: vi.fn(),
-    setProjectPolicy: vi.fn(),
-    listApprovals: vi.fn(),
-    decideApproval: vi.fn(),
-    pickFolder: vi.fn(),
-    onEvent: vi.fn(),
-    copy: vi.fn(),
-  },
-}));
-
-import { api } from "./api";
 import { App } from "./App";
+import { emit, m, resetApi } from "./test/api";
 
-const m = vi.mocked(api, true);
-
-beforeEach(() => {
-  vi.clearAllMocks();
-  m.appState.mockResolvedValue(state());
-  m.listProjects.mockResolvedValue([]);
-  m.listTokens.mockResolvedValue([]);
-  m.listApprovals.mockResolvedValue([]);
-  m.defaultShield.mockResolvedValue([".env", "*.pem"]);
-  m.audit.mockResolvedValue({ entries: [] });
-  m.verifyAudit.mockResolvedValue({ entries: 0, intact: true, breakAt: null, breakReason: null });
-  m.copy.mockResolvedValue();
-  m.onEvent.mockImplementation(async (h) => {
-    emit = h;
-    return () => {};
-  });
-});
+beforeEach(() => resetApi());
 
 describe("top bar", () => {
   it("shows the state and pauses and resumes", async () => {
@@ -68,24 +25,20 @@ describe("top bar", () => {
     expect(screen.getByTestId("state-pill")).toHaveTextContent("AI access on");
   });
 
-  it("keeps Emergency stop disabled, with a reason, until the engine supports it", async () => {
-    render(<App />);
-    const stop = await screen.findByRole("button", { name: "Emergency stop" });
-    expect(stop).toBeDisabled();
-    expect(stop.title).toMatch(/Pause AI access/);
-  });
 
-  it("switches views with Ctrl+1…6", async () => {
+  it("switches views with Ctrl+1…7", async () => {
     const user = userEvent.setup();
     render(<App />);
     await screen.findByTestId("state-pill");
     await user.keyboard("{Control>}2{/Control}");
     expect(screen.getByRole("heading", { name: "Tokens" })).toBeInTheDocument();
-    await user.keyboard("{Control>}6{/Control}");
-    expect(screen.getByRole("heading", { name: "Settings" })).toBeInTheDocument();
     await user.keyboard("{Control>}3{/Control}");
-    expect(screen.getByText("No approvals waiting")).toBeInTheDocument();
+    expect(screen.getByRole("heading", { name: "Clients" })).toBeInTheDocument();
+    await user.keyboard("{Control>}7{/Control}");
+    expect(screen.getByRole("heading", { name: "Settings" })).toBeInTheDocument();
     await user.keyboard("{Control>}4{/Control}");
+    expect(screen.getByText("No approvals waiting")).toBeInTheDocument();
+    await user.keyboard("{Control>}5{/Control}");
     expect(screen.getByText("No jobs")).toBeInTheDocument();
   });
 });
@@ -225,7 +178,7 @@ describe("activity and settings", () => {
     });
     m.verifyAudit.mockResolvedValue({ entries: 2, intact: true, breakAt: null, breakReason: null });
     render(<App />);
-    await user.keyboard("{Control>}5{/Control}");
+    await user.keyboard("{Control>}6{/Control}");
     expect(await screen.findByTestId("chain-status")).toHaveTextContent("Audit chain intact — 2 entries verified");
     expect(await screen.findByText("read_file")).toBeInTheDocument();
     await user.selectOptions(screen.getByRole("combobox", { name: "Outcome" }), "denied");
@@ -238,7 +191,7 @@ describe("activity and settings", () => {
     m.verifyAudit.mockResolvedValue({ entries: 9, intact: false, breakAt: 7, breakReason: "MAC mismatch" });
     const user = userEvent.setup();
     render(<App />);
-    await user.keyboard("{Control>}5{/Control}");
+    await user.keyboard("{Control>}6{/Control}");
     expect(await screen.findByTestId("chain-status")).toHaveTextContent("broken at entry 7: MAC mismatch");
   });
 
@@ -246,7 +199,7 @@ describe("activity and settings", () => {
     const user = userEvent.setup();
     render(<App />);
     await screen.findByTestId("state-pill");
-    await user.keyboard("{Control>}6{/Control}");
+    await user.keyboard("{Control>}7{/Control}");
     const s = screen.getByRole("region", { name: "Settings" });
     expect(s).toHaveTextContent("http://127.0.0.1:7457/mcp");
     expect(s).toHaveTextContent("/home/me/.local/share/sluice");

@@ -3,22 +3,24 @@
 
 import { useCallback, useEffect, useState } from "react";
 import { api } from "./api";
-import type { ApprovalDto, AppState, ProjectDto, TokenDto } from "./bindings/ipc";
+import type { ApprovalDto, AppState, JobDto, ProjectDto, StopResult, TokenDto } from "./bindings/ipc";
 import { ErrorLine, errorMessage } from "./components";
 import { ActivityView } from "./views/Activity";
 import { ApprovalsView } from "./views/Approvals";
-import { JobsView } from "./views/Empty";
+import { ClientsView } from "./views/Clients";
+import { JobsView } from "./views/Jobs";
 import { FirstRun } from "./views/FirstRun";
 import { ProjectsView } from "./views/Projects";
 import { SettingsView } from "./views/Settings";
 import { TokensView } from "./views/Tokens";
 
-export const VIEWS = ["projects", "tokens", "approvals", "jobs", "activity", "settings"] as const;
+export const VIEWS = ["projects", "tokens", "clients", "approvals", "jobs", "activity", "settings"] as const;
 export type View = (typeof VIEWS)[number];
 
 const TITLES: Record<View, string> = {
   projects: "Projects",
   tokens: "Tokens",
+  clients: "Clients",
   approvals: "Approvals",
   jobs: "Jobs",
   activity: "Activity",
@@ -31,6 +33,8 @@ export function App() {
   const [projects, setProjects] = useState<ProjectDto[]>([]);
   const [tokens, setTokens] = useState<TokenDto[]>([]);
   const [approvals, setApprovals] = useState<ApprovalDto[]>([]);
+  const [jobs, setJobs] = useState<JobDto[]>([]);
+  const [jobActivity, setJobActivity] = useState(0);
   const [error, setError] = useState<string | null>(null);
   const [authorizeOpen, setAuthorizeOpen] = useState(false);
   const [newTokenOpen, setNewTokenOpen] = useState(false);
@@ -54,18 +58,23 @@ export function App() {
     [guard],
   );
 
+  const loadJobs = useCallback(() => guard(async () => setJobs(await api.listJobs())), [guard]);
+
   useEffect(() => {
     void loadState();
     void loadProjects();
     void loadTokens();
     void loadApprovals();
+    void loadJobs();
     let stop: (() => void) | undefined;
     let cancelled = false;
     void api
       .onEvent((e) => {
         switch (e.kind) {
           case "accessChanged":
+            // At once, then the whole state: a stop from the tray or the CLI arrives as a pause.
             setState((s) => (s ? { ...s, paused: e.paused } : s));
+            void loadState();
             break;
           case "projectsChanged":
           case "projectRootLost":
@@ -77,6 +86,11 @@ export function App() {
           case "approvalRequested":
           case "approvalDecided":
             void loadApprovals();
+            break;
+          case "jobChanged":
+          case "jobActivity":
+            void loadJobs();
+            setJobActivity((n) => n + 1);
             break;
           case "openView":
             if ((VIEWS as readonly string[]).includes(e.view)) setView(e.view as View);
@@ -90,11 +104,16 @@ export function App() {
       cancelled = true;
       stop?.();
     };
-  }, [loadState, loadProjects, loadTokens, loadApprovals]);
+  }, [loadState, loadProjects, loadTokens, loadApprovals, loadJobs]);
+
+  // "Last used" changes without an event: refresh the list when the view opens.
+  useEffect(() => {
+    if (view === "tokens") void loadTokens();
+  }, [view, loadTokens]);
 
   useEffect(() => {
     const onKey = (e: KeyboardEvent) => {
-      if ((e.ctrlKey || e.metaKey) && !e.altKey && e.key >= "1" && e.key <= "6") {
+      if ((e.ctrlKey || e.metaKey) && !e.altKey && e.key >= "1" && e.key <= String(VIEWS.length)) {
         e.preventDefault();
         setView(VIEWS[Number(e.key) - 1]);
       }
@@ -108,8 +127,30 @@ export function App() {
       if (!state) return;
       setState(await api.setPaused(!state.paused));
     });
+  // Stopping is one click (UI.md: in an emergency nothing may stand in the way); resuming asks.
+  const [resumeAsk, setResumeAsk] = useState(false);
+  const [stopped, setStopped] = useState<StopResult | null>(null);
+  const emergencyStop = () =>
+    guard(async () => {
+      const r = await api.emergencyStop();
+      setState(r.state);
+      setStopped(r);
+      await Promise.all([loadJobs(), loadApprovals()]);
+    });
+  const resume = () =>
+    guard(async () => {
+      setResumeAsk(false);
+      setState(await api.setPaused(false));
+      setStopped(null);
+    });
+
+  // A resume from the tray or the CLI ends what the banner reported.
+  useEffect(() => {
+    if (!state?.stopped) setStopped(null);
+  }, [state?.stopped]);
 
   const waiting = approvals.filter((a) => a.status === "pending").length;
+  const running = jobs.filter((j) => j.state === "running").length;
   const firstRun = projects.length === 0 || tokens.length === 0;
 
   return (
@@ -126,6 +167,11 @@ export function App() {
                 title={`${TITLES[v]} (Ctrl+${i + 1})`}
               >
                 {TITLES[v]}
+                {v === "jobs" && running > 0 && (
+                  <span className="badge neutral" data-testid="jobs-badge" aria-label={`${running} running`}>
+                    {running}
+                  </span>
+                )}
                 {v === "approvals" && waiting > 0 && (
                   <span className="badge" data-testid="approvals-badge" aria-label={`${waiting} waiting`}>
                     {waiting}
@@ -140,28 +186,55 @@ export function App() {
         <header className="topbar">
           <StatePill state={state} />
           <div className="spacer" />
-          <button
-            type="button"
-            className={state?.paused ? "primary" : ""}
-            aria-pressed={state?.paused ?? false}
-            disabled={!state}
-            onClick={togglePause}
-          >
-            {state?.paused ? "Resume AI access" : "Pause AI access"}
-          </button>
-          <button
-            type="button"
-            className="danger"
-            disabled={!state?.emergencyStopAvailable}
-            title={
-              state?.emergencyStopAvailable
-                ? "Stop every running job and deny every waiting approval"
-                : "Emergency stop arrives with jobs and approvals; use Pause AI access for now"
-            }
-          >
-            Emergency stop
-          </button>
+          {state?.stopped ? (
+            <button type="button" className="primary" onClick={() => setResumeAsk(true)}>
+              Resume AI access
+            </button>
+          ) : (
+            <>
+              <button
+                type="button"
+                className={state?.paused ? "primary" : ""}
+                aria-pressed={state?.paused ?? false}
+                disabled={!state}
+                onClick={togglePause}
+              >
+                {state?.paused ? "Resume AI access" : "Pause AI access"}
+              </button>
+              <button
+                type="button"
+                className="danger"
+                disabled={!state}
+                title="Kill every running job, deny every waiting approval, refuse AI requests until you resume"
+                onClick={emergencyStop}
+              >
+                Emergency stop
+              </button>
+            </>
+          )}
         </header>
+        {resumeAsk && (
+          <div className="confirm-bar" role="group" aria-label="Confirm resume" data-testid="resume-confirm">
+            <p>
+              Resume AI access? Assistants can make requests again. Jobs that were killed stay
+              stopped; denied approvals stay denied.
+            </p>
+            <button type="button" className="primary" onClick={resume}>
+              Resume
+            </button>
+            <button type="button" autoFocus onClick={() => setResumeAsk(false)}>
+              Stay stopped
+            </button>
+          </div>
+        )}
+        {state?.stopped && !resumeAsk && (
+          <p className="banner bad stopped-banner" role="status" data-testid="stopped-banner">
+            Emergency stop is on: every AI request is refused until you resume.
+            {stopped &&
+              ` ${stopped.killedJobs} ${stopped.killedJobs === 1 ? "job" : "jobs"} killed, ` +
+                `${stopped.deniedApprovals} ${stopped.deniedApprovals === 1 ? "approval" : "approvals"} denied.`}
+          </p>
+        )}
         <main className="content" aria-label={TITLES[view]}>
           <ErrorLine error={error} />
           {firstRun && (view === "projects" || view === "tokens") && (
@@ -176,6 +249,7 @@ export function App() {
                 setView("tokens");
                 setNewTokenOpen(true);
               }}
+              onConnect={() => setView("clients")}
             />
           )}
           {view === "projects" && (
@@ -195,10 +269,26 @@ export function App() {
               reload={loadTokens}
             />
           )}
+          {view === "clients" && (
+            <ClientsView
+              onCreateToken={() => {
+                setView("tokens");
+                setNewTokenOpen(true);
+              }}
+            />
+          )}
           {view === "approvals" && (
             <ApprovalsView approvals={approvals} paused={state?.paused ?? false} reload={loadApprovals} />
           )}
-          {view === "jobs" && <JobsView />}
+          {view === "jobs" && (
+            <JobsView
+              jobs={jobs}
+              projects={projects}
+              activity={jobActivity}
+              reload={loadJobs}
+              openProjects={() => setView("projects")}
+            />
+          )}
           {view === "activity" && <ActivityView projects={projects} tokens={tokens} />}
           {view === "settings" && <SettingsView state={state} />}
         </main>
@@ -209,6 +299,13 @@ export function App() {
 
 function StatePill({ state }: { state: AppState | null }) {
   if (!state) return <span className="pill">…</span>;
+  if (state.stopped) {
+    return (
+      <span className="pill stopped" data-testid="state-pill" role="status">
+        ⛔ Stopped
+      </span>
+    );
+  }
   return state.paused ? (
     <span className="pill paused" data-testid="state-pill" role="status">
       ⏸ Paused

@@ -12,7 +12,9 @@ import type {
   Commands,
   CreateToken,
   IpcError,
+  JobLogsQuery,
   SetModes,
+  SetNetwork,
   SetPolicy,
   UiEvent,
   Verdict,
@@ -90,6 +92,37 @@ export const api = {
   listApprovals: () => call("list_approvals", {}),
   decideApproval: (id: string, verdict: Verdict, reason: string | null) =>
     call("decide_approval", { id, verdict, reason }),
+  listJobs: () => call("list_jobs", {}),
+  jobLogs: (query: JobLogsQuery) => call("job_logs", { query }),
+  cancelJob: (id: string) => call("cancel_job", { id }),
+  /** Kills every job, denies every waiting approval, refuses AI requests until resumed. */
+  emergencyStop: () => call("emergency_stop", {}),
+  /** On, off, or `null` for the mode's default; turning it on asks in a native dialog. */
+  setProjectNetwork: (args: SetNetwork) => call("set_project_network", { args }),
+  /** The clients Sluice can connect, with whether each is connected. */
+  listClients: () => call("list_clients", {}),
+  /** The exact change connecting a client makes; nothing is written yet. */
+  connectPreview: (client: string) => call("connect_preview", { client }),
+  /** Writes exactly the previewed change and checks the connection. */
+  connectApply: (id: string) => call("connect_apply", { id }),
+  disconnectPreview: (client: string) => call("disconnect_preview", { client }),
+  disconnectApply: (id: string) => call("disconnect_apply", { id }),
+
+  /** Whether Sluice starts when the user logs in (the autostart plugin). */
+  startAtLogin: async (): Promise<boolean> => {
+    try {
+      return await invoke<boolean>("plugin:autostart|is_enabled");
+    } catch (e) {
+      throw toApiError(e);
+    }
+  },
+  setStartAtLogin: async (on: boolean): Promise<void> => {
+    try {
+      await invoke(on ? "plugin:autostart|enable" : "plugin:autostart|disable");
+    } catch (e) {
+      throw toApiError(e);
+    }
+  },
 
   /** The native folder picker; `null` when the user cancels. */
   pickFolder: async (): Promise<string | null> => {

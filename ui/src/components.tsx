@@ -30,6 +30,8 @@ export function ConfirmButton(props: {
   confirmLabel: string;
   onConfirm: () => Promise<void> | void;
   danger?: boolean;
+  /** The label of the button that asks nothing more (default "Cancel"). */
+  keepLabel?: string;
 }) {
   const [asking, setAsking] = useState(false);
   if (!asking) {
@@ -53,7 +55,7 @@ export function ConfirmButton(props: {
         {props.confirmLabel}
       </button>
       <button type="button" autoFocus onClick={() => setAsking(false)}>
-        Cancel
+        {props.keepLabel ?? "Cancel"}
       </button>
     </span>
   );

@@ -30,3 +30,16 @@ export function relativeTime(ms: number, now: number = Date.now()): string {
   }
   return "just now";
 }
+
+/** "512 B", "2.1 KB", "340 MB" (powers of 1024, one decimal below 10). */
+export function humanBytes(n: number): string {
+  const units = ["B", "KB", "MB", "GB", "TB"];
+  let v = n;
+  let u = 0;
+  while (v >= 1024 && u < units.length - 1) {
+    v /= 1024;
+    u++;
+  }
+  const shown = u === 0 || v >= 10 ? Math.round(v).toString() : v.toFixed(1);
+  return `${shown} ${units[u]}`;
+}

@@ -8,7 +8,8 @@ use anyhow::{Result, anyhow};
 use clap::Subcommand;
 use sluice_core::{AccessMode, ExecMode, Failure, ProjectState};
 use sluice_engine::{
-    AuditFilter, Engine, Project, SecretPreference, SecretSource, clients, default_shield_patterns,
+    AuditFilter, Engine, NetworkSetting, Project, SecretPreference, SecretSource, clients,
+    default_shield_patterns,
 };
 
 use crate::{parse_access, parse_exec};
@@ -30,13 +31,17 @@ pub enum ProjectCmd {
         #[arg(long)]
         json: bool,
     },
-    /// Change a project's access or execution mode.
+    /// Change a project's access or execution mode, or its jobs' network.
     Set {
         project: String,
         #[arg(long, value_parser = parse_access)]
         access: Option<AccessMode>,
         #[arg(long, value_parser = parse_exec)]
         exec: Option<ExecMode>,
+        /// Outbound network for the project's jobs: `on`, `off`, or `default` (on in project
+        /// mode, off otherwise). Applies to jobs started afterwards.
+        #[arg(long, value_parser = parse_network)]
+        network: Option<NetworkChoice>,
     },
     /// Stop assistants from using a project (it stays authorized).
     Disable {
@@ -94,6 +99,10 @@ pub enum TokenCmd {
         /// Port to put in the client configuration.
         #[arg(long, default_value_t = sluice_engine::DEFAULT_PORT)]
         port: u16,
+        /// Print only this client's configuration (claude-desktop, claude-code, cursor,
+        /// vscode, codex, windsurf, zed, goose, http, stdio).
+        #[arg(long, value_parser = crate::connect::parse_client)]
+        client: Option<clients::Client>,
     },
     /// List tokens (never their values).
     List {
@@ -102,6 +111,19 @@ pub enum TokenCmd {
     },
     /// Revoke a token by id or label; takes effect on its next request.
     Revoke { token: String },
+}
+
+/// `--network`: an explicit on/off, or back to the mode's default.
+#[derive(Debug, Clone, Copy)]
+pub struct NetworkChoice(Option<bool>);
+
+fn parse_network(s: &str) -> Result<NetworkChoice, String> {
+    match s {
+        "on" => Ok(NetworkChoice(Some(true))),
+        "off" => Ok(NetworkChoice(Some(false))),
+        "default" => Ok(NetworkChoice(None)),
+        other => Err(format!("expected `on`, `off` or `default`, not {other:?}")),
+    }
 }
 
 fn parse_ask(s: &str) -> Result<bool, String> {
@@ -176,6 +198,7 @@ fn print_project(p: &Project) {
     println!("  folder:    {}", p.root.display());
     println!("  access:    {}", p.access);
     println!("  execution: {}", p.exec);
+    println!("  network:   {}", NetworkSetting::of_project(p).describe(p.exec));
     println!("  deletes:   {}", ask(p.ask_deletes));
     println!("  writes:    {}", ask(p.ask_writes));
     println!("  status:    {}", state_text(&p.state));
@@ -197,6 +220,9 @@ pub fn project(engine: Engine, cmd: ProjectCmd) -> Result<()> {
                         serde_json::json!({
                             "id": p.id, "name": p.name, "root": p.root,
                             "access": p.access.as_str(), "exec": p.exec.as_str(),
+                            "network": NetworkSetting::of_project(p).allowed,
+                            "network_setting": p.network.map(|on| if on { "on" } else { "off" })
+                                .unwrap_or("default"),
                             "status": state_text(&p.state),
                         })
                     })
@@ -210,12 +236,18 @@ pub fn project(engine: Engine, cmd: ProjectCmd) -> Result<()> {
                 }
             }
         }
-        ProjectCmd::Set { project, access, exec } => {
-            if access.is_none() && exec.is_none() {
-                return Err(anyhow!("nothing to change; pass --access and/or --exec"));
+        ProjectCmd::Set { project, access, exec, network } => {
+            if access.is_none() && exec.is_none() && network.is_none() {
+                return Err(anyhow!("nothing to change; pass --access, --exec and/or --network"));
             }
             let before = engine.find_project(&project).map_err(fail)?;
-            let p = engine.set_modes(&project, access, exec).map_err(fail)?;
+            let mut p = before.clone();
+            if access.is_some() || exec.is_some() {
+                p = engine.set_modes(&project, access, exec).map_err(fail)?;
+            }
+            if let Some(NetworkChoice(network)) = network {
+                p = engine.set_network(&project, network).map_err(fail)?;
+            }
             if before.exec != ExecMode::Off && p.exec == ExecMode::Off && exec.is_none() {
                 println!("Read-only projects cannot execute: execution was turned off.");
             }
@@ -272,7 +304,7 @@ pub fn project(engine: Engine, cmd: ProjectCmd) -> Result<()> {
 
 pub fn token(engine: Engine, cmd: TokenCmd) -> Result<()> {
     match cmd {
-        TokenCmd::Create { label, projects, expires, port } => {
+        TokenCmd::Create { label, projects, expires, port, client } => {
             let (record, plaintext) =
                 engine.create_token(&label, projects, expires).map_err(fail)?;
             let binary = std::env::current_exe()
@@ -282,9 +314,19 @@ pub fn token(engine: Engine, cmd: TokenCmd) -> Result<()> {
             println!("This is the only time it is shown; copy it now:\n");
             println!("  {plaintext}\n");
             let endpoint = clients::Endpoint { port, token: &plaintext, binary: &binary };
-            for snippet in clients::all(&endpoint) {
+            let snippets = match client {
+                Some(c) => vec![clients::one(c, &endpoint)],
+                None => clients::all(&endpoint),
+            };
+            for snippet in snippets {
                 println!("── {} — {}", snippet.title, snippet.target);
                 println!("{}\n", snippet.text.trim_end());
+                if let Some(link) = &snippet.link {
+                    println!("Install link: {link}\n");
+                }
+                if let Some(note) = snippet.note {
+                    println!("{note}\n");
+                }
             }
         }
         TokenCmd::List { json } => {
@@ -415,6 +457,18 @@ pub fn doctor(dir: &Path, pref: SecretPreference) -> Result<()> {
         "on"
     };
     println!("AI access:     {access}");
+    let landlock = sluice_engine::job_confinement();
+    println!("confinement:   {}", landlock.summary);
+    if !landlock.network_rules {
+        println!(
+            "network rules: this system cannot block a job's network: jobs of projects whose \
+             network is off refuse to run"
+        );
+    }
+    for p in &projects {
+        let net = NetworkSetting::of_project(p);
+        println!("  {:<20} exec {:<7} network {}", p.name, p.exec.as_str(), net.describe(p.exec));
+    }
     match sluice_engine::read_engine_file(dir) {
         Some(port) if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() => {
             println!("engine:        running on http://127.0.0.1:{port}/mcp")
@@ -545,6 +599,59 @@ pub fn rules(engine: Engine, cmd: RulesCmd) -> Result<()> {
         RulesCmd::Remove { id } => {
             engine.remove_allow_rule(id).map_err(fail)?;
             println!("Removed allow rule {id}; that command asks again.");
+        }
+    }
+    Ok(())
+}
+
+/// `sluice jobs`: the stored job history, oldest first.
+pub fn jobs(engine: Engine, project: Option<&str>, limit: usize, json: bool) -> Result<()> {
+    let only = match project {
+        Some(p) => Some(engine.find_project(p).map_err(fail)?.id),
+        None => None,
+    };
+    let names: std::collections::HashMap<String, String> = engine
+        .projects()
+        .map_err(fail)?
+        .into_iter()
+        .map(|p| (p.id.as_str().to_owned(), p.name))
+        .collect();
+    let list = engine.job_history(only.as_ref(), limit).map_err(fail)?;
+    if json {
+        let v: Vec<_> = list
+            .iter()
+            .map(|j| {
+                serde_json::json!({
+                    "id": j.id, "project": j.project_id, "token": j.token_id,
+                    "command": j.command, "cwd": j.cwd, "state": j.state, "error": j.error,
+                    "exit_code": j.exit_code, "signal": j.signal, "created_ms": j.created_ms,
+                    "started_ms": j.started_ms, "ended_ms": j.ended_ms,
+                })
+            })
+            .collect();
+        println!("{}", serde_json::to_string_pretty(&v)?);
+    } else if list.is_empty() {
+        println!("No jobs yet.");
+    } else {
+        for j in &list {
+            let project = names.get(&j.project_id).map_or(j.project_id.as_str(), String::as_str);
+            let ended = match (j.exit_code, j.signal) {
+                (Some(code), _) => format!(" (exit {code})"),
+                (None, Some(sig)) => format!(" (signal {sig})"),
+                _ => String::new(),
+            };
+            println!("{}  [{}{ended}]  {project}", j.id, j.state);
+            println!("  command:  {}", j.command);
+            if !j.cwd.is_empty() {
+                println!("  folder:   {}", j.cwd);
+            }
+            println!("  started:  {}", time(j.started_ms.or(Some(j.created_ms))));
+            if j.ended_ms.is_some() {
+                println!("  ended:    {}", time(j.ended_ms));
+            }
+            if let Some(error) = &j.error {
+                println!("  note:     {error}");
+            }
         }
     }
     Ok(())

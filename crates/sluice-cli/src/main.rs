@@ -3,6 +3,7 @@
 //! tested without a display.
 
 mod admin;
+mod connect;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -49,14 +50,32 @@ enum Command {
         /// How long an action waits for your approval before it is refused, e.g. 5m.
         #[arg(long, default_value = "5m", value_parser = humantime::parse_duration)]
         approval_timeout: std::time::Duration,
+        /// Jobs (commands started by assistants) running at once; more wait in a queue.
+        #[arg(long, default_value_t = sluice_engine::JobLimits::default().max_running)]
+        max_jobs: usize,
+        /// Jobs running at once in one project.
+        #[arg(long, default_value_t = sluice_engine::JobLimits::default().max_running_per_project)]
+        max_jobs_per_project: usize,
+        /// Jobs that may start in any one minute (a runaway assistant loop stops here).
+        #[arg(long, default_value_t = sluice_engine::JobLimits::default().max_starts_per_minute)]
+        job_starts_per_minute: usize,
     },
     /// A stdio MCP server for clients that only speak stdio; forwards to the running engine.
-    /// The token is read from the SLUICE_TOKEN environment variable, never from arguments.
+    /// The token is read from the SLUICE_TOKEN environment variable, never from arguments;
+    /// without it, from the keychain entry `sluice connect` made for --connection NAME.
     Stdio {
         /// The engine's port (default: the one the running engine recorded).
         #[arg(long)]
         port: Option<u16>,
+        /// The connection (made by `sluice connect`) whose stored token to use.
+        #[arg(long, value_name = "NAME")]
+        connection: Option<String>,
     },
+    /// Configure an AI client to use Sluice: shows the exact change to its config file,
+    /// writes it (with a backup) after you confirm, and checks the connection.
+    Connect(connect::ConnectArgs),
+    /// Remove Sluice's entry from a client's config file (nothing else), with a backup.
+    Disconnect(connect::DisconnectArgs),
     /// Authorize and manage project folders.
     #[command(subcommand)]
     Project(admin::ProjectCmd),
@@ -72,6 +91,17 @@ enum Command {
     /// See and remove the "always allow this exact command" rules.
     #[command(subcommand)]
     Rules(admin::RulesCmd),
+    /// The jobs assistants started (kept across restarts; output is not).
+    Jobs {
+        /// Only this project's jobs (id or name).
+        #[arg(long)]
+        project: Option<String>,
+        /// How many of the newest jobs to show.
+        #[arg(long, default_value_t = 50)]
+        limit: usize,
+        #[arg(long)]
+        json: bool,
+    },
     /// Refuse every MCP request until `sluice resume`; running jobs keep running.
     Pause,
     /// Emergency stop: refuse every MCP request, kill every running job, deny every pending
@@ -100,6 +130,9 @@ pub(crate) fn parse_exec(s: &str) -> Result<ExecMode, String> {
     s.parse()
 }
 
+/// The most jobs `--max-jobs` accepts: each job is a process tree with its own pipes.
+const MAX_JOBS: usize = 256;
+
 fn main() {
     let cli = Cli::parse();
     let stdio = matches!(cli.command, Command::Stdio { .. });
@@ -125,9 +158,28 @@ pub(crate) fn open_engine(cli_dir: PathBuf, secret: SecretPreference) -> Result<
 fn run(cli: Cli) -> Result<()> {
     let dir = data_dir(&cli)?;
     match cli.command {
-        Command::Serve { port, rate_limit, burst, max_in_flight, approval_timeout } => {
+        Command::Serve {
+            port,
+            rate_limit,
+            burst,
+            max_in_flight,
+            approval_timeout,
+            max_jobs,
+            max_jobs_per_project,
+            job_starts_per_minute,
+        } => {
             if !(rate_limit > 0.0 && burst >= 1.0 && max_in_flight >= 1) {
                 bail!("--rate-limit must be above 0, --burst and --max-in-flight at least 1");
+            }
+            if !(1..=MAX_JOBS).contains(&max_jobs)
+                || !(1..=max_jobs).contains(&max_jobs_per_project)
+            {
+                bail!(
+                    "--max-jobs must be 1 to {MAX_JOBS}, and --max-jobs-per-project 1 to --max-jobs"
+                );
+            }
+            if !(1..=MAX_JOBS * 60).contains(&job_starts_per_minute) {
+                bail!("--job-starts-per-minute must be 1 to {}", MAX_JOBS * 60);
             }
             let limits = sluice_mcp::Limits {
                 rate_per_sec: rate_limit,
@@ -137,15 +189,25 @@ fn run(cli: Cli) -> Result<()> {
             };
             let mut config = EngineConfig::new(dir, cli.secret_store);
             config.approval_ttl = approval_timeout;
+            config.job_limits.max_running = max_jobs;
+            config.job_limits.max_running_per_project = max_jobs_per_project;
+            config.job_limits.max_starts_per_minute = job_starts_per_minute;
+            // Room to queue as many again.
+            config.job_limits.max_queued = config.job_limits.max_queued.max(max_jobs);
             serve(config, port, limits)
         }
-        Command::Stdio { port } => stdio(dir, port),
+        Command::Stdio { port, connection } => stdio(dir, port, cli.secret_store, connection),
+        Command::Connect(args) => connect::connect(dir, cli.secret_store, args),
+        Command::Disconnect(args) => connect::disconnect(dir, cli.secret_store, args),
         Command::Project(cmd) => admin::project(open_engine(dir, cli.secret_store)?, cmd),
         Command::Token(cmd) => admin::token(open_engine(dir, cli.secret_store)?, cmd),
         Command::Audit(cmd) => admin::audit(open_engine(dir, cli.secret_store)?, cmd),
         Command::Approvals(cmd) => admin::approvals(open_engine(dir, cli.secret_store)?, cmd),
 
         Command::Rules(cmd) => admin::rules(open_engine(dir, cli.secret_store)?, cmd),
+        Command::Jobs { project, limit, json } => {
+            admin::jobs(open_engine(dir, cli.secret_store)?, project.as_deref(), limit, json)
+        }
         Command::Stop => {
             let s = open_engine(dir, cli.secret_store)?
                 .emergency_stop()
@@ -188,13 +250,16 @@ fn serve(config: EngineConfig, port: u16, limits: sluice_mcp::Limits) -> Result<
         let router = sluice_mcp::router(engine.clone(), port, limits, shutdown.clone());
         sluice_engine::write_engine_file(&dir, port).context("cannot record the engine's port")?;
         let watcher = sluice_engine::watch_roots(engine.clone());
-        tracing::info!(port, ready_ms = started.elapsed().as_secs_f64() * 1e3, "ready");
-        println!("Sluice is serving http://127.0.0.1:{port}/mcp");
+        // Handlers first, then "ready": a SIGTERM right after it must stop the engine cleanly,
+        // not kill it with the default action before the handler exists.
+        let signalled = shutdown_signal();
         let stop = shutdown.clone();
         tokio::spawn(async move {
-            wait_for_signal().await;
+            signalled.await;
             stop.cancel();
         });
+        tracing::info!(port, ready_ms = started.elapsed().as_secs_f64() * 1e3, "ready");
+        println!("Sluice is serving http://127.0.0.1:{port}/mcp");
         sluice_mcp::serve(listener, router, shutdown).await;
         watcher.abort();
         let _ = std::fs::remove_file(sluice_engine::engine_file(&dir));
@@ -202,30 +267,58 @@ fn serve(config: EngineConfig, port: u16, limits: sluice_mcp::Limits) -> Result<
     })
 }
 
-async fn wait_for_signal() {
+/// Installs the SIGTERM and Ctrl-C handlers now (creating a listener registers it) and resolves
+/// when one of them fires. Without a handler the signal stops the engine the hard way.
+fn shutdown_signal() -> impl std::future::Future<Output = ()> {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{SignalKind, signal};
-        let Ok(mut term) = signal(SignalKind::terminate()) else {
-            let _ = tokio::signal::ctrl_c().await;
-            return;
-        };
-        tokio::select! {
-            _ = tokio::signal::ctrl_c() => {}
-            _ = term.recv() => {}
+        let listeners = signal(SignalKind::terminate())
+            .and_then(|term| signal(SignalKind::interrupt()).map(|interrupt| (term, interrupt)));
+        async move {
+            match listeners {
+                Ok((mut term, mut interrupt)) => {
+                    tokio::select! {
+                        _ = term.recv() => {}
+                        _ = interrupt.recv() => {}
+                    }
+                }
+                Err(err) => {
+                    tracing::warn!(%err, "cannot listen for signals; stop Sluice by closing it");
+                    std::future::pending::<()>().await;
+                }
+            }
         }
     }
-    #[cfg(not(unix))]
+    #[cfg(windows)]
     {
-        let _ = tokio::signal::ctrl_c().await;
+        let listener = tokio::signal::windows::ctrl_c();
+        async move {
+            match listener {
+                Ok(mut ctrl_c) => {
+                    ctrl_c.recv().await;
+                }
+                Err(err) => {
+                    tracing::warn!(%err, "cannot listen for Ctrl-C; stop Sluice by closing it");
+                    std::future::pending::<()>().await;
+                }
+            }
+        }
     }
 }
 
-fn stdio(dir: PathBuf, port: Option<u16>) -> Result<()> {
-    let token = std::env::var("SLUICE_TOKEN").unwrap_or_default();
-    if token.trim().is_empty() {
-        bail!("set SLUICE_TOKEN to a Sluice client token (tokens are never passed as arguments)");
-    }
+fn stdio(
+    dir: PathBuf,
+    port: Option<u16>,
+    secret: SecretPreference,
+    connection: Option<String>,
+) -> Result<()> {
+    let token = sluice_mcp::stdio::resolve_token(
+        std::env::var("SLUICE_TOKEN").ok(),
+        &dir,
+        secret,
+        connection.as_deref(),
+    )?;
     let port = match port.or_else(|| sluice_engine::read_engine_file(&dir)) {
         Some(p) => p,
         None => bail!(

@@ -8,14 +8,14 @@
 //! at once when the stop comes from this process, within one watcher tick when it comes from
 //! another (`sluice stop` in a terminal). Only an explicit resume lifts it.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use sluice_core::{ErrorCode, ExecMode, Failure, ProjectId};
 use sluice_exec::{
-    AllowRule, CommandSpec, JobRequest, JobStatus, Jobs, Network, Policy, ProjectFacts, Sandbox,
-    SandboxPolicy, TrustedPath, Verdict,
+    AllowRule, CommandSpec, Enforcement, JobRequest, JobStatus, Jobs, Network, Policy,
+    ProjectFacts, Sandbox, SandboxPolicy, TrustedPath, Verdict,
 };
-use sluice_store::ApprovalState;
+use sluice_store::{ApprovalState, Project};
 
 use crate::{
     AuditOutcome, Caller, Engine, EngineEvent, KV_PAUSED, ProjectHandle, lock, store_failure,
@@ -35,6 +35,43 @@ pub struct StopSummary {
     pub killed_jobs: usize,
     pub cancelled_queued: usize,
     pub denied_approvals: usize,
+}
+
+/// The outbound network of a project's jobs: the user's setting and what applies.
+///
+/// Without a setting, `project` mode allows it and every other mode blocks it. `project` mode
+/// runs the project's own build and test entry points, and those toolchains fetch dependencies
+/// (cargo, npm, go, gradle, maven, dotnet) into the job's private, initially empty caches: with
+/// no network nearly every first build would fail. Those runs ask the user by default and the
+/// prompt shows the network state. `any` mode runs arbitrary programs, so its default is off
+/// (the issue's rule); `safe` mode's inspections need no network. Landlock blocks outbound TCP
+/// only (UDP, e.g. DNS, is not covered).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct NetworkSetting {
+    /// The user's explicit choice; `None` follows the execution mode's default.
+    pub configured: Option<bool>,
+    /// Whether the project's jobs may open outbound TCP connections.
+    pub allowed: bool,
+}
+
+impl NetworkSetting {
+    pub fn of(exec: ExecMode, configured: Option<bool>) -> NetworkSetting {
+        NetworkSetting { configured, allowed: configured.unwrap_or(exec == ExecMode::Project) }
+    }
+
+    /// For a project, from its stored setting and mode.
+    pub fn of_project(project: &Project) -> NetworkSetting {
+        NetworkSetting::of(project.exec, project.network)
+    }
+
+    /// `on` / `off`, and whether by default: "off (default for any mode)".
+    pub fn describe(&self, exec: ExecMode) -> String {
+        let state = if self.allowed { "on" } else { "off" };
+        match self.configured {
+            Some(_) => format!("{state} (set by the user)"),
+            None => format!("{state} (default for {exec} mode)"),
+        }
+    }
 }
 
 /// An allow rule as the user sees it.
@@ -64,6 +101,42 @@ impl RuleInfo {
             s.push_str(&format!("  {k}={v}"));
         }
         s
+    }
+}
+
+fn refuse_exec_off(handle: &ProjectHandle) -> Result<(), Failure> {
+    if handle.exec == ExecMode::Off {
+        return Err(Failure::new(
+            ErrorCode::Forbidden,
+            format!(
+                "execution is off for project {:?}; only the user can turn it on in Sluice",
+                handle.name
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// What this system's Landlock enforces for a job with network off (for `sluice doctor` and
+/// the Settings view): `network_rules` false means projects with network off refuse to run.
+pub fn job_confinement() -> sluice_exec::LandlockReport {
+    sluice_exec::landlock_status(true)
+}
+
+/// How many stored (past) jobs a list shows at most.
+pub const STORED_JOBS_LISTED: usize = 100;
+
+/// The folder whose `package.json` scripts apply to a command: its working folder when that
+/// is a real folder inside the project, else the root (the policy then refuses the folder).
+fn facts_dir(root: &Path, cwd: &str) -> PathBuf {
+    let cwd = if cwd == "." { "" } else { cwd };
+    let Ok(rel) = sluice_guard::RelPath::parse(cwd) else { return root.to_path_buf() };
+    if rel.as_str().is_empty() {
+        return root.to_path_buf();
+    }
+    match std::fs::canonicalize(root.join(rel.as_str())) {
+        Ok(dir) if dir.starts_with(root) && dir.is_dir() => dir,
+        _ => root.to_path_buf(),
     }
 }
 
@@ -105,23 +178,32 @@ impl Engine {
         handle: &ProjectHandle,
         spec: &CommandSpec,
     ) -> Result<Verdict, Failure> {
-        if handle.exec == ExecMode::Off {
-            return Err(Failure::new(
-                ErrorCode::Forbidden,
-                format!(
-                    "execution is off for project {:?}; only the user can turn it on in Sluice",
-                    handle.name
-                ),
-            ));
-        }
+        refuse_exec_off(handle)?;
         let root = handle.workspace.root().path().to_path_buf();
-        let facts = ProjectFacts::load(&root);
+        let facts = ProjectFacts::load(&facts_dir(&root, &spec.cwd));
         let roots: Vec<PathBuf> = self.projects()?.into_iter().map(|p| p.root).collect();
         let trusted = TrustedPath::from_env(&roots);
         let rules: Vec<AllowRule> =
             self.allow_rules(Some(&handle.id))?.into_iter().map(|r| r.rule).collect();
         let policy = Policy { mode: handle.exec, ask_in_project: true, rules: &rules };
         sluice_exec::decide(spec, &facts, &trusted, &policy).map_err(exec_failure)
+    }
+
+    /// How to test or build the project (`run_tests` / `run_build`): the command detected from
+    /// the manifests of its folder `cwd` (project-relative), which then goes through [`Engine::plan_exec`]
+    /// like any other command.
+    pub fn detect_toolchain(
+        &self,
+        handle: &ProjectHandle,
+        cwd: &str,
+        req: &sluice_exec::detect::DetectRequest<'_>,
+    ) -> Result<sluice_exec::detect::Detection, Failure> {
+        // Nothing about the project's files is looked at for a project that runs nothing.
+        refuse_exec_off(handle)?;
+        let root = handle.workspace.root().path().to_path_buf();
+        let roots: Vec<PathBuf> = self.projects()?.into_iter().map(|p| p.root).collect();
+        sluice_exec::detect::detect(&root, cwd, req, &TrustedPath::from_env(&roots))
+            .map_err(exec_failure)
     }
 
     /// The approval fingerprint of a verdict (the command's BLAKE3 hash).
@@ -131,8 +213,25 @@ impl Engine {
             .unwrap_or_else(|_| *blake3::hash(verdict.fingerprint.0.as_bytes()).as_bytes())
     }
 
-    /// Everything needed to start the verdict's command in this project: no network, Landlock
-    /// required (never silently weaker), private folders in the data folder.
+    /// The network setting of a project's jobs (shown in approval prompts).
+    pub fn network_for(&self, handle: &ProjectHandle) -> Result<NetworkSetting, Failure> {
+        let project = self.find_project(handle.id.as_str())?;
+        Ok(NetworkSetting::of(handle.exec, project.network))
+    }
+
+    /// Sets a project's network: `Some(on)`, or `None` for the execution mode's default. Jobs
+    /// started afterwards get it; running ones keep the confinement they started with.
+    pub fn set_network(&self, reference: &str, network: Option<bool>) -> Result<Project, Failure> {
+        let p = self.find_project(reference)?;
+        self.store.set_project_network(&p.id, network).map_err(store_failure)?;
+        self.after_change("project.network", Some(&p.id));
+        self.find_project(p.id.as_str())
+    }
+
+    /// Everything needed to start the verdict's command in this project: the project's network
+    /// setting, Landlock required (never silently weaker), private folders in the data folder,
+    /// and the rest of the data folder out of reach. With network off on a kernel that cannot
+    /// block it, nothing runs.
     pub fn job_request(
         &self,
         handle: &ProjectHandle,
@@ -140,19 +239,36 @@ impl Engine {
     ) -> Result<JobRequest, Failure> {
         let root = handle.workspace.root().path().to_path_buf();
         let roots: Vec<PathBuf> = self.projects()?.into_iter().map(|p| p.root).collect();
+        let network = self.network_for(handle)?;
+        if !network.allowed {
+            let landlock = sluice_exec::landlock_status(true);
+            if !landlock.network_rules || landlock.status != Enforcement::FullyEnforced {
+                return Err(Failure::new(
+                    ErrorCode::Forbidden,
+                    format!(
+                        "network is off for project {:?}, but this system cannot block a job's \
+                         network ({}), so nothing ran. Only the user can change this project's \
+                         network setting in Sluice.",
+                        handle.name, landlock.summary
+                    ),
+                ));
+            }
+        }
         Ok(JobRequest {
             project: handle.id.as_str().to_owned(),
             command: verdict.resolved.clone(),
             sandbox: Sandbox {
                 project_root: root,
                 state_dir: self.data_dir.join("projects").join(handle.id.as_str()).join("exec"),
-                network: Network::Off,
+                hidden: vec![self.data_dir.clone()],
+                network: if network.allowed { Network::Allowed } else { Network::Off },
                 policy: SandboxPolicy::Require,
                 limits: Default::default(),
             },
             path: TrustedPath::from_env(&roots),
             data_dir: Some(self.data_dir.clone()),
             secrets: vec![],
+            owner: None,
         })
     }
 
@@ -170,26 +286,38 @@ impl Engine {
         Ok(())
     }
 
-    /// A job of a project this caller sees; any other is "not found".
+    /// A job of a project this caller sees, running or remembered (also from before a
+    /// restart); any other is "not found".
     pub fn job_for(&self, caller: &Caller, id: &str) -> Result<JobStatus, Failure> {
         let not_found = || Failure::new(ErrorCode::NotFound, format!("no job {id:?}"));
-        let status =
-            self.jobs.status(&sluice_exec::JobId(id.to_owned())).map_err(|_| not_found())?;
+        let status = match self.jobs.status(&sluice_exec::JobId(id.to_owned())) {
+            Ok(status) => status,
+            Err(_) => self.stored_job(id).ok_or_else(not_found)?,
+        };
         match ProjectId::parse(&status.project) {
             Some(p) if caller.sees(&p) && self.find_project(p.as_str()).is_ok() => Ok(status),
             _ => Err(not_found()),
         }
     }
 
-    /// The jobs of the projects this caller sees, oldest first.
+    /// The jobs of the projects this caller sees, oldest first: the stored history (the newest
+    /// [`STORED_JOBS_LISTED`], also from before a restart) followed by the registry's jobs.
     pub fn jobs_for(&self, caller: &Caller) -> Vec<JobStatus> {
         let visible: Vec<ProjectId> =
             self.visible_projects(caller).into_iter().map(|p| p.id).collect();
-        self.jobs
+        let live: Vec<JobStatus> = self
+            .jobs
             .list()
             .into_iter()
             .filter(|j| visible.iter().any(|p| p.as_str() == j.project))
-            .collect()
+            .collect();
+        let mut all: Vec<JobStatus> = self
+            .stored_jobs(&visible, STORED_JOBS_LISTED)
+            .into_iter()
+            .filter(|s| !live.iter().any(|l| l.id == s.id))
+            .collect();
+        all.extend(live);
+        all
     }
 
     // ----- emergency stop ---------------------------------------------------------------------
@@ -211,6 +339,7 @@ impl Engine {
         }
         let report = self.jobs.stop_all();
         let denied = self.deny_pending_for_stop();
+        crate::paths::nudge(&self.data_dir);
         self.record_human("stop", None, AuditOutcome::Ok, None);
         self.emit(EngineEvent::AccessChanged { paused: true });
         tracing::warn!(
@@ -254,6 +383,7 @@ impl Engine {
             cache.data_version = i64::MIN + 1;
         }
         self.jobs.resume();
+        crate::paths::nudge(&self.data_dir);
         self.record_human("resume", None, AuditOutcome::Ok, None);
         self.emit(EngineEvent::AccessChanged { paused: false });
         Ok(())
@@ -433,6 +563,46 @@ mod tests {
         engine.resume().unwrap();
         engine.check_access().unwrap();
         assert!(!engine.jobs().is_stopped());
+    }
+
+    #[test]
+    fn network_follows_the_mode_unless_set_and_jobs_never_see_the_data_folder() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().canonicalize().unwrap();
+        std::fs::create_dir_all(root.join("proj")).unwrap();
+        let engine = open(&root);
+        engine
+            .add_project(&root.join("proj"), Some("demo"), AccessMode::ReadWrite, ExecMode::Any)
+            .unwrap();
+        let (_, plaintext) = engine.create_token("t", None, None).unwrap();
+        let caller = engine.authenticate(&plaintext).unwrap();
+        let request = |engine: &Engine| {
+            let handle = engine.project(&caller, "demo").unwrap();
+            let verdict =
+                engine.plan_exec(&handle, &CommandSpec::new("git", &["--version"])).unwrap();
+            engine.job_request(&handle, &verdict).unwrap()
+        };
+        let req = request(&engine);
+        assert_eq!(req.sandbox.network, Network::Off, "any mode: off by default");
+        assert_eq!(req.sandbox.hidden, vec![engine.data_dir().to_path_buf()]);
+        assert!(req.sandbox.state_dir.starts_with(engine.data_dir()));
+
+        engine.set_modes("demo", None, Some(ExecMode::Project)).unwrap();
+        assert_eq!(request(&engine).sandbox.network, Network::Allowed, "project mode: on");
+        let p = engine.set_network("demo", Some(false)).unwrap();
+        assert_eq!(p.network, Some(false));
+        assert_eq!(NetworkSetting::of_project(&p).describe(p.exec), "off (set by the user)");
+        assert_eq!(request(&engine).sandbox.network, Network::Off);
+        engine.set_modes("demo", None, Some(ExecMode::Any)).unwrap();
+        let p = engine.set_network("demo", Some(true)).unwrap();
+        assert_eq!(request(&engine).sandbox.network, Network::Allowed);
+        let p2 = engine.set_network("demo", None).unwrap();
+        assert_eq!(p2.network, None);
+        assert_eq!(NetworkSetting::of_project(&p2).describe(p.exec), "off (default for any mode)");
+        assert_eq!(
+            engine.set_network("nope", Some(true)).unwrap_err().code,
+            ErrorCode::ProjectNotFound
+        );
     }
 
     #[test]

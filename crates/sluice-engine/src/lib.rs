@@ -10,6 +10,7 @@ mod approvals;
 pub mod clients;
 mod events;
 mod exec;
+mod jobstore;
 pub mod logging;
 mod paths;
 pub mod roots;
@@ -30,13 +31,16 @@ pub use sluice_store::{
     SecretPreference, SecretSource, TokenRecord, now_ms,
 };
 use sluice_store::{AuditRecord, InstallSecret, NewProject, NewToken, RootFingerprint, Store};
+pub use sluice_store::{Keychain, connections};
 use tokio::sync::broadcast;
 
 pub use approvals::{AskOutcome, AskRequest, DEFAULT_APPROVAL_TTL, Decision};
 pub use events::EngineEvent;
-pub use exec::{EMERGENCY_STOP, RuleInfo, StopSummary};
-pub use paths::{default_data_dir, engine_file, read_engine_file, write_engine_file};
-pub use sluice_store::{ApprovalRecord, ApprovalState};
+pub use exec::{EMERGENCY_STOP, NetworkSetting, RuleInfo, StopSummary, job_confinement};
+pub use jobstore::LOST_REASON;
+pub use paths::{default_data_dir, engine_file, nudge_file, read_engine_file, write_engine_file};
+pub use sluice_exec::JobLimits;
+pub use sluice_store::{ApprovalRecord, ApprovalState, JobRow};
 pub use watch::watch_roots;
 
 /// The default MCP port: fixed, so client configs keep working across restarts.
@@ -56,11 +60,18 @@ pub struct EngineConfig {
     pub secret: SecretPreference,
     /// How long an approval waits for the human.
     pub approval_ttl: Duration,
+    /// How many jobs run at once, in all and per project, and how many may wait.
+    pub job_limits: JobLimits,
 }
 
 impl EngineConfig {
     pub fn new(data_dir: PathBuf, secret: SecretPreference) -> EngineConfig {
-        EngineConfig { data_dir, secret, approval_ttl: DEFAULT_APPROVAL_TTL }
+        EngineConfig {
+            data_dir,
+            secret,
+            approval_ttl: DEFAULT_APPROVAL_TTL,
+            job_limits: JobLimits::default(),
+        }
     }
 }
 
@@ -127,7 +138,7 @@ struct Cache {
 
 pub struct Engine {
     data_dir: PathBuf,
-    store: Store,
+    store: Arc<Store>,
     secret: InstallSecret,
     secret_source: SecretSource,
     /// Why the secret is not in the keychain, when it is not.
@@ -177,9 +188,14 @@ fn status_of(state: &ProjectState) -> (&'static str, Option<String>) {
 impl Engine {
     /// Opens the data folder, its database and the install secret.
     pub fn open(config: &EngineConfig) -> Result<Engine, Failure> {
-        let store = Store::open(&config.data_dir).map_err(store_failure)?;
+        let store = Arc::new(Store::open(&config.data_dir).map_err(store_failure)?);
         let loaded = store.load_install_secret(config.secret).map_err(store_failure)?;
         let (events, _) = broadcast::channel(256);
+        // Every job's state changes are recorded, so status and lists survive a restart.
+        let jobs = sluice_exec::Jobs::with_observer(
+            config.job_limits.clone(),
+            jobstore::observer(store.clone()),
+        );
         let engine = Engine {
             data_dir: store.data_dir().to_path_buf(),
             store,
@@ -200,7 +216,7 @@ impl Engine {
             serving_lock: Mutex::new(None),
             touched: Mutex::new(HashMap::new()),
             events,
-            jobs: sluice_exec::Jobs::new(sluice_exec::JobLimits::default()),
+            jobs,
             exec_gate: Mutex::new(()),
         };
         drop(engine.refresh()?);
@@ -246,6 +262,7 @@ impl Engine {
                 "the emergency stop is on; AI access stays locked until `sluice resume`"
             );
         }
+        self.recover_jobs();
         let aborted = self.store.abort_pending_approvals().map_err(store_failure)?;
         if aborted > 0 {
             tracing::warn!(aborted, "approvals left pending by a previous run were aborted");
@@ -815,6 +832,8 @@ impl Engine {
 
     fn after_change(&self, action: &str, project: Option<&ProjectId>) {
         self.invalidate();
+        // A serving engine in another process applies what this means for running jobs now.
+        paths::nudge(&self.data_dir);
         if let Some(id) = project {
             lock(&self.workspaces).remove(id);
             // The shield lives in the workspace the change manager holds; a removed project's

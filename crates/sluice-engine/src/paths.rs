@@ -48,6 +48,31 @@ pub fn write_engine_file(data_dir: &Path, port: u16) -> std::io::Result<()> {
     std::fs::rename(tmp, path)
 }
 
+/// `<data_dir>/nudge`: rewritten by any process that changed something a serving engine must
+/// act on at once (an emergency stop, a project that may no longer run commands). The serving
+/// engine watches it, so a `sluice stop` kills running jobs without waiting for its periodic
+/// check. It carries no information: the database says what changed.
+pub fn nudge_file(data_dir: &Path) -> PathBuf {
+    data_dir.join("nudge")
+}
+
+/// Wakes a serving engine (see [`nudge_file`]). Best effort: the periodic check still comes.
+pub fn nudge(data_dir: &Path) {
+    let stamp = crate::now_ms().to_string();
+    if let Err(err) = write_private_unsynced(&nudge_file(data_dir), stamp.as_bytes()) {
+        tracing::debug!(%err, "cannot nudge the serving engine");
+    }
+}
+
+fn write_private_unsynced(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut opts = std::fs::OpenOptions::new();
+    opts.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut opts, 0o600);
+    opts.open(path)?.write_all(bytes)
+}
+
 fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     use std::io::Write;
     let mut opts = std::fs::OpenOptions::new();

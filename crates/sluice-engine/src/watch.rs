@@ -14,10 +14,13 @@ use crate::Engine;
 /// How often roots are re-checked even without an event (also picks up new projects).
 const TICK: Duration = Duration::from_secs(2);
 
+/// The file name of `paths::nudge_file`.
+const NUDGE_NAME: &str = "nudge";
+
 /// Runs until the engine is dropped by everyone else. Must be called inside a tokio runtime.
 pub fn watch_roots(engine: Arc<Engine>) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
-        let mut events = match RootEvents::new() {
+        let mut events = match RootEvents::new(engine.data_dir()) {
             Ok(events) => Some(events),
             Err(err) => {
                 tracing::warn!(%err, "file watching unavailable; checking project roots periodically");
@@ -69,21 +72,31 @@ async fn next_event(events: &mut Option<RootEvents>) {
 /// Linux: inotify asking only for what happens to the root folder itself (moved, deleted,
 /// permissions changed, unmounted). A general-purpose watcher also subscribes to every open,
 /// close and write of the root's entries, which would wake the engine twice for each file an
-/// assistant reads.
+/// assistant reads. Plus the data folder's nudge file (`paths::nudge_file`), rewritten by
+/// another process after an emergency stop or a project change.
 #[cfg(target_os = "linux")]
 struct RootEvents {
     inotify: tokio::io::unix::AsyncFd<inotify::Inotify>,
     watches: inotify::Watches,
     descriptors: std::collections::HashMap<PathBuf, inotify::WatchDescriptor>,
+    /// The data folder's watch: of its events only the nudge file's count.
+    data: Option<inotify::WatchDescriptor>,
     buffer: Vec<u8>,
 }
 
 #[cfg(target_os = "linux")]
 impl RootEvents {
-    fn new() -> std::io::Result<RootEvents> {
+    fn new(data_dir: &std::path::Path) -> std::io::Result<RootEvents> {
+        use inotify::WatchMask;
         // `init` opens the descriptor non-blocking, as AsyncFd needs.
         let inotify = inotify::Inotify::init()?;
-        let watches = inotify.watches();
+        let mut watches = inotify.watches();
+        // The database is written constantly but never closed or renamed into place, so these
+        // two events in the data folder are rare; the nudge file is filtered by name below.
+        let data = watches
+            .add(data_dir, WatchMask::CLOSE_WRITE | WatchMask::MOVED_TO | WatchMask::ONLYDIR)
+            .inspect_err(|err| tracing::warn!(%err, "cannot watch the data folder for nudges"))
+            .ok();
         // SAFETY: the descriptor belongs to `inotify`, which the AsyncFd owns from here on: it
         // stays open and the same until the AsyncFd deregisters it and drops it.
         let inotify = unsafe { tokio::io::unix::AsyncFd::register(inotify) }?;
@@ -91,6 +104,7 @@ impl RootEvents {
             inotify,
             watches,
             descriptors: std::collections::HashMap::new(),
+            data,
             buffer: vec![0; 4096],
         })
     }
@@ -124,8 +138,16 @@ impl RootEvents {
             let Ok(mut ready) = self.inotify.readable_mut().await else {
                 return std::future::pending().await;
             };
-            let buffer = &mut self.buffer;
-            match ready.try_io(|fd| fd.get_mut().read_events(buffer).map(|events| events.count())) {
+            let (buffer, data) = (&mut self.buffer, &self.data);
+            let relevant = |fd: &mut tokio::io::unix::AsyncFd<inotify::Inotify>| {
+                let events = fd.get_mut().read_events(buffer)?;
+                Ok(events
+                    .filter(|e| {
+                        Some(&e.wd) != data.as_ref() || e.name.is_some_and(|n| n == NUDGE_NAME)
+                    })
+                    .count())
+            };
+            match ready.try_io(relevant) {
                 Ok(Ok(n)) if n > 0 => return,
                 Ok(Ok(_)) | Err(_) => continue,
                 Ok(Err(err)) => {
@@ -146,17 +168,27 @@ struct RootEvents {
 
 #[cfg(not(target_os = "linux"))]
 impl RootEvents {
-    fn new() -> notify::Result<RootEvents> {
+    fn new(data_dir: &std::path::Path) -> notify::Result<RootEvents> {
         use notify::Watcher;
         let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<()>();
-        let watcher = notify::recommended_watcher(move |res: notify::Result<notify::Event>| {
-            // Access events (open/close) arrive constantly and say nothing about the root.
-            if let Ok(ev) = res
-                && !matches!(ev.kind, notify::EventKind::Access(_))
-            {
-                let _ = tx.send(());
-            }
-        })?;
+        let data = data_dir.to_path_buf();
+        let mut watcher =
+            notify::recommended_watcher(move |res: notify::Result<notify::Event>| {
+                // Access events (open/close) arrive constantly and say nothing about the root; in
+                // the data folder (the database is written constantly) only the nudge file counts.
+                if let Ok(ev) = res
+                    && !matches!(ev.kind, notify::EventKind::Access(_))
+                    && ev.paths.iter().any(|p| {
+                        p.parent() != Some(data.as_path())
+                            || p.file_name().is_some_and(|n| n == NUDGE_NAME)
+                    })
+                {
+                    let _ = tx.send(());
+                }
+            })?;
+        if let Err(err) = watcher.watch(data_dir, notify::RecursiveMode::NonRecursive) {
+            tracing::warn!(%err, "cannot watch the data folder for nudges");
+        }
         Ok(RootEvents { watcher, rx })
     }
 

@@ -1,12 +1,25 @@
-//! Landlock confinement (Linux): read and execute everywhere, write only beneath the project
-//! root, the job's private folders and `/dev/null`; optionally no outbound TCP; no signals to
-//! and no abstract-socket connections with processes outside the job (ABI ≥ 6).
+//! Landlock confinement (Linux): read and execute everywhere except in hidden folders (Sluice's
+//! own data folder), write only beneath the project root, the job's private folders and
+//! `/dev/null`; optionally no outbound TCP; no signals to and no abstract-socket connections
+//! with processes outside the job (ABI ≥ 6).
+//!
+//! Landlock rules are allow-lists beneath paths: there is no "everything except X". To keep a
+//! folder out of reach, read access is granted on every *sibling* along the path from `/` down
+//! to it instead of on `/` itself ([`read_roots`]). Limits of that construction, all towards
+//! refusing: entries created at those levels after the job started are not readable by it; the
+//! ancestors themselves cannot be listed (`ls /` fails, `stat` still works); symlinks at those
+//! levels are not granted themselves, only what they point to through its own path; a bind
+//! mount of the hidden folder elsewhere would stay readable. The engine's open files stay out
+//! of reach through `/proc/<pid>/fd` too: Landlock denies ptrace-mode access to processes
+//! outside the job's domain (the folder can be listed, no link followed).
 //!
 //! The ruleset is built in the parent — opening the rule paths allocates — and the child only
 //! calls `restrict_self()` between fork and exec. What the kernel really enforces is measured
 //! once by applying the same ruleset to a throw-away thread (Landlock and `no_new_privs` apply
 //! per thread, so the engine's other threads are unaffected) and reported as it is: callers
 //! that need full enforcement refuse to run when it is not available, never silently weaker.
+
+use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
@@ -37,9 +50,48 @@ pub fn landlock_status(network_off: bool) -> LandlockReport {
     imp::status(network_off)
 }
 
+/// The folders to grant read access beneath so that everything except `hidden` (and what lies
+/// beneath it) is readable: `/` when nothing is hidden; otherwise, walking down from `/` towards
+/// each hidden folder, every entry beside the path taken. Symlinks at those levels are left
+/// out: opening one would follow it, possibly into a hidden folder, and whatever it points to
+/// is reachable through its own path anyway. Unreadable levels yield nothing (never more).
+pub fn read_roots(hidden: &[PathBuf]) -> Vec<PathBuf> {
+    let hidden: Vec<PathBuf> = hidden
+        .iter()
+        .map(|h| std::fs::canonicalize(h).unwrap_or_else(|_| h.clone()))
+        .filter(|h| h.is_absolute() && h.parent().is_some())
+        .collect();
+    if hidden.is_empty() {
+        return vec![PathBuf::from("/")];
+    }
+    let mut out = Vec::new();
+    expand(Path::new("/"), &hidden, &mut out);
+    out
+}
+
+/// Adds the readable entries of `dir`, an ancestor of at least one hidden folder.
+fn expand(dir: &Path, hidden: &[PathBuf], out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    let mut entries: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
+    entries.sort();
+    for entry in entries {
+        if hidden.contains(&entry) {
+            continue;
+        }
+        if hidden.iter().any(|h| h.starts_with(&entry)) {
+            expand(&entry, hidden, out);
+            continue;
+        }
+        let is_link = std::fs::symlink_metadata(&entry).is_ok_and(|m| m.file_type().is_symlink());
+        if !is_link {
+            out.push(entry);
+        }
+    }
+}
+
 #[cfg(target_os = "linux")]
 pub(crate) mod imp {
-    use std::path::Path;
+    use std::path::{Path, PathBuf};
     use std::sync::OnceLock;
 
     use landlock::{
@@ -66,17 +118,20 @@ pub(crate) mod imp {
         Ok(rs)
     }
 
-    /// Builds the ruleset for one job. Paths must exist.
+    /// Builds the ruleset for one job: read beneath [`super::read_roots`] of `hidden`, full
+    /// access beneath `writable`. Paths must exist.
     pub(crate) fn ruleset(
         writable: &[&Path],
+        hidden: &[PathBuf],
         network_off: bool,
     ) -> Result<RulesetCreated, ExecError> {
         let err = |e: landlock::RulesetError| {
             ExecError::Unconfinable(format!("cannot build the Landlock ruleset: {e}"))
         };
+        let readable = super::read_roots(hidden);
         base(network_off)
             .and_then(|rs| rs.create())
-            .and_then(|rs| rs.add_rules(path_beneath_rules(["/"], AccessFs::from_read(TARGET))))
+            .and_then(|rs| rs.add_rules(path_beneath_rules(&readable, AccessFs::from_read(TARGET))))
             .and_then(|rs| rs.add_rules(path_beneath_rules(writable, AccessFs::from_all(TARGET))))
             .and_then(|rs| {
                 rs.add_rules(path_beneath_rules(["/dev/null"], AccessFs::from_file(TARGET)))

@@ -20,6 +20,9 @@ pub enum ExecError {
     /// Starts are refused after an emergency stop until `resume`.
     #[error("execution is stopped (emergency stop); the user must resume it")]
     Stopped,
+    /// No known toolchain was found for `run_tests` / `run_build`.
+    #[error("{0}")]
+    NoToolchain(String),
     /// No job with that id.
     #[error("no job with id {0}")]
     NoSuchJob(String),
@@ -46,7 +49,9 @@ impl Coded for ExecError {
         match self {
             ExecError::Refused(_) | ExecError::Unconfinable(_) => ErrorCode::Forbidden,
             ExecError::Invalid(_) => ErrorCode::InvalidArgument,
-            ExecError::NotFound(_) | ExecError::NoSuchJob(_) => ErrorCode::NotFound,
+            ExecError::NotFound(_) | ExecError::NoSuchJob(_) | ExecError::NoToolchain(_) => {
+                ErrorCode::NotFound
+            }
             ExecError::Limit(_) => ErrorCode::LimitExceeded,
             ExecError::Stopped => ErrorCode::Paused,
             ExecError::Os { .. } => ErrorCode::Internal,

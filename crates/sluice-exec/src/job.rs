@@ -54,6 +54,34 @@ pub enum JobState {
 }
 
 impl JobState {
+    /// The stable kebab-case name (as serialized).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            JobState::Queued => "queued",
+            JobState::Running => "running",
+            JobState::Succeeded => "succeeded",
+            JobState::Failed => "failed",
+            JobState::Cancelled => "cancelled",
+            JobState::TimedOut => "timed-out",
+        }
+    }
+
+    /// The inverse of [`JobState::as_str`].
+    pub fn parse(s: &str) -> Option<JobState> {
+        [
+            JobState::Queued,
+            JobState::Running,
+            JobState::Succeeded,
+            JobState::Failed,
+            JobState::Cancelled,
+            JobState::TimedOut,
+        ]
+        .into_iter()
+        .find(|st| st.as_str() == s)
+    }
+}
+
+impl JobState {
     pub fn is_final(self) -> bool {
         !matches!(self, JobState::Queued | JobState::Running)
     }
@@ -109,6 +137,42 @@ pub struct JobRequest {
     pub data_dir: Option<PathBuf>,
     /// Exact strings never to show (the engine's tokens, canaries).
     pub secrets: Vec<String>,
+    /// Who started it (the engine puts the token id here); kept in [`JobRecord`]s.
+    pub owner: Option<String>,
+}
+
+/// One job's persistent facts, handed to the registry's observer on every state change
+/// (queued, running, final). Wall-clock times in unix milliseconds. No physical paths besides
+/// the resolved program, and no output.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct JobRecord {
+    pub id: JobId,
+    pub project: String,
+    pub owner: Option<String>,
+    /// The argv, for display.
+    pub command: String,
+    /// The project-relative working folder (`""`: the root).
+    pub cwd: String,
+    pub state: JobState,
+    pub error: Option<String>,
+    pub exit_code: Option<i32>,
+    pub signal: Option<i32>,
+    pub created_ms: i64,
+    pub started_ms: Option<i64>,
+    pub ended_ms: Option<i64>,
+}
+
+/// Called with a job's record on every state change. It runs on the thread making the change,
+/// sometimes with the registry locked: it must be quick and must not call back into [`Jobs`]
+/// (the engine hands the record to a writer thread).
+pub type JobObserver = Arc<dyn Fn(&JobRecord) + Send + Sync>;
+
+/// Milliseconds since the Unix epoch (0 before it).
+fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+        .unwrap_or(0)
 }
 
 /// A job as the engine and the window see it. No physical paths.
@@ -128,6 +192,9 @@ pub struct JobStatus {
     pub dropped_bytes: u64,
     pub confinement: Option<LandlockReport>,
     pub sample: Option<Sample>,
+    /// Only in a persisted record: the engine that ran the job stopped (restart, crash) before
+    /// it finished; `state` is then `Failed` and `error` says so. A live registry never sets it.
+    pub lost: bool,
 }
 
 /// CPU and memory of a job's whole tree at one moment.
@@ -184,12 +251,17 @@ struct JobData {
     tree: Option<Tree>,
     confinement: Option<LandlockReport>,
     sample: Option<Sample>,
+    created_ms: i64,
+    started_ms: Option<i64>,
+    ended_ms: Option<i64>,
 }
 
 struct Job {
     id: JobId,
     project: String,
+    owner: Option<String>,
     display: String,
+    cwd: String,
     state: watch::Sender<JobState>,
     data: Mutex<JobData>,
     stdout: Mutex<LogRing>,
@@ -222,6 +294,30 @@ impl Job {
             dropped_bytes: out.dropped() + err.dropped(),
             confinement: d.confinement.clone(),
             sample: d.sample,
+            lost: false,
+        }
+    }
+
+    fn record(&self) -> JobRecord {
+        self.record_as(*self.state.borrow())
+    }
+
+    /// The record as it will be once the job is in `state`.
+    fn record_as(&self, state: JobState) -> JobRecord {
+        let d = lock(&self.data);
+        JobRecord {
+            id: self.id.clone(),
+            project: self.project.clone(),
+            owner: self.owner.clone(),
+            command: self.display.clone(),
+            cwd: self.cwd.clone(),
+            state,
+            error: d.error.clone(),
+            exit_code: d.exit_code,
+            signal: d.signal,
+            created_ms: d.created_ms,
+            started_ms: d.started_ms,
+            ended_ms: d.ended_ms,
         }
     }
 }
@@ -246,6 +342,34 @@ struct Inner {
     limits: JobLimits,
     reg: Mutex<Registry>,
     events: broadcast::Sender<JobEvent>,
+    observer: Option<JobObserver>,
+}
+
+impl Inner {
+    /// Sets a job's state, telling the observer first (after the job's data is up to date): a
+    /// caller woken by the new state then also finds it recorded.
+    fn set_state(&self, job: &Job, state: JobState) {
+        {
+            let mut d = lock(&job.data);
+            let now = now_ms();
+            if state == JobState::Running {
+                d.started_ms.get_or_insert(now);
+            }
+            if state.is_final() {
+                d.ended_ms.get_or_insert(now);
+            }
+        }
+        if let Some(observer) = &self.observer {
+            observer(&job.record_as(state));
+        }
+        job.state.send_replace(state);
+    }
+
+    fn observe(&self, job: &Job) {
+        if let Some(observer) = &self.observer {
+            observer(&job.record());
+        }
+    }
 }
 
 /// The job registry of one engine. Cheap to clone; jobs live as long as their processes,
@@ -257,8 +381,18 @@ pub struct Jobs {
 
 impl Jobs {
     pub fn new(limits: JobLimits) -> Jobs {
+        Jobs::build(limits, None)
+    }
+
+    /// A registry that reports every job's state changes to `observer` (for persistence).
+    pub fn with_observer(limits: JobLimits, observer: JobObserver) -> Jobs {
+        Jobs::build(limits, Some(observer))
+    }
+
+    fn build(limits: JobLimits, observer: Option<JobObserver>) -> Jobs {
         let (events, _) = broadcast::channel(1024);
-        Jobs { inner: Arc::new(Inner { limits, reg: Mutex::new(Registry::default()), events }) }
+        let reg = Mutex::new(Registry::default());
+        Jobs { inner: Arc::new(Inner { limits, reg, events, observer }) }
     }
 
     pub fn subscribe(&self) -> broadcast::Receiver<JobEvent> {
@@ -299,9 +433,11 @@ impl Jobs {
         let job = Arc::new(Job {
             id: id.clone(),
             project: req.project.clone(),
+            owner: req.owner.clone(),
             display: req.command.display(),
+            cwd: req.command.cwd.clone(),
             state: watch::channel(JobState::Queued).0,
-            data: Mutex::new(JobData::default()),
+            data: Mutex::new(JobData { created_ms: now_ms(), ..JobData::default() }),
             stdout: Mutex::new(LogRing::new(limits.output_cap)),
             stderr: Mutex::new(LogRing::new(limits.output_cap)),
             control: Mutex::new(None),
@@ -310,6 +446,7 @@ impl Jobs {
             launch(&self.inner, &job, req)?;
         } else {
             reg.queue.push_back((id.clone(), req));
+            self.inner.observe(&job);
         }
         reg.jobs.insert(id.clone(), job);
         reg.order.push(id.clone());
@@ -428,7 +565,7 @@ impl Jobs {
                 if let Some(pos) = reg.queue.iter().position(|(id, _)| *id == job.id) {
                     reg.queue.remove(pos);
                     lock(&job.data).finished = Some(Instant::now());
-                    job.state.send_replace(reason);
+                    self.inner.set_state(job, reason);
                     let _ = self
                         .inner
                         .events
@@ -497,7 +634,7 @@ fn launch(inner: &Arc<Inner>, job: &Arc<Job>, req: JobRequest) -> Result<(), Exe
         d.tree = Some(tree);
         d.confinement = Some(spawned.confinement);
     }
-    job.state.send_replace(JobState::Running);
+    inner.set_state(job, JobState::Running);
     let _ = inner.events.send(JobEvent::Started { id: job.id.clone() });
 
     let (ctl_tx, ctl_rx) = mpsc::channel();
@@ -695,7 +832,13 @@ fn supervise(
         }
     }
     *lock(&job.control) = None;
-    job.state.send_replace(state);
+    let inner = inner.upgrade();
+    match &inner {
+        Some(inner) => inner.set_state(&job, state),
+        None => {
+            job.state.send_replace(state);
+        }
+    }
     // Kill requests that arrived while finishing are answered too.
     while let Ok(msg) = ctl.try_recv() {
         if let Control::Kill(_, reply) = msg {
@@ -705,7 +848,7 @@ fn supervise(
     for reply in replies {
         let _ = reply.send(());
     }
-    if let Some(inner) = inner.upgrade() {
+    if let Some(inner) = inner {
         let _ = inner.events.send(JobEvent::Finished { id: job.id.clone(), state });
         dispatch_queue(&inner);
     }
@@ -742,7 +885,7 @@ fn dispatch_queue(inner: &Arc<Inner>) {
             d.error = Some(e.to_string());
             d.finished = Some(Instant::now());
             drop(d);
-            job.state.send_replace(JobState::Failed);
+            inner.set_state(&job, JobState::Failed);
             let _ = inner.events.send(JobEvent::Finished { id, state: JobState::Failed });
         }
     }

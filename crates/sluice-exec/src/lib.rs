@@ -8,18 +8,22 @@
 //! verdict says so, and hands the resolved command to [`job::Jobs`].
 
 pub mod confine;
+pub mod detect;
 pub mod error;
 pub mod job;
 pub mod kill;
 pub mod output;
+pub mod seatbelt;
 pub mod spawn;
 pub mod spec;
+#[cfg(windows)]
+pub mod winjob;
 
 pub use confine::{Enforcement, LandlockReport, landlock_status};
 pub use error::ExecError;
 pub use job::{
-    JobEvent, JobId, JobLimits, JobRequest, JobState, JobStatus, Jobs, LogPage, RunOutput, Sample,
-    StopReport, Stream,
+    JobEvent, JobId, JobLimits, JobObserver, JobRecord, JobRequest, JobState, JobStatus, Jobs,
+    LogPage, RunOutput, Sample, StopReport, Stream,
 };
 pub use kill::{KillReport, Tree, init_subreaper, kill_all};
 pub use spawn::{Network, ResourceLimits, Sandbox, SandboxPolicy, Spawned};

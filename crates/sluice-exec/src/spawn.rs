@@ -61,6 +61,9 @@ pub struct Sandbox {
     pub project_root: PathBuf,
     /// The job's private folders (HOME, TMPDIR, caches) are created beneath it. Writable.
     pub state_dir: PathBuf,
+    /// Folders the job may neither read nor write (Sluice's data folder), except the writable
+    /// folders above that lie beneath them. See [`crate::confine`] for how and its limits.
+    pub hidden: Vec<PathBuf>,
     pub network: Network,
     pub policy: SandboxPolicy,
     pub limits: ResourceLimits,
@@ -248,7 +251,7 @@ fn prepare_unix(
     #[cfg(target_os = "linux")]
     let mut ruleset = {
         let writable = [sandbox.project_root.as_path(), sandbox.state_dir.as_path()];
-        match confine::imp::ruleset(&writable, sandbox.network == Network::Off) {
+        match confine::imp::ruleset(&writable, &sandbox.hidden, sandbox.network == Network::Off) {
             Ok(rs) => Some(rs),
             Err(e) if required == Enforcement::FullyEnforced => return Err(e),
             Err(_) => None,

@@ -361,6 +361,9 @@ fn toolchain(name: &str, args: &[&str], facts: &ProjectFacts) -> Result<String, 
             [recipe] if is_target(recipe) => Ok(format!("runs the justfile recipe `{recipe}`")),
             _ => Err("`just` takes exactly one recipe name".into()),
         },
+        "gradle" => gradle_form(args),
+        "mvn" => maven_form(args),
+        "dotnet" => dotnet_form(args),
         _ => Err(format!("`{name}` is not a known toolchain")),
     }
 }
@@ -538,6 +541,82 @@ fn make_form(args: &[&str]) -> Result<String, String> {
     }
     let what = if targets.is_empty() { "the default target".to_owned() } else { targets.join(" ") };
     Ok(format!("runs Makefile recipes ({what}): project-defined commands"))
+}
+
+/// The system `gradle` (never a project's `gradlew`: programs never run from the project) with
+/// build and test tasks only; no `-I` init scripts, no `-D`/`-P` properties.
+fn gradle_form(args: &[&str]) -> Result<String, String> {
+    const TASKS: &[&str] = &["build", "assemble", "test", "check", "classes", "testClasses"];
+    const PLAIN: &[&str] = &[
+        "--offline",
+        "-q",
+        "--quiet",
+        "-i",
+        "--info",
+        "--stacktrace",
+        "--continue",
+        "--console=plain",
+        "--no-daemon",
+    ];
+    const VALUED: &[&str] = &["--tests", "-x", "--exclude-task"];
+    let (tasks, after) = parse_flags(args, &Flags { plain: PLAIN, valued: VALUED })?;
+    if !after.is_empty() {
+        return Err("gradle takes no arguments after `--`".into());
+    }
+    if tasks.is_empty() {
+        return Err("gradle needs a task (build, assemble, test, check)".into());
+    }
+    if let Some(bad) = tasks.iter().find(|t| !TASKS.contains(t)) {
+        return Err(format!("the gradle task {bad:?} is not a build or test entry point"));
+    }
+    Ok(format!("runs `gradle {}`: builds and may run the project's code", tasks.join(" ")))
+}
+
+/// Maven lifecycle phases that build and test; no plugin goals, no `-D` properties except an
+/// inline `-Dtest=…` filter, no `-f` other POMs.
+fn maven_form(args: &[&str]) -> Result<String, String> {
+    const PHASES: &[&str] = &["compile", "test-compile", "test", "package", "verify"];
+    const PLAIN: &[&str] = &["-q", "--quiet", "-o", "--offline", "-B", "--batch-mode", "-e"];
+    const VALUED: &[&str] = &["-Dtest", "-pl", "--projects"];
+    // `-Dtest X` would make maven read X as a goal: only the inline form is accepted.
+    if args.contains(&"-Dtest") {
+        return Err("write a maven test filter as -Dtest=NAME".into());
+    }
+    let (phases, after) = parse_flags(args, &Flags { plain: PLAIN, valued: VALUED })?;
+    if !after.is_empty() {
+        return Err("mvn takes no arguments after `--`".into());
+    }
+    if phases.is_empty() {
+        return Err("mvn needs a lifecycle phase (compile, test, package, verify)".into());
+    }
+    if let Some(bad) = phases.iter().find(|p| !PHASES.contains(p)) {
+        return Err(format!("{bad:?} is not a maven build or test phase"));
+    }
+    Ok(format!("runs `mvn {}`: builds and may run the project's code", phases.join(" ")))
+}
+
+/// `dotnet build` and `dotnet test` of a project or solution inside the project.
+fn dotnet_form(args: &[&str]) -> Result<String, String> {
+    const PLAIN: &[&str] = &["--no-restore", "--no-build", "--nologo"];
+    const VALUED: &[&str] =
+        &["-c", "--configuration", "-f", "--framework", "--filter", "-v", "--verbosity"];
+    let Some((&sub, rest)) = args.split_first() else {
+        return Err("dotnet needs a subcommand".into());
+    };
+    if !matches!(sub, "build" | "test") {
+        return Err(format!("`dotnet {sub}` is not a project entry point (build, test)"));
+    }
+    let (paths, after) = parse_flags(rest, &Flags { plain: PLAIN, valued: VALUED })?;
+    if !after.is_empty() {
+        return Err("dotnet takes no arguments after `--` here".into());
+    }
+    if paths.len() > 1 {
+        return Err("at most one project or solution file".into());
+    }
+    if let Some(bad) = paths.iter().find(|p| p.starts_with('/') || p.contains("..")) {
+        return Err(format!("project path {bad:?} must stay inside the project"));
+    }
+    Ok(format!("runs `dotnet {sub}`: restores packages, builds and may run the project's code"))
 }
 
 fn is_target(t: &str) -> bool {

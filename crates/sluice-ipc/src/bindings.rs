@@ -5,7 +5,9 @@
 
 use ts_rs::{Config, TS};
 
+use crate::connect::*;
 use crate::dto::*;
+use crate::jobs::*;
 
 /// Every command the window may call: name, argument object (TypeScript), result type.
 /// The Tauri shell registers exactly these (a test in the shell checks the list).
@@ -27,6 +29,16 @@ pub const COMMANDS: &[(&str, &str, &str)] = &[
     ("set_project_policy", "{ args: SetPolicy }", "ProjectDto"),
     ("list_approvals", "Record<string, never>", "ApprovalDto[]"),
     ("decide_approval", "{ id: string; verdict: Verdict; reason: string | null }", "ApprovalDto"),
+    ("list_jobs", "Record<string, never>", "JobDto[]"),
+    ("job_logs", "{ query: JobLogsQuery }", "JobLogPage"),
+    ("cancel_job", "{ id: string }", "JobDto"),
+    ("emergency_stop", "Record<string, never>", "StopResult"),
+    ("set_project_network", "{ args: SetNetwork }", "ProjectDto"),
+    ("list_clients", "Record<string, never>", "ClientDto[]"),
+    ("connect_preview", "{ client: string }", "ConfigPreview"),
+    ("connect_apply", "{ id: string }", "ConnectResult"),
+    ("disconnect_preview", "{ client: string }", "ConfigPreview"),
+    ("disconnect_apply", "{ id: string }", "DisconnectResult"),
 ];
 
 /// The full text of `ui/src/bindings/ipc.ts`.
@@ -42,6 +54,7 @@ pub fn typescript() -> String {
         ApprovalPolicy::decl(&cfg),
         ProjectDto::decl(&cfg),
         SetPolicy::decl(&cfg),
+        SetNetwork::decl(&cfg),
         AddProject::decl(&cfg),
         SetModes::decl(&cfg),
         ScopeEntry::decl(&cfg),
@@ -57,6 +70,17 @@ pub fn typescript() -> String {
         ApprovalStatus::decl(&cfg),
         ApprovalDto::decl(&cfg),
         Verdict::decl(&cfg),
+        JobStateDto::decl(&cfg),
+        JobDto::decl(&cfg),
+        LogStream::decl(&cfg),
+        JobLogsQuery::decl(&cfg),
+        JobLogPage::decl(&cfg),
+        StopResult::decl(&cfg),
+        ClientDto::decl(&cfg),
+        ConfigPreview::decl(&cfg),
+        CheckResult::decl(&cfg),
+        ConnectResult::decl(&cfg),
+        DisconnectResult::decl(&cfg),
         UiEvent::decl(&cfg),
     ];
     let mut out = String::from(

@@ -85,13 +85,17 @@ pub struct SecretInfo {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct AppState {
+    /// AI access is paused (also true while stopped: a stop pauses too).
     pub paused: bool,
-    pub emergency_stop_available: bool,
+    /// The emergency stop is on: every AI request is refused until the user resumes.
+    pub stopped: bool,
     pub port: u16,
     pub mcp_url: String,
     pub data_dir: String,
     pub secret: SecretInfo,
     pub version: String,
+    /// How commands are confined on this system (Landlock), one sentence.
+    pub confinement: String,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
@@ -117,8 +121,21 @@ pub struct ProjectDto {
     pub shield: Option<Vec<String>>,
     /// Which changes ask the user first.
     pub policy: ApprovalPolicy,
+    /// The user's network setting for the project's commands; `null` follows the execution
+    /// mode's default.
+    pub network: Option<bool>,
+    /// Whether the project's commands may open outbound connections now.
+    pub network_allowed: bool,
     #[ts(type = "number")]
     pub created_ms: i64,
+}
+
+/// Sets a project's network for commands: on, off, or `null` for the mode's default.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct SetNetwork {
+    pub id: String,
+    pub network: Option<bool>,
 }
 
 /// Which changes in a project ask the user first (`true`) or run without asking (`false`).
@@ -157,6 +174,8 @@ impl From<&Project> for ProjectDto {
             reason,
             shield: p.shield_patterns.clone(),
             policy: ApprovalPolicy { ask_deletes: p.ask_deletes, ask_writes: p.ask_writes },
+            network: p.network,
+            network_allowed: sluice_engine::NetworkSetting::of_project(p).allowed,
             created_ms: p.created_ms,
         }
     }
@@ -227,7 +246,7 @@ impl TokenDto {
     }
 }
 
-fn name_of(names: &[(String, String)], id: &str) -> Option<String> {
+pub(crate) fn name_of(names: &[(String, String)], id: &str) -> Option<String> {
     names.iter().find(|(i, _)| i == id).map(|(_, n)| n.clone())
 }
 
@@ -249,6 +268,12 @@ pub struct ClientSnippetDto {
     pub target: String,
     pub text: String,
     pub holds_token: bool,
+    /// A one-click install link (Cursor, VS Code); never carries the token.
+    pub link: Option<String>,
+    /// Whether the token lies in plain text in the client's file when set up this way.
+    pub plain_text: bool,
+    /// Something to do besides pasting (set a variable, answer a prompt).
+    pub note: Option<String>,
 }
 
 /// A new token: the plaintext exists only in this value, shown once.
@@ -477,6 +502,15 @@ pub enum UiEvent {
     /// The shell asks the window to show a view (a notification or the tray was clicked).
     OpenView {
         view: String,
+    },
+    /// A job started or ended (`state`).
+    JobChanged {
+        id: String,
+        state: crate::JobStateDto,
+    },
+    /// A running job wrote output or was sampled (CPU, memory); coalesced by the shell.
+    JobActivity {
+        id: String,
     },
 }
 

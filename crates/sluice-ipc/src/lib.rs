@@ -5,7 +5,9 @@
 //! DTOs are the wire format, not the engine's domain types: they carry what the window shows,
 //! with physical paths (the window is the local user's own) and never a token's hash.
 
+mod connect;
 mod dto;
+mod jobs;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -13,7 +15,9 @@ use std::time::Duration;
 use sluice_core::{ErrorCode, Failure};
 use sluice_engine::{AuditFilter, Decision, Engine, EngineEvent, clients};
 
+pub use connect::*;
 pub use dto::*;
+pub use jobs::*;
 
 /// What the commands need beyond the engine: facts about this process.
 #[derive(Debug, Clone)]
@@ -53,16 +57,17 @@ pub fn app_state(engine: &Engine, ctx: &Context) -> Res<AppState> {
     };
     Ok(AppState {
         paused: engine.is_paused()?,
-        // Emergency stop arrives with the jobs issue; the window shows it disabled until then.
-        emergency_stop_available: false,
+        stopped: engine.is_stopped()?,
         port: ctx.port,
         mcp_url: format!("http://127.0.0.1:{}/mcp", ctx.port),
         data_dir: engine.data_dir().display().to_string(),
         secret: keychain,
         version: ctx.version.clone(),
+        confinement: sluice_exec::landlock_status(true).summary,
     })
 }
 
+/// Pauses AI access, or resumes it — which lifts an emergency stop too.
 pub fn set_paused(engine: &Engine, ctx: &Context, paused: bool) -> Res<AppState> {
     engine.set_paused(paused)?;
     app_state(engine, ctx)
@@ -137,6 +142,9 @@ pub fn create_token(engine: &Engine, ctx: &Context, args: CreateToken) -> Res<Cr
             target: s.target.to_owned(),
             text: s.text,
             holds_token: s.holds_token,
+            link: s.link,
+            plain_text: s.storage.plain_text(),
+            note: s.note.map(str::to_owned),
         })
         .collect();
     Ok(CreatedToken { token: TokenDto::new(&record, &names), secret, snippets })
@@ -194,6 +202,21 @@ pub fn widens_policy(engine: &Engine, args: &SetPolicy) -> Res<bool> {
     let p = engine.find_project(&args.id)?;
     Ok((p.ask_deletes && args.ask_deletes == Some(false))
         || (p.ask_writes && args.ask_writes == Some(false)))
+}
+
+/// Sets whether a project's commands may open outbound connections: `Some(on)`, or `None`
+/// for the execution mode's default. Running jobs keep the setting they started with.
+pub fn set_project_network(engine: &Engine, args: SetNetwork) -> Res<ProjectDto> {
+    Ok(ProjectDto::from(&engine.set_network(&args.id, args.network)?))
+}
+
+/// Whether `args` would let the project's commands reach the network where they could not
+/// (the shell confirms that natively before calling [`set_project_network`]).
+pub fn widens_network(engine: &Engine, args: &SetNetwork) -> Res<bool> {
+    let p = engine.find_project(&args.id)?;
+    let now = sluice_engine::NetworkSetting::of_project(&p).allowed;
+    let next = sluice_engine::NetworkSetting::of(p.exec, args.network).allowed;
+    Ok(!now && next)
 }
 
 /// Pending approvals (oldest first), then recent decisions.

@@ -3,7 +3,9 @@
 //! trusted PATH, the user's exact allow rules), ask the user when the verdict says so, decide
 //! again after the approval and refuse if the command differs from what was approved, check
 //! pause and emergency stop right before starting, then hand the resolved argv to the job
-//! registry. Jobs belong to their project: a token sees only jobs of projects in its scope.
+//! registry. `run_tests` and `run_build` only add a step in front: the engine detects the
+//! project's toolchain and builds an ordinary command from it. Jobs belong to their project: a
+//! token sees only jobs of projects in its scope, live ones and those remembered in the store.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -16,7 +18,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use sluice_core::{ErrorCode, Failure};
 use sluice_engine::{AskRequest, Caller, Engine};
-use sluice_exec::{AllowRule, CommandSpec, JobId, JobRequest, JobStatus, Stream};
+use sluice_exec::detect::{Action, DetectRequest, Toolchain};
+use sluice_exec::{AllowRule, CommandSpec, ExecError, JobId, JobRequest, JobStatus, Stream};
 use tokio_util::sync::CancellationToken;
 
 use crate::server::{ProjectCall, SluiceServer, failed, succeeded};
@@ -24,6 +27,8 @@ use crate::server::{ProjectCall, SluiceServer, failed, succeeded};
 /// `run_command` waits at most this long by default, and never longer than the maximum.
 const RUN_DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
 const RUN_MAX_TIMEOUT: Duration = Duration::from_secs(600);
+/// `run_tests` and `run_build` wait this long by default (and at most `RUN_MAX_TIMEOUT`).
+const TOOLCHAIN_DEFAULT_TIMEOUT: Duration = Duration::from_secs(300);
 /// A job's default and longest time limit.
 const JOB_DEFAULT_TIMEOUT: Duration = Duration::from_secs(30 * 60);
 const JOB_MAX_TIMEOUT: Duration = Duration::from_secs(6 * 3600);
@@ -63,6 +68,34 @@ impl CommandArgs {
             timeout: Some(timeout),
         }
     }
+}
+
+/// How to test or build: detected from the folder's files unless `toolchain` says.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[schemars(transform = sluice_core::schema::plain_integers)]
+pub struct ToolchainArgs {
+    /// The project-relative folder to run in, e.g. a package of a monorepo (default: the
+    /// project root). Detection looks at this folder's files only.
+    #[serde(default)]
+    pub path: Option<String>,
+    /// Use this toolchain instead of detecting one: cargo, npm, pnpm, yarn, bun, go, gradle,
+    /// maven, dotnet, pytest (tests only), make or just.
+    #[serde(default)]
+    pub toolchain: Option<String>,
+    /// Tests only: run the tests matching this name (cargo's test filter, go's `-run`, pytest's
+    /// `-k`, gradle's `--tests`, maven's `-Dtest=`, dotnet's `--filter`, an npm script argument).
+    #[serde(default)]
+    pub filter: Option<String>,
+    /// Extra arguments, one element each, checked against the toolchain's allowed options
+    /// (e.g. `["--release"]`, `["--", "--nocapture"]`); anything else is refused.
+    #[serde(default)]
+    pub args: Vec<String>,
+    /// Environment additions (only allow-listed names such as `RUST_BACKTRACE`, `CI`).
+    #[serde(default)]
+    pub env: Option<BTreeMap<String, String>>,
+    /// Time limit in seconds (default 300, at most 600); for longer runs use start_job.
+    #[serde(default)]
+    pub timeout_seconds: Option<u64>,
 }
 
 /// One job, by id.
@@ -123,6 +156,20 @@ pub struct RunCommandOutput {
     pub timed_out: bool,
 }
 
+/// The result of `run_tests` / `run_build`: what was detected, and how the run ended.
+#[derive(Debug, Serialize, JsonSchema)]
+#[schemars(transform = sluice_core::schema::plain_integers)]
+pub struct ToolchainRunOutput {
+    /// The toolchain that ran (`cargo`, `npm`, `go`, …).
+    pub toolchain: String,
+    /// The file that decided it, in the folder it ran in (`Cargo.toml`, `yarn.lock`, …).
+    pub detected_from: String,
+    /// The project-relative folder it ran in (`""`: the project root).
+    pub path: String,
+    #[serde(flatten)]
+    pub run: RunCommandOutput,
+}
+
 /// A job's state and counters.
 #[derive(Debug, Serialize, JsonSchema)]
 #[schemars(transform = sluice_core::schema::plain_integers)]
@@ -133,7 +180,8 @@ pub struct JobOutput {
     pub project: String,
     /// The command (resolved program and quoted arguments).
     pub command: String,
-    /// `queued`, `running`, `succeeded`, `failed`, `cancelled` or `timed-out`.
+    /// `queued`, `running`, `succeeded`, `failed`, `cancelled`, `timed-out`, or `lost` (Sluice
+    /// stopped before it finished).
     pub state: String,
     /// The exit code, once it exited on its own.
     pub exit_code: Option<i32>,
@@ -163,7 +211,7 @@ impl From<JobStatus> for JobOutput {
             job_id: s.id.0,
             project: s.project,
             command: s.command,
-            state: state_str(s.state),
+            state: if s.lost { "lost".to_owned() } else { state_str(s.state) },
             exit_code: s.exit_code,
             signal: s.signal,
             error: s.error,
@@ -182,7 +230,8 @@ impl From<JobStatus> for JobOutput {
 #[derive(Debug, Serialize, JsonSchema)]
 #[schemars(transform = sluice_core::schema::plain_integers)]
 pub struct ListJobsOutput {
-    /// Jobs of the projects this token may use, oldest first.
+    /// Jobs of the projects this token may use, oldest first (past ones, also from before a
+    /// restart, then those this engine runs).
     pub jobs: Vec<JobOutput>,
 }
 
@@ -214,23 +263,26 @@ struct Progress {
     meta: RequestMetaObject,
 }
 
+/// Everything a starting tool knows about its call besides its own arguments.
+struct Start {
+    caller: Caller,
+    project: String,
+    tool: &'static str,
+    cancel: CancellationToken,
+    progress: Progress,
+}
+
 impl SluiceServer {
     /// Decides, asks when the verdict says so, re-decides, checks access; returns the request
     /// to start. Nothing runs unless this returns `Ok`.
-    async fn prepare(
-        &self,
-        caller: &Caller,
-        project: &str,
-        tool: &'static str,
-        spec: CommandSpec,
-        cancel: CancellationToken,
-        progress: Progress,
-    ) -> Result<JobRequest, Failure> {
+    async fn prepare(&self, start: Start, spec: CommandSpec) -> Result<JobRequest, Failure> {
+        let Start { caller, project, tool, cancel, progress } = start;
         let engine = self.engine();
-        let handle = engine.project(caller, project)?;
+        let handle = engine.project(&caller, &project)?;
         let verdict = engine.plan_exec(&handle, &spec)?;
         if verdict.ask {
             let fingerprint = Engine::verdict_fingerprint(&verdict);
+            let network = engine.network_for(&handle)?;
             let mut summary = format!("run {}", verdict.resolved.display());
             if !verdict.resolved.cwd.is_empty() {
                 summary.push_str(&format!(" in {}", verdict.resolved.cwd));
@@ -239,8 +291,10 @@ impl SluiceServer {
                 summary.push_str(&format!(" with {k}={v}"));
             }
             summary.push_str(&format!(
-                " — risk {}: {}; writes confined to the project, network off",
-                verdict.risk, verdict.reason
+                " — risk {}: {}; writes confined to the project, network {}",
+                verdict.risk,
+                verdict.reason,
+                if network.allowed { "on" } else { "off" }
             ));
             engine.offer_rule(
                 &handle.id,
@@ -248,7 +302,7 @@ impl SluiceServer {
                 &AllowRule::from_resolved(&verdict.resolved),
             );
             let request = AskRequest {
-                caller,
+                caller: &caller,
                 project: &handle,
                 tool,
                 summary: summary.clone(),
@@ -284,14 +338,110 @@ impl SluiceServer {
         }
         // A pause or an emergency stop that landed while deciding or waiting stops it here.
         engine.check_exec_start()?;
-        engine.job_request(&handle, &verdict)
+        let mut request = engine.job_request(&handle, &verdict)?;
+        request.owner = Some(caller.token_id.as_str().to_owned());
+        Ok(request)
+    }
+
+    /// Prepares `spec`, runs it and waits for the end.
+    async fn run_to_end(
+        &self,
+        start: Start,
+        spec: CommandSpec,
+    ) -> Result<RunCommandOutput, Failure> {
+        let req = self.prepare(start, spec).await?;
+        let command = req.command.display();
+        let out = self.engine().jobs().run(req).await.map_err(exec_failure)?;
+        Ok(RunCommandOutput {
+            command,
+            state: state_str(out.state),
+            exit_code: out.exit_code,
+            signal: out.signal,
+            stdout: out.stdout,
+            stderr: out.stderr,
+            truncated: out.truncated,
+            duration_ms: out.duration.as_millis() as u64,
+            timed_out: out.timed_out,
+        })
+    }
+
+    async fn run_command_with(
+        &self,
+        start: Start,
+        args: CommandArgs,
+    ) -> Result<RunCommandOutput, Failure> {
+        self.run_to_end(start, args.spec(RUN_DEFAULT_TIMEOUT, RUN_MAX_TIMEOUT)).await
+    }
+
+    async fn start_job_with(&self, start: Start, args: CommandArgs) -> Result<JobOutput, Failure> {
+        let req = self.prepare(start, args.spec(JOB_DEFAULT_TIMEOUT, JOB_MAX_TIMEOUT)).await?;
+        let jobs = self.engine().jobs();
+        let id = jobs.start(req).map_err(exec_failure)?;
+        Ok(JobOutput::from(jobs.status(&id).map_err(exec_failure)?))
+    }
+
+    async fn run_tests_with(
+        &self,
+        start: Start,
+        args: ToolchainArgs,
+    ) -> Result<ToolchainRunOutput, Failure> {
+        self.run_detected(start, args, Action::Test).await
+    }
+
+    async fn run_build_with(
+        &self,
+        start: Start,
+        args: ToolchainArgs,
+    ) -> Result<ToolchainRunOutput, Failure> {
+        self.run_detected(start, args, Action::Build).await
+    }
+
+    /// Detects the toolchain in the folder, then runs its command like `run_command`.
+    async fn run_detected(
+        &self,
+        start: Start,
+        args: ToolchainArgs,
+        action: Action,
+    ) -> Result<ToolchainRunOutput, Failure> {
+        let toolchain = match args.toolchain.as_deref() {
+            Some(name) => Some(Toolchain::parse(name).map_err(exec_failure)?),
+            None => None,
+        };
+        let detection = {
+            let engine = self.engine();
+            let handle = engine.project(&start.caller, &start.project)?;
+            let req = DetectRequest {
+                action,
+                toolchain,
+                filter: args.filter.as_deref(),
+                args: &args.args,
+            };
+            engine.detect_toolchain(&handle, args.path.as_deref().unwrap_or(""), &req)?
+        };
+        let timeout = args
+            .timeout_seconds
+            .map_or(TOOLCHAIN_DEFAULT_TIMEOUT, Duration::from_secs)
+            .min(RUN_MAX_TIMEOUT);
+        let spec = CommandSpec {
+            env: args.env.unwrap_or_default().into_iter().collect(),
+            timeout: Some(timeout),
+            ..detection.spec
+        };
+        let path = spec.cwd.clone();
+        let run = self.run_to_end(start, spec).await?;
+        Ok(ToolchainRunOutput {
+            toolchain: detection.toolchain.as_str().to_owned(),
+            detected_from: detection.detected_from,
+            path,
+            run,
+        })
     }
 }
 
-fn exec_failure(e: sluice_exec::ExecError) -> Failure {
+fn exec_failure(e: ExecError) -> Failure {
     use sluice_core::Coded;
     let code = match e {
-        sluice_exec::ExecError::Stopped => ErrorCode::Stopped,
+        ExecError::Stopped => ErrorCode::Stopped,
         ref other => other.code(),
     };
     Failure::new(code, e.to_string())
@@ -304,198 +454,208 @@ fn respond<T: Serialize>(r: Result<T, Failure>) -> Result<CallToolResult, ErrorD
     })
 }
 
-#[tool_router(router = exec_tools, vis = "pub(crate)")]
-impl SluiceServer {
-    #[tool(
-        description = "Run a command in a project and wait for it (up to `timeout_seconds`, \
-        default 60, at most 600): a program and an argument array, never a shell string. The \
-        project's execution mode decides what may run; some commands wait for the user's \
-        approval. Runs confined: writes only inside the project, no network, a cleared \
-        environment. For long builds and tests use start_job.",
-        annotations(
-            read_only_hint = false,
-            destructive_hint = true,
-            idempotent_hint = false,
-            open_world_hint = false
-        ),
-        output_schema = schema_for_output::<RunCommandOutput>()
-    )]
-    async fn run_command(
-        &self,
-        Extension(caller): Extension<Caller>,
-        cancel: CancellationToken,
-        peer: Peer<RoleServer>,
-        meta: RequestMetaObject,
-        Parameters(call): Parameters<ProjectCall<CommandArgs>>,
-    ) -> Result<CallToolResult, ErrorData> {
-        let spec = call.args.spec(RUN_DEFAULT_TIMEOUT, RUN_MAX_TIMEOUT);
-        let progress = Progress { peer, meta };
-        let result = async {
-            let req =
-                self.prepare(&caller, &call.project, "run_command", spec, cancel, progress).await?;
-            let command = req.command.display();
-            let out = self.engine().jobs().run(req).await.map_err(exec_failure)?;
-            Ok(RunCommandOutput {
-                command,
-                state: state_str(out.state),
-                exit_code: out.exit_code,
-                signal: out.signal,
-                stdout: out.stdout,
-                stderr: out.stderr,
-                truncated: out.truncated,
-                duration_ms: out.duration.as_millis() as u64,
-                timed_out: out.timed_out,
-            })
-        }
-        .await;
-        respond(result)
-    }
-
-    #[tool(
-        description = "Start a command as a background job in a project and return its id at \
-        once (same rules as run_command; default time limit 30 minutes). The job keeps running \
-        if you disconnect; follow it with job_status and job_logs, stop it with cancel_job.",
-        annotations(
-            read_only_hint = false,
-            destructive_hint = true,
-            idempotent_hint = false,
-            open_world_hint = false
-        ),
-        output_schema = schema_for_output::<JobOutput>()
-    )]
-    async fn start_job(
-        &self,
-        Extension(caller): Extension<Caller>,
-        cancel: CancellationToken,
-        peer: Peer<RoleServer>,
-        meta: RequestMetaObject,
-        Parameters(call): Parameters<ProjectCall<CommandArgs>>,
-    ) -> Result<CallToolResult, ErrorData> {
-        let spec = call.args.spec(JOB_DEFAULT_TIMEOUT, JOB_MAX_TIMEOUT);
-        let progress = Progress { peer, meta };
-        let result = async {
-            let req =
-                self.prepare(&caller, &call.project, "start_job", spec, cancel, progress).await?;
-            let jobs = self.engine().jobs();
-            let id = jobs.start(req).map_err(exec_failure)?;
-            Ok(JobOutput::from(jobs.status(&id).map_err(exec_failure)?))
-        }
-        .await;
-        respond(result)
-    }
-
-    #[tool(
-        description = "The state of a job: running or finished, exit code, output sizes, CPU \
-        and memory.",
-        annotations(read_only_hint = true, open_world_hint = false),
-        output_schema = schema_for_output::<JobOutput>()
-    )]
-    async fn job_status(
-        &self,
-        Extension(caller): Extension<Caller>,
-        Parameters(args): Parameters<JobArgs>,
-    ) -> Result<CallToolResult, ErrorData> {
-        respond(self.engine().job_for(&caller, &args.job_id).map(JobOutput::from))
-    }
-
-    #[tool(
-        description = "Read a job's output a page at a time: start at cursor 0 and pass each \
-        page's `next_cursor` to read on. Works while it runs and after it finished.",
-        annotations(read_only_hint = true, open_world_hint = false),
-        output_schema = schema_for_output::<JobLogsOutput>()
-    )]
-    async fn job_logs(
-        &self,
-        Extension(caller): Extension<Caller>,
-        Parameters(args): Parameters<JobLogsArgs>,
-    ) -> Result<CallToolResult, ErrorData> {
-        let result = (|| {
-            let status = self.engine().job_for(&caller, &args.job_id)?;
-            let stream = match args.stream.as_deref() {
-                None | Some("stdout") => Stream::Stdout,
-                Some("stderr") => Stream::Stderr,
-                Some(other) => {
-                    return Err(Failure::invalid(format!(
-                        "stream must be `stdout` or `stderr`, not {other:?}"
-                    )));
+/// The tools that start a command differ only in their name, description, arguments, output
+/// and handler: one macro writes their rmcp methods (it must emit the whole `#[tool_router]`
+/// impl so the router sees them), with the job tools alongside.
+macro_rules! exec_tools {
+    ($(
+        $(#[doc = $doc:literal])*
+        $name:ident($args:ty) -> $out:ty = $handler:ident;
+    )*) => {
+        #[tool_router(router = exec_tools, vis = "pub(crate)")]
+        impl SluiceServer {
+            $(
+                #[tool(
+                    description = concat!($($doc, " "),*),
+                    annotations(
+                        read_only_hint = false,
+                        destructive_hint = true,
+                        idempotent_hint = false,
+                        open_world_hint = false
+                    ),
+                    output_schema = schema_for_output::<$out>()
+                )]
+                async fn $name(
+                    &self,
+                    Extension(caller): Extension<Caller>,
+                    cancel: CancellationToken,
+                    peer: Peer<RoleServer>,
+                    meta: RequestMetaObject,
+                    Parameters(call): Parameters<ProjectCall<$args>>,
+                ) -> Result<CallToolResult, ErrorData> {
+                    let start = Start {
+                        caller,
+                        project: call.project,
+                        tool: stringify!($name),
+                        cancel,
+                        progress: Progress { peer, meta },
+                    };
+                    respond(self.$handler(start, call.args).await)
                 }
-            };
-            let max = args.max_bytes.unwrap_or(MAX_PAGE).clamp(1, MAX_PAGE);
-            let page = self
-                .engine()
-                .jobs()
-                .logs(&status.id, stream, args.cursor.unwrap_or(0), max)
-                .map_err(exec_failure)?;
-            Ok(JobLogsOutput {
-                text: page.text,
-                cursor: page.cursor,
-                next_cursor: page.next_cursor,
-                dropped_bytes: page.dropped_bytes,
-                at_end: page.at_end,
-                state: state_str(status.state),
-            })
-        })();
-        respond(result)
-    }
+            )*
 
-    #[tool(
-        description = "Cancel a job: its whole process tree is killed (queued jobs never \
-        start). Returns the final state.",
-        annotations(
-            read_only_hint = false,
-            destructive_hint = true,
-            idempotent_hint = true,
-            open_world_hint = false
-        ),
-        output_schema = schema_for_output::<JobOutput>()
-    )]
-    async fn cancel_job(
-        &self,
-        Extension(caller): Extension<Caller>,
-        Parameters(args): Parameters<JobArgs>,
-    ) -> Result<CallToolResult, ErrorData> {
-        let engine = self.engine().clone();
-        let result = async {
-            let status = engine.job_for(&caller, &args.job_id)?;
-            let id: JobId = status.id;
-            let e = engine.clone();
-            let done = tokio::task::spawn_blocking(move || {
-                e.jobs().cancel(&id).map_err(exec_failure)?;
-                e.jobs().status(&id).map_err(exec_failure)
-            })
-            .await
-            .map_err(|_| Failure::internal())??;
-            Ok(JobOutput::from(done))
+            #[tool(
+                description = "The state of a job: running or finished, exit code, output \
+                sizes, CPU and memory. Jobs are remembered across Sluice restarts (a job that \
+                was running when Sluice stopped is `lost`).",
+                annotations(read_only_hint = true, open_world_hint = false),
+                output_schema = schema_for_output::<JobOutput>()
+            )]
+            async fn job_status(
+                &self,
+                Extension(caller): Extension<Caller>,
+                Parameters(args): Parameters<JobArgs>,
+            ) -> Result<CallToolResult, ErrorData> {
+                respond(self.engine().job_for(&caller, &args.job_id).map(JobOutput::from))
+            }
+
+            #[tool(
+                description = "Read a job's output a page at a time: start at cursor 0 and pass \
+                each page's `next_cursor` to read on. Works while it runs and after it finished \
+                (output is kept in memory only: not after a Sluice restart).",
+                annotations(read_only_hint = true, open_world_hint = false),
+                output_schema = schema_for_output::<JobLogsOutput>()
+            )]
+            async fn job_logs(
+                &self,
+                Extension(caller): Extension<Caller>,
+                Parameters(args): Parameters<JobLogsArgs>,
+            ) -> Result<CallToolResult, ErrorData> {
+                respond(self.logs_page(&caller, &args))
+            }
+
+            #[tool(
+                description = "Cancel a job: its whole process tree is killed (queued jobs \
+                never start). Returns the final state.",
+                annotations(
+                    read_only_hint = false,
+                    destructive_hint = true,
+                    idempotent_hint = true,
+                    open_world_hint = false
+                ),
+                output_schema = schema_for_output::<JobOutput>()
+            )]
+            async fn cancel_job(
+                &self,
+                Extension(caller): Extension<Caller>,
+                Parameters(args): Parameters<JobArgs>,
+            ) -> Result<CallToolResult, ErrorData> {
+                respond(self.cancel(&caller, &args.job_id).await)
+            }
+
+            #[tool(
+                description = "List the jobs of your projects (running, recently finished, and \
+                past ones remembered across restarts), optionally of one project.",
+                annotations(read_only_hint = true, open_world_hint = false),
+                output_schema = schema_for_output::<ListJobsOutput>()
+            )]
+            async fn list_jobs(
+                &self,
+                Extension(caller): Extension<Caller>,
+                Parameters(args): Parameters<ListJobsArgs>,
+            ) -> Result<CallToolResult, ErrorData> {
+                respond(self.jobs_listing(&caller, &args))
+            }
         }
-        .await;
-        respond(result)
+    };
+}
+
+exec_tools! {
+    /// Run a command in a project and wait for it (up to `timeout_seconds`, default 60, at most
+    /// 600): a program and an argument array, never a shell string. The project's execution
+    /// mode decides what may run; some commands wait for the user's approval. Runs confined:
+    /// writes only inside the project, outbound network only if the project allows it (off
+    /// unless the user turned it on; on by default in project mode), a cleared environment.
+    /// For long builds and tests use start_job.
+    run_command(CommandArgs) -> RunCommandOutput = run_command_with;
+    /// Start a command as a background job in a project and return its id at once (same rules
+    /// as run_command; default time limit 30 minutes). The job keeps running if you disconnect;
+    /// follow it with job_status and job_logs, stop it with cancel_job.
+    start_job(CommandArgs) -> JobOutput = start_job_with;
+    /// Run the project's tests and wait (default 300 s, at most 600): the toolchain is detected
+    /// from the files of `path` (Cargo.toml, package.json scripts with its lockfile's package
+    /// manager, go.mod, build.gradle, pom.xml, .sln/.csproj, pytest configuration, Makefile or
+    /// justfile `test` target). Same rules, approvals and confinement as run_command; the result
+    /// says which toolchain ran and the exact command.
+    run_tests(ToolchainArgs) -> ToolchainRunOutput = run_tests_with;
+    /// Build the project and wait (default 300 s, at most 600), detecting the toolchain like
+    /// run_tests (`cargo build`, the package.json `build` script, `go build ./...`, `gradle
+    /// assemble`, `mvn compile`, `dotnet build`, a Makefile or justfile `build` target).
+    run_build(ToolchainArgs) -> ToolchainRunOutput = run_build_with;
+}
+
+impl SluiceServer {
+    fn logs_page(&self, caller: &Caller, args: &JobLogsArgs) -> Result<JobLogsOutput, Failure> {
+        let status = self.engine().job_for(caller, &args.job_id)?;
+        let stream = match args.stream.as_deref() {
+            None | Some("stdout") => Stream::Stdout,
+            Some("stderr") => Stream::Stderr,
+            Some(other) => {
+                return Err(Failure::invalid(format!(
+                    "stream must be `stdout` or `stderr`, not {other:?}"
+                )));
+            }
+        };
+        let max = args.max_bytes.unwrap_or(MAX_PAGE).clamp(1, MAX_PAGE);
+        let page = self
+            .engine()
+            .jobs()
+            .logs(&status.id, stream, args.cursor.unwrap_or(0), max)
+            .map_err(|e| match e {
+                // Remembered in the store, but its output lived in a registry now gone.
+                ExecError::NoSuchJob(_) => Failure::new(
+                    ErrorCode::NotFound,
+                    format!(
+                        "the output of job {} is no longer kept (output lives in memory only and \
+                         does not survive a Sluice restart); job_status still says how it ended",
+                        status.id
+                    ),
+                ),
+                other => exec_failure(other),
+            })?;
+        Ok(JobLogsOutput {
+            text: page.text,
+            cursor: page.cursor,
+            next_cursor: page.next_cursor,
+            dropped_bytes: page.dropped_bytes,
+            at_end: page.at_end,
+            state: if status.lost { "lost".to_owned() } else { state_str(status.state) },
+        })
     }
 
-    #[tool(
-        description = "List the jobs of your projects (running and recently finished), \
-        optionally of one project.",
-        annotations(read_only_hint = true, open_world_hint = false),
-        output_schema = schema_for_output::<ListJobsOutput>()
-    )]
-    async fn list_jobs(
+    async fn cancel(&self, caller: &Caller, job_id: &str) -> Result<JobOutput, Failure> {
+        let engine = self.engine().clone();
+        let status = engine.job_for(caller, job_id)?;
+        if status.state.is_final() {
+            // Finished (or remembered from before a restart): nothing to kill.
+            return Ok(JobOutput::from(status));
+        }
+        let id: JobId = status.id;
+        let done = tokio::task::spawn_blocking(move || {
+            engine.jobs().cancel(&id).map_err(exec_failure)?;
+            engine.jobs().status(&id).map_err(exec_failure)
+        })
+        .await
+        .map_err(|_| Failure::internal())??;
+        Ok(JobOutput::from(done))
+    }
+
+    fn jobs_listing(
         &self,
-        Extension(caller): Extension<Caller>,
-        Parameters(args): Parameters<ListJobsArgs>,
-    ) -> Result<CallToolResult, ErrorData> {
+        caller: &Caller,
+        args: &ListJobsArgs,
+    ) -> Result<ListJobsOutput, Failure> {
         let engine = self.engine();
-        let result = (|| {
-            let only = match &args.project {
-                Some(p) => Some(engine.project(&caller, p)?.id),
-                None => None,
-            };
-            let jobs = engine
-                .jobs_for(&caller)
-                .into_iter()
-                .filter(|j| only.as_ref().is_none_or(|p| p.as_str() == j.project))
-                .map(JobOutput::from)
-                .collect();
-            Ok(ListJobsOutput { jobs })
-        })();
-        respond(result)
+        let only = match &args.project {
+            Some(p) => Some(engine.project(caller, p)?.id),
+            None => None,
+        };
+        let jobs = engine
+            .jobs_for(caller)
+            .into_iter()
+            .filter(|j| only.as_ref().is_none_or(|p| p.as_str() == j.project))
+            .map(JobOutput::from)
+            .collect();
+        Ok(ListJobsOutput { jobs })
     }
 }

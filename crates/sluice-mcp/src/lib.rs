@@ -2,6 +2,7 @@
 //! HTTP front door, [`server`] the tool surface, [`stdio`] the bridge that lets stdio-only
 //! clients reach the running engine through the same front door.
 
+pub mod check;
 pub mod dto;
 mod exec;
 pub mod http;

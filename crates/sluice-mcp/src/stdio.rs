@@ -4,6 +4,7 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
@@ -27,6 +28,44 @@ pub enum BridgeError {
     NotRunning { port: u16 },
     #[error("reading stdin failed: {0}")]
     Stdin(std::io::Error),
+    #[error(
+        "no token: set SLUICE_TOKEN to a Sluice client token, or pass --connection NAME for a \
+         connection made by `sluice connect` (tokens are never passed as arguments)"
+    )]
+    NoToken,
+    #[error(
+        "Sluice has no token for the connection {0:?}; run `sluice connect` for this client again"
+    )]
+    UnknownConnection(String),
+    #[error("cannot read the token of connection {name:?}: {message}")]
+    ConnectionToken { name: String, message: String },
+}
+
+/// The token `sluice stdio` uses: `SLUICE_TOKEN` when it is set (and not blank), else the
+/// token `sluice connect` stored for `connection` in the OS keychain (or its owner-only file
+/// fallback), so a stdio client's config needs no secret at all.
+pub fn resolve_token(
+    env_token: Option<String>,
+    data_dir: &std::path::Path,
+    preference: sluice_engine::SecretPreference,
+    connection: Option<&str>,
+) -> Result<String, BridgeError> {
+    if let Some(token) = env_token.map(|t| t.trim().to_owned()).filter(|t| !t.is_empty()) {
+        return Ok(token);
+    }
+    let Some(name) = connection else { return Err(BridgeError::NoToken) };
+    let keychain = if preference == sluice_engine::SecretPreference::FileOnly {
+        &sluice_engine::Keychain::unavailable("not used")
+    } else {
+        sluice_engine::Keychain::platform()
+    };
+    match sluice_engine::connections::load(data_dir, preference, keychain, name) {
+        Ok(Some(token)) => Ok(token.trim().to_owned()),
+        Ok(None) => Err(BridgeError::UnknownConnection(name.to_owned())),
+        Err(e) => {
+            Err(BridgeError::ConnectionToken { name: name.to_owned(), message: e.to_string() })
+        }
+    }
 }
 
 struct Bridge {
@@ -38,7 +77,17 @@ struct Bridge {
     /// the HTTP response is how cancellation is expressed over Streamable HTTP).
     in_flight: Mutex<HashMap<String, AbortHandle>>,
     out: mpsc::UnboundedSender<Value>,
+    /// Keep-alive connections to the engine that are free, with when each became free. A
+    /// request takes one (or opens one) and owns it until the response is read, so aborting the
+    /// request closes its connection, which is how the engine learns of the cancellation.
+    idle: Mutex<Vec<(Instant, Sender)>>,
 }
+
+type Sender = hyper::client::conn::http1::SendRequest<Full<Bytes>>;
+
+/// A free connection is reused only this soon after its last response: well within the
+/// engine's idle timeout (`http::HEADER_TIMEOUT`), so it cannot be closing as a request leaves.
+const REUSE_WITHIN: Duration = Duration::from_secs(3);
 
 /// Runs the bridge until stdin closes. `token` comes from the environment, never argv.
 pub async fn run<W: AsyncWrite + Unpin + Send + 'static>(
@@ -66,6 +115,7 @@ pub async fn run<W: AsyncWrite + Unpin + Send + 'static>(
         protocol: Mutex::new(None),
         in_flight: Mutex::new(HashMap::new()),
         out: tx,
+        idle: Mutex::new(Vec::new()),
     });
 
     let mut lines = BufReader::new(stdin);
@@ -203,8 +253,8 @@ impl Bridge {
         let Ok(req) = req.body(Full::new(Bytes::from(body))) else {
             return fail(-32600, "request could not be forwarded (invalid header value)");
         };
-        let res = match self.send(req).await {
-            Ok(res) => res,
+        let (res, sender) = match self.send(req).await {
+            Ok(sent) => sent,
             Err(err) => {
                 tracing::warn!(%err, "forwarding to the engine failed");
                 return fail(-32603, "Sluice is not reachable; is the Sluice app running?");
@@ -219,6 +269,7 @@ impl Bridge {
         let Ok(collected) = res.into_body().collect().await else {
             return fail(-32603, "the engine closed the response early");
         };
+        self.idle.lock().unwrap_or_else(|e| e.into_inner()).push((Instant::now(), sender));
         let bytes = collected.to_bytes();
         let mut messages: Vec<Value> = if sse {
             sse_messages(&bytes)
@@ -254,16 +305,30 @@ impl Bridge {
         messages
     }
 
+    /// Sends on a recently freed connection or a new one; returns the connection with the
+    /// response, to be given back once the body is read.
     async fn send(
         &self,
         req: Request<Full<Bytes>>,
-    ) -> Result<hyper::Response<Incoming>, Box<dyn std::error::Error + Send + Sync>> {
-        let stream = TcpStream::connect(("127.0.0.1", self.port)).await?;
-        stream.set_nodelay(true)?;
-        let (mut sender, conn) =
-            hyper::client::conn::http1::handshake(TokioIo::new(stream)).await?;
-        tokio::spawn(conn);
-        Ok(sender.send_request(req).await?)
+    ) -> Result<(hyper::Response<Incoming>, Sender), Box<dyn std::error::Error + Send + Sync>> {
+        let reused = {
+            let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
+            idle.retain(|(freed, sender)| freed.elapsed() < REUSE_WITHIN && sender.is_ready());
+            idle.pop().map(|(_, sender)| sender)
+        };
+        let mut sender = match reused {
+            Some(sender) => sender,
+            None => {
+                let stream = TcpStream::connect(("127.0.0.1", self.port)).await?;
+                stream.set_nodelay(true)?;
+                let (sender, conn) =
+                    hyper::client::conn::http1::handshake(TokioIo::new(stream)).await?;
+                tokio::spawn(conn);
+                sender
+            }
+        };
+        let res = sender.send_request(req).await?;
+        Ok((res, sender))
     }
 }
 

@@ -15,9 +15,11 @@
 
 mod approvals;
 mod audit;
+pub mod connections;
 mod db;
 mod error;
 mod fsperm;
+mod jobs;
 mod kv;
 mod projects;
 mod rules;
@@ -31,6 +33,7 @@ pub use audit::{
 };
 pub use db::{BACKUPS_KEPT, DB_FILE, Store};
 pub use error::StoreError;
+pub use jobs::{JOBS_KEPT, JobRow};
 pub use projects::{ModeChange, NewProject, Project, RootFingerprint};
 pub use rules::AllowRule;
 pub use secret::{

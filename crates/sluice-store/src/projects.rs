@@ -55,6 +55,9 @@ pub struct Project {
     pub ask_deletes: bool,
     /// Whether creating or changing files asks the user first. Default: no.
     pub ask_writes: bool,
+    /// Outbound network for the project's jobs: `None` follows the execution mode's default,
+    /// `Some(true)` / `Some(false)` is the user's explicit on / off.
+    pub network: Option<bool>,
 }
 
 /// What [`Store::insert_project`] needs; the id and timestamps are assigned by the store.
@@ -78,7 +81,8 @@ pub struct ModeChange {
 }
 
 const COLUMNS: &str = "id, name, root, access, exec, state, state_reason, shield_patterns, \
-                       root_dev, root_ino, created_ms, updated_ms, ask_deletes, ask_writes";
+                       root_dev, root_ino, created_ms, updated_ms, ask_deletes, ask_writes, \
+                       network";
 
 const MAX_NAME_CHARS: usize = 80;
 
@@ -102,6 +106,7 @@ impl Store {
             // The column defaults: deletes ask, writes do not.
             ask_deletes: true,
             ask_writes: false,
+            network: None,
         };
 
         let (dev, ino) = fingerprint_columns(new.fingerprint);
@@ -203,6 +208,20 @@ impl Store {
                                  ask_writes = coalesce(?3, ask_writes), updated_ms = ?4
              WHERE id = ?1",
             params![id.as_str(), ask_deletes.map(i64::from), ask_writes.map(i64::from), now_ms()],
+        )?;
+        expect_one(n, id)
+    }
+
+    /// Sets the network of the project's jobs: `None` restores the mode's default.
+    pub fn set_project_network(
+        &self,
+        id: &ProjectId,
+        network: Option<bool>,
+    ) -> Result<(), StoreError> {
+        let value = network.map(|on| if on { "on" } else { "off" });
+        let n = self.conn().execute(
+            "UPDATE projects SET network = ?2, updated_ms = ?3 WHERE id = ?1",
+            params![id.as_str(), value, now_ms()],
         )?;
         expect_one(n, id)
     }
@@ -388,5 +407,11 @@ fn project_from_row(r: &Row<'_>) -> rusqlite::Result<Project> {
         updated_ms: r.get(11)?,
         ask_deletes: r.get::<_, i64>(12)? != 0,
         ask_writes: r.get::<_, i64>(13)? != 0,
+        network: match r.get::<_, Option<String>>(14)?.as_deref() {
+            None => None,
+            Some("on") => Some(true),
+            Some("off") => Some(false),
+            Some(other) => return Err(decode_error(14, format!("bad network {other:?}"))),
+        },
     })
 }

@@ -145,10 +145,41 @@ DROP TABLE allow_rules;
 ALTER TABLE allow_rules_v4 RENAME TO allow_rules;
 "#;
 
+/// Version 5: the outbound network setting of each project's jobs. NULL follows the execution
+/// mode's default (see `sluice_engine`); 'on' / 'off' is the user's explicit choice.
+const V5: &str = r#"
+ALTER TABLE projects ADD COLUMN network TEXT CHECK (network IS NULL OR network IN ('on', 'off'));
+"#;
+
+/// Version 6: what each job was and how it ended, so status and lists survive a restart (logs
+/// stay in memory only). No foreign keys: like the audit log, history outlives projects and
+/// tokens. `lost` marks a job whose engine stopped before it finished.
+const V6: &str = r#"
+CREATE TABLE jobs (
+    id         TEXT PRIMARY KEY NOT NULL,
+    project_id TEXT NOT NULL,
+    token_id   TEXT,
+    -- The resolved argv for display (redacted); never output.
+    command    TEXT NOT NULL,
+    -- The normalized project-relative working folder; '' is the root.
+    cwd        TEXT NOT NULL DEFAULT '',
+    state      TEXT NOT NULL CHECK (state IN ('queued', 'running', 'succeeded', 'failed',
+                                              'cancelled', 'timed-out', 'lost')),
+    error      TEXT,
+    exit_code  INTEGER,
+    signal     INTEGER,
+    created_ms INTEGER NOT NULL,
+    started_ms INTEGER,
+    ended_ms   INTEGER
+) STRICT;
+CREATE INDEX jobs_project ON jobs (project_id, created_ms);
+CREATE INDEX jobs_state ON jobs (state);
+"#;
+
 /// Every migration, oldest first.
 pub(crate) fn migrations() -> Migrations<'static> {
-    Migrations::new(vec![M::up(V1), M::up(V2), M::up(V3), M::up(V4)])
+    Migrations::new(vec![M::up(V1), M::up(V2), M::up(V3), M::up(V4), M::up(V5), M::up(V6)])
 }
 
 /// The schema version this build writes.
-pub(crate) const LATEST: usize = 4;
+pub(crate) const LATEST: usize = 6;

@@ -155,7 +155,7 @@ pub struct LoadedSecret {
 /// An OS keychain backend, or the reason there is none. The platform one is built once per
 /// process ([`Keychain::platform`]); tests build one over `keyring_core::mock`.
 pub struct Keychain {
-    store: Result<Arc<CredentialStore>, String>,
+    pub(crate) store: Result<Arc<CredentialStore>, String>,
     name: String,
 }
 
@@ -227,7 +227,9 @@ fn platform_store() -> Result<(Arc<CredentialStore>, String), String> {
 
 /// Runs `f` on its own thread and waits at most [`KEYCHAIN_TIMEOUT`]. A stuck call is
 /// abandoned (its thread finishes or blocks on its own); the caller falls back or errs.
-fn bounded<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> Result<T, String> {
+pub(crate) fn bounded<T: Send + 'static>(
+    f: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, String> {
     let (tx, rx) = std::sync::mpsc::sync_channel(1);
     std::thread::Builder::new()
         .name("sluice-keychain".into())

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 
-use crate::{deps, sh};
+use crate::{bench_app, bench_exec, deps, sh};
 
 const SEARCH_PATTERNS: &[&str] = &[
     "serde_json::from_str",
@@ -24,9 +24,9 @@ const SEARCH_PATTERNS: &[&str] = &[
     "(?i)deprecated since",
 ];
 
-struct Serve {
-    child: Child,
-    port: u16,
+pub(crate) struct Serve {
+    pub(crate) child: Child,
+    pub(crate) port: u16,
 }
 
 impl Drop for Serve {
@@ -40,13 +40,13 @@ fn free_port() -> Result<u16> {
     Ok(std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
 }
 
-fn sluice(bin: &Path, data: &Path) -> Command {
+pub(crate) fn sluice(bin: &Path, data: &Path) -> Command {
     let mut c = Command::new(bin);
     c.arg("--data-dir").arg(data).args(["--secret-store", "file"]);
     c
 }
 
-fn output(cmd: &mut Command) -> Result<String> {
+pub(crate) fn output(cmd: &mut Command) -> Result<String> {
     let out = cmd.output().with_context(|| format!("{cmd:?}"))?;
     if !out.status.success() {
         bail!("{cmd:?} failed: {}", String::from_utf8_lossy(&out.stderr));
@@ -54,7 +54,12 @@ fn output(cmd: &mut Command) -> Result<String> {
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
-fn start(bin: &Path, data: &Path) -> Result<(Serve, Duration)> {
+pub(crate) fn start(bin: &Path, data: &Path) -> Result<(Serve, Duration)> {
+    start_with(bin, data, &[])
+}
+
+/// [`start`] with more `sluice serve` arguments.
+pub(crate) fn start_with(bin: &Path, data: &Path, extra: &[&str]) -> Result<(Serve, Duration)> {
     let port = free_port()?;
     let t0 = Instant::now();
     let mut child = sluice(bin, data)
@@ -62,6 +67,7 @@ fn start(bin: &Path, data: &Path) -> Result<(Serve, Duration)> {
         // The load generator is one client calling as fast as it can: lift the per-token limits
         // that would otherwise (rightly) throttle it.
         .args(["--rate-limit", "1000000", "--burst", "1000000"])
+        .args(extra)
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()?;
@@ -83,7 +89,10 @@ fn rss_kib(pid: u32) -> Result<u64> {
         .context("VmRSS")
 }
 
-pub fn run(root: &Path, _args: &[String]) -> Result<()> {
+pub fn run(root: &Path, args: &[String]) -> Result<()> {
+    if let Some(which @ ("exec" | "app")) = args.first().map(String::as_str) {
+        return section_only(root, which);
+    }
     let env = deps::install(root)?;
     let python = env
         .vars
@@ -224,9 +233,41 @@ pub fn run(root: &Path, _args: &[String]) -> Result<()> {
         idle_rss_start as f64 / 1024.0,
         idle_rss_after as f64 / 1024.0
     ));
+    md.push('\n');
+    md.push_str(&bench_exec::run(&bin, &work)?);
+    md.push_str(&bench_app::run(root, &target)?);
     std::fs::write(root.join("docs/BENCHMARKS.md"), &md)?;
     println!("{md}");
     let _ = std::fs::remove_dir_all(&work);
+    Ok(())
+}
+
+/// `cargo xtask bench exec|app`: only that section, re-measured and replaced in (or appended
+/// to) docs/BENCHMARKS.md, without the other sections' setup.
+fn section_only(root: &Path, which: &str) -> Result<()> {
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root.join("target"));
+    let work = tempdir(&target)?;
+    let (heading, section) = if which == "app" {
+        (bench_app::HEADING, bench_app::run(root, &target)?)
+    } else {
+        sh(Command::new("cargo").args(["build", "--release", "--locked", "-p", "sluice-cli"]))?;
+        (bench_exec::HEADING, bench_exec::run(&target.join("release/sluice"), &work)?)
+    };
+    let _ = std::fs::remove_dir_all(&work);
+    let path = root.join("docs/BENCHMARKS.md");
+    let doc = std::fs::read_to_string(&path).unwrap_or_default();
+    let doc = match doc.find(heading) {
+        Some(at) => {
+            let rest = &doc[at + heading.len()..];
+            let end = rest.find("\n## ").map_or(doc.len(), |e| at + heading.len() + e + 1);
+            format!("{}{section}{}", &doc[..at], &doc[end..])
+        }
+        None => format!("{}\n{section}", doc.trim_end_matches('\n').to_owned() + "\n"),
+    };
+    std::fs::write(&path, doc)?;
+    println!("{section}");
     Ok(())
 }
 

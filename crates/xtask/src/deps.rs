@@ -41,8 +41,11 @@ pub const APP_APT_PACKAGES: &[&str] = &[
 /// The WebDriver bridge for Tauri apps (a small crate; builds in about 30 s).
 const TAURI_DRIVER_VERSION: &str = "^2";
 
-/// The Python MCP SDK, pinned: tests must not change under us.
-const PY_PACKAGES: &[&str] = &["mcp==2.3.0"];
+/// The test Python's packages, pinned (tests must not change under us): the MCP SDK the client
+/// tests drive; jsonschema and PyYAML to check generated client configurations; python-xlib for
+/// the app benchmark to close a window as a window manager would.
+const PY_PACKAGES: &[&str] =
+    &["mcp==2.3.0", "jsonschema==4.26.0", "pyyaml==6.0.4", "python-xlib==0.33"];
 
 /// Environment the tests receive (where the clients are).
 pub struct TestEnv {
@@ -59,11 +62,13 @@ pub fn install(root: &Path) -> Result<TestEnv> {
     let node = node_env(root)?;
     ui_env(root)?;
     let driver = tauri_driver()?;
+    let validator = package_tools(root)?;
     Ok(TestEnv {
         vars: vec![
             ("SLUICE_TEST_PYTHON".into(), python.display().to_string()),
             ("SLUICE_TEST_NODE".into(), node.display().to_string()),
             ("SLUICE_TAURI_DRIVER".into(), driver.display().to_string()),
+            ("SLUICE_TEST_ACTION_VALIDATOR".into(), validator.display().to_string()),
         ],
     })
 }
@@ -194,4 +199,29 @@ fn python_env(root: &Path) -> Result<PathBuf> {
         .args(PY_PACKAGES))?;
     std::fs::write(&stamp, wanted)?;
     Ok(python)
+}
+
+/// The Python with the MCP SDK (for the package test, which needs nothing else).
+pub fn python(root: &Path) -> Result<PathBuf> {
+    python_env(root)
+}
+
+/// `tests/package`: the GitHub Actions workflow validator (`@action-validator/cli`, run by Node),
+/// exactly as `package-lock.json` pins it. Returns its entry script.
+pub fn package_tools(root: &Path) -> Result<PathBuf> {
+    let dir = root.join("tests/package");
+    let cli = dir.join("node_modules/@action-validator/cli/cli.mjs");
+    let lock =
+        std::fs::read(dir.join("package-lock.json")).context("tests/package/package-lock.json")?;
+    let stamp = dir.join("node_modules/.sluice-lock");
+    if !cli.exists() || std::fs::read(&stamp).ok().as_deref() != Some(lock.as_slice()) {
+        sh(Command::new("npm").current_dir(&dir).args([
+            "ci",
+            "--no-audit",
+            "--no-fund",
+            "--loglevel=error",
+        ]))?;
+        std::fs::write(&stamp, &lock)?;
+    }
+    Ok(cli)
 }

@@ -5,10 +5,18 @@
 //! - `cargo xtask test`  — install test dependencies, build the window, then run every test
 //!   (Rust, the window's vitest suite, and the app end to end in WebKit).
 //! - `cargo xtask deps`  — only install the dependencies.
-//! - `cargo xtask bench` — the benchmarks, beside their peers (see docs/BENCHMARKS.md).
+//! - `cargo xtask screenshots` — PNGs of every view of the real app in docs/screenshots/.
+//! - `cargo xtask bench` — the benchmarks, beside their peers (see docs/BENCHMARKS.md);
+//!   `cargo xtask bench exec` / `bench app` re-measure only the execution / desktop app section.
+//! - `cargo xtask bundle` — the .deb and .rpm installers (`--test`: then install and test the
+//!   .deb).
 
 mod bench;
+mod bench_app;
+mod bench_exec;
+mod bundle;
 mod deps;
+mod screenshots;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -24,8 +32,10 @@ fn main() -> Result<()> {
         Some("test") => test(&root, &args[1..]),
         Some("run") => run(&root, &args[1..]),
         Some("bench") => bench::run(&root, &args[1..]),
+        Some("screenshots") => screenshots::run(&root, &args[1..]),
+        Some("bundle") => bundle::run(&root, &args[1..]),
         _ => {
-            eprintln!("usage: cargo xtask <run|test|deps|bench> [args…]");
+            eprintln!("usage: cargo xtask <run|test|deps|bench|screenshots|bundle> [args…]");
             std::process::exit(2);
         }
     }

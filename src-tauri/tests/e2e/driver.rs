@@ -2,6 +2,8 @@
 //! app), a WebDriver session, and lookups that poll with deadlines instead of sleeping.
 //! tauri-driver sometimes resets a request ("SendRequest"): reads are retried until their
 //! deadline; clicks are retried only after checking that the first one did not land.
+//! Shared by the end-to-end test and the screenshots command (`examples/screenshots.rs`).
+#![allow(dead_code)]
 
 use std::io::{BufRead, BufReader};
 use std::net::{TcpListener, TcpStream};
@@ -53,7 +55,12 @@ fn tauri_driver() -> PathBuf {
 
 fn transient(e: &WebDriverError) -> bool {
     let s = format!("{e:?}");
-    s.contains("SendRequest") || s.contains("connection") || s.contains("Connection")
+    // reqwest names a reset request "SendRequest" in its debug form and "error sending
+    // request" in the message thirtyfour keeps.
+    s.contains("SendRequest")
+        || s.contains("error sending request")
+        || s.contains("connection")
+        || s.contains("Connection")
 }
 
 pub struct Session {
@@ -66,6 +73,11 @@ pub struct Session {
 
 impl Session {
     pub async fn start(app: &Path, data_dir: &Path) -> Session {
+        Session::start_with(app, data_dir, &[]).await
+    }
+
+    /// Starts the app with extra environment variables (e.g. a GTK theme).
+    pub async fn start_with(app: &Path, data_dir: &Path, env: &[(&str, &str)]) -> Session {
         // Xvfb picks a free display and tells us which on stdout.
         let mut xvfb = Command::new("Xvfb");
         xvfb.args(["-displayfd", "1", "-screen", "0", "1280x800x24", "-nolisten", "tcp"])
@@ -92,6 +104,7 @@ impl Session {
                 format!("unix:path={}", data_dir.join("no-bus").display()),
             )
             .env("NO_AT_BRIDGE", "1")
+            .envs(env.iter().copied())
             .stdout(Stdio::null());
         let driver_proc = spawn_group(&mut cmd);
 
@@ -172,6 +185,11 @@ impl Session {
         }
     }
 
+    /// Waits until a control is visible and enabled.
+    pub async fn wait_usable(&self, by: By) {
+        self.element(&by).await;
+    }
+
     /// Clicks a control once it is visible and enabled.
     pub async fn click(&self, by: By) {
         let deadline = Instant::now() + STEP;
@@ -230,12 +248,74 @@ impl Session {
         }
     }
 
+    /// Saves a PNG of the window's content. WebKitWebDriver answers with the next frame the
+    /// page paints, so a page that shows nothing changing would keep it waiting: a pixel in a
+    /// corner flickers between two invisible opacities while the picture is taken.
+    pub async fn screenshot(&self, path: &Path) {
+        self.script(KEEP_PAINTING).await;
+        self.take_png(path).await;
+        self.script(STOP_PAINTING).await;
+    }
+
+    async fn take_png(&self, path: &Path) {
+        let deadline = Instant::now() + STEP;
+        loop {
+            match self.d().screenshot_as_png().await {
+                Ok(png) => {
+                    std::fs::write(path, png).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+                    return;
+                }
+                Err(e) if transient(&e) && Instant::now() < deadline => {
+                    tokio::time::sleep(POLL).await;
+                }
+                Err(e) => panic!("cannot take a screenshot: {e:?}"),
+            }
+        }
+    }
+
+    /// Runs a script in the window (for the screenshots: scrolling, resetting the focus).
+    pub async fn script(&self, js: &str) {
+        let deadline = Instant::now() + STEP;
+        loop {
+            match self.d().execute(js, Vec::new()).await {
+                Ok(_) => return,
+                Err(e) if transient(&e) && Instant::now() < deadline => {
+                    tokio::time::sleep(POLL).await;
+                }
+                Err(e) => panic!("cannot run a script: {e:?}"),
+            }
+        }
+    }
+
+    /// Runs a script in the window and returns its value (for the benchmark's timestamps).
+    pub async fn eval(&self, js: &str) -> serde_json::Value {
+        let deadline = Instant::now() + STEP;
+        loop {
+            match self.d().execute(js, Vec::new()).await {
+                Ok(ret) => return ret.json().clone(),
+                Err(e) if transient(&e) && Instant::now() < deadline => {
+                    tokio::time::sleep(POLL).await;
+                }
+                Err(e) => panic!("cannot run a script: {e:?}"),
+            }
+        }
+    }
+
     pub async fn quit(mut self) {
         if let Some(d) = self.driver.take() {
             let _ = d.quit().await;
         }
     }
 }
+
+const KEEP_PAINTING: &str = "if (!window.__sluicePaint) { \
+    const d = document.createElement('div'); \
+    d.style.cssText = 'position:fixed;right:0;bottom:0;width:1px;height:1px;background:#808080;pointer-events:none;opacity:0.01'; \
+    document.body.appendChild(d); let on = false; \
+    window.__sluicePaint = { d, t: setInterval(() => { on = !on; d.style.opacity = on ? '0.02' : '0.01'; }, 40) }; }";
+
+const STOP_PAINTING: &str = "if (window.__sluicePaint) { \
+    clearInterval(window.__sluicePaint.t); window.__sluicePaint.d.remove(); window.__sluicePaint = null; }";
 
 /// A button with exactly this text inside `scope` (an XPath step such as `nav` or
 /// `section[@aria-label='Tokens']`).

@@ -5,86 +5,30 @@
 //! `paused`), and resumes. Then approvals: the project is made read-write in the window (deletes
 //! ask, the default the window shows), the client's `delete_path` waits, the window shows the
 //! exact path and the Approve click lets it run; a second delete is denied with a reason,
-//! which the client receives. Every step asserts on what the window shows.
+//! which the client receives. Then jobs: the project is switched to execution `any`, the client
+//! starts a job, the user approves it, the Jobs view shows it running with its live log, and the
+//! user cancels it from the window. Last, the emergency stop: the client is refused with
+//! `stopped` until the user resumes. Last, one-click Connect for Cursor against the app's
+//! temporary home folder (`connect.rs`). Every step asserts on what the window shows.
 //!
 //! Needs: `tauri-driver` (PATH or ~/.cargo/bin), `WebKitWebDriver`, `Xvfb`, and the Python SDK
 //! in `SLUICE_TEST_PYTHON` — `cargo xtask test` installs all of them and builds `ui/dist` first.
 
+mod client;
+mod connect;
 mod driver;
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
 
+use client::{Pending, client, client_step, start_job};
 use driver::{Session, by_text};
 use thirtyfour::By;
 
-fn python() -> String {
-    std::env::var("SLUICE_TEST_PYTHON").unwrap_or_else(|_| {
-        panic!("SLUICE_TEST_PYTHON is not set: run the tests with `cargo xtask test`, which installs the Python MCP SDK")
-    })
-}
-
-fn client(url: &str, token: &str, project: &str, path: &str, expect: &str) -> Command {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/e2e/mcp_step.py");
-    let mut cmd = Command::new(python());
-    cmd.arg(script)
-        .args(["--url", url, "--project", project, "--path", path, "--expect", expect])
-        .env("SLUICE_TOKEN", token)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    cmd
-}
-
-/// Runs one client step (see mcp_step.py) and returns its stdout.
-fn client_step(url: &str, token: &str, project: &str, expect: &str) -> String {
-    let out = client(url, token, project, "README.md", expect)
-        .output()
-        .expect("run the Python MCP client");
-    finished(out, expect)
-}
-
-/// A client step that blocks (a delete waiting for approval), running while the test clicks.
-struct Pending(Option<Child>, &'static str);
-
-impl Pending {
-    fn start(mut cmd: Command, expect: &'static str) -> Pending {
-        Pending(Some(cmd.spawn().expect("run the Python MCP client")), expect)
-    }
-
-    /// Waits (with a deadline) for the client to finish; returns its stdout.
-    async fn finish(mut self) -> String {
-        let mut child = self.0.take().unwrap();
-        let deadline = Instant::now() + Duration::from_secs(60);
-        while child.try_wait().unwrap().is_none() {
-            assert!(Instant::now() < deadline, "the client's {} call did not finish", self.1);
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-        finished(child.wait_with_output().unwrap(), self.1)
-    }
-}
-
-impl Drop for Pending {
-    fn drop(&mut self) {
-        if let Some(mut c) = self.0.take() {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
-    }
-}
-
-fn finished(out: std::process::Output, expect: &str) -> String {
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert!(
-        out.status.success(),
-        "client step {expect:?} failed:\n{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    stdout
-}
+/// The job the assistant starts: lines over a few seconds, then on until cancelled.
+const TICKS: &str = "i=0; while [ $i -lt 900 ]; do i=$((i+1)); echo \"tick $i\"; sleep 0.2; done";
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn window_token_client_pause_resume_approvals() {
+async fn window_token_client_pause_resume_approvals_jobs_stop() {
     let tmp = tempfile::tempdir().unwrap();
     let folder: PathBuf = tmp.path().join("e2e-app");
     std::fs::create_dir(&folder).unwrap();
@@ -92,8 +36,14 @@ async fn window_token_client_pause_resume_approvals() {
     let folder = std::fs::canonicalize(&folder).unwrap();
     let data = tmp.path().join("data");
 
+    // The app's home folder, where Connect finds Cursor's config.
+    let home = tmp.path().join("home");
+    let cursor = connect::cursor_home(&home);
+    let config = home.join(".config");
+
     let app = Path::new(env!("CARGO_BIN_EXE_sluice-app"));
-    let s = Session::start(app, &data).await;
+    let env = [("HOME", home.to_str().unwrap()), ("XDG_CONFIG_HOME", config.to_str().unwrap())];
+    let s = Session::start_with(app, &data, &env).await;
     let url = format!("http://127.0.0.1:{}/mcp", s.mcp_port);
 
     // The window is up, AI access is on, and a first-time user sees the checklist.
@@ -207,6 +157,70 @@ async fn window_token_client_pause_resume_approvals() {
     let denied = s.wait_text(By::Css("[data-testid=decision-row]"), reason).await;
     assert!(denied.contains("Denied") && denied.contains("keep.txt"), "{denied}");
     s.wait_text(By::Css("section[aria-label='Approvals']"), "No approvals waiting").await;
+
+    // Jobs. The project may run any command; each run asks first.
+    s.click(by_text("nav", "Projects")).await;
+    s.click(By::XPath("//tr[@data-testid='project-row']//button[normalize-space()='e2e-app']"))
+        .await;
+    s.click(By::Css(format!("{detail} input[value='any']"))).await;
+    s.wait_text(By::Css("[data-testid=project-row]"), "Any").await;
+    let waiting = Pending::start(start_job(&url, &token, "e2e-app", TICKS), "start_job");
+    s.click(By::XPath("//nav//button[starts-with(normalize-space(), 'Approvals')]")).await;
+    let card = s.wait_text(By::Css("[data-testid=approval-card]"), "tick").await;
+    assert!(card.contains("e2e assistant wants to start_job in e2e-app"), "{card}");
+    assert!(card.contains("sh -c"), "{card}");
+    s.click(by_text("article[@data-testid='approval-card']", "Approve once")).await;
+    let out = waiting.finish().await;
+    let job = out.trim().strip_prefix("JOB ").unwrap_or_else(|| panic!("{out}")).to_owned();
+
+    // The Jobs view shows it running; its log shows the lines as they come.
+    s.wait_text(By::Css("[data-testid=jobs-badge]"), "1").await;
+    s.click(By::XPath("//nav//button[starts-with(normalize-space(), 'Jobs')]")).await;
+    let row = s.wait_text(By::Css("[data-testid=job-row]"), "Running").await;
+    assert!(row.contains("e2e-app") && row.contains("tick"), "{row}");
+    s.click(By::XPath("//tr[@data-testid='job-row']//button[contains(., 'tick')]")).await;
+    s.wait_text(By::Css("[data-testid=job-log]"), "tick 3\n").await;
+    let log = s.wait_text(By::Css("[data-testid=job-log]"), "tick 8\n").await;
+    assert!(log.starts_with("tick 1\ntick 2\n"), "{log}");
+    let shot = tmp.path().join("jobs.png");
+    s.screenshot(&shot).await;
+    assert!(std::fs::read(&shot).unwrap().starts_with(b"\x89PNG"), "a PNG of the window");
+
+    // Cancel from the window, after confirming: the job ends as cancelled.
+    s.click(by_text("section[@data-testid='job-detail']", "Cancel job…")).await;
+    s.click(by_text("section[@data-testid='job-detail']", "Cancel job")).await;
+    let row = s.wait_text(By::Css("[data-testid=job-row]"), "Cancelled").await;
+    assert!(!row.contains("Running"), "{row}");
+    let detail = s.wait_text(By::Css("[data-testid=job-detail]"), "Cancelled").await;
+    assert!(detail.contains(&job), "the job the assistant started: {detail}");
+
+    // Emergency stop: one click in the window; the client is refused until the user resumes
+    // (which asks first).
+    s.click_until(
+        by_text("header", "Emergency stop"),
+        By::Css("[data-testid=state-pill]"),
+        "Stopped",
+    )
+    .await;
+    s.wait_text(By::Css("[data-testid=stopped-banner]"), "every AI request is refused").await;
+    assert_eq!(client_step(&url, &token, "e2e-app", "stopped").trim(), "STOPPED");
+    s.click(by_text("header", "Resume AI access")).await;
+    s.click_until(
+        by_text("div[@data-testid='resume-confirm']", "Resume"),
+        By::Css("[data-testid=state-pill]"),
+        "AI access on",
+    )
+    .await;
+    let out = client_step(&url, &token, "e2e-app", "ok");
+    assert!(out.contains("hello from the window test"), "{out}");
+
+    // Settings: the confinement in force, and "Start at login" answered by the autostart plugin
+    // through its permission (the box is enabled only once the plugin has answered).
+    s.click(by_text("nav", "Settings")).await;
+    s.wait_text(By::Css("[data-testid=confinement]"), "Landlock").await;
+    s.wait_usable(By::Css("input[name=start-at-login]")).await;
+
+    connect::connect_and_disconnect_cursor(&s, &cursor).await;
 
     s.quit().await;
 }

@@ -4,12 +4,16 @@ and calls list_projects and read_file.
 
   --expect ok      both calls succeed; prints "OK <file content>"
   --expect paused  the server refuses with HTTP 503 and code `paused`; prints "PAUSED"
+  --expect stopped  the same refusal with code `stopped` (the emergency stop); prints "STOPPED"
+  --expect job      start_job runs `sh -c --script` (or the JSON array --argv) in the project
+                    (it waits for the user's approval first); prints "JOB <job id>"
   --expect deleted  delete_path on --path waits for the user's approval and succeeds;
                     prints "DELETED"
   --expect denied   delete_path on --path is denied by the user: code `denied` and the user's
                     --reason in the message; prints "DENIED <message>"
 
-Environment: SLUICE_TOKEN. Arguments: --url, --project, --path, --expect, --reason.
+Environment: SLUICE_TOKEN. Arguments: --url, --project, --path, --expect, --reason, --script,
+--argv.
 """
 
 import argparse
@@ -49,9 +53,13 @@ async def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--url", required=True)
     ap.add_argument("--project", required=True)
-    ap.add_argument("--path", required=True)
-    ap.add_argument("--expect", choices=["ok", "paused", "deleted", "denied"], required=True)
+    ap.add_argument("--path", default="README.md")
+    ap.add_argument(
+        "--expect", choices=["ok", "paused", "stopped", "deleted", "denied", "job"], required=True
+    )
     ap.add_argument("--reason")
+    ap.add_argument("--script")
+    ap.add_argument("--argv")
     args = ap.parse_args()
 
     statuses = []
@@ -62,8 +70,9 @@ async def main():
     http = httpx2.AsyncClient(
         headers={"Authorization": f"Bearer {os.environ['SLUICE_TOKEN']}"},
         event_hooks={"response": [record]},
-        # A delete waits while the user looks at the prompt.
-        timeout=120.0,
+        # A delete waits while the user looks at the prompt: longer than an approval lives
+        # (5 minutes), so the prompt ends by the user's decision or its expiry, not ours.
+        timeout=330.0,
     )
     server = streamable_http_client(args.url, http_client=http)
     try:
@@ -74,6 +83,18 @@ async def main():
             names = [p["name"] for p in listed.structured_content["projects"]]
             if args.project not in names:
                 fail("the project is listed", names)
+            if args.expect == "job":
+                # Blocks until the user approves the command in the window.
+                argv = json.loads(args.argv) if args.argv else ["sh", "-c", args.script]
+                res = await client.call_tool(
+                    "start_job",
+                    {"project": args.project, "program": argv[0], "args": argv[1:]},
+                )
+                out = res.structured_content or {}
+                if res.is_error or not out.get("job_id", "").startswith("job_"):
+                    fail("start_job starts the approved job", out)
+                print("JOB " + out["job_id"])
+                return
             if args.expect in ("deleted", "denied"):
                 # Blocks until the user decides in the window.
                 res = await client.call_tool(
@@ -98,17 +119,17 @@ async def main():
                 fail("read_file succeeds", read.structured_content)
             content = read.structured_content["content"]
     except BaseException as exc:  # noqa: BLE001 — we report whatever the SDK raised
-        if args.expect == "paused":
+        if args.expect in ("paused", "stopped"):
             code = error_code(exc)
             if 503 not in statuses:
                 fail("the server answered 503", statuses)
-            if code != "paused":
-                fail("the refusal carries code `paused`", [repr(e) for e in leaves(exc)])
-            print("PAUSED")
+            if code != args.expect:
+                fail(f"the refusal carries code `{args.expect}`", [repr(e) for e in leaves(exc)])
+            print(args.expect.upper())
             return
         fail("the calls succeed", [repr(e) for e in leaves(exc)])
-    if args.expect == "paused":
-        fail("the calls are refused while paused", statuses)
+    if args.expect in ("paused", "stopped"):
+        fail(f"the calls are refused while {args.expect}", statuses)
     print("OK " + json.dumps(content))
 
 

@@ -21,7 +21,19 @@ location: string,
  */
 reason: string | null, };
 
-export type AppState = { paused: boolean, emergencyStopAvailable: boolean, port: number, mcpUrl: string, dataDir: string, secret: SecretInfo, version: string, };
+export type AppState = { 
+/**
+ * AI access is paused (also true while stopped: a stop pauses too).
+ */
+paused: boolean, 
+/**
+ * The emergency stop is on: every AI request is refused until the user resumes.
+ */
+stopped: boolean, port: number, mcpUrl: string, dataDir: string, secret: SecretInfo, version: string, 
+/**
+ * How commands are confined on this system (Landlock), one sentence.
+ */
+confinement: string, };
 
 export type ProjectStatus = "available" | "disabled" | "root-lost";
 
@@ -47,13 +59,24 @@ shield: Array<string> | null,
 /**
  * Which changes ask the user first.
  */
-policy: ApprovalPolicy, createdMs: number, };
+policy: ApprovalPolicy, 
+/**
+ * The user's network setting for the project's commands; `null` follows the execution
+ * mode's default.
+ */
+network: boolean | null, 
+/**
+ * Whether the project's commands may open outbound connections now.
+ */
+networkAllowed: boolean, createdMs: number, };
 
 export type SetPolicy = { id: string, 
 /**
  * `null` keeps the current setting.
  */
 askDeletes: boolean | null, askWrites: boolean | null, };
+
+export type SetNetwork = { id: string, network: boolean | null, };
 
 export type AddProject = { 
 /**
@@ -89,7 +112,19 @@ scope: Array<string> | null,
  */
 expiresInDays: number | null, };
 
-export type ClientSnippetDto = { client: string, title: string, target: string, text: string, holdsToken: boolean, };
+export type ClientSnippetDto = { client: string, title: string, target: string, text: string, holdsToken: boolean, 
+/**
+ * A one-click install link (Cursor, VS Code); never carries the token.
+ */
+link: string | null, 
+/**
+ * Whether the token lies in plain text in the client's file when set up this way.
+ */
+plainText: boolean, 
+/**
+ * Something to do besides pasting (set a variable, answer a prompt).
+ */
+note: string | null, };
 
 export type CreatedToken = { token: TokenDto, secret: string, snippets: Array<ClientSnippetDto>, };
 
@@ -155,7 +190,175 @@ decidedBy: string | null, };
 
 export type Verdict = "approve" | "deny";
 
-export type UiEvent = { "kind": "projectsChanged" } | { "kind": "tokensChanged" } | { "kind": "accessChanged", paused: boolean, } | { "kind": "projectRootLost", id: string, reason: string, } | { "kind": "approvalRequested", id: string, } | { "kind": "approvalDecided", id: string, state: string, } | { "kind": "openView", view: string, };
+export type JobStateDto = "queued" | "running" | "succeeded" | "failed" | "cancelled" | "timed-out";
+
+export type JobDto = { id: string, projectId: string, 
+/**
+ * `null` when the project was removed since.
+ */
+projectName: string | null, command: string, state: JobStateDto, exitCode: number | null, signal: number | null, 
+/**
+ * Why it could not start or run, when it could not.
+ */
+error: string | null, 
+/**
+ * How long it has run (so far, for a running job); `null` while queued.
+ */
+runtimeMs: number | null, stdoutBytes: number, stderrBytes: number, 
+/**
+ * Older output the bounded log no longer holds.
+ */
+droppedBytes: number, 
+/**
+ * The whole process tree's CPU use at the last sample (100 = one core).
+ */
+cpuPercent: number | null, memoryBytes: number | null, processes: number | null, 
+/**
+ * How the job is confined (Landlock), one sentence.
+ */
+confinement: string | null, };
+
+export type LogStream = "stdout" | "stderr";
+
+export type JobLogsQuery = { id: string, stream: LogStream, 
+/**
+ * 0 for the start, or the previous page's `nextCursor`.
+ */
+cursor: number, 
+/**
+ * At most this many bytes (capped at 64 KiB).
+ */
+maxBytes: number, };
+
+export type JobLogPage = { text: string, 
+/**
+ * Where this page starts (past the requested cursor when older output was dropped).
+ */
+cursor: number, nextCursor: number, 
+/**
+ * Bytes between the requested cursor and `cursor` that the log no longer holds.
+ */
+droppedBytes: number, 
+/**
+ * Everything written so far has been read.
+ */
+atEnd: boolean, 
+/**
+ * The job's state when the page was read: final and `atEnd` means nothing more comes.
+ */
+state: JobStateDto, };
+
+export type StopResult = { state: AppState, killedJobs: number, cancelledQueued: number, deniedApprovals: number, };
+
+export type ClientDto = { 
+/**
+ * Stable id (`cursor`, `claude-desktop`, …).
+ */
+client: string, title: string, 
+/**
+ * Whether Sluice can write this client's config (false for the generic entries, which
+ * only have a snippet to copy).
+ */
+hasConfig: boolean, 
+/**
+ * The file Connect writes on this computer, when the client has one.
+ */
+configPath: string | null, 
+/**
+ * Whether that file exists now (Connect creates it otherwise).
+ */
+configFound: boolean, 
+/**
+ * Whether the file holds Sluice's entry.
+ */
+connected: boolean, 
+/**
+ * Why the file cannot be used (e.g. it does not parse); Connect is refused then.
+ */
+problem: string | null, 
+/**
+ * `http` or `stdio`: how the client will reach Sluice.
+ */
+transport: string, 
+/**
+ * Whether connecting leaves the token in plain text in the client's file.
+ */
+plainText: boolean, 
+/**
+ * Where the token ends up, one sentence.
+ */
+storage: string, 
+/**
+ * What to do after connecting (restart, refresh).
+ */
+reloadHint: string, };
+
+export type ConfigPreview = { 
+/**
+ * Pass to `connect_apply` / `disconnect_apply`; valid once, until `expiresMs`.
+ */
+id: string, client: string, title: string, 
+/**
+ * The file that would be written.
+ */
+path: string, 
+/**
+ * Whether the file exists now (else it is created).
+ */
+fileExists: boolean, 
+/**
+ * The change as unified-diff text (the token appears as a placeholder).
+ */
+diff: string, 
+/**
+ * Nothing would change (e.g. Sluice is not in the file).
+ */
+noop: boolean, 
+/**
+ * Whether the token would be stored in plain text in that file (connect only).
+ */
+plainText: boolean, 
+/**
+ * Where the token ends up, one sentence (connect only).
+ */
+storage: string | null, expiresMs: number, };
+
+export type CheckResult = { ok: boolean, 
+/**
+ * "list_projects answered, 1 project(s) visible", or why it failed.
+ */
+message: string, };
+
+export type ConnectResult = { client: string, title: string, path: string, 
+/**
+ * The copy of the previous file, next to it (`null` when there was none).
+ */
+backup: string | null, 
+/**
+ * The label of the token created for the client.
+ */
+tokenLabel: string | null, 
+/**
+ * The token, only for clients that need it pasted or set once (VS Code asks for it,
+ * Codex reads an environment variable); shown once, never stored by the window.
+ */
+secret: string | null, 
+/**
+ * What to do with `secret`, when there is one.
+ */
+secretHint: string | null, plainText: boolean, check: CheckResult, reloadHint: string, };
+
+export type DisconnectResult = { client: string, title: string, path: string, 
+/**
+ * Whether Sluice's entry was removed (false: it was not there).
+ */
+removed: boolean, backup: string | null, 
+/**
+ * Whether a token kept for `sluice stdio` was forgotten.
+ */
+forgotStoredToken: boolean, };
+
+export type UiEvent = { "kind": "projectsChanged" } | { "kind": "tokensChanged" } | { "kind": "accessChanged", paused: boolean, } | { "kind": "projectRootLost", id: string, reason: string, } | { "kind": "approvalRequested", id: string, } | { "kind": "approvalDecided", id: string, state: string, } | { "kind": "openView", view: string, } | { "kind": "jobChanged", id: string, state: JobStateDto, } | { "kind": "jobActivity", id: string, };
 
 export const EVENT_CHANNEL = "engine-event";
 
@@ -177,4 +380,14 @@ export type Commands = {
   set_project_policy: { args: { args: SetPolicy }; result: ProjectDto };
   list_approvals: { args: Record<string, never>; result: ApprovalDto[] };
   decide_approval: { args: { id: string; verdict: Verdict; reason: string | null }; result: ApprovalDto };
+  list_jobs: { args: Record<string, never>; result: JobDto[] };
+  job_logs: { args: { query: JobLogsQuery }; result: JobLogPage };
+  cancel_job: { args: { id: string }; result: JobDto };
+  emergency_stop: { args: Record<string, never>; result: StopResult };
+  set_project_network: { args: { args: SetNetwork }; result: ProjectDto };
+  list_clients: { args: Record<string, never>; result: ClientDto[] };
+  connect_preview: { args: { client: string }; result: ConfigPreview };
+  connect_apply: { args: { id: string }; result: ConnectResult };
+  disconnect_preview: { args: { client: string }; result: ConfigPreview };
+  disconnect_apply: { args: { id: string }; result: DisconnectResult };
 };

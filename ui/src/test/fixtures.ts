@@ -1,13 +1,24 @@
-import type { ApprovalDto, AppState, CreatedToken, ProjectDto, TokenDto } from "../bindings/ipc";
+import type {
+  ApprovalDto,
+  AppState,
+  ClientDto,
+  ConfigPreview,
+  ConnectResult,
+  CreatedToken,
+  JobDto,
+  ProjectDto,
+  TokenDto,
+} from "../bindings/ipc";
 
 export const state = (over: Partial<AppState> = {}): AppState => ({
   paused: false,
-  emergencyStopAvailable: false,
+  stopped: false,
   port: 7457,
   mcpUrl: "http://127.0.0.1:7457/mcp",
   dataDir: "/home/me/.local/share/sluice",
   secret: { inKeychain: false, location: "/home/me/.local/share/sluice/secret", reason: "no Secret Service" },
   version: "0.1.0",
+  confinement: "Landlock ABI 6: writes confined to the project; outbound TCP blocked",
   ...over,
 });
 
@@ -21,6 +32,8 @@ export const project = (over: Partial<ProjectDto> = {}): ProjectDto => ({
   reason: null,
   shield: null,
   policy: { askDeletes: true, askWrites: false },
+  network: null,
+  networkAllowed: false,
   createdMs: 1_700_000_000_000,
   ...over,
 });
@@ -40,8 +53,27 @@ export const created = (): CreatedToken => ({
   token: token({ label: "Cursor on laptop" }),
   secret: "slc_" + "a".repeat(52),
   snippets: [
-    { client: "claude-code", title: "Claude Code", target: "run in a terminal", text: "claude mcp add … slc_" + "a".repeat(52), holdsToken: true },
-    { client: "cursor", title: "Cursor", target: "~/.cursor/mcp.json", text: '{"mcpServers":{}}', holdsToken: true },
+    { client: "claude-code", title: "Claude Code", target: "run in a terminal", text: "claude mcp add … slc_" + "a".repeat(52), holdsToken: true, link: null, plainText: true, note: null },
+    {
+      client: "cursor",
+      title: "Cursor",
+      target: "~/.cursor/mcp.json",
+      text: '{"mcpServers":{}}',
+      holdsToken: true,
+      link: "cursor://anysphere.cursor-deeplink/mcp/install?name=sluice&config=e30%3D",
+      plainText: true,
+      note: null,
+    },
+    {
+      client: "codex",
+      title: "Codex",
+      target: "~/.codex/config.toml",
+      text: "[mcp_servers.sluice]\n",
+      holdsToken: false,
+      link: null,
+      plainText: false,
+      note: "Set SLUICE_TOKEN to the token in the environment Codex starts from.",
+    },
   ],
 });
 
@@ -59,5 +91,69 @@ export const approval = (over: Partial<ApprovalDto> = {}): ApprovalDto => ({
   reason: null,
   decidedMs: null,
   decidedBy: null,
+  ...over,
+});
+
+export const job = (over: Partial<JobDto> = {}): JobDto => ({
+  id: "job_aaaaaaaaaaaaaaaa",
+  projectId: "proj_aaaaaaaaaaaaaaaa",
+  projectName: "my-app",
+  command: "cargo test --all",
+  state: "running",
+  exitCode: null,
+  signal: null,
+  error: null,
+  runtimeMs: 83_000,
+  stdoutBytes: 120,
+  stderrBytes: 0,
+  droppedBytes: 0,
+  cpuPercent: 87.5,
+  memoryBytes: 350 * 1024 * 1024,
+  processes: 3,
+  confinement: "Landlock: fully enforced",
+  ...over,
+});
+
+export const client = (over: Partial<ClientDto> = {}): ClientDto => ({
+  client: "cursor",
+  title: "Cursor",
+  hasConfig: true,
+  configPath: "/home/me/.cursor/mcp.json",
+  configFound: true,
+  connected: false,
+  problem: null,
+  transport: "http",
+  plainText: true,
+  storage: "The token is stored in plain text in the client's file",
+  reloadHint: "Refresh the MCP list in the client's settings, or restart it.",
+  ...over,
+});
+
+export const preview = (over: Partial<ConfigPreview> = {}): ConfigPreview => ({
+  id: "cfg_aaaaaaaaaaaaaaaa",
+  client: "cursor",
+  title: "Cursor",
+  path: "/home/me/.cursor/mcp.json",
+  fileExists: true,
+  diff:
+    "--- /home/me/.cursor/mcp.json\n+++ /home/me/.cursor/mcp.json\n@@ -1,3 +1,9 @@\n {\n   \"mcpServers\": {\n-    \"github\": {}\n+    \"github\": {},\n+    \"sluice\": {\n+      \"url\": \"http://127.0.0.1:7457/mcp\"\n+    }\n",
+  noop: false,
+  plainText: true,
+  storage: "The token is stored in plain text in the client's file",
+  expiresMs: Date.now() + 300_000,
+  ...over,
+});
+
+export const connectResult = (over: Partial<ConnectResult> = {}): ConnectResult => ({
+  client: "cursor",
+  title: "Cursor",
+  path: "/home/me/.cursor/mcp.json",
+  backup: "/home/me/.cursor/mcp.json.bak-20261130T090000Z",
+  tokenLabel: "Cursor (sluice connect)",
+  secret: null,
+  secretHint: null,
+  plainText: true,
+  check: { ok: true, message: "list_projects answered, 1 project(s) visible" },
+  reloadHint: "Refresh the MCP list in the client's settings, or restart it.",
   ...over,
 });

@@ -2,47 +2,19 @@
 import { act, fireEvent, render, screen, within } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import type { UiEvent } from "../bindings/ipc";
-import { approval, project, state, token } from "../test/fixtures";
+import { approval, project, token } from "../test/fixtures";
 
-let emit: (e: UiEvent) => void = () => {};
+vi.mock("../api", () => import("../test/api"));
 
-vi.mock("../api", () => ({
-  CLIPBOARD_CLEAR_MS: 60_000,
-  api: {
-    appState: vi.fn(),
-    setPaused: vi.fn(),
-    listProjects: vi.fn(),
-    addProject: vi.fn(),
-    setProjectModes: vi.fn(),
-    setProjectEnabled: vi.fn(),
-    removeProject: vi.fn(),
-    setShield: vi.fn(),
-    defaultShield: vi.fn(),
-    listTokens: vi.fn(),
-    createToken: vi.fn(),
-    revokeToken: vi.fn(),
-    audit: vi.fn(),
-    verifyAudit: vi.fn(),
-    setProjectPolicy: vi.fn(),
-    listApprovals: vi.fn(),
-    decideApproval: vi.fn(),
-    pickFolder: vi.fn(),
-    onEvent: vi.fn(),
-    copy: vi.fn(),
-  },
-}));
-
-import { api } from "../api";
 import { App } from "../App";
+import { emit, m, resetApi } from "../test/api";
 import { ApprovalsView, INERT_MS, countdown } from "./Approvals";
 
-const m = vi.mocked(api, true);
 const reload = vi.fn(async () => {});
 
 beforeEach(() => {
   vi.useFakeTimers({ shouldAdvanceTime: true });
-  vi.clearAllMocks();
+  resetApi();
   m.decideApproval.mockImplementation(async (id, verdict, reason) =>
     approval({ id, status: verdict === "approve" ? "approved" : "denied", reason }),
   );
@@ -211,15 +183,9 @@ describe("the Approvals view", () => {
 
 describe("approvals in the window", () => {
   beforeEach(() => {
-    m.appState.mockResolvedValue(state());
     m.listProjects.mockResolvedValue([project({ access: "read-write" })]);
     m.listTokens.mockResolvedValue([token()]);
     m.defaultShield.mockResolvedValue([".env"]);
-    m.listApprovals.mockResolvedValue([]);
-    m.onEvent.mockImplementation(async (h) => {
-      emit = h;
-      return () => {};
-    });
   });
 
   it("badges the sidebar with the pending count and opens the view when asked", async () => {

@@ -7,6 +7,7 @@ export function FirstRun(props: {
   tokens: TokenDto[];
   onAuthorize: () => void;
   onCreateToken: () => void;
+  onConnect: () => void;
 }) {
   const steps = [
     {
@@ -26,9 +27,9 @@ export function FirstRun(props: {
     {
       done: props.tokens.some((t) => t.lastUsedMs !== null),
       title: "Connect your assistant",
-      hint: "Paste the snippet for your client; this ticks itself once it connects.",
-      action: props.onCreateToken,
-      button: "Show client setup",
+      hint: "Connect writes Sluice into your client's settings; this ticks itself once it connects.",
+      action: props.onConnect,
+      button: "Connect a client…",
     },
   ];
   return (

@@ -79,6 +79,7 @@ export function ProjectsView(props: {
               <th>Status</th>
               <th>Access</th>
               <th>Execution</th>
+              <th>Network</th>
               <th>Folder</th>
             </tr>
           </thead>
@@ -93,6 +94,7 @@ export function ProjectsView(props: {
                 <td className={`status-${p.status}`}>{STATUS[p.status]}</td>
                 <td>{ACCESS.find((a) => a.value === p.access)?.label}</td>
                 <td>{EXEC.find((x) => x.value === p.exec)?.label}</td>
+                <td data-testid="project-network">{networkLine(p)}</td>
                 <td>
                   <Text mono>{p.root}</Text>
                 </td>
@@ -251,6 +253,10 @@ function ProjectDetail({ project, onRemoved }: { project: ProjectDto; onRemoved:
         value={project.exec}
         onChange={(exec) => run(() => api.setProjectModes({ id: project.id, access: null, exec }))}
       />
+      <NetworkEditor
+        project={project}
+        onChange={(network) => run(() => api.setProjectNetwork({ id: project.id, network }))}
+      />
       {project.access === "read-write" && (
         <PolicyEditor
           project={project}
@@ -357,6 +363,49 @@ function ShieldEditor({
           </button>
         )}
       </div>
+    </fieldset>
+  );
+}
+
+/** "on (default for this mode)", "off (set by you)": the network of the project's commands. */
+export function networkLine(p: ProjectDto): string {
+  const state = p.networkAllowed ? "on" : "off";
+  return `${state} (${p.network === null ? "default for this mode" : "set by you"})`;
+}
+
+const NETWORK: { value: boolean | null; label: string }[] = [
+  { value: true, label: "On" },
+  { value: false, label: "Off" },
+  { value: null, label: "Mode default" },
+];
+
+/** Outbound network for the project's commands: on, off, or the execution mode's default. */
+function NetworkEditor(props: { project: ProjectDto; onChange: (network: boolean | null) => void }) {
+  const p = props.project;
+  return (
+    <fieldset className="policy">
+      <legend>Network for commands</legend>
+      <div className="row">
+        <span data-testid="network-state">Network for commands: {networkLine(p)}</span>
+        <span className="segmented" role="group" aria-label="Network setting">
+          {NETWORK.map((n) => (
+            <button
+              key={n.label}
+              type="button"
+              aria-pressed={p.network === n.value}
+              onClick={() => p.network !== n.value && props.onChange(n.value)}
+            >
+              {n.label}
+            </button>
+          ))}
+        </span>
+      </div>
+      <p className="muted">
+        On — commands may download dependencies and reach other computers. Off — their outbound
+        connections are blocked. The mode default is on in Project mode and off otherwise.
+        Turning the network on asks you in a system dialog; running commands keep their setting.
+      </p>
+      {p.exec === "off" && <p className="muted">Execution is off: no command runs in this project.</p>}
     </fieldset>
   );
 }

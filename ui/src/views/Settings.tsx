@@ -1,7 +1,9 @@
 // Settings: where Sluice listens and keeps its data, the secret's storage, the access state.
 
+import { useEffect, useState } from "react";
+import { api } from "../api";
 import type { AppState } from "../bindings/ipc";
-import { Text } from "../components";
+import { ErrorLine, Text, errorMessage } from "../components";
 
 export function SettingsView({ state }: { state: AppState | null }) {
   if (!state) return null;
@@ -18,7 +20,22 @@ export function SettingsView({ state }: { state: AppState | null }) {
           </p>
         </dd>
         <dt>AI access</dt>
-        <dd>{state.paused ? "Paused — every request is refused" : "On"}</dd>
+        <dd>
+          {state.stopped
+            ? "Stopped (emergency stop) — every request is refused until you resume"
+            : state.paused
+              ? "Paused — every request is refused"
+              : "On"}
+        </dd>
+        <dt>Start at login</dt>
+        <dd>
+          <StartAtLogin />
+        </dd>
+        <dt>Command confinement</dt>
+        <dd data-testid="confinement">
+          <Text>{state.confinement}</Text>
+          <p className="muted">Commands run as argv without a shell, in a cleared environment, writing only inside their project.</p>
+        </dd>
         <dt>Data folder</dt>
         <dd>
           <Text mono>{state.dataDir}</Text>
@@ -44,5 +61,45 @@ export function SettingsView({ state }: { state: AppState | null }) {
         <dd>{state.version}</dd>
       </dl>
     </section>
+  );
+}
+
+/** The autostart switch; its state lives in the OS (a login item), so it is read, not assumed. */
+function StartAtLogin() {
+  const [on, setOn] = useState<boolean | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  useEffect(() => {
+    let live = true;
+    api
+      .startAtLogin()
+      .then((v) => live && setOn(v))
+      .catch((e) => live && setError(errorMessage(e)));
+    return () => {
+      live = false;
+    };
+  }, []);
+  const toggle = async (want: boolean) => {
+    try {
+      await api.setStartAtLogin(want);
+      setOn(await api.startAtLogin());
+      setError(null);
+    } catch (e) {
+      setError(errorMessage(e));
+    }
+  };
+  return (
+    <>
+      <label>
+        <input
+          type="checkbox"
+          name="start-at-login"
+          checked={on ?? false}
+          disabled={on === null}
+          onChange={(e) => void toggle(e.target.checked)}
+        />{" "}
+        Start Sluice when I log in
+      </label>
+      <ErrorLine error={error} />
+    </>
   );
 }

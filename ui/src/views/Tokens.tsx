@@ -261,12 +261,29 @@ function CreatedPanel({ created, onDone }: { created: CreatedToken; onDone: () =
           <p className="muted">
             Where: <Text>{snippet.target}</Text>
           </p>
+          {snippet.plainText ? (
+            <p className="warning" data-testid="snippet-plain-text">
+              Set up this way, {snippet.title} keeps the token in plain text in its settings.
+            </p>
+          ) : (
+            <p className="muted">The token does not go into {snippet.title}'s settings file.</p>
+          )}
+          {snippet.note && (
+            <p className="muted">
+              <Text>{snippet.note}</Text>
+            </p>
+          )}
           <pre className="snippet">
             <Text>{snippet.text}</Text>
           </pre>
           <button type="button" onClick={() => copy(`${snippet.title} setup`, snippet.text, snippet.holdsToken)}>
             Copy {snippet.title} setup
           </button>
+          {snippet.link && (
+            <button type="button" onClick={() => copy(`${snippet.title} install link`, snippet.link ?? "", false)}>
+              Copy {snippet.title} install link
+            </button>
+          )}
         </div>
       )}
       <div className="row">

@@ -9,26 +9,12 @@ use serde_json::{Value, json};
 
 use crate::harness::*;
 
-fn python() -> String {
-    std::env::var("SLUICE_TEST_PYTHON").expect("SLUICE_TEST_PYTHON (run `cargo xtask test`)")
-}
-
 /// A sandbox whose "demo" project is read-write, plus a read-only "other".
 fn writable() -> (Sandbox, String) {
-    let sb = Sandbox::new();
-    sb.ok(&[
-        "project",
-        "add",
-        sb.project.to_str().unwrap(),
-        "--name",
-        "demo",
-        "--access",
-        "read-write",
-    ]);
+    let (sb, token) = executable("off");
     let other = sb.root().join("other");
     std::fs::create_dir_all(&other).unwrap();
     sb.ok(&["project", "add", other.to_str().unwrap(), "--name", "other"]);
-    let token = sb.token("writer", &[]);
     (sb, token)
 }
 

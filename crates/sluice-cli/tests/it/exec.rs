@@ -1,89 +1,16 @@
-//! Execution end to end over raw HTTP against the real binary, the human side played through
-//! the CLI: modes allow and refuse what they should, arguments stay literal (CI-01), jobs outlive
-//! their client, cancel and the emergency stop leave no survivors (ES-02, PE-02), the stop
-//! survives a restart, and allow rules match only the exact command (AP-03).
+//! Execution end to end against the real binary, the human side played through the CLI. Over
+//! raw HTTP: modes allow and refuse what they should, arguments stay literal (CI-01), jobs
+//! outlive their client, cancel and the emergency stop leave no survivors (ES-02, PE-02), the
+//! stop survives a restart, and allow rules match only the exact command (AP-03). With the
+//! official Python MCP SDK (tests/clients/python_exec.py): every mode, CI-01, CI-02, CI-03,
+//! ES-01, Landlock (writes outside the project, network off) and a cancelled tree.
 
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
 use crate::harness::*;
-
-/// A sandbox whose "demo" project is read-write with execution `exec`, and a token.
-fn executable(exec: &str) -> (Sandbox, String) {
-    let sb = Sandbox::new();
-    sb.ok(&[
-        "project",
-        "add",
-        sb.project.to_str().unwrap(),
-        "--name",
-        "demo",
-        "--access",
-        "read-write",
-        "--exec",
-        exec,
-    ]);
-    let token = sb.token("runner", &[]);
-    (sb, token)
-}
-
-fn result(v: &Value) -> (&Value, bool) {
-    let r = &v["result"];
-    (&r["structuredContent"], r["isError"] == json!(true))
-}
-
-fn ok(v: &Value) -> Value {
-    let (out, err) = result(v);
-    assert!(!err, "tool failed: {v}");
-    out.clone()
-}
-
-fn refused(v: &Value, code: &str) -> String {
-    let (out, err) = result(v);
-    assert!(err, "tool unexpectedly succeeded: {v}");
-    assert_eq!(out["code"], code, "{v}");
-    out["message"].as_str().unwrap_or_default().to_owned()
-}
-
-fn call_async(port: u16, token: &str, tool: &str, args: Value) -> std::thread::JoinHandle<Value> {
-    let token = token.to_owned();
-    let tool = tool.to_owned();
-    std::thread::spawn(move || call(port, &token, &tool, args))
-}
-
-fn pending(sb: &Sandbox) -> Vec<Value> {
-    let list: Value = serde_json::from_str(&sb.ok(&["approvals", "list", "--json"])).unwrap();
-    list.as_array().unwrap().iter().filter(|a| a["state"] == "pending").cloned().collect()
-}
-
-fn wait_pending(sb: &Sandbox) -> Value {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
-        if let Some(a) = pending(sb).into_iter().next() {
-            return a;
-        }
-        assert!(Instant::now() < deadline, "no approval appeared");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
-/// Calls a tool that asks, approving it through the CLI (with `extra` such as `--always`).
-fn approved(
-    sb: &Sandbox,
-    port: u16,
-    token: &str,
-    tool: &str,
-    args: Value,
-    extra: &[&str],
-) -> Value {
-    let call = call_async(port, token, tool, args);
-    let a = wait_pending(sb);
-    let id = a["id"].as_str().unwrap();
-    let mut argv = vec!["approvals", "approve", id];
-    argv.extend_from_slice(extra);
-    sb.ok(&argv);
-    call.join().unwrap()
-}
 
 /// Live processes whose command line contains `marker` (zombies excluded).
 fn survivors(marker: &str) -> Vec<u32> {
@@ -309,4 +236,73 @@ fn dropping_a_project_to_read_only_kills_its_jobs() {
         assert!(Instant::now() < deadline, "{st}");
         std::thread::sleep(Duration::from_millis(50));
     }
+}
+
+/// A project folder holding a small cargo crate with no dependencies (builds offline).
+fn cargo_crate(dir: &std::path::Path) {
+    std::fs::create_dir_all(dir.join("src")).unwrap();
+    std::fs::write(
+        dir.join("Cargo.toml"),
+        "[package]\nname = \"hello\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[workspace]\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("src/main.rs"),
+        "fn main() {\n    println!(\"hello from a sluice job\");\n}\n",
+    )
+    .unwrap();
+}
+
+#[test]
+fn python_sdk_runs_commands_in_every_mode_over_http() {
+    let (sb, token) = executable("any");
+    let root = sb.root();
+    for (name, exec) in [("off", "off"), ("safe", "safe"), ("build", "project")] {
+        let dir = root.join(name);
+        std::fs::create_dir_all(&dir).unwrap();
+        if name == "build" {
+            cargo_crate(&dir);
+        }
+        let path = dir.to_str().unwrap();
+        sb.ok(&["project", "add", path, "--name", name, "--access", "read-write", "--exec", exec]);
+    }
+    let outside = root.join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    let m = marker();
+    // ES-01: secrets in the server's own environment, in shapes the redactor would not catch,
+    // so only the environment isolation can keep them out of a job.
+    let canaries: Vec<(&str, String)> =
+        ["AWS_SECRET_ACCESS_KEY", "GITHUB_TOKEN", "SLUICE_TOKEN", "RT_CANARY", "NPM_CONFIG_AUTH"]
+            .iter()
+            .map(|n| (*n, format!("es01{}{m}", n.to_ascii_lowercase().replace('_', ""))))
+            .collect();
+    let env: Vec<(&str, &str)> = canaries.iter().map(|(n, v)| (*n, v.as_str())).collect();
+    let server = sb.serve_env(&env);
+    let pairs: Vec<String> = canaries.iter().map(|(n, v)| format!("{n}={v}")).collect();
+    let script =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/clients/python_exec.py");
+    let out = Command::new(python())
+        .arg(script)
+        .args(["--url", &server.url(), "--sluice", BIN, "--marker", &m, "--outside"])
+        .arg(&outside)
+        .env("SLUICE_TOKEN", &token)
+        .env("SLUICE_DATA_DIR", &sb.data)
+        .env("SLUICE_CANARY", &sb.canary)
+        .env("SLUICE_ENV_CANARIES", pairs.join(","))
+        .output()
+        .expect("run the Python client");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.starts_with("OK "), "{stdout}");
+    // The script saw cancel_job return; not one process of the tree is left.
+    assert_eq!(survivors(&m), Vec::<u32>::new());
+    assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0, "something was written outside");
+    let audit = sb.ok(&["audit", "list", "--json", "--limit", "1000"]);
+    for action in ["run_command", "start_job", "cancel_job", "approval.denied"] {
+        assert!(audit.contains(action), "{action} not audited");
+    }
+    for (_, v) in &canaries {
+        assert!(!audit.contains(v.as_str()));
+    }
+    assert!(sb.ok(&["audit", "verify"]).contains("intact"));
 }

@@ -6,7 +6,9 @@ use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_sluice");
 
@@ -287,4 +289,98 @@ pub fn call(port: u16, token: &str, tool: &str, args: serde_json::Value) -> serd
     let r = post(port, &bearer(token), &call_body(tool, args));
     assert_eq!(r.status, 200, "{tool}: {}", r.body);
     r.json()
+}
+
+// ----- execution tools: results, approvals played through the CLI -------------------------
+// (moved here from exec.rs so exec_tools.rs shares them)
+
+/// A sandbox whose "demo" project is read-write with execution `exec`, and a token.
+pub fn executable(exec: &str) -> (Sandbox, String) {
+    let sb = Sandbox::new();
+    sb.ok(&[
+        "project",
+        "add",
+        sb.project.to_str().unwrap(),
+        "--name",
+        "demo",
+        "--access",
+        "read-write",
+        "--exec",
+        exec,
+    ]);
+    let token = sb.token("runner", &[]);
+    (sb, token)
+}
+
+pub fn result(v: &Value) -> (&Value, bool) {
+    let r = &v["result"];
+    (&r["structuredContent"], r["isError"] == json!(true))
+}
+
+pub fn ok(v: &Value) -> Value {
+    let (out, err) = result(v);
+    assert!(!err, "tool failed: {v}");
+    out.clone()
+}
+
+pub fn refused(v: &Value, code: &str) -> String {
+    let (out, err) = result(v);
+    assert!(err, "tool unexpectedly succeeded: {v}");
+    assert_eq!(out["code"], code, "{v}");
+    out["message"].as_str().unwrap_or_default().to_owned()
+}
+
+pub fn call_async(
+    port: u16,
+    token: &str,
+    tool: &str,
+    args: Value,
+) -> std::thread::JoinHandle<Value> {
+    let token = token.to_owned();
+    let tool = tool.to_owned();
+    std::thread::spawn(move || call(port, &token, &tool, args))
+}
+
+pub fn pending(sb: &Sandbox) -> Vec<Value> {
+    let list: Value = serde_json::from_str(&sb.ok(&["approvals", "list", "--json"])).unwrap();
+    list.as_array().unwrap().iter().filter(|a| a["state"] == "pending").cloned().collect()
+}
+
+pub fn wait_pending(sb: &Sandbox) -> Value {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        if let Some(a) = pending(sb).into_iter().next() {
+            return a;
+        }
+        assert!(Instant::now() < deadline, "no approval appeared");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Calls a tool that asks, approving it through the CLI (with `extra` such as `--always`).
+pub fn approved(
+    sb: &Sandbox,
+    port: u16,
+    token: &str,
+    tool: &str,
+    args: Value,
+    extra: &[&str],
+) -> Value {
+    let call = call_async(port, token, tool, args);
+    let a = wait_pending(sb);
+    let id = a["id"].as_str().unwrap();
+    let mut argv = vec!["approvals", "approve", id];
+    argv.extend_from_slice(extra);
+    sb.ok(&argv);
+    call.join().unwrap()
+}
+
+/// The test Python `cargo xtask test` installs (MCP SDK, jsonschema, PyYAML).
+pub fn python() -> String {
+    std::env::var("SLUICE_TEST_PYTHON").unwrap_or_else(|_| {
+        panic!(
+            "SLUICE_TEST_PYTHON is not set: run the tests with `cargo xtask test`, which installs \
+             the Python MCP SDK"
+        )
+    })
 }

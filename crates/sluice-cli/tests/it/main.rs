@@ -4,7 +4,9 @@
 
 mod changes;
 mod cli;
+mod connect;
 mod exec;
+mod exec_tools;
 mod harness;
 mod http_guards;
 mod keychain;

@@ -7,12 +7,6 @@ use std::process::Command;
 
 use crate::harness::*;
 
-fn python() -> String {
-    std::env::var("SLUICE_TEST_PYTHON").unwrap_or_else(|_| {
-        panic!("SLUICE_TEST_PYTHON is not set: run the tests with `cargo xtask test`, which installs the Python MCP SDK")
-    })
-}
-
 fn script() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/clients/python_client.py")
 }

@@ -128,3 +128,39 @@ fn a_missing_working_directory_is_refused_without_a_path() {
     assert!(err.to_string().contains("\"nope\""), "{err}");
     assert!(!err.to_string().contains(fx.dir.path().to_str().expect("utf8")), "{err}");
 }
+
+#[test]
+fn the_observer_sees_every_state_change_with_wall_clock_times() {
+    use std::sync::{Arc, Mutex};
+
+    use sluice_exec::JobRecord;
+
+    let fx = Fixture::new();
+    let seen: Arc<Mutex<Vec<JobRecord>>> = Arc::default();
+    let sink = seen.clone();
+    let limits = JobLimits { max_running: 1, ..JobLimits::default() };
+    let jobs = Jobs::with_observer(
+        limits,
+        Arc::new(move |r: &JobRecord| sink.lock().expect("lock").push(r.clone())),
+    );
+    let mut first = fx.request("sh", &["-c", "sleep 0.2; exit 4"]);
+    first.owner = Some("tok_owner".into());
+    let a = jobs.start(first).expect("a");
+    let b = jobs.start(fx.request("echo", &["queued"])).expect("b");
+    let c = jobs.start(fx.request("echo", &["cancelled"])).expect("c");
+    assert_eq!(jobs.cancel(&c).expect("cancel"), JobState::Cancelled);
+    rt().block_on(jobs.wait(&a)).expect("a ends");
+    rt().block_on(jobs.wait(&b)).expect("b ends");
+    let seen = seen.lock().expect("lock").clone();
+    let states = |id: &sluice_exec::JobId| -> Vec<JobState> {
+        seen.iter().filter(|r| r.id == *id).map(|r| r.state).collect()
+    };
+    assert_eq!(states(&a), [JobState::Running, JobState::Failed]);
+    assert_eq!(states(&b), [JobState::Queued, JobState::Running, JobState::Succeeded]);
+    assert_eq!(states(&c), [JobState::Queued, JobState::Cancelled]);
+    let last_a = seen.iter().rev().find(|r| r.id == a).expect("a");
+    assert_eq!((last_a.exit_code, last_a.owner.as_deref()), (Some(4), Some("tok_owner")));
+    let (start, end) = (last_a.started_ms.expect("started"), last_a.ended_ms.expect("ended"));
+    assert!(last_a.created_ms <= start && start + 150 <= end, "{last_a:?}");
+    assert!(last_a.command.ends_with("sh -c 'sleep 0.2; exit 4'"), "{last_a:?}");
+}

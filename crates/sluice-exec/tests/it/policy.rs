@@ -48,6 +48,9 @@ fn stub_path() -> (tempfile::TempDir, TrustedPath) {
         "cmd",
         "npx",
         "at",
+        "gradle",
+        "mvn",
+        "dotnet",
     ] {
         let p = dir.path().join(name);
         std::fs::write(&p, "").expect("stub");
@@ -136,6 +139,35 @@ fn project_runs_toolchain_forms_and_asks() {
             (&["npm", "install"], "refuse"),
             (&["echo", "hi"], "refuse"),
             (&["sh", "-c", "cargo test"], "refuse"),
+        ],
+    );
+}
+
+#[test]
+fn gradle_maven_and_dotnet_run_only_build_and_test_entry_points() {
+    check(
+        ExecMode::Project,
+        &[
+            (&["gradle", "test", "--tests", "com.x.FooTest", "--offline"], "ask caution"),
+            (&["gradle", "assemble", "-q"], "ask caution"),
+            (&["gradle", "test", "-I", "init.gradle"], "refuse"),
+            (&["gradle", "test", "-Dorg.gradle.jvmargs=-javaagent:x"], "refuse"),
+            (&["gradle", "publish"], "refuse"),
+            (&["gradle", "test", "--tests", "--init-script=x"], "refuse"),
+            (&["gradle"], "refuse"),
+            (&["mvn", "test", "-Dtest=FooTest", "-B"], "ask caution"),
+            (&["mvn", "compile", "-pl", "core", "-am"], "refuse"),
+            (&["mvn", "package", "-o"], "ask caution"),
+            (&["mvn", "test", "-Dtest", "exec:java"], "refuse"),
+            (&["mvn", "exec:exec"], "refuse"),
+            (&["mvn", "test", "-Dexec.executable=sh"], "refuse"),
+            (&["mvn", "test", "-f", "/tmp/pom.xml"], "refuse"),
+            (&["dotnet", "test", "--filter", "Name~Foo", "-c", "Release"], "ask caution"),
+            (&["dotnet", "build", "src/App.csproj", "--no-restore"], "ask caution"),
+            (&["dotnet", "build", "/etc/App.csproj"], "refuse"),
+            (&["dotnet", "run"], "refuse"),
+            (&["dotnet", "tool", "install", "x"], "refuse"),
+            (&["dotnet", "test", "--logger", "x"], "refuse"),
         ],
     );
 }

@@ -167,3 +167,69 @@ fn network_off_blocks_tcp_connect_and_allowed_does_not() {
     conn.read_to_string(&mut got).expect("read");
     assert_eq!(got, "hello\n");
 }
+
+#[test]
+fn a_job_cannot_read_or_write_the_hidden_data_folder_but_reads_everything_else() {
+    let fx = Fixture::new();
+    let data = fx.dir.path().canonicalize().expect("canonical").join("data");
+    std::fs::create_dir_all(data.join("backups")).expect("mkdir");
+    std::fs::write(data.join("sluice.db"), "DATABASE-CANARY").expect("write");
+    std::fs::write(data.join("backups/old.bak"), "BACKUP-CANARY").expect("write");
+    std::fs::write(fx.outside().join("note.txt"), "OUTSIDE-READABLE").expect("write");
+    let mut req = fx.request(
+        "sh",
+        &[
+            "-c",
+            "cat \"$1/sluice.db\" || echo denied-db; cat \"$1/backups/old.bak\" || echo denied-bak; \
+             echo x > \"$1/planted\" || echo denied-write; \
+             head -c 4 /usr/bin/env > /dev/null && echo usr-ok; cat \"$2/note.txt\"; echo; \
+             echo t > \"$TMPDIR/t\" && cat \"$TMPDIR/t\" && echo tmp-ok; \
+             for f in /proc/$PPID/fd/*; do l=$(readlink \"$f\") || { echo fd-denied; break; }; \
+             case \"$l\" in *sluice.db) cat \"$f\" > /dev/null && echo fd-read || echo fd-denied;; \
+             esac; done",
+            "sh",
+            data.to_str().expect("utf-8"),
+            fx.outside().to_str().expect("utf-8"),
+        ],
+    );
+    // As the engine does it: the job's private folders live inside the hidden data folder.
+    req.sandbox.state_dir = data.join("projects/p/exec");
+    req.sandbox.hidden = vec![data.clone()];
+    // The engine keeps its database open: the job must not reach it through /proc either.
+    let held = std::fs::File::open(data.join("sluice.db")).expect("open");
+    let out = rt().block_on(Jobs::new(JobLimits::default()).run(req)).expect("run");
+    drop(held);
+    assert!(!out.stdout.contains("CANARY") && !out.stdout.contains("fd-read"), "{out:?}");
+    // Nor through the engine's open files in /proc: Landlock denies ptrace-mode access to
+    // processes outside the job's domain.
+    for want in [
+        "denied-db",
+        "denied-bak",
+        "denied-write",
+        "usr-ok",
+        "OUTSIDE-READABLE",
+        "tmp-ok",
+        "fd-denied",
+    ] {
+        assert!(out.stdout.contains(want), "{want} missing: {out:?}");
+    }
+    assert!(out.stderr.contains("Permission denied"), "EACCES expected: {out:?}");
+    assert!(!data.join("planted").exists());
+}
+
+#[test]
+fn read_roots_leave_out_exactly_the_hidden_folder_and_symlinks_beside_the_path() {
+    let fx = Fixture::new();
+    let base = fx.dir.path().canonicalize().expect("canonical");
+    let data = base.join("data");
+    std::fs::create_dir_all(&data).expect("mkdir");
+    std::os::unix::fs::symlink(&data, base.join("link-to-data")).expect("symlink");
+    let roots = sluice_exec::confine::read_roots(std::slice::from_ref(&data));
+    assert!(!roots.iter().any(|r| r.starts_with(&data) || data.starts_with(r)), "{roots:?}");
+    assert!(!roots.contains(&base.join("link-to-data")), "{roots:?}");
+    for sibling in ["project", "state", "outside"] {
+        assert!(roots.contains(&base.join(sibling)), "{sibling}: {roots:?}");
+    }
+    assert!(roots.contains(&std::path::PathBuf::from("/usr")), "{roots:?}");
+    assert_eq!(sluice_exec::confine::read_roots(&[]), vec![std::path::PathBuf::from("/")]);
+}

@@ -33,6 +33,7 @@ impl Fixture {
         Sandbox {
             project_root: self.root(),
             state_dir: self.dir.path().join("state"),
+            hidden: Vec::new(),
             network,
             policy: SandboxPolicy::Require,
             limits: ResourceLimits::default(),
@@ -47,6 +48,7 @@ impl Fixture {
             path: TrustedPath::from_env(&[self.root()]),
             data_dir: None,
             secrets: Vec::new(),
+            owner: None,
         }
     }
 }

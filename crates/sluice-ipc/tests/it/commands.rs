@@ -46,7 +46,8 @@ fn state_reports_port_secret_and_pause() {
     let f = fixture();
     let s = app_state(&f.engine, &f.ctx).unwrap();
     assert!(!s.paused);
-    assert!(!s.emergency_stop_available);
+    assert!(!s.stopped);
+    assert!(!s.confinement.is_empty());
     assert_eq!(s.mcp_url, "http://127.0.0.1:4321/mcp");
     assert!(!s.secret.in_keychain);
     assert_eq!(s.version, "9.9.9");
@@ -224,4 +225,40 @@ fn engine_events_become_ui_events() {
         .map(|e| event(&e))
         .find(|e| *e != UiEvent::AccessChanged { paused: true });
     assert_eq!(next, Some(UiEvent::ProjectsChanged));
+}
+
+#[test]
+fn network_for_commands_follows_the_mode_until_set() {
+    let f = fixture();
+    let p = add(&f);
+    assert_eq!((p.network, p.network_allowed), (None, false), "execution off: no network");
+    let p = set_project_modes(
+        &f.engine,
+        SetModes { id: p.id.clone(), access: Some(Access::ReadWrite), exec: Some(Exec::Project) },
+    )
+    .unwrap();
+    assert_eq!((p.network, p.network_allowed), (None, true), "project mode: on by default");
+    let off = SetNetwork { id: p.id.clone(), network: Some(false) };
+    assert!(!widens_network(&f.engine, &off).unwrap());
+    let p = set_project_network(&f.engine, off).unwrap();
+    assert_eq!((p.network, p.network_allowed), (Some(false), false));
+    // Back to the default turns it on again: that widens, as does an explicit on.
+    let default = SetNetwork { id: p.id.clone(), network: None };
+    assert!(widens_network(&f.engine, &default).unwrap());
+    assert!(
+        widens_network(&f.engine, &SetNetwork { id: p.id.clone(), network: Some(true) }).unwrap()
+    );
+    let p = set_project_network(&f.engine, default).unwrap();
+    assert_eq!((p.network, p.network_allowed), (None, true));
+    assert!(list_projects(&f.engine).unwrap()[0].network_allowed);
+    // Any mode is off by default; switching to it never needs the network question.
+    let p = set_project_modes(
+        &f.engine,
+        SetModes { id: p.id.clone(), access: None, exec: Some(Exec::Any) },
+    )
+    .unwrap();
+    assert_eq!((p.network, p.network_allowed), (None, false));
+    let bad = SetNetwork { id: "nope".into(), network: Some(true) };
+    assert_eq!(widens_network(&f.engine, &bad).unwrap_err().code, "project_not_found");
+    assert_eq!(set_project_network(&f.engine, bad).unwrap_err().code, "project_not_found");
 }

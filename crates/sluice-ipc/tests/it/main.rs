@@ -4,3 +4,5 @@
 mod approvals;
 mod bindings;
 mod commands;
+mod connect;
+mod jobs;

@@ -136,3 +136,33 @@ fn allow_rules_are_exact_and_go_with_their_project() {
     assert!(s.list_allow_rules(None).unwrap().is_empty());
     assert_eq!(s.delete_allow_rule(r.id).unwrap_err().code(), ErrorCode::NotFound);
 }
+
+#[test]
+fn the_network_setting_defaults_to_the_mode_and_survives_a_migration_from_v4() {
+    use sluice_store::Store;
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap().join("p");
+    std::fs::create_dir_all(&root).unwrap();
+    let data = dir.path().join("data");
+    let old = Store::open_at_version(&data, 4).unwrap();
+    let p = old
+        .insert_project(&sluice_store::NewProject {
+            name: "p".into(),
+            root: root.clone(),
+            access: sluice_core::AccessMode::ReadWrite,
+            exec: sluice_core::ExecMode::Project,
+            fingerprint: None,
+        })
+        .unwrap();
+    drop(old);
+    let store = Store::open(&data).unwrap();
+    assert_eq!(store.project(&p.id).unwrap().unwrap().network, None);
+    store.set_project_network(&p.id, Some(false)).unwrap();
+    assert_eq!(store.project(&p.id).unwrap().unwrap().network, Some(false));
+    store.set_project_network(&p.id, Some(true)).unwrap();
+    assert_eq!(store.list_projects().unwrap()[0].network, Some(true));
+    store.set_project_network(&p.id, None).unwrap();
+    assert_eq!(store.project(&p.id).unwrap().unwrap().network, None);
+    let missing = sluice_core::ProjectId::generate();
+    assert!(store.set_project_network(&missing, Some(true)).is_err());
+}

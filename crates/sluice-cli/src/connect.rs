@@ -1,0 +1,268 @@
+//! `sluice connect CLIENT` / `sluice disconnect CLIENT`: configure an AI client's own config
+//! file and prove it works with a real MCP call made with the new token. The forms, paths and
+//! writer live in `sluice-connect`, the token and keychain steps in `Engine::connect`, the
+//! check in `sluice_mcp::check`; this module asks and prints.
+
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+
+use anyhow::{Context, Result, anyhow, bail};
+use clap::Args;
+use sluice_engine::clients::{
+    self, Client, ConnectRequest, Dirs, Os, TOKEN_PLACEHOLDER, TokenChoice, TokenStorage, Transport,
+};
+use sluice_engine::{Engine, SecretPreference};
+use sluice_mcp::check::CheckError;
+
+pub(crate) fn parse_client(s: &str) -> Result<Client, String> {
+    Client::parse(s).ok_or_else(|| {
+        let ids: Vec<_> = Client::ALL.iter().map(|c| c.id()).collect();
+        format!("unknown client {s:?}; one of {}", ids.join(", "))
+    })
+}
+
+fn parse_transport(s: &str) -> Result<Transport, String> {
+    match s {
+        "http" => Ok(Transport::Http),
+        "stdio" => Ok(Transport::Stdio),
+        other => Err(format!("unknown transport {other:?}; expected http or stdio")),
+    }
+}
+
+#[derive(Args)]
+pub struct ConnectArgs {
+    /// claude-desktop, claude-code, cursor, vscode, codex, windsurf, zed, goose (http and
+    /// stdio print a snippet for any other client).
+    #[arg(value_parser = parse_client)]
+    client: Client,
+    /// Label of the token created for this client (default: "<client> (sluice connect)").
+    #[arg(long, value_name = "LABEL")]
+    token_label: Option<String>,
+    /// Limit the new token to these projects (ids or names, comma-separated).
+    #[arg(long, value_delimiter = ',')]
+    projects: Option<Vec<String>>,
+    /// Use the token in SLUICE_TOKEN instead of creating one.
+    #[arg(long)]
+    use_env_token: bool,
+    /// Show the change and write nothing (no token is created).
+    #[arg(long)]
+    dry_run: bool,
+    /// The client's config file (default: where the client keeps it on this OS).
+    #[arg(long, value_name = "PATH")]
+    config: Option<PathBuf>,
+    /// Write without asking (needed when not on a terminal).
+    #[arg(long, short = 'y')]
+    yes: bool,
+    /// http (default, except Claude Desktop) or stdio (`sluice stdio`; the token stays in
+    /// Sluice's keychain entry, not in the client's file).
+    #[arg(long, value_parser = parse_transport)]
+    transport: Option<Transport>,
+    /// The engine's port (default: the running engine's, else the default port).
+    #[arg(long)]
+    port: Option<u16>,
+    /// Name of this connection (its keychain entry); default: the client's id.
+    #[arg(long)]
+    name: Option<String>,
+}
+
+#[derive(Args)]
+pub struct DisconnectArgs {
+    #[arg(value_parser = parse_client)]
+    client: Client,
+    /// The client's config file (default: where the client keeps it on this OS).
+    #[arg(long, value_name = "PATH")]
+    config: Option<PathBuf>,
+    /// Show the change and write nothing.
+    #[arg(long)]
+    dry_run: bool,
+    /// Write without asking (needed when not on a terminal).
+    #[arg(long, short = 'y')]
+    yes: bool,
+    /// Name of the connection whose stored token to forget; default: the client's id.
+    #[arg(long)]
+    name: Option<String>,
+}
+
+fn config_path(client: Client, given: Option<PathBuf>) -> Result<PathBuf> {
+    if let Some(p) = given {
+        return Ok(p);
+    }
+    let dirs = Dirs::from_env().context("cannot find your home folder; pass --config PATH")?;
+    clients::paths::locate(client, Os::current(), &dirs)
+        .ok_or_else(|| anyhow!("{} has no config file; copy its snippet instead", client.title()))
+}
+
+/// Asks on a terminal; elsewhere only `--yes` may write.
+fn confirm(question: &str, yes: bool) -> Result<bool> {
+    if yes {
+        return Ok(true);
+    }
+    if !std::io::stdin().is_terminal() {
+        bail!("not on a terminal: pass --yes to write the change (or --dry-run to only see it)");
+    }
+    print!("{question} [y/N] ");
+    std::io::stdout().flush()?;
+    let mut answer = String::new();
+    std::io::stdin().read_line(&mut answer)?;
+    Ok(matches!(answer.trim(), "y" | "Y" | "yes" | "Yes"))
+}
+
+fn binary() -> PathBuf {
+    std::env::current_exe()
+        .and_then(std::fs::canonicalize)
+        .unwrap_or_else(|_| PathBuf::from("sluice"))
+}
+
+fn engine(dir: PathBuf, pref: SecretPreference) -> Result<Engine> {
+    crate::open_engine(dir, pref)
+}
+
+fn token_choice(args: &ConnectArgs) -> Result<TokenChoice> {
+    if args.use_env_token {
+        let token = std::env::var("SLUICE_TOKEN").unwrap_or_default();
+        if token.trim().is_empty() {
+            bail!("--use-env-token: SLUICE_TOKEN is not set");
+        }
+        return Ok(TokenChoice::Existing(token.trim().to_owned()));
+    }
+    Ok(TokenChoice::Create { label: args.token_label.clone(), projects: args.projects.clone() })
+}
+
+pub fn connect(dir: PathBuf, pref: SecretPreference, args: ConnectArgs) -> Result<()> {
+    let client = args.client;
+    let port = args
+        .port
+        .or_else(|| sluice_engine::read_engine_file(&dir))
+        .unwrap_or(sluice_engine::DEFAULT_PORT);
+    let engine = engine(dir, pref)?;
+    if client.format().is_none() {
+        return generic_snippet(&engine, client, port, &args);
+    }
+    let mut req =
+        ConnectRequest::new(client, config_path(client, args.config.clone())?, port, binary());
+    if let Some(t) = args.transport {
+        req.transport = t;
+    }
+    if let Some(n) = &args.name {
+        req.name = n.clone();
+    }
+    req.token = token_choice(&args)?;
+
+    let (entry, preview) = engine.connect_preview(&req).map_err(|e| anyhow!(e))?;
+    println!("{} — {}", client.title(), preview.path.display());
+    println!("{}.", capitalized(entry.storage.describe()));
+    print!("{}", preview.diff());
+    if args.dry_run {
+        println!("(dry run: nothing written, no token created)");
+        return Ok(());
+    }
+    if !confirm("Write this change?", args.yes)? {
+        println!("Nothing written.");
+        return Ok(());
+    }
+    let done = engine.connect(&req, &preview).map_err(|e| anyhow!(e))?;
+    if let (Some(id), Some(label)) = (&done.token_id, &done.token_label) {
+        println!("Created token {label} ({id}).");
+    }
+    match &done.stored {
+        Some(clients::Stored::Keychain(backend)) => {
+            println!("Token kept in the OS keychain ({backend}) as connection {:?}.", req.name)
+        }
+        Some(clients::Stored::File(p)) => {
+            println!("No usable OS keychain: token kept in the owner-only file {}.", p.display())
+        }
+        None => {}
+    }
+    println!("Wrote {}.", done.applied.path.display());
+    if let Some(b) = &done.applied.backup {
+        println!("Backup of the previous file: {}", b.display());
+    }
+    match done.entry.storage {
+        TokenStorage::ClientPrompt => println!(
+            "{} asks for the token once; paste this (it is not shown again):\n\n  {}\n",
+            client.title(),
+            done.token
+        ),
+        TokenStorage::Environment => println!(
+            "Set SLUICE_TOKEN in the environment {} starts from (not shown again):\n\n  export SLUICE_TOKEN={}\n",
+            client.title(),
+            done.token
+        ),
+        _ => {}
+    }
+    println!("{}", client.reload_hint());
+    match sluice_mcp::check::entry(&done.entry, port, &done.token) {
+        Ok(summary) => {
+            println!("Connection check: OK — {summary}.");
+            Ok(())
+        }
+        Err(CheckError::NotRunning) => {
+            println!(
+                "Connection check skipped: Sluice is not running on port {port}. Start it (the \
+                 app or `sluice serve`) and the client will connect."
+            );
+            Ok(())
+        }
+        Err(CheckError::Failed(why)) => Err(anyhow!("connection check failed: {why}")),
+    }
+}
+
+fn capitalized(s: &str) -> String {
+    let mut c = s.chars();
+    c.next().map(|f| f.to_uppercase().chain(c).collect()).unwrap_or_default()
+}
+
+/// The clients without a file: create (or take) the token and print the snippet.
+fn generic_snippet(engine: &Engine, client: Client, port: u16, args: &ConnectArgs) -> Result<()> {
+    let binary = binary();
+    let token = match (args.dry_run, token_choice(args)?) {
+        (true, _) => TOKEN_PLACEHOLDER.to_owned(),
+        (false, TokenChoice::Existing(t)) => t,
+        (false, TokenChoice::Create { label, projects }) => {
+            let label = label.unwrap_or_else(|| format!("{} (sluice connect)", client.title()));
+            let (record, plaintext) = engine
+                .create_token(&label, projects, None)
+                .map_err(|f| anyhow!("{}", f.message))?;
+            println!("Created token {} ({}).", record.label, record.id);
+            plaintext
+        }
+    };
+    let endpoint = clients::Endpoint { port, token: &token, binary: &binary };
+    println!("{} has no config file Sluice writes; use this:\n", client.title());
+    println!("{}", clients::one(client, &endpoint).text.trim_end());
+    Ok(())
+}
+
+pub fn disconnect(dir: PathBuf, pref: SecretPreference, args: DisconnectArgs) -> Result<()> {
+    let client = args.client;
+    let engine = engine(dir, pref)?;
+    let path = config_path(client, args.config)?;
+    let change = engine.disconnect_preview(client, &path).map_err(|e| anyhow!(e))?;
+    let name = args.name.unwrap_or_else(|| client.id().to_owned());
+    if change.is_noop() {
+        println!("{} has no Sluice entry in {}.", client.title(), change.path.display());
+    } else {
+        println!("{} — {}", client.title(), change.path.display());
+        print!("{}", change.diff());
+    }
+    if args.dry_run {
+        println!("(dry run: nothing written)");
+        return Ok(());
+    }
+    if !change.is_noop() && !confirm("Remove Sluice's entry?", args.yes)? {
+        println!("Nothing written.");
+        return Ok(());
+    }
+    let (applied, forgot) = engine.disconnect(&change, &name).map_err(|e| anyhow!(e))?;
+    if let Some(applied) = applied {
+        println!("Removed Sluice's entry from {}.", applied.path.display());
+        if let Some(b) = &applied.backup {
+            println!("Backup of the previous file: {}", b.display());
+        }
+    }
+    if forgot {
+        println!("Forgot the stored token of connection {name:?}.");
+    }
+    println!("Its token works until you revoke it: `sluice token list`, `sluice token revoke`.");
+    Ok(())
+}

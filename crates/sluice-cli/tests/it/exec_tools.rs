@@ -1,0 +1,246 @@
+//! `run_tests` / `run_build` on a real cargo crate, the per-project network setting, jobs
+//! remembered across a restart of `sluice serve`, and a job's blindness to Sluice's own data
+//! folder — all over raw HTTP against the real binary, the human side played through the CLI.
+
+use std::io::Read;
+use std::net::TcpListener;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::harness::*;
+
+/// Turns the sandbox's project into a tiny cargo crate with two tests (no dependencies, so it
+/// builds without network).
+fn cargo_crate(sb: &Sandbox) {
+    std::fs::write(
+        sb.project.join("Cargo.toml"),
+        "[package]\nname = \"demo\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[workspace]\n",
+    )
+    .unwrap();
+    std::fs::write(
+        sb.project.join("src/main.rs"),
+        "fn main() {\n    println!(\"hello\");\n}\n\n#[cfg(test)]\nmod tests {\n    \
+         #[test]\n    fn adds() {\n        assert_eq!(2 + 2, 4);\n    }\n\n    #[test]\n    \
+         fn other() {}\n}\n",
+    )
+    .unwrap();
+}
+
+fn project_mode() -> (Sandbox, String) {
+    executable("project")
+}
+
+#[test]
+fn run_build_and_run_tests_detect_cargo_and_ask_like_run_command() {
+    let (sb, token) = project_mode();
+    cargo_crate(&sb);
+    std::fs::create_dir_all(sb.project.join("tools")).unwrap();
+    std::fs::write(sb.project.join("tools/Makefile"), "test:\n\t@echo made-the-tests\n").unwrap();
+    std::fs::create_dir_all(sb.project.join("docs")).unwrap();
+    let server = sb.serve();
+    let port = server.port;
+
+    // The approval shows the detected command and the network state of the project.
+    let build = call_async(port, &token, "run_build", json!({"project": "demo"}));
+    let a = wait_pending(&sb);
+    let summary = a["summary"].as_str().unwrap();
+    assert!(summary.contains("cargo build"), "{summary}");
+    assert!(summary.contains("network on"), "project mode defaults to network on: {summary}");
+    sb.ok(&["approvals", "approve", a["id"].as_str().unwrap()]);
+    let out = ok(&build.join().unwrap());
+    assert_eq!(out["toolchain"], "cargo", "{out}");
+    assert_eq!(out["detected_from"], "Cargo.toml");
+    assert_eq!(out["path"], "");
+    assert!(out["command"].as_str().unwrap().ends_with("cargo build"), "{out}");
+    assert_eq!(out["state"], "succeeded", "{out}");
+    assert!(sb.project.join("target/debug/demo").exists());
+
+    let args = json!({"project": "demo", "filter": "adds", "args": ["--", "--test-threads=1"]});
+    let out = ok(&approved(&sb, port, &token, "run_tests", args, &[]));
+    assert!(out["command"].as_str().unwrap().ends_with("cargo test adds -- --test-threads=1"));
+    let stdout = out["stdout"].as_str().unwrap();
+    assert!(stdout.contains("test tests::adds ... ok"), "{out}");
+    assert!(stdout.contains("1 passed") && stdout.contains("1 filtered out"), "{out}");
+    assert_eq!((out["state"].as_str(), out["exit_code"].as_i64()), (Some("succeeded"), Some(0)));
+
+    // A subfolder is detected on its own (a Makefile target here).
+    let out = ok(&approved(
+        &sb,
+        port,
+        &token,
+        "run_tests",
+        json!({"project": "demo", "path": "tools"}),
+        &[],
+    ));
+    assert_eq!((out["toolchain"].as_str(), out["path"].as_str()), (Some("make"), Some("tools")));
+    assert_eq!(out["stdout"], "made-the-tests\n", "{out}");
+
+    // Refusals change nothing and never ask: nothing to detect, option injection, escapes.
+    let msg = refused(
+        &call(port, &token, "run_tests", json!({"project": "demo", "path": "docs"})),
+        "not_found",
+    );
+    assert!(msg.contains("found no way to test \"docs\""), "{msg}");
+    for (args, code) in [
+        (json!({"args": ["--config", "build.rustc-wrapper='/tmp/x'"]}), "forbidden"),
+        (json!({"args": ["-Zunstable-options"]}), "forbidden"),
+        (json!({"filter": "--nocapture"}), "invalid_argument"),
+        (json!({"path": "../"}), "invalid_argument"),
+        (json!({"toolchain": "sh"}), "invalid_argument"),
+        (json!({"toolchain": "go"}), "not_found"),
+    ] {
+        let mut call_args = args.clone();
+        call_args["project"] = json!("demo");
+        refused(&call(port, &token, "run_tests", call_args), code);
+    }
+    let msg = refused(
+        &call(port, &token, "run_build", json!({"project": "demo", "filter": "adds"})),
+        "invalid_argument",
+    );
+    assert!(msg.contains("tests only"), "{msg}");
+    assert!(pending(&sb).is_empty());
+
+    // Execution off: refused before anything is detected or asked.
+    sb.ok(&["project", "set", "demo", "--exec", "off"]);
+    let msg = refused(&call(port, &token, "run_tests", json!({"project": "demo"})), "forbidden");
+    assert!(msg.contains("execution is off"), "{msg}");
+}
+
+/// A job that connects to a loopback port and says how it went.
+fn connect_job(port: u16) -> Value {
+    let script = format!("echo hi > /dev/tcp/127.0.0.1/{port} && echo connected");
+    json!({"project": "demo", "program": "bash", "args": ["-c", script]})
+}
+
+#[test]
+fn the_project_network_setting_blocks_or_allows_outbound_connections() {
+    let (sb, token) = executable("any");
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let target = listener.local_addr().unwrap().port();
+    let list = sb.ok(&["project", "list"]);
+    assert!(list.contains("network:   off (default for any mode)"), "{list}");
+    let server = sb.serve();
+
+    let out = ok(&approved(&sb, server.port, &token, "run_command", connect_job(target), &[]));
+    assert!(!out["stdout"].as_str().unwrap().contains("connected"), "{out}");
+    assert!(out["stderr"].as_str().unwrap().contains("Permission denied"), "EACCES: {out}");
+
+    sb.ok(&["project", "set", "demo", "--network", "on"]);
+    let listed: Value = serde_json::from_str(&sb.ok(&["project", "list", "--json"])).unwrap();
+    assert_eq!(
+        (listed[0]["network"].as_bool(), listed[0]["network_setting"].as_str()),
+        (Some(true), Some("on"))
+    );
+    let doctor = sb.ok(&["doctor"]);
+    assert!(doctor.contains("network on (set by the user)"), "{doctor}");
+    assert!(doctor.contains("confinement:"), "{doctor}");
+
+    let call = call_async(server.port, &token, "run_command", connect_job(target));
+    let a = wait_pending(&sb);
+    assert!(a["summary"].as_str().unwrap().contains("network on"), "{a}");
+    sb.ok(&["approvals", "approve", a["id"].as_str().unwrap()]);
+    let out = ok(&call.join().unwrap());
+    assert!(out["stdout"].as_str().unwrap().contains("connected"), "{out}");
+    let (mut conn, _) = listener.accept().unwrap();
+    let mut got = String::new();
+    conn.read_to_string(&mut got).unwrap();
+    assert_eq!(got, "hi\n");
+
+    // Back to the default: off again for `any` mode.
+    let shown = sb.ok(&["project", "set", "demo", "--network", "default"]);
+    assert!(shown.contains("network:   off (default for any mode)"), "{shown}");
+    let out = ok(&approved(&sb, server.port, &token, "run_command", connect_job(target), &[]));
+    assert!(out["stderr"].as_str().unwrap().contains("Permission denied"), "{out}");
+    assert!(sb.err(&["project", "set", "demo", "--network", "maybe"]).contains("on"));
+}
+
+#[test]
+fn a_job_cannot_read_sluices_data_folder() {
+    let (sb, token) = executable("any");
+    let server = sb.serve();
+    let db = sb.data.join("sluice.db");
+    assert!(db.exists());
+    let script = format!(
+        "cat '{}' > /dev/null && echo read-db; ls '{}' || echo no-listing; \
+         head -c 4 /usr/bin/env > /dev/null && echo usr-ok",
+        db.display(),
+        sb.data.display()
+    );
+    let args = json!({"project": "demo", "program": "bash", "args": ["-c", script]});
+    let out = ok(&approved(&sb, server.port, &token, "run_command", args, &[]));
+    let stdout = out["stdout"].as_str().unwrap();
+    assert!(!stdout.contains("read-db"), "{out}");
+    assert!(stdout.contains("no-listing") && stdout.contains("usr-ok"), "{out}");
+    assert!(out["stderr"].as_str().unwrap().contains("Permission denied"), "{out}");
+}
+
+fn job_state(port: u16, token: &str, id: &str) -> String {
+    ok(&call(port, token, "job_status", json!({"job_id": id})))["state"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
+/// Waits until the store (`sluice jobs --json`) shows `id` in `state`.
+fn wait_stored(sb: &Sandbox, id: &str, state: &str) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let jobs: Value = serde_json::from_str(&sb.ok(&["jobs", "--json"])).unwrap();
+        if jobs.as_array().unwrap().iter().any(|j| j["id"] == id && j["state"] == state) {
+            return;
+        }
+        assert!(Instant::now() < deadline, "{id} never stored as {state}: {jobs}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn jobs_are_remembered_across_a_restart_and_unfinished_ones_are_lost() {
+    let (sb, token) = executable("any");
+    let mut server = sb.serve();
+    let echo = json!({"project": "demo", "program": "echo", "args": ["persisted"]});
+    let done = ok(&approved(&sb, server.port, &token, "start_job", echo, &[]));
+    let done = done["job_id"].as_str().unwrap().to_owned();
+    let sleeper = json!({"project": "demo", "program": "sleep", "args": ["3600.5"]});
+    let running = ok(&approved(&sb, server.port, &token, "start_job", sleeper, &[]));
+    let running = running["job_id"].as_str().unwrap().to_owned();
+    wait_stored(&sb, &done, "succeeded");
+    wait_stored(&sb, &running, "running");
+    let page = ok(&call(server.port, &token, "job_logs", json!({"job_id": done})));
+    assert_eq!(page["text"], "persisted\n");
+
+    // A crash: the engine and its jobs die at once.
+    drop(server);
+    server = sb.serve();
+    assert_eq!(job_state(server.port, &token, &done), "succeeded");
+    let lost = ok(&call(server.port, &token, "job_status", json!({"job_id": running})));
+    assert_eq!(lost["state"], "lost", "{lost}");
+    assert!(lost["error"].as_str().unwrap().contains("Sluice stopped"), "{lost}");
+    let listed = ok(&call(server.port, &token, "list_jobs", json!({"project": "demo"})));
+    let ids: Vec<&str> =
+        listed["jobs"].as_array().unwrap().iter().map(|j| j["job_id"].as_str().unwrap()).collect();
+    assert_eq!(ids, [done.as_str(), running.as_str()], "{listed}");
+    let msg = refused(&call(server.port, &token, "job_logs", json!({"job_id": done})), "not_found");
+    assert!(msg.contains("no longer kept"), "{msg}");
+    // Cancelling a remembered job changes nothing and says how it ended.
+    let cancelled = ok(&call(server.port, &token, "cancel_job", json!({"job_id": running})));
+    assert_eq!(cancelled["state"], "lost");
+
+    // Scoped like live jobs.
+    let other = sb.root().join("other");
+    std::fs::create_dir_all(&other).unwrap();
+    sb.ok(&["project", "add", other.to_str().unwrap(), "--name", "other"]);
+    let scoped = sb.token("scoped", &["--projects", "other"]);
+    refused(&call(server.port, &scoped, "job_status", json!({"job_id": done})), "not_found");
+    assert!(
+        ok(&call(server.port, &scoped, "list_jobs", json!({})))["jobs"]
+            .as_array()
+            .unwrap()
+            .is_empty()
+    );
+
+    let history = sb.ok(&["jobs", "--project", "demo"]);
+    assert!(history.contains(&format!("{done}  [succeeded (exit 0)]  demo")), "{history}");
+    assert!(history.contains(&format!("{running}  [lost]  demo")), "{history}");
+}

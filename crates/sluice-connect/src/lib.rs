@@ -1,0 +1,605 @@
+//! Client configuration, in one place: for every supported MCP client, the exact entry its
+//! current documentation expects (see `shared/CLIENTS.md`), ready-made snippets and install
+//! links, where its config file lives on each OS ([`paths`]), and a writer that merges Sluice's
+//! entry into that file without touching anything else ([`write`]).
+//!
+//! HTTP clients reach `http://127.0.0.1:PORT/mcp` with a bearer header; stdio clients run
+//! `sluice stdio`. Wherever the client allows it the token stays out of its file: VS Code
+//! prompts for it (`inputs`), Codex names an environment variable, and a stdio entry can carry
+//! `--connection NAME` so `sluice stdio` reads the token from the OS keychain instead.
+
+pub mod edit;
+pub mod paths;
+mod value;
+pub mod write;
+
+use std::path::Path;
+
+use base64::Engine as _;
+
+pub use paths::{Dirs, Os};
+pub use value::V;
+pub use write::{Applied, Change, ConnectError, apply, plan_connect, plan_disconnect};
+
+/// The server's key in every client's config.
+pub const SERVER_NAME: &str = "sluice";
+/// The id of VS Code's password prompt for the token.
+pub const VSCODE_INPUT_ID: &str = "sluice-token";
+/// Goose's description of the extension.
+const GOOSE_DESCRIPTION: &str = "Your authorized projects, through Sluice";
+/// The environment variable `sluice stdio` (and Codex's `bearer_token_env_var`) reads.
+pub const TOKEN_ENV: &str = "SLUICE_TOKEN";
+
+/// Every client Sluice knows how to configure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Client {
+    ClaudeDesktop,
+    ClaudeCode,
+    Cursor,
+    VsCode,
+    Codex,
+    Windsurf,
+    Zed,
+    Goose,
+    /// Any Streamable HTTP client: URL and header, no file.
+    GenericHttp,
+    /// Any stdio client: command, args and environment, no file.
+    GenericStdio,
+}
+
+/// How a config file is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// Strict JSON (a comment makes the client reject the file).
+    Json,
+    /// JSON with comments and trailing commas (VS Code, Zed); comments are kept.
+    Jsonc,
+    Toml,
+    Yaml,
+}
+
+/// How the client reaches Sluice.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Transport {
+    /// Streamable HTTP to the engine, with a bearer header.
+    Http,
+    /// `sluice stdio`, which forwards to the engine.
+    Stdio,
+}
+
+/// Where the token ends up once a client is configured this way.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TokenStorage {
+    /// Written in plain text into the client's config file.
+    PlainInFile,
+    /// Not in the file: the client prompts once and keeps it in its own secret storage.
+    ClientPrompt,
+    /// Not in the file: the client reads an environment variable the user must set.
+    Environment,
+    /// Not in the file: `sluice stdio --connection NAME` reads it from Sluice's keychain entry.
+    SluiceKeychain,
+    /// Shown for the user to paste into the client's settings (no file is written).
+    Pasted,
+}
+
+impl TokenStorage {
+    /// Whether the token lies in plain text in a file the client owns.
+    pub fn plain_text(self) -> bool {
+        matches!(self, TokenStorage::PlainInFile)
+    }
+
+    pub fn describe(self) -> &'static str {
+        match self {
+            TokenStorage::PlainInFile => "the token is stored in plain text in the client's file",
+            TokenStorage::ClientPrompt => {
+                "the client asks for the token once and keeps it in its secret storage"
+            }
+            TokenStorage::Environment => {
+                "the client reads the token from the SLUICE_TOKEN environment variable"
+            }
+            TokenStorage::SluiceKeychain => {
+                "no token in the client's file: `sluice stdio` reads it from Sluice's keychain entry"
+            }
+            TokenStorage::Pasted => "the token is pasted into the client's own settings",
+        }
+    }
+}
+
+impl Client {
+    /// Every client, in the order they are shown.
+    pub const ALL: [Client; 10] = [
+        Client::ClaudeCode,
+        Client::ClaudeDesktop,
+        Client::Cursor,
+        Client::VsCode,
+        Client::Codex,
+        Client::Windsurf,
+        Client::Zed,
+        Client::Goose,
+        Client::GenericHttp,
+        Client::GenericStdio,
+    ];
+
+    /// Stable id, used on the command line and by the window.
+    pub fn id(self) -> &'static str {
+        match self {
+            Client::ClaudeDesktop => "claude-desktop",
+            Client::ClaudeCode => "claude-code",
+            Client::Cursor => "cursor",
+            Client::VsCode => "vscode",
+            Client::Codex => "codex",
+            Client::Windsurf => "windsurf",
+            Client::Zed => "zed",
+            Client::Goose => "goose",
+            Client::GenericHttp => "http",
+            Client::GenericStdio => "stdio",
+        }
+    }
+
+    pub fn title(self) -> &'static str {
+        match self {
+            Client::ClaudeDesktop => "Claude Desktop",
+            Client::ClaudeCode => "Claude Code",
+            Client::Cursor => "Cursor",
+            Client::VsCode => "VS Code",
+            Client::Codex => "Codex",
+            Client::Windsurf => "Windsurf",
+            Client::Zed => "Zed",
+            Client::Goose => "Goose",
+            Client::GenericHttp => "Any Streamable HTTP client",
+            Client::GenericStdio => "Any stdio client",
+        }
+    }
+
+    /// Parses an id (`claude-desktop`) or a few obvious spellings (`vs-code`, `code`).
+    pub fn parse(s: &str) -> Option<Client> {
+        let s = s.trim().to_ascii_lowercase();
+        let found = Client::ALL.into_iter().find(|c| c.id() == s);
+        found.or(match s.as_str() {
+            "claudedesktop" => Some(Client::ClaudeDesktop),
+            "claudecode" => Some(Client::ClaudeCode),
+            "vs-code" | "code" | "vs" => Some(Client::VsCode),
+            "openai-codex" => Some(Client::Codex),
+            "generic-http" | "streamable-http" => Some(Client::GenericHttp),
+            "generic-stdio" => Some(Client::GenericStdio),
+            _ => None,
+        })
+    }
+
+    /// The format of the client's config file; `None` for the generic entries (no file).
+    pub fn format(self) -> Option<Format> {
+        match self {
+            Client::ClaudeDesktop | Client::ClaudeCode | Client::Cursor | Client::Windsurf => {
+                Some(Format::Json)
+            }
+            Client::VsCode | Client::Zed => Some(Format::Jsonc),
+            Client::Codex => Some(Format::Toml),
+            Client::Goose => Some(Format::Yaml),
+            Client::GenericHttp | Client::GenericStdio => None,
+        }
+    }
+
+    /// The key path of the servers map inside the config file.
+    pub fn servers_key(self) -> &'static str {
+        match self {
+            Client::VsCode => "servers",
+            Client::Zed => "context_servers",
+            Client::Codex => "mcp_servers",
+            Client::Goose => "extensions",
+            _ => "mcpServers",
+        }
+    }
+
+    /// The transport used unless the caller asks otherwise. Claude Desktop's file accepts
+    /// stdio servers only; everyone else speaks Streamable HTTP natively.
+    pub fn default_transport(self) -> Transport {
+        match self {
+            Client::ClaudeDesktop | Client::GenericStdio => Transport::Stdio,
+            _ => Transport::Http,
+        }
+    }
+
+    /// Whether the client can use `transport`.
+    pub fn supports(self, transport: Transport) -> bool {
+        match self {
+            Client::ClaudeDesktop | Client::GenericStdio => transport == Transport::Stdio,
+            Client::GenericHttp => transport == Transport::Http,
+            _ => true,
+        }
+    }
+
+    /// What to do after the file changed, in words.
+    pub fn reload_hint(self) -> &'static str {
+        match self {
+            Client::ClaudeDesktop => {
+                "Quit Claude Desktop completely (tray/menu bar) and start it again."
+            }
+            Client::ClaudeCode => {
+                "Start a new Claude Code session; check with `claude mcp get sluice`."
+            }
+            Client::Cursor | Client::Windsurf => {
+                "Refresh the MCP list in the client's settings, or restart it."
+            }
+            Client::VsCode => {
+                "Start the server from mcp.json (VS Code asks for the token the first time)."
+            }
+            Client::Codex => "Restart Codex; check with `codex mcp get sluice`.",
+            Client::Zed => "Zed reloads its settings on save.",
+            Client::Goose => "Restart Goose.",
+            Client::GenericHttp | Client::GenericStdio => "Reload your client's MCP settings.",
+        }
+    }
+}
+
+/// Everything a configuration needs.
+#[derive(Debug, Clone, Copy)]
+pub struct Endpoint<'a> {
+    pub port: u16,
+    /// The token's plaintext, for the forms that must carry it.
+    pub token: &'a str,
+    /// Absolute path of the `sluice` binary (stdio forms).
+    pub binary: &'a Path,
+    /// When set, the token is in Sluice's keychain entry of this name: stdio forms carry
+    /// `--connection NAME` and no token.
+    pub connection: Option<&'a str>,
+    /// Sluice's data folder, when it is not the default one: stdio forms pass `--data-dir`.
+    pub data_dir: Option<&'a Path>,
+}
+
+impl Endpoint<'_> {
+    pub fn url(&self) -> String {
+        format!("http://127.0.0.1:{}/mcp", self.port)
+    }
+
+    fn bearer(&self) -> String {
+        format!("Bearer {}", self.token)
+    }
+
+    fn command(&self) -> String {
+        self.binary.to_string_lossy().into_owned()
+    }
+
+    fn stdio_args(&self) -> V {
+        let mut args = vec![V::s("stdio")];
+        if let Some(name) = self.connection {
+            args.extend([V::s("--connection"), V::s(name)]);
+        }
+        if let Some(dir) = self.data_dir {
+            args.extend([V::s("--data-dir"), V::s(dir.to_string_lossy())]);
+        }
+        V::List(args)
+    }
+
+    /// The `env` map of a stdio entry: empty when the keychain holds the token.
+    fn stdio_env(&self) -> Option<V> {
+        match self.connection {
+            Some(_) => None,
+            None => Some(V::map([(TOKEN_ENV, V::s(self.token))])),
+        }
+    }
+
+    fn stdio_storage(&self) -> TokenStorage {
+        match self.connection {
+            Some(_) => TokenStorage::SluiceKeychain,
+            None => TokenStorage::PlainInFile,
+        }
+    }
+}
+
+/// Sluice's entry for one client: what goes under `servers_key()["sluice"]`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Entry {
+    pub client: Client,
+    pub transport: Transport,
+    pub value: V,
+    /// VS Code's `inputs` element the entry refers to, if any.
+    pub input: Option<V>,
+    pub storage: TokenStorage,
+}
+
+/// VS Code's password prompt: the token is asked once and kept in VS Code's secret storage.
+fn vscode_input() -> V {
+    V::map([
+        ("type", V::s("promptString")),
+        ("id", V::s(VSCODE_INPUT_ID)),
+        ("description", V::s("Sluice access token")),
+        ("password", V::Bool(true)),
+    ])
+}
+
+/// Builds Sluice's entry for `client` over `transport`, or `None` when the client cannot use
+/// that transport or has no config file.
+pub fn entry(client: Client, transport: Transport, e: &Endpoint<'_>) -> Option<Entry> {
+    if !client.supports(transport) || client.format().is_none() {
+        return None;
+    }
+    let http = transport == Transport::Http;
+    let header = || V::map([("Authorization", V::s(e.bearer()))]);
+    let mut input = None;
+    let mut storage = if http { TokenStorage::PlainInFile } else { e.stdio_storage() };
+    // A stdio entry: `command` + `args` (+ `env` unless the keychain holds the token).
+    let stdio = |kind: Option<&str>, cmd_key: &str, env_key: &str| {
+        let mut pairs: Vec<(String, V)> = Vec::new();
+        if let Some(kind) = kind {
+            pairs.push(("type".into(), V::s(kind)));
+        }
+        pairs.push((cmd_key.into(), V::s(e.command())));
+        pairs.push(("args".into(), e.stdio_args()));
+        if let Some(env) = e.stdio_env() {
+            pairs.push((env_key.into(), env));
+        }
+        V::Map(pairs)
+    };
+    let value = match (client, http) {
+        (Client::ClaudeDesktop, _) => stdio(None, "command", "env"),
+        (Client::ClaudeCode, true) => {
+            V::map([("type", V::s("http")), ("url", V::s(e.url())), ("headers", header())])
+        }
+        (Client::ClaudeCode | Client::Cursor, false) => stdio(Some("stdio"), "command", "env"),
+        (Client::Cursor | Client::Zed, true) => {
+            V::map([("url", V::s(e.url())), ("headers", header())])
+        }
+        (Client::VsCode, true) => {
+            input = Some(vscode_input());
+            storage = TokenStorage::ClientPrompt;
+            V::map([
+                ("type", V::s("http")),
+                ("url", V::s(e.url())),
+                (
+                    "headers",
+                    V::map([(
+                        "Authorization",
+                        V::s(format!("Bearer ${{input:{VSCODE_INPUT_ID}}}")),
+                    )]),
+                ),
+            ])
+        }
+        (Client::VsCode, false) => {
+            let mut pairs = vec![
+                ("type", V::s("stdio")),
+                ("command", V::s(e.command())),
+                ("args", e.stdio_args()),
+            ];
+            if e.connection.is_none() {
+                input = Some(vscode_input());
+                storage = TokenStorage::ClientPrompt;
+                let prompt = V::s(format!("${{input:{VSCODE_INPUT_ID}}}"));
+                pairs.push(("env", V::map([(TOKEN_ENV, prompt)])));
+            }
+            V::map(pairs)
+        }
+        (Client::Codex, true) => {
+            // Codex rejects an inline bearer_token; it names the variable holding it.
+            storage = TokenStorage::Environment;
+            V::map([("url", V::s(e.url())), ("bearer_token_env_var", V::s(TOKEN_ENV))])
+        }
+        (Client::Codex | Client::Windsurf | Client::Zed, false) => stdio(None, "command", "env"),
+        (Client::Windsurf, true) => {
+            // The docs accept `serverUrl` or `url`; vendors report `serverUrl` as the one
+            // that works.
+            V::map([("serverUrl", V::s(e.url())), ("headers", header())])
+        }
+        // Goose requires `description` on remote extensions (its serde has no default there).
+        (Client::Goose, true) => V::map([
+            ("enabled", V::Bool(true)),
+            ("name", V::s(SERVER_NAME)),
+            ("description", V::s(GOOSE_DESCRIPTION)),
+            ("type", V::s("streamable_http")),
+            ("uri", V::s(e.url())),
+            ("headers", header()),
+            ("timeout", V::Int(300)),
+        ]),
+        (Client::Goose, false) => {
+            let mut pairs = vec![
+                ("enabled", V::Bool(true)),
+                ("name", V::s(SERVER_NAME)),
+                ("description", V::s(GOOSE_DESCRIPTION)),
+                ("type", V::s("stdio")),
+                ("cmd", V::s(e.command())),
+                ("args", e.stdio_args()),
+            ];
+            pairs.push(("envs", e.stdio_env().unwrap_or_else(|| V::map::<&str>([]))));
+            pairs.push(("timeout", V::Int(300)));
+            V::map(pairs)
+        }
+        (Client::GenericHttp | Client::GenericStdio, _) => return None,
+    };
+    Some(Entry { client, transport, value, input, storage })
+}
+
+/// The whole file a client would need if it had no config yet (the snippet to paste).
+pub fn document(entry: &Entry) -> String {
+    let servers = V::map([(SERVER_NAME, entry.value.clone())]);
+    match entry.client.format() {
+        Some(Format::Toml) => edit::render_toml_new(&entry.value),
+        Some(Format::Yaml) => {
+            let mut out = String::from("extensions:\n");
+            edit::yaml_block(&mut out, &servers, 1);
+            out
+        }
+        _ => {
+            let mut pairs = Vec::new();
+            if let Some(input) = &entry.input {
+                pairs.push(("inputs".to_owned(), V::List(vec![input.clone()])));
+            }
+            pairs.push((entry.client.servers_key().to_owned(), servers));
+            let mut text = V::Map(pairs).to_json_pretty();
+            text.push('\n');
+            text
+        }
+    }
+}
+
+/// One client's snippet: where it goes and what to paste (or run).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClientSnippet {
+    /// Stable id, e.g. `claude-code`.
+    pub client: &'static str,
+    /// Display name, e.g. "Claude Code".
+    pub title: &'static str,
+    /// Where the text goes, in words ("run in a terminal", "~/.cursor/mcp.json").
+    pub target: &'static str,
+    /// The exact text.
+    pub text: String,
+    /// Whether the text contains the token in plain text.
+    pub holds_token: bool,
+    /// Where the token ends up when the text is used as told.
+    pub storage: TokenStorage,
+    /// A one-click install link, where the client has one (never with a literal token).
+    pub link: Option<String>,
+    /// Something the user must do besides pasting (set a variable, answer a prompt).
+    pub note: Option<&'static str>,
+}
+
+fn target(client: Client) -> &'static str {
+    match client {
+        Client::ClaudeDesktop => "claude_desktop_config.json (Settings → Developer → Edit Config)",
+        Client::ClaudeCode => "run in a terminal",
+        Client::Cursor => "~/.cursor/mcp.json",
+        Client::VsCode => {
+            "mcp.json in your VS Code user folder (MCP: Open User Configuration); paste the token when VS Code asks"
+        }
+        Client::Codex => "~/.codex/config.toml, with SLUICE_TOKEN set in Codex's environment",
+        Client::Windsurf => "~/.codeium/windsurf/mcp_config.json",
+        Client::Zed => "Zed's settings.json (~/.config/zed/settings.json)",
+        Client::Goose => "~/.config/goose/config.yaml",
+        Client::GenericHttp | Client::GenericStdio => "your client's MCP settings",
+    }
+}
+
+/// Double-quotes `s` for a POSIX shell, so the snippet can be pasted as is.
+fn sh_quote(s: &str) -> String {
+    if !s.is_empty() && s.bytes().all(|b| b.is_ascii_alphanumeric() || b"/._-:=".contains(&b)) {
+        s.to_owned()
+    } else {
+        format!("'{}'", s.replace('\'', r"'\''"))
+    }
+}
+
+/// `claude mcp add` for the user scope (all options before the name, as its docs require).
+pub fn claude_code_command(e: &Endpoint<'_>) -> String {
+    format!(
+        "claude mcp add --transport http --scope user --header {} {SERVER_NAME} {}",
+        sh_quote(&format!("Authorization: Bearer {}", e.token)),
+        e.url()
+    )
+}
+
+/// `encodeURIComponent`: everything but ASCII letters, digits and `-_.!~*'()`.
+const URI_COMPONENT: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'_')
+    .remove(b'.')
+    .remove(b'!')
+    .remove(b'~')
+    .remove(b'*')
+    .remove(b'\'')
+    .remove(b'(')
+    .remove(b')');
+
+fn uri_component(s: &str) -> String {
+    percent_encoding::utf8_percent_encode(s, URI_COMPONENT).to_string()
+}
+
+/// Cursor's install link: the inner server object, base64, URL-encoded. A link passes through
+/// the OS URL handler and browser history, so it never carries the token: the stdio form with
+/// `--connection` when the keychain holds it, else a header that reads `SLUICE_TOKEN`.
+pub fn cursor_link(e: &Endpoint<'_>) -> String {
+    let server = match e.connection {
+        Some(_) => V::map([
+            ("type", V::s("stdio")),
+            ("command", V::s(e.command())),
+            ("args", e.stdio_args()),
+        ]),
+        None => V::map([
+            ("url", V::s(e.url())),
+            ("headers", V::map([("Authorization", V::s(format!("Bearer ${{env:{TOKEN_ENV}}}")))])),
+        ]),
+    };
+    let b64 = base64::engine::general_purpose::STANDARD.encode(server.to_json_compact());
+    format!(
+        "cursor://anysphere.cursor-deeplink/mcp/install?name={SERVER_NAME}&config={}",
+        uri_component(&b64)
+    )
+}
+
+/// VS Code's install link: the server object with its `name` and the password `inputs`, so
+/// VS Code prompts for the token instead of the link carrying it.
+pub fn vscode_link(e: &Endpoint<'_>) -> String {
+    let server = V::map([
+        ("name", V::s(SERVER_NAME)),
+        ("type", V::s("http")),
+        ("url", V::s(e.url())),
+        (
+            "headers",
+            V::map([("Authorization", V::s(format!("Bearer ${{input:{VSCODE_INPUT_ID}}}")))]),
+        ),
+        ("inputs", V::List(vec![vscode_input()])),
+    ]);
+    format!("vscode:mcp/install?{}", uri_component(&server.to_json_compact()))
+}
+
+/// The snippet of one client in its default form.
+pub fn snippet(client: Client, e: &Endpoint<'_>) -> ClientSnippet {
+    let (text, storage, link, note) = match client {
+        Client::ClaudeCode => (claude_code_command(e), TokenStorage::PlainInFile, None, None),
+        Client::GenericHttp => (
+            format!("URL: {}\nHeader: Authorization: Bearer {}\n", e.url(), e.token),
+            TokenStorage::Pasted,
+            None,
+            None,
+        ),
+        Client::GenericStdio => {
+            let args = e.stdio_args().to_json_compact();
+            let env = match e.connection {
+                Some(_) => String::new(),
+                None => format!("env: {TOKEN_ENV}={}\n", e.token),
+            };
+            (
+                format!("command: {}\nargs: {args}\n{env}", e.binary.display()),
+                e.stdio_storage(),
+                None,
+                None,
+            )
+        }
+        _ => {
+            let Some(entry) = entry(client, client.default_transport(), e) else {
+                // Every client with a file has a default form (tested); never panic here.
+                return snippet(Client::GenericHttp, e);
+            };
+            let link = match client {
+                Client::Cursor => Some(cursor_link(e)),
+                Client::VsCode => Some(vscode_link(e)),
+                _ => None,
+            };
+            let note = match client {
+                Client::Codex => {
+                    Some("Set SLUICE_TOKEN to the token in the environment Codex starts from.")
+                }
+                Client::VsCode => {
+                    Some("VS Code asks for the token the first time the server starts.")
+                }
+                Client::Zed => {
+                    Some("Zed's settings file is often synced or shared: the token is in it.")
+                }
+                _ => None,
+            };
+            (document(&entry), entry.storage, link, note)
+        }
+    };
+    ClientSnippet {
+        client: client.id(),
+        title: client.title(),
+        target: target(client),
+        holds_token: !e.token.is_empty() && text.contains(e.token),
+        text,
+        storage,
+        link,
+        note,
+    }
+}
+
+/// All snippets, in the order they are shown.
+pub fn snippets(e: &Endpoint<'_>) -> Vec<ClientSnippet> {
+    Client::ALL.into_iter().map(|c| snippet(c, e)).collect()
+}

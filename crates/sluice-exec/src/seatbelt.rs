@@ -1,0 +1,191 @@
+//! macOS confinement with Seatbelt, the counterpart of Landlock on Linux: read everywhere,
+//! write only beneath the project and the job's private folders, and (network off) no outbound
+//! IP traffic. The job runs as `/usr/bin/sandbox-exec -p PROFILE PROGRAM ARGS…`; the sandbox
+//! is applied by `sandbox-exec` before it execs the program and is inherited by every
+//! descendant, which cannot lift it.
+//!
+//! UNTESTED on macOS: Sluice is developed on Linux and this machine cannot build for Apple
+//! targets. The profile text and the argv are pure string code, compiled and unit-tested on
+//! every platform (escaping included); nothing here has been run under a real Seatbelt.
+//! `sandbox-exec` is deprecated by Apple but still shipped (it is what Chromium's and Codex's
+//! macOS sandboxes use).
+//!
+//! Paths must be canonical (`/private/var/…`, not `/var/…`): Seatbelt matches the resolved
+//! path of the file, so a path through a link would never match and the job could write
+//! nowhere. The caller canonicalizes; [`profile`] refuses relative paths.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+use crate::error::ExecError;
+
+/// The program that applies a profile and execs the job.
+pub const SANDBOX_EXEC: &str = "/usr/bin/sandbox-exec";
+
+/// Device files a job may write besides its folders (output to `/dev/null`, `/dev/stdout` …).
+const WRITABLE_DEVICES: &[&str] = &["/dev/null", "/dev/zero", "/dev/dtracehelper"];
+
+/// The Seatbelt profile of a job. Rules are evaluated last-match-wins: allow everything, then
+/// deny every write, then allow writes beneath `writable` again.
+pub fn profile(writable: &[&Path], network_off: bool) -> Result<String, ExecError> {
+    let mut out = String::from(
+        "(version 1)\n(allow default)\n(deny file-write*)\n(allow file-write*\n    \
+         (subpath \"/dev/fd\")\n",
+    );
+    for dev in WRITABLE_DEVICES {
+        out.push_str(&format!("    (literal {})\n", quote(Path::new(dev))?));
+    }
+    for dir in writable {
+        if !dir.is_absolute() {
+            return Err(ExecError::Unconfinable(
+                "a writable folder of the Seatbelt profile is not an absolute path".into(),
+            ));
+        }
+        out.push_str(&format!("    (subpath {})\n", quote(dir)?));
+    }
+    out.push_str(")\n");
+    if network_off {
+        // Stricter than Landlock's TCP-only rule: UDP to any address is denied too. Unix
+        // sockets stay allowed (local IPC the system libraries rely on).
+        out.push_str("(deny network-outbound (remote ip \"*:*\"))\n");
+    }
+    Ok(out)
+}
+
+/// A path as an SBPL string literal: `\` and `"` escaped. Paths with control characters or
+/// that are not UTF-8 are refused rather than escaped: a newline or a lone byte in a profile
+/// is not something to get subtly wrong in code that cannot be run here.
+fn quote(path: &Path) -> Result<String, ExecError> {
+    let text = path.to_str().filter(|t| !t.chars().any(char::is_control)).ok_or_else(|| {
+        ExecError::Unconfinable(
+            "a folder name contains characters a Seatbelt profile cannot express".into(),
+        )
+    })?;
+    let mut out = String::with_capacity(text.len() + 2);
+    out.push('"');
+    for c in text.chars() {
+        if matches!(c, '\\' | '"') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out.push('"');
+    Ok(out)
+}
+
+/// The program and arguments that run `program args` under `profile`. `program` must be
+/// absolute: `sandbox-exec` stops parsing options at the first operand (BSD `getopt`), so an
+/// absolute program path also guarantees that nothing of the job's argv is read as an option.
+pub fn command_line(
+    profile: &str,
+    program: &Path,
+    args: &[OsString],
+) -> Result<(PathBuf, Vec<OsString>), ExecError> {
+    if !program.is_absolute() {
+        return Err(ExecError::Invalid("the program must be resolved to an absolute path".into()));
+    }
+    let mut argv: Vec<OsString> = vec!["-p".into(), profile.into(), program.into()];
+    argv.extend(args.iter().cloned());
+    Ok((PathBuf::from(SANDBOX_EXEC), argv))
+}
+
+/// Whether Seatbelt can be used here: `sandbox-exec` exists (macOS only; false elsewhere).
+pub fn available() -> bool {
+    cfg!(target_os = "macos") && Path::new(SANDBOX_EXEC).is_file()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn writable() -> Vec<PathBuf> {
+        vec![PathBuf::from("/Users/ann/code/demo"), PathBuf::from("/private/var/sluice/jobs/j1")]
+    }
+
+    fn refs(v: &[PathBuf]) -> Vec<&Path> {
+        v.iter().map(PathBuf::as_path).collect()
+    }
+
+    #[test]
+    fn the_profile_denies_writes_then_allows_the_project_and_private_folders() {
+        let w = writable();
+        let p = profile(&refs(&w), false).unwrap();
+        let deny = p.find("(deny file-write*)").unwrap();
+        let allow = p.find("(allow file-write*").unwrap();
+        assert!(p.starts_with("(version 1)\n(allow default)\n"), "{p}");
+        assert!(deny < allow, "the allow must come after the deny (last match wins): {p}");
+        assert!(p.contains("(subpath \"/Users/ann/code/demo\")"), "{p}");
+        assert!(p.contains("(subpath \"/private/var/sluice/jobs/j1\")"), "{p}");
+        assert!(p.contains("(literal \"/dev/null\")"), "{p}");
+        assert!(!p.contains("network"), "network stays allowed: {p}");
+        // Balanced parentheses: one form per line group, nothing left open.
+        assert_eq!(p.matches('(').count(), p.matches(')').count(), "{p}");
+    }
+
+    #[test]
+    fn network_off_denies_outbound_ip() {
+        let w = writable();
+        let p = profile(&refs(&w), true).unwrap();
+        assert!(p.ends_with("(deny network-outbound (remote ip \"*:*\"))\n"), "{p}");
+    }
+
+    #[test]
+    fn quotes_and_backslashes_in_paths_are_escaped_and_cannot_close_the_string() {
+        // A folder name crafted to end the string and append a rule allowing every write.
+        let evil = PathBuf::from(r#"/Users/ann/x")) (allow file-write* (subpath "/"#);
+        let p = profile(&[evil.as_path()], false).unwrap();
+        assert!(
+            p.contains(r#"(subpath "/Users/ann/x\")) (allow file-write* (subpath \"/")"#),
+            "{p}"
+        );
+        let back = PathBuf::from(r"/Users/ann/a\b\");
+        let p = profile(&[back.as_path()], false).unwrap();
+        assert!(p.contains(r#"(subpath "/Users/ann/a\\b\\")"#), "{p}");
+        // Every string literal is closed where it should be: unescaped quotes come in pairs
+        // and no line holds more than one literal.
+        for line in p.lines() {
+            let unescaped = unescaped_quotes(line);
+            assert!(unescaped == 0 || unescaped == 2, "{line}");
+        }
+    }
+
+    fn unescaped_quotes(line: &str) -> usize {
+        let mut n = 0;
+        let mut escaped = false;
+        for c in line.chars() {
+            match c {
+                '\\' if !escaped => escaped = true,
+                '"' if !escaped => n += 1,
+                _ => escaped = false,
+            }
+        }
+        n
+    }
+
+    #[test]
+    fn control_characters_and_relative_paths_are_refused() {
+        for bad in ["/Users/ann/new\nline", "/Users/ann/tab\there", "/x/\u{1b}[31m"] {
+            let p = PathBuf::from(bad);
+            assert!(matches!(profile(&[p.as_path()], true), Err(ExecError::Unconfinable(_))));
+        }
+        let rel = PathBuf::from("code/demo");
+        assert!(matches!(profile(&[rel.as_path()], true), Err(ExecError::Unconfinable(_))));
+    }
+
+    #[test]
+    fn the_command_line_puts_the_profile_before_the_absolute_program() {
+        let args: Vec<OsString> = vec!["-p".into(), "(allow default)".into(), "--".into()];
+        let (program, argv) = command_line("(version 1)", Path::new("/usr/bin/cc"), &args).unwrap();
+        assert_eq!(program, PathBuf::from("/usr/bin/sandbox-exec"));
+        let shown: Vec<&str> = argv.iter().map(|a| a.to_str().unwrap()).collect();
+        assert_eq!(shown, ["-p", "(version 1)", "/usr/bin/cc", "-p", "(allow default)", "--"]);
+        assert!(command_line("(version 1)", Path::new("cc"), &[]).is_err());
+    }
+
+    #[test]
+    fn seatbelt_is_not_available_off_macos() {
+        if !cfg!(target_os = "macos") {
+            assert!(!available());
+        }
+    }
+}

@@ -1,0 +1,158 @@
+//! Windows: every job runs in its own Job Object with `JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE`, the
+//! Windows counterpart of the Linux marker scan: every process the job creates belongs to the
+//! Job Object (breakaway is not allowed), so terminating the Job Object — or closing its last
+//! handle, including when the engine dies — ends the whole tree, however it detached.
+//!
+//! The process is created suspended (`CREATE_SUSPENDED`), assigned to the Job Object, and only
+//! then resumed: it cannot start a child before it is inside the Job Object. `std` does not
+//! expose the primary thread's handle, so resuming walks the process's threads with a Toolhelp
+//! snapshot (a suspended new process has exactly one).
+//!
+//! UNTESTED: this machine has no Windows target, so this module has never been compiled. It
+//! gives no filesystem or network confinement (that needs a restricted token or an AppContainer,
+//! not written yet), so a caller that requires confinement must refuse to run on Windows.
+
+use std::io;
+use std::os::windows::io::AsRawHandle;
+use std::os::windows::process::CommandExt;
+use std::process::{Child, Command};
+
+use windows_sys::Win32::Foundation::{CloseHandle, HANDLE, INVALID_HANDLE_VALUE};
+use windows_sys::Win32::System::Diagnostics::ToolHelp::{
+    CreateToolhelp32Snapshot, TH32CS_SNAPTHREAD, THREADENTRY32, Thread32First, Thread32Next,
+};
+use windows_sys::Win32::System::JobObjects::{
+    AssignProcessToJobObject, CreateJobObjectW, JOB_OBJECT_LIMIT_DIE_ON_UNHANDLED_EXCEPTION,
+    JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE, JOBOBJECT_EXTENDED_LIMIT_INFORMATION,
+    JobObjectExtendedLimitInformation, SetInformationJobObject, TerminateJobObject,
+};
+use windows_sys::Win32::System::Threading::{
+    CREATE_NEW_PROCESS_GROUP, CREATE_SUSPENDED, OpenThread, ResumeThread, THREAD_SUSPEND_RESUME,
+};
+
+/// The creation flags a job's process needs (see [`spawn_in_job`]); `std` adds its own.
+pub const CREATION_FLAGS: u32 = CREATE_SUSPENDED | CREATE_NEW_PROCESS_GROUP;
+
+/// An owned Job Object handle. Dropping it closes the handle, which kills every process still
+/// in the job (`KILL_ON_JOB_CLOSE`).
+#[derive(Debug)]
+pub struct JobObject(HANDLE);
+
+// SAFETY: a Job Object handle is a kernel handle usable from any thread; the wrapper only
+// passes it to thread-safe kernel calls and closes it once, in `drop`.
+unsafe impl Send for JobObject {}
+// SAFETY: as above; no method mutates the wrapper.
+unsafe impl Sync for JobObject {}
+
+impl JobObject {
+    /// A new, unnamed Job Object that kills its processes when its last handle closes.
+    pub fn new() -> io::Result<JobObject> {
+        // SAFETY: null attributes and a null name are allowed (default security, unnamed).
+        let handle = unsafe { CreateJobObjectW(std::ptr::null(), std::ptr::null()) };
+        if handle.is_null() {
+            return Err(io::Error::last_os_error());
+        }
+        let job = JobObject(handle);
+        let mut info = JOBOBJECT_EXTENDED_LIMIT_INFORMATION::default();
+        info.BasicLimitInformation.LimitFlags =
+            JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE | JOB_OBJECT_LIMIT_DIE_ON_UNHANDLED_EXCEPTION;
+        // SAFETY: `info` is a valid, initialized structure of the size passed, alive for the
+        // call; the handle is the one just created.
+        let ok = unsafe {
+            SetInformationJobObject(
+                job.0,
+                JobObjectExtendedLimitInformation,
+                (&info as *const JOBOBJECT_EXTENDED_LIMIT_INFORMATION).cast(),
+                std::mem::size_of::<JOBOBJECT_EXTENDED_LIMIT_INFORMATION>() as u32,
+            )
+        };
+        if ok == 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(job)
+    }
+
+    /// Puts `child` (and every process it will create) into the job.
+    pub fn assign(&self, child: &Child) -> io::Result<()> {
+        // SAFETY: both handles are valid for the call: ours, and the one `child` owns.
+        let ok = unsafe { AssignProcessToJobObject(self.0, child.as_raw_handle() as HANDLE) };
+        if ok == 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(())
+    }
+
+    /// Kills every process in the job (cancel, timeout, emergency stop).
+    pub fn terminate(&self, exit_code: u32) -> io::Result<()> {
+        // SAFETY: the handle is valid until `drop`.
+        if unsafe { TerminateJobObject(self.0, exit_code) } == 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(())
+    }
+}
+
+impl Drop for JobObject {
+    fn drop(&mut self) {
+        // SAFETY: the handle is owned by this wrapper and closed exactly once.
+        unsafe { CloseHandle(self.0) };
+    }
+}
+
+/// Spawns `command` suspended, puts it in a new Job Object, then resumes it. On any failure
+/// after the spawn the process is killed (it never ran a single instruction of its own).
+pub fn spawn_in_job(command: &mut Command) -> io::Result<(Child, JobObject)> {
+    let job = JobObject::new()?;
+    command.creation_flags(CREATION_FLAGS);
+    let mut child = command.spawn()?;
+    if let Err(e) = job.assign(&child).and_then(|()| resume(child.id())) {
+        let _ = child.kill();
+        let _ = child.wait();
+        return Err(e);
+    }
+    Ok((child, job))
+}
+
+/// Resumes every thread of process `pid` (a process created suspended has one).
+fn resume(pid: u32) -> io::Result<()> {
+    // SAFETY: flags and pid are plain integers; the result is checked below.
+    let snapshot = unsafe { CreateToolhelp32Snapshot(TH32CS_SNAPTHREAD, 0) };
+    if snapshot == INVALID_HANDLE_VALUE {
+        return Err(io::Error::last_os_error());
+    }
+    let mut entry = THREADENTRY32 {
+        dwSize: std::mem::size_of::<THREADENTRY32>() as u32,
+        ..THREADENTRY32::default()
+    };
+    let mut resumed = 0usize;
+    let mut failure = None;
+    // SAFETY: `snapshot` is valid until closed below; `entry` is initialized with its size.
+    let mut more = unsafe { Thread32First(snapshot, &mut entry) } != 0;
+    while more {
+        if entry.th32OwnerProcessID == pid {
+            // SAFETY: plain integer arguments; the handle is checked and closed.
+            let thread = unsafe { OpenThread(THREAD_SUSPEND_RESUME, 0, entry.th32ThreadID) };
+            if thread.is_null() {
+                failure = Some(io::Error::last_os_error());
+            } else {
+                // SAFETY: `thread` is a valid handle with THREAD_SUSPEND_RESUME access.
+                if unsafe { ResumeThread(thread) } == u32::MAX {
+                    failure = Some(io::Error::last_os_error());
+                } else {
+                    resumed += 1;
+                }
+                // SAFETY: opened above, closed once.
+                unsafe { CloseHandle(thread) };
+            }
+        }
+        // SAFETY: as for Thread32First.
+        more = unsafe { Thread32Next(snapshot, &mut entry) } != 0;
+    }
+    // SAFETY: opened above, closed once.
+    unsafe { CloseHandle(snapshot) };
+    match (failure, resumed) {
+        (Some(e), _) => Err(e),
+        (None, 0) => Err(io::Error::other("the new process has no thread to resume")),
+        (None, _) => Ok(()),
+    }
+}

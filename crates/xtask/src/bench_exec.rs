@@ -1,0 +1,430 @@
+//! `cargo xtask bench` — execution, against the real release `sluice serve` over loopback HTTP
+//! (raw JSON-RPC, one connection per call, as a minimal client would), with the user's side
+//! played through the real CLI:
+//!
+//! - **Emergency stop**: as many jobs as the engine runs at once, each a tree with a plain
+//!   child, a `setsid` child and a double-forked grandchild; time from invoking `sluice stop`
+//!   (another process, as a user at a terminal) until a `/proc` scan finds none of their
+//!   processes alive (zombies ignored: PID 1 here does not reap), and the survivors.
+//! - **Job log throughput**: a job writing 200 MiB to stdout, start to final state, beside the
+//!   same program writing to `/dev/null` and to a pipe the bench drains.
+//! - **run_command overhead**: `/bin/true` through `run_command` (any mode, exact allow rule,
+//!   so nothing asks) beside spawning `/bin/true` from the bench process, in the same run.
+//!
+//! Each measure gets a fresh server: the engine's start-rate limit (60 starts a minute) would
+//! otherwise throttle the bench, rightly.
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+use serde_json::{Value, json};
+
+use crate::bench::{output, sluice, start, start_with};
+
+/// The heading of this section in docs/BENCHMARKS.md.
+pub const HEADING: &str = "## Execution, release `sluice serve`";
+
+/// 50 running jobs over two projects; the server is started with limits that allow them (by
+/// default it runs 8 at once, 4 per project, 60 starts a minute).
+const STOP_PROJECTS: usize = 2;
+const STOP_JOBS_PER_PROJECT: usize = 25;
+const STOP_LIMITS: &[&str] =
+    &["--max-jobs", "50", "--max-jobs-per-project", "25", "--job-starts-per-minute", "1000"];
+const STOP_ROUNDS: usize = 5;
+const LOG_BYTES: usize = 200 << 20;
+const LOG_RUNS: usize = 3;
+/// Below the engine's 60 starts a minute, with the approval and warm-up calls.
+const OVERHEAD_CALLS: usize = 50;
+
+/// Runs the execution benchmarks and returns their markdown section.
+pub fn run(bin: &Path, work: &Path) -> Result<String> {
+    let data = work.join("exec-data");
+    let mut projects = Vec::new();
+    for i in 0..STOP_PROJECTS {
+        let name = format!("exec{i}");
+        let dir = work.join(&name);
+        std::fs::create_dir_all(&dir)?;
+        output(sluice(bin, &data).args(["project", "add"]).arg(&dir).args([
+            "--name",
+            &name,
+            "--access",
+            "read-write",
+            "--exec",
+            "any",
+        ]))?;
+        projects.push((name, dir));
+    }
+    let created = output(sluice(bin, &data).args(["token", "create", "--label", "bench-exec"]))?;
+    let token = created
+        .split_whitespace()
+        .find(|w| w.starts_with("slc_") && w.len() == 56)
+        .context("token")?
+        .to_owned();
+    let ctx = Ctx { bin, data: &data, token: &token };
+
+    let load_before = loadavg();
+    let stop = emergency_stop(&ctx, &projects)?;
+    let logs = log_throughput(&ctx, &projects[0])?;
+    let overhead = run_overhead(&ctx)?;
+    let mut md = format!(
+        "{HEADING}\n\nLoad average (1 min) when this section started and ended: {load_before} \
+         and {}; other work on the machine shows up in these figures.\n\n",
+        loadavg()
+    );
+    md.push_str(&stop);
+    md.push_str(&logs);
+    md.push_str(&overhead);
+    Ok(md)
+}
+
+struct Ctx<'a> {
+    bin: &'a Path,
+    data: &'a Path,
+    token: &'a str,
+}
+
+impl Ctx<'_> {
+    fn cli(&self, args: &[&str]) -> Result<String> {
+        output(sluice(self.bin, self.data).args(args))
+    }
+
+    /// Calls a tool that asks the first time: approves it with `--always` through the CLI, so
+    /// the exact command runs without asking from then on.
+    fn call_approving(&self, port: u16, tool: &str, args: Value) -> Result<Value> {
+        let token = self.token.to_owned();
+        let tool = tool.to_owned();
+        let call = std::thread::spawn(move || call(port, &token, &tool, &args));
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while !call.is_finished() {
+            let list: Value = serde_json::from_str(&self.cli(&["approvals", "list", "--json"])?)?;
+            for a in list.as_array().into_iter().flatten().filter(|a| a["state"] == "pending") {
+                let id = a["id"].as_str().context("approval id")?;
+                self.cli(&["approvals", "approve", id, "--always"])?;
+            }
+            if Instant::now() > deadline {
+                bail!("the call neither asked nor finished");
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        call.join().map_err(|_| anyhow::anyhow!("the calling thread panicked"))?
+    }
+}
+
+/// One JSON-RPC `tools/call` over its own HTTP/1.1 connection; the tool's structured result.
+fn call(port: u16, token: &str, tool: &str, args: &Value) -> Result<Value> {
+    let body = json!({
+        "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": { "name": tool, "arguments": args }
+    })
+    .to_string();
+    let mut s = TcpStream::connect(("127.0.0.1", port))?;
+    s.set_read_timeout(Some(Duration::from_secs(600)))?;
+    write!(
+        s,
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nConnection: close\r\n\
+         Authorization: Bearer {token}\r\nMCP-Protocol-Version: 2025-11-25\r\n\
+         Content-Length: {}\r\n\r\n{body}",
+        body.len()
+    )?;
+    let mut reply = String::new();
+    s.read_to_string(&mut reply)?;
+    let (head, rest) = reply.split_once("\r\n\r\n").context("no HTTP head")?;
+    if !head.starts_with("HTTP/1.1 200") {
+        bail!("{tool}: {head}\n{rest}");
+    }
+    // The JSON-RPC response is the body, or the `data:` line of an event stream (possibly in a
+    // chunked body, where it sits on a line of its own).
+    let text = rest.lines().find_map(|l| l.strip_prefix("data: ")).unwrap_or(rest);
+    let v: Value = serde_json::from_str(text.trim()).with_context(|| format!("{tool}: {rest}"))?;
+    let result = &v["result"];
+    if result["isError"] == json!(true) {
+        bail!("{tool} failed: {}", result["structuredContent"]);
+    }
+    Ok(result["structuredContent"].clone())
+}
+
+/// Live (not zombie) processes whose command line contains `marker`.
+fn survivors(marker: &str) -> usize {
+    let Ok(dir) = std::fs::read_dir("/proc") else { return 0 };
+    dir.flatten()
+        .filter(|e| e.file_name().to_string_lossy().bytes().all(|b| b.is_ascii_digit()))
+        .filter(|e| {
+            let cmd = std::fs::read(e.path().join("cmdline")).unwrap_or_default();
+            let stat = std::fs::read_to_string(e.path().join("stat")).unwrap_or_default();
+            let zombie =
+                stat.rsplit_once(')').is_some_and(|(_, r)| r.trim_start().starts_with('Z'));
+            !zombie && String::from_utf8_lossy(&cmd).contains(marker)
+        })
+        .count()
+}
+
+fn loadavg() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|l| l.split_whitespace().next().map(str::to_owned))
+        .unwrap_or_else(|| "?".into())
+}
+
+fn unique_marker() -> String {
+    let t = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+    format!("{}", 800_000 + (t.subsec_nanos() as u64 + std::process::id() as u64 * 31) % 90_000)
+}
+
+fn median_p95(mut v: Vec<Duration>) -> (Duration, Duration) {
+    v.sort();
+    let p95 = v[((v.len() * 95).div_ceil(100)).saturating_sub(1).min(v.len() - 1)];
+    (v[v.len() / 2], p95)
+}
+
+fn ms(d: Duration) -> String {
+    format!("{:.1}", d.as_secs_f64() * 1e3)
+}
+
+struct StopRound {
+    processes: usize,
+    total: Duration,
+    /// How long the `sluice stop` command itself took.
+    cli: Duration,
+    noticed: Duration,
+    survivors: usize,
+}
+
+fn emergency_stop(ctx: &Ctx, projects: &[(String, std::path::PathBuf)]) -> Result<String> {
+    let mut rounds = Vec::new();
+    for _ in 0..STOP_ROUNDS {
+        rounds.push(stop_round(ctx, projects)?);
+    }
+    let per_job = rounds[0].processes / (STOP_PROJECTS * STOP_JOBS_PER_PROJECT);
+    let (total_med, _) = median_p95(rounds.iter().map(|r| r.total).collect());
+    let total_max = rounds.iter().map(|r| r.total).max().unwrap_or_default();
+    let (noticed_med, _) = median_p95(rounds.iter().map(|r| r.noticed).collect());
+    let noticed_max = rounds.iter().map(|r| r.noticed).max().unwrap_or_default();
+    let (cli_med, _) = median_p95(rounds.iter().map(|r| r.cli).collect());
+    let cli_max = rounds.iter().map(|r| r.cli).max().unwrap_or_default();
+    let kill: Vec<Duration> = rounds.iter().map(|r| r.total - r.noticed).collect();
+    let kill_max = kill.iter().copied().max().unwrap_or_default();
+    let (kill_med, _) = median_p95(kill);
+    let survivors: usize = rounds.iter().map(|r| r.survivors).sum();
+    Ok(format!(
+        "### Emergency stop\n\n\
+         {jobs} running jobs ({per_project} per project, the server started with limits that \
+         allow them), each a tree of {per_job} processes: `sh`, a `sleep`, a `setsid sleep` and \
+         a double-forked `sleep` ({procs} processes). `sluice stop` is run as another process, \
+         as a user would: it records the stop and rewrites the data folder's nudge file, which \
+         the serving engine watches; the engine then kills every tree. {rounds} rounds, a fresh \
+         server each.\n\n\
+         | measure | median (ms) | max (ms) |\n|---|---:|---:|\n\
+         | `sluice stop` invoked → every process dead | {tm} | {tx} |\n\
+         | the `sluice stop` command itself (flag persisted, pending approvals denied) | {cm} | \
+         {cx} |\n\
+         | `sluice stop` invoked → the engine noticed (first process gone) | {nm} | {nx} |\n\
+         | killing, first to last process gone | {km} | {kx} |\n\n\
+         Survivors after the stop, all rounds: **{survivors}**.\n\n",
+        jobs = STOP_PROJECTS * STOP_JOBS_PER_PROJECT,
+        per_project = STOP_JOBS_PER_PROJECT,
+        procs = rounds[0].processes,
+        rounds = STOP_ROUNDS,
+        tm = ms(total_med),
+        tx = ms(total_max),
+        cm = ms(cli_med),
+        cx = ms(cli_max),
+        nm = ms(noticed_med),
+        nx = ms(noticed_max),
+        km = ms(kill_med),
+        kx = ms(kill_max),
+    ))
+}
+
+fn stop_round(ctx: &Ctx, projects: &[(String, std::path::PathBuf)]) -> Result<StopRound> {
+    let (serve, _) = start_with(ctx.bin, ctx.data, STOP_LIMITS)?;
+    let m = unique_marker();
+    let script = format!("setsid sleep {m} & (sleep {m} &); sleep {m} & wait");
+    for (name, _) in projects {
+        let job = json!({"project": name, "program": "sh", "args": ["-c", script]});
+        ctx.call_approving(serve.port, "start_job", job.clone())?;
+        for _ in 1..STOP_JOBS_PER_PROJECT {
+            call(serve.port, ctx.token, "start_job", &job)?;
+        }
+    }
+    // Per job: the `sh` leader (its argv holds the marker too) and its three sleeps.
+    let expected = STOP_PROJECTS * STOP_JOBS_PER_PROJECT * 4;
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while survivors(&m) < expected {
+        if Instant::now() > deadline {
+            bail!("only {} of {expected} job processes started", survivors(&m));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // The short-lived subshell of the double fork may still be counted: let it exit.
+    std::thread::sleep(Duration::from_millis(200));
+    let processes = survivors(&m);
+    let t0 = Instant::now();
+    ctx.cli(&["stop"])?;
+    let cli = t0.elapsed();
+    let mut noticed = None;
+    let limit = Duration::from_secs(15);
+    loop {
+        let alive = survivors(&m);
+        if alive < processes && noticed.is_none() {
+            noticed = Some(t0.elapsed());
+        }
+        if alive == 0 || t0.elapsed() > limit {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    let total = t0.elapsed();
+    let left = survivors(&m);
+    ctx.cli(&["resume"])?;
+    drop(serve);
+    Ok(StopRound { processes, total, cli, noticed: noticed.unwrap_or(total), survivors: left })
+}
+
+fn log_throughput(ctx: &Ctx, (project, dir): &(String, std::path::PathBuf)) -> Result<String> {
+    // Build-log-like lines, written once.
+    let file = dir.join("big.log");
+    {
+        let mut text = String::with_capacity(LOG_BYTES + 200);
+        let mut i = 0u64;
+        while text.len() < LOG_BYTES {
+            text.push_str(&format!(
+                "   Compiling crate-{i:06} v0.{}.{} (registry) warning: unused variable `x{i}` \
+                 at src/lib.rs:{}:{}\n",
+                i % 17,
+                i % 5,
+                i % 977,
+                i % 80
+            ));
+            i += 1;
+        }
+        text.truncate(LOG_BYTES);
+        std::fs::write(&file, text)?;
+    }
+    let (serve, _) = start(ctx.bin, ctx.data)?;
+    let job = json!({"project": project, "program": "cat", "args": ["big.log"]});
+    let mut walls = Vec::new();
+    let mut last = Value::Null;
+    for run in 0..=LOG_RUNS {
+        let t0 = Instant::now();
+        let started = if run == 0 {
+            ctx.call_approving(serve.port, "start_job", job.clone())?
+        } else {
+            call(serve.port, ctx.token, "start_job", &job)?
+        };
+        let id = started["job_id"].as_str().context("job id")?.to_owned();
+        let status = loop {
+            let st = call(serve.port, ctx.token, "job_status", &json!({"job_id": id}))?;
+            if !matches!(st["state"].as_str(), Some("queued" | "running")) {
+                break st;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        };
+        if status["state"] != "succeeded" || status["stdout_bytes"] != json!(LOG_BYTES) {
+            bail!("the log job did not write everything: {status}");
+        }
+        // The first run waited for the approval: a warm-up.
+        if run > 0 {
+            walls.push(t0.elapsed());
+            last = status;
+        }
+    }
+    drop(serve);
+    let direct_null = time_direct(&file, Stdio::from(std::fs::File::create("/dev/null")?))?;
+    let direct_pipe = {
+        let t0 = Instant::now();
+        let mut child = Command::new("cat").arg(&file).stdout(Stdio::piped()).spawn()?;
+        let mut out = child.stdout.take().context("stdout")?;
+        let mut buf = vec![0u8; 1 << 16];
+        while out.read(&mut buf)? > 0 {}
+        child.wait()?;
+        t0.elapsed()
+    };
+    let (wall, _) = median_p95(walls);
+    let mib = LOG_BYTES as f64 / (1 << 20) as f64;
+    let rate = |d: Duration| format!("{:.0}", mib / d.as_secs_f64());
+    Ok(format!(
+        "### Job log throughput\n\n\
+         `cat` of a {mib:.0} MiB build-log-like file as a job (`start_job`, then `job_status` \
+         polled every 5 ms until it finished); every byte goes through the engine's output \
+         pipeline (ANSI stripping, path rewriting, secret redaction) into the job's bounded \
+         log (1 MiB kept per stream, {dropped} bytes dropped and counted). Median of {runs} \
+         runs.\n\n\
+         | path | time (ms) | MiB/s |\n|---|---:|---:|\n\
+         | job log (start_job → succeeded) | {w} | {wr} |\n\
+         | `cat` to `/dev/null` directly | {n} | {nr} |\n\
+         | `cat` to a pipe the bench drains | {p} | {pr} |\n\n",
+        dropped = last["dropped_bytes"],
+        runs = LOG_RUNS,
+        w = ms(wall),
+        wr = rate(wall),
+        n = ms(direct_null),
+        nr = rate(direct_null),
+        p = ms(direct_pipe),
+        pr = rate(direct_pipe),
+    ))
+}
+
+fn time_direct(file: &Path, stdout: Stdio) -> Result<Duration> {
+    let t0 = Instant::now();
+    let st = Command::new("cat").arg(file).stdout(stdout).status()?;
+    if !st.success() {
+        bail!("cat failed");
+    }
+    Ok(t0.elapsed())
+}
+
+fn run_overhead(ctx: &Ctx) -> Result<String> {
+    let (serve, _) = start(ctx.bin, ctx.data)?;
+    let args = json!({"project": "exec0", "program": "/bin/true"});
+    let first = ctx.call_approving(serve.port, "run_command", args.clone())?;
+    if first["state"] != "succeeded" {
+        bail!("/bin/true did not succeed: {first}");
+    }
+    for _ in 0..3 {
+        call(serve.port, ctx.token, "run_command", &args)?;
+    }
+    let mut through = Vec::new();
+    let mut inside = Vec::new();
+    for _ in 0..OVERHEAD_CALLS {
+        let t0 = Instant::now();
+        let out = call(serve.port, ctx.token, "run_command", &args)?;
+        through.push(t0.elapsed());
+        inside.push(Duration::from_millis(out["duration_ms"].as_u64().unwrap_or(0)));
+    }
+    drop(serve);
+    let mut direct = Vec::new();
+    for _ in 0..OVERHEAD_CALLS + 3 {
+        let t0 = Instant::now();
+        let st = Command::new("/bin/true").status()?;
+        if !st.success() {
+            bail!("/bin/true failed");
+        }
+        direct.push(t0.elapsed());
+    }
+    direct.drain(..3);
+    let (tm, tp) = median_p95(through);
+    let (im, ip) = median_p95(inside);
+    let (dm, dp) = median_p95(direct);
+    Ok(format!(
+        "### run_command overhead\n\n\
+         `/bin/true` in a project in `any` mode with an exact allow rule (nothing asks), \
+         {n} calls, each a new loopback HTTP connection, beside spawning `/bin/true` from the \
+         bench process.\n\n\
+         | path | median (ms) | p95 (ms) |\n|---|---:|---:|\n\
+         | `run_command`, client wall time | {tm} | {tp} |\n\
+         | `run_command`, the job's own runtime (`duration_ms`, whole ms) | {im} | {ip} |\n\
+         | `/bin/true` spawned directly (`std::process::Command`) | {dm} | {dp} |\n\n",
+        n = OVERHEAD_CALLS,
+        tm = ms(tm),
+        tp = ms(tp),
+        im = ms(im),
+        ip = ms(ip),
+        dm = ms(dm),
+        dp = ms(dp),
+    ))
+}

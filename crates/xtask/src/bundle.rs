@@ -1,0 +1,187 @@
+//! `cargo xtask bundle [--test] [--target TRIPLE]`: the Linux installers (.deb and .rpm) of the
+//! desktop app, built offline with the npm-installed Tauri CLI (`ui/node_modules`).
+//!
+//! The `sluice` CLI ships inside the package as a Tauri sidecar (`bundle.externalBin`): it is
+//! built in release mode and copied to `src-tauri/binaries/sluice-<target triple>`, where the
+//! bundler looks for it, and installed beside the app (`/usr/bin/sluice` next to
+//! `/usr/bin/sluice-app`), where the app looks for it when it writes stdio client configs. The
+//! sidecar is declared in `tauri.bundle.conf.json`, merged only for bundle builds: tauri-build
+//! refuses to compile when a declared sidecar file is missing, and a fresh clone has none, so
+//! declaring it in `tauri.conf.json` would break every plain `cargo build` of the app.
+//!
+//! deb and rpm are built in one `tauri build` (each bundler run relinks the app). AppImage is not
+//! built here: its bundler downloads AppRun and linuxdeploy from GitHub, which no package
+//! registry provides; the release workflow (`.github/workflows/release.yml`) builds it.
+//!
+//! `--test` then runs the package test (`crates/xtask/tests/it/package.rs`): install the .deb with
+//! apt, start the installed app under Xvfb, drive it with the installed `sluice` and a real MCP
+//! client, purge it and check nothing of it is left.
+//!
+//! Icons come from one source, `icons/src/app.svg`; regenerate them with
+//! `ui/node_modules/.bin/tauri icon icons/src/app.svg -o icons` (then delete `icons/android`
+//! and `icons/ios`: there is no mobile app).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Instant, SystemTime};
+
+use anyhow::{Context, Result, bail};
+
+use crate::{build_ui, deps, sh};
+
+/// The bundles built on this machine, in one bundler run.
+const LINUX_BUNDLES: &str = "deb,rpm";
+
+/// Merged over `tauri.conf.json` for bundle builds only (it declares the sidecar).
+const BUNDLE_CONFIG: &str = "tauri.bundle.conf.json";
+
+/// What the command line asked for.
+#[derive(Debug, Default)]
+struct Options {
+    /// Run the install test on the built .deb afterwards.
+    test: bool,
+    /// Cross-target triple (default: the host's).
+    target: Option<String>,
+}
+
+fn parse(args: &[String]) -> Result<Options> {
+    let mut opts = Options::default();
+    let mut it = args.iter();
+    while let Some(arg) = it.next() {
+        match arg.as_str() {
+            "--test" => opts.test = true,
+            "--target" => opts.target = Some(it.next().context("--target needs a triple")?.clone()),
+            other => bail!(
+                "unknown argument {other:?}; usage: cargo xtask bundle [--test] [--target TRIPLE]"
+            ),
+        }
+    }
+    Ok(opts)
+}
+
+pub fn run(root: &Path, args: &[String]) -> Result<()> {
+    let opts = parse(args)?;
+    let started = Instant::now();
+    let since = SystemTime::now();
+    deps::apt(deps::APP_APT_PACKAGES)?;
+    if !deps::have("npm") {
+        deps::apt(&["nodejs", "npm"])?;
+    }
+    build_ui(root)?;
+    let triple = match &opts.target {
+        Some(t) => t.clone(),
+        None => host_triple()?,
+    };
+    let profile_dir = match &opts.target {
+        Some(t) => target_dir(root).join(t).join("release"),
+        None => target_dir(root).join("release"),
+    };
+    sidecar(root, &triple, opts.target.as_deref(), &profile_dir)?;
+    tauri_build(root, opts.target.as_deref())?;
+    let packages = built_since(&profile_dir.join("bundle"), since)?;
+    if packages.is_empty() {
+        bail!("the Tauri CLI finished but no .deb or .rpm is newer than this run");
+    }
+    eprintln!("\nxtask bundle: built in {} s:", started.elapsed().as_secs());
+    for (path, size) in &packages {
+        println!("{}  {:.1} MB", path.display(), *size as f64 / 1_000_000.0);
+    }
+    eprintln!(
+        "xtask bundle: AppImage skipped here: its bundler downloads AppRun and linuxdeploy from \
+         GitHub, which no package registry provides. The release workflow \
+         (.github/workflows/release.yml) builds it."
+    );
+    if opts.test {
+        let deb = packages
+            .iter()
+            .map(|(p, _)| p)
+            .find(|p| p.extension().is_some_and(|e| e == "deb"))
+            .context("no .deb was built")?;
+        package_test(root, deb)?;
+        eprintln!("xtask bundle: build and install test took {} s", started.elapsed().as_secs());
+    }
+    Ok(())
+}
+
+/// Where cargo puts build output (`CARGO_TARGET_DIR` or `target/`).
+fn target_dir(root: &Path) -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|| root.join("target"))
+}
+
+/// The host's target triple, as `rustc -vV` reports it (the sidecar's file name carries it).
+fn host_triple() -> Result<String> {
+    let out = Command::new("rustc").arg("-vV").output().context("cannot run rustc -vV")?;
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .find_map(|l| l.strip_prefix("host: "))
+        .map(|t| t.trim().to_owned())
+        .context("rustc -vV printed no host triple")
+}
+
+/// Builds the release `sluice` CLI and puts it where the bundler expects the sidecar:
+/// `src-tauri/binaries/sluice-<triple>` (gitignored).
+fn sidecar(root: &Path, triple: &str, target: Option<&str>, profile_dir: &Path) -> Result<()> {
+    let mut cmd = Command::new("cargo");
+    cmd.args(["build", "--release", "--locked", "-p", "sluice-cli", "--bin", "sluice"]);
+    if let Some(t) = target {
+        cmd.args(["--target", t]);
+    }
+    sh(&mut cmd)?;
+    let exe = if triple.contains("windows") { ".exe" } else { "" };
+    let built = profile_dir.join(format!("sluice{exe}"));
+    let dir = root.join("src-tauri/binaries");
+    std::fs::create_dir_all(&dir).with_context(|| format!("create {}", dir.display()))?;
+    let dest = dir.join(format!("sluice-{triple}{exe}"));
+    std::fs::copy(&built, &dest)
+        .with_context(|| format!("copy {} to {}", built.display(), dest.display()))?;
+    eprintln!("xtask bundle: sidecar {}", dest.display());
+    Ok(())
+}
+
+/// `tauri build --bundles deb,rpm` with the npm-installed CLI, the app crate in `src-tauri`
+/// (`tauri.conf.json` is at the repository root, symlinked there) and the sidecar config merged.
+fn tauri_build(root: &Path, target: Option<&str>) -> Result<()> {
+    let cli = root.join("ui/node_modules/.bin/tauri");
+    let mut cmd = Command::new(&cli);
+    cmd.current_dir(root)
+        .env("TAURI_APP_PATH", root.join("src-tauri"))
+        .args(["build", "--ci", "--bundles", LINUX_BUNDLES, "--config"])
+        .arg(root.join(BUNDLE_CONFIG));
+    if let Some(t) = target {
+        cmd.args(["--target", t]);
+    }
+    cmd.args(["--", "--locked"]);
+    sh(&mut cmd)
+}
+
+/// The packages under `bundle/` written by this run, with their sizes (older ones may linger
+/// from earlier versions).
+fn built_since(bundle: &Path, since: SystemTime) -> Result<Vec<(PathBuf, u64)>> {
+    let mut found = Vec::new();
+    for kind in ["deb", "rpm"] {
+        let dir = bundle.join(kind);
+        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+        for entry in entries {
+            let path = entry?.path();
+            let meta = std::fs::metadata(&path)?;
+            let fresh = meta.modified().is_ok_and(|m| m >= since);
+            if fresh && meta.is_file() && path.extension().is_some_and(|e| e == kind) {
+                found.push((path, meta.len()));
+            }
+        }
+    }
+    found.sort();
+    Ok(found)
+}
+
+/// Runs the install test (`package` module of xtask's integration tests) on `deb`. It installs
+/// into the system, so it only runs here on request; in the ordinary test suite it finds no
+/// package and says so.
+fn package_test(root: &Path, deb: &Path) -> Result<()> {
+    let python = deps::python(root)?;
+    sh(Command::new("cargo")
+        .args(["test", "--locked", "-p", "xtask", "--test", "it", "--", "package::", "--nocapture"])
+        .env("SLUICE_TEST_DEB", deb)
+        .env("SLUICE_TEST_REQUIRE_DEB", "1")
+        .env("SLUICE_TEST_PYTHON", python))
+}

@@ -1,0 +1,203 @@
+//! The screenshots in `docs/screenshots/`, taken from the real app: `cargo xtask screenshots`
+//! builds the app with the UI embedded and runs this with `--app <binary> --out <folder>`.
+//!
+//! Everything shown is real: a temporary data folder is seeded through the engine (projects,
+//! tokens, one revoked), then the app runs under Xvfb and the official Python MCP SDK does what
+//! an assistant would — reads files, starts a job the user approves in the window, asks to
+//! delete files (one denied with a reason, one left waiting) — and WebDriver opens each view
+//! and saves it as a PNG, in the light and the dark theme. It drives the app with the
+//! end-to-end test's own harness.
+
+#[path = "../tests/e2e/client.rs"]
+mod client;
+#[path = "../tests/e2e/driver.rs"]
+mod driver;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use client::{Pending, client, client_step, start_job_argv};
+use driver::{Session, by_text};
+use sluice_core::{AccessMode, ExecMode};
+use sluice_engine::{Engine, EngineConfig, SecretPreference};
+use thirtyfour::By;
+
+/// The demo job: a test watcher that keeps printing while the screenshots are taken.
+const TEST_WATCH: &str = r#"#!/bin/sh
+# Runs the shop's checks in a loop and reports each one.
+n=0
+while [ $n -lt 400 ]; do
+  n=$((n + 1))
+  for t in cart checkout pricing inventory search; do
+    i=0
+    while [ $i -lt 20000 ]; do i=$((i + 1)); done
+    echo "PASS  src/$t.test.ts ($n.$((n % 7))s)"
+    sleep 0.2
+  done
+  echo "Round $n: 5 suites passed, 0 failed"
+done
+"#;
+
+fn write(path: PathBuf, text: &str) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
+/// Three small projects, as a developer's folders would look.
+fn demo_projects(code: &Path) {
+    let shop = code.join("web-shop");
+    write(shop.join("README.md"), "# web-shop\n\nThe storefront: cart, checkout, pricing.\n");
+    write(
+        shop.join("package.json"),
+        r#"{ "name": "web-shop", "private": true, "scripts": { "test": "vitest run", "build": "vite build" } }"#,
+    );
+    write(shop.join("src/cart.ts"), "export const cart = [];\n");
+    write(shop.join("src/old-checkout.ts"), "// replaced by checkout.ts\nexport {};\n");
+    write(shop.join("src/legacy-pricing.ts"), "// still used by the invoice export\nexport {};\n");
+    write(shop.join("scripts/test-watch.sh"), TEST_WATCH);
+    let api = code.join("api-server");
+    write(api.join("README.md"), "# api-server\n\nThe shop's HTTP API.\n");
+    write(api.join("Cargo.toml"), "[package]\nname = \"api-server\"\nversion = \"0.1.0\"\n");
+    write(api.join("src/main.rs"), "fn main() {}\n");
+    let notes = code.join("notes");
+    write(notes.join("README.md"), "# notes\n\nMeeting notes and plans.\n");
+}
+
+/// Projects and tokens through the engine, as the CLI would add them. Returns the two live
+/// tokens (Claude Code: every project; Cursor: api-server only).
+fn seed(code: &Path, data: &Path) -> (String, String) {
+    let engine = Engine::open(&EngineConfig::new(data.to_path_buf(), SecretPreference::FileOnly))
+        .expect("open the demo data folder");
+    let add = |name: &str, access, exec| {
+        engine.add_project(&code.join(name), Some(name), access, exec).expect("add a project");
+    };
+    add("web-shop", AccessMode::ReadWrite, ExecMode::Any);
+    add("api-server", AccessMode::ReadWrite, ExecMode::Project);
+    add("notes", AccessMode::ReadOnly, ExecMode::Off);
+    let days = |d: u64| Some(Duration::from_secs(d * 86_400));
+    let (_, claude) = engine.create_token("Claude Code", None, None).unwrap();
+    let (_, cursor) =
+        engine.create_token("Cursor", Some(vec!["api-server".into()]), days(90)).unwrap();
+    let (old, _) = engine.create_token("Old laptop", None, days(30)).unwrap();
+    engine.revoke_token(old.id.as_str()).unwrap();
+    (claude, cursor)
+}
+
+fn arg(name: &str) -> PathBuf {
+    let args: Vec<String> = std::env::args().collect();
+    let at = args.iter().position(|a| a == name).unwrap_or_else(|| {
+        panic!("usage: screenshots --app <sluice-app binary> --out <folder>");
+    });
+    PathBuf::from(args.get(at + 1).expect("a value after the flag"))
+}
+
+/// Light (the default GTK theme) and dark (`GTK_THEME=Adwaita:dark`, which WebKit reports as
+/// `prefers-color-scheme: dark`): each a fresh run, since jobs live only as long as the app.
+const THEMES: &[(&str, &[(&str, &str)])] =
+    &[("", &[]), ("-dark", &[("GTK_THEME", "Adwaita:dark")])];
+
+#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
+async fn main() {
+    let (app, out) = (arg("--app"), arg("--out"));
+    std::fs::create_dir_all(&out).unwrap();
+    for (suffix, env) in THEMES {
+        take_all(&app, &out, suffix, env).await;
+    }
+}
+
+/// Seeds a fresh data folder, plays the assistant, and saves every view as
+/// `<out>/<view><suffix>.png`.
+async fn take_all(app: &Path, out: &Path, suffix: &str, env: &[(&str, &str)]) {
+    let tmp = tempfile::Builder::new().prefix("sluice-demo-").tempdir().unwrap();
+    let code = std::fs::canonicalize(tmp.path()).unwrap().join("code");
+    demo_projects(&code);
+    let data = tmp.path().join("data");
+    let (claude, cursor) = seed(&code, &data);
+
+    let s = Session::start_with(app, &data, env).await;
+    let url = format!("http://127.0.0.1:{}/mcp", s.mcp_port);
+    s.wait_text(By::Css("[data-testid=state-pill]"), "AI access on").await;
+
+    // What assistants did: reads (the activity log).
+    client_step(&url, &claude, "web-shop", "ok");
+    client_step(&url, &cursor, "api-server", "ok");
+    client_step(&url, &claude, "notes", "ok");
+
+    // A job the user approves in the window.
+    let argv = ["sh", "scripts/test-watch.sh"];
+    let job = Pending::start(start_job_argv(&url, &claude, "web-shop", &argv), "start_job");
+    approve_in_window(&s, "test-watch.sh").await;
+    job.finish().await;
+
+    // A delete the user denies with a reason, and one left waiting for the screenshot.
+    let mut deny = client(&url, &claude, "web-shop", "src/legacy-pricing.ts", "denied");
+    let reason = "the invoice export still uses it";
+    deny.args(["--reason", reason]);
+    let denied = Pending::start(deny, "denied delete");
+    let card = "[data-testid=approval-card][data-armed=true]";
+    s.wait_text(By::Css(card), "legacy-pricing.ts").await;
+    s.type_into(By::Css("[data-testid=approval-card] input[name=reason]"), reason).await;
+    s.click(By::Css(format!("{card} button.danger"))).await;
+    denied.finish().await;
+    let waiting = Pending::start(
+        client(&url, &claude, "web-shop", "src/old-checkout.ts", "deleted"),
+        "waiting delete",
+    );
+    s.wait_text(By::Css("[data-testid=approvals-badge]"), "1").await;
+
+    // Each view.
+    s.click(by_text("nav", "Projects")).await;
+    s.click(By::XPath("//tr[@data-testid='project-row']//button[normalize-space()='web-shop']"))
+        .await;
+    s.wait_text(By::Css("section[aria-label='Project web-shop']"), "Execution").await;
+    shot(&s, out, suffix, "projects").await;
+
+    s.click(by_text("nav", "Tokens")).await;
+    s.wait_text(By::Css("section[aria-label='Tokens']"), "Old laptop").await;
+    shot(&s, out, suffix, "tokens").await;
+
+    s.click(By::XPath("//nav//button[starts-with(normalize-space(), 'Approvals')]")).await;
+    s.wait_text(By::Css("[data-testid=approval-card][data-armed=true]"), "old-checkout.ts").await;
+    s.wait_text(By::Css("[data-testid=decision-row]"), reason).await;
+    shot(&s, out, suffix, "approvals").await;
+
+    s.click(By::XPath("//nav//button[starts-with(normalize-space(), 'Jobs')]")).await;
+    s.click(By::XPath("//tr[@data-testid='job-row']//button[contains(., 'test-watch')]")).await;
+    s.wait_text(By::Css("[data-testid=job-log]"), "Round 2").await;
+    s.wait_text(By::Css("[data-testid=job-row]"), "%").await;
+    // The CPU sparkline draws the samples seen while the view is open (one a second).
+    tokio::time::sleep(Duration::from_secs(8)).await;
+    shot(&s, out, suffix, "jobs").await;
+
+    s.click(by_text("nav", "Activity")).await;
+    s.wait_text(By::Css("[data-testid=chain-status]"), "Audit chain intact").await;
+    s.wait_text(By::Css("section[aria-label='Activity'] table"), "start_job").await;
+    shot(&s, out, suffix, "activity").await;
+
+    s.click(by_text("nav", "Settings")).await;
+    s.wait_text(By::Css("section[aria-label='Settings']"), "Command confinement").await;
+    shot(&s, out, suffix, "settings").await;
+
+    drop(waiting);
+    s.quit().await;
+}
+
+/// Approves the waiting approval whose card mentions `what`, in the Approvals view.
+async fn approve_in_window(s: &Session, what: &str) {
+    s.click(By::XPath("//nav//button[starts-with(normalize-space(), 'Approvals')]")).await;
+    s.wait_text(By::Css("[data-testid=approval-card][data-armed=true]"), what).await;
+    s.click(by_text("article[@data-testid='approval-card']", "Approve once")).await;
+    s.wait_text(By::Css("section[aria-label='Approvals']"), "No approvals waiting").await;
+}
+
+/// Saves the window as `<out>/<name>.png`, with the focus ring and the text cursor out of
+/// the picture.
+async fn shot(s: &Session, out: &Path, suffix: &str, name: &str) {
+    s.script("document.activeElement && document.activeElement.blur(); window.scrollTo(0, 0);")
+        .await;
+    // Let live values (durations, the log) settle into one frame.
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    let path = out.join(format!("{name}{suffix}.png"));
+    s.screenshot(&path).await;
+    eprintln!("saved {}", path.display());
+}

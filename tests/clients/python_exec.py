@@ -1,0 +1,278 @@
+"""Drives Sluice's execution tools with the official Python MCP SDK over Streamable HTTP: each
+execution mode allows and refuses what it should, arguments stay literal (CI-01), option
+injection is refused (CI-02), interpreters and wrappers are refused or asked with a reason
+(CI-03), a job's environment holds none of the server's secrets (ES-01), Landlock keeps writes
+inside the project and the network off, and a cancelled job leaves none of its `setsid` and
+double-forked descendants alive. The human side of each approval is played through the real CLI
+(`sluice approvals list/approve/deny`). Exits non-zero on the first failed check.
+
+Environment: SLUICE_TOKEN, SLUICE_DATA_DIR, SLUICE_CANARY, SLUICE_ENV_CANARIES (name=value
+pairs, comma-separated, that the server has in its environment). Arguments: --url, --sluice BIN,
+--outside DIR (a folder outside every project), --marker N (a number unique to this run).
+Projects: "off", "safe", "build" (project mode, a cargo crate) and "demo" (any mode).
+"""
+
+import argparse
+import asyncio
+import json
+import os
+from urllib.parse import urlparse
+
+import httpx2
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+
+import common
+from common import check
+
+
+async def call(client, tool, args):
+    res = await client.call_tool(tool, args)
+    common.remember(res.structured_content, res.content)
+    return res
+
+
+async def ok(client, tool, args):
+    res = await call(client, tool, args)
+    check(not res.is_error, f"{tool} {args} succeeds", res.structured_content)
+    return res.structured_content
+
+
+async def refused(client, tool, args, code):
+    res = await call(client, tool, args)
+    check(res.is_error, f"{tool} {args} is refused", res.structured_content)
+    check(res.structured_content.get("code") == code, f"{tool} {args} refused with {code}",
+          res.structured_content)
+    return res.structured_content["message"]
+
+
+async def sluice(binary, *args):
+    proc = await asyncio.create_subprocess_exec(
+        binary, *args, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        env={**os.environ, "SLUICE_SECRET_STORE": "file"})
+    out, err = await proc.communicate()
+    return proc.returncode, out.decode(), err.decode()
+
+
+async def pending(binary):
+    code, out, err = await sluice(binary, "approvals", "list", "--json")
+    check(code == 0, "approvals list works", err)
+    return [a for a in json.loads(out) if a["state"] == "pending"]
+
+
+async def decided(client, binary, tool, args, verdict):
+    """Calls `tool`; the user decides (`approve` or `deny`) each approval it asks for, through the
+    CLI. Returns the result and the summaries the user was shown."""
+    task = asyncio.create_task(call(client, tool, args))
+    shown = []
+    while not task.done():
+        for a in await pending(binary):
+            if a["tool"] == tool:
+                shown.append(a["summary"])
+                code, _, err = await sluice(binary, "approvals", verdict, a["id"])
+                check(code == 0, f"approvals {verdict} works", err)
+        await asyncio.wait({task}, timeout=0.1)
+    return task.result(), shown
+
+
+async def approved(client, binary, tool, args):
+    res, shown = await decided(client, binary, tool, args, "approve")
+    check(shown, f"{tool} {args} asked first", res.structured_content)
+    check(not res.is_error, f"{tool} {args} succeeds once approved", res.structured_content)
+    return res.structured_content
+
+
+async def asked_and_denied(client, binary, args):
+    """A command `any` mode asks about; the user denies it. Returns what the prompt said."""
+    res, shown = await decided(client, binary, "run_command", args, "deny")
+    check(len(shown) == 1, f"{args} asked exactly once", shown)
+    check(res.is_error and res.structured_content["code"] == "denied", "the denial returns",
+          res.structured_content)
+    return shown[0]
+
+
+def run(project, program, *args):
+    return {"project": project, "program": program, "args": list(args)}
+
+
+def alive(pid, marker):
+    """Whether `pid` is a live (not zombie) process of this run."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            state = f.read().rsplit(")", 1)[1].split()[0]
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            cmdline = f.read().decode(errors="replace")
+    except (FileNotFoundError, ProcessLookupError, IndexError):
+        return False
+    return state != "Z" and marker in cmdline
+
+
+async def modes(client, binary):
+    # off: nothing runs, whatever it is.
+    for tool in ("run_command", "start_job"):
+        msg = await refused(client, tool, run("off", "cargo", "--version"), "forbidden")
+        check("execution is off" in msg, "off says why", msg)
+
+    # safe: version checks run without asking; anything more is refused.
+    out = await ok(client, "run_command", run("safe", "cargo", "--version"))
+    check(out["state"] == "succeeded" and out["stdout"].startswith("cargo "), "cargo --version",
+          out)
+    check(not await pending(binary), "safe mode asked nobody")
+    for args in (["build"], ["metadata", "--no-deps", "--output=owned"]):
+        msg = await refused(client, "run_command", run("safe", "cargo", *args), "forbidden")
+        check("safe mode" in msg, "safe mode says why", msg)
+
+    # project: the project's own cargo build runs once the user approves it.
+    out = await approved(client, binary, "run_command",
+                         {**run("build", "cargo", "build", "--offline", "-q"),
+                          "timeout_seconds": 300})
+    check(out["state"] == "succeeded" and out["exit_code"] == 0, "cargo build succeeded", out)
+    st = await ok(client, "stat", {"project": "build", "path": "target/debug/hello"})
+    check(st["kind"] == "file", "the build produced the binary", st)
+    out = await approved(client, binary, "run_command",
+                         run("build", "cargo", "run", "--offline", "-q"))
+    check(out["stdout"] == "hello from a sluice job\n", "cargo run ran the project's program", out)
+    # Dangerous forms are refused outright in project mode, without asking.
+    for args in (["build", "--config", "build.rustc-wrapper='/bin/sh'"],
+                 ["install", "ripgrep"], ["build", "-Zunstable-options"]):
+        msg = await refused(client, "run_command", run("build", "cargo", *args), "forbidden")
+        check("refused in project mode" in msg, "project mode names the danger", msg)
+    check(not await pending(binary), "project mode asked nothing about dangerous forms")
+
+
+async def ci02_option_injection(client, binary, outside):
+    owned = os.path.join(outside, "owned")
+    cases = [
+        ("build", "cargo", ["build", f"--out-dir={owned}"]),
+        ("build", "cargo", ["build", "--target-dir", owned]),
+        ("build", "cargo", ["test", f"--output={owned}"]),
+        ("build", "cargo", ["run", "-p", f"--output={owned}"]),
+        ("build", "cargo", ["run", f"--bin=-o{owned}"]),
+        ("build", "git", ["log", f"--output={owned}"]),
+        ("safe", "git", ["--version", f"--output={owned}"]),
+    ]
+    for project, program, args in cases:
+        await refused(client, "run_command", run(project, program, *args), "forbidden")
+    check(not await pending(binary), "option injection never reached a prompt")
+    check(not os.path.exists(owned), "nothing was written outside", owned)
+
+
+async def ci03_interpreters_and_wrappers(client, binary):
+    dangerous = [
+        (["sh", "-c", "id"], "`sh -c`"),
+        (["node", "-e", "require('child_process').execSync('id')"], "`node -e`"),
+        (["python3", "-c", "import os; os.system('id')"], "`python3 -c`"),
+        (["xargs", "rm"], "`xargs`"),
+        (["timeout", "5", "sh", "-c", "id"], "`sh -c`"),
+        (["env", "bash", "-lc", "id"], "`bash -c`"),
+    ]
+    # Project mode refuses every one of them, and the plain wrappers too, without asking.
+    for argv, _ in dangerous + [(["env", "rm", "-rf", "src"], "")]:
+        await refused(client, "run_command", run("build", *argv), "forbidden")
+    check(not await pending(binary), "project mode asked nothing")
+    # Any mode asks, and the prompt says why; the user denies.
+    for argv, why in dangerous:
+        summary = await asked_and_denied(client, binary, run("demo", *argv))
+        check("risk dangerous" in summary and why in summary, f"the prompt explains {argv}",
+              summary)
+    summary = await asked_and_denied(client, binary, run("demo", "env", "rm", "-rf", "src"))
+    check("rm" in summary and "risk" in summary, "a wrapper is seen through", summary)
+    await ok(client, "stat", {"project": "demo", "path": "src/main.rs"})
+
+
+async def ci01_literal_arguments(client, binary):
+    literal = ["$(id)", ";id", "`id`", "|id", "\nid", "&calc", "%COMSPEC%", "!cmd", "a b",
+               "'q'", '"dq"', "*"]
+    out = await approved(client, binary, "run_command", run("demo", "printf", "[%s]", *literal))
+    check(out["stdout"] == "".join(f"[{a}]" for a in literal), "arguments stayed literal", out)
+    check("uid=" not in out["stdout"], "nothing was expanded", out)
+
+
+async def es01_environment(client, binary, canaries):
+    out = await approved(client, binary, "run_command", run("demo", "/usr/bin/env"))
+    check(out["state"] == "succeeded", "env ran", out)
+    env = dict(line.split("=", 1) for line in out["stdout"].splitlines() if "=" in line)
+    check("PATH" in env and "HOME" in env, "the job has a minimal environment", env)
+    check(env["HOME"] != os.environ.get("HOME"), "with a private HOME", env)
+    for name, value in canaries:
+        check(name not in env, f"{name} is not in the job's environment", env)
+        check(value not in out["stdout"], f"the value of {name} is not either", out)
+    for name in env:
+        upper = name.upper()
+        check(not any(s in upper for s in ("TOKEN", "SECRET", "KEY", "PASSWORD")),
+              "no secret-looking variable at all", name)
+
+
+async def landlock(client, binary, outside, port):
+    escape = os.path.join(outside, "landlock-escape.txt")
+    res, shown = await decided(client, binary, "run_command", run("demo", "touch", escape),
+                               "approve")
+    check(shown, "writing outside asked first")
+    out = res.structured_content
+    check(not res.is_error and out["state"] == "failed" and out["exit_code"] != 0,
+          "the write outside failed", out)
+    check("Permission denied" in out["stderr"], "with EACCES", out)
+    check(not os.path.exists(escape), "and the file does not exist", escape)
+    # Inside the project the same program writes fine.
+    out = await approved(client, binary, "run_command", run("demo", "touch", "inside.txt"))
+    await ok(client, "stat", {"project": "demo", "path": "inside.txt"})
+    # Network off: not even the loopback server is reachable.
+    connect = ("import socket\n"
+               f"try:\n socket.create_connection(('127.0.0.1', {port}), 5)\n print('connected')\n"
+               "except OSError as e:\n print('refused', e.errno)\n")
+    out = await approved(client, binary, "run_command", run("demo", "/usr/bin/python3", "-c",
+                                                            connect))
+    check(out["stdout"].strip() == "refused 13", "connect() fails with EACCES", out)
+
+
+async def tree_cancel(client, binary, marker):
+    script = (f"setsid sleep {marker} & echo $!; (sleep {marker} & echo $!); "
+              f"sleep {marker} & echo $!; wait")
+    job = await approved(client, binary, "start_job", run("demo", "sh", "-c", script))
+    job_id = job["job_id"]
+    loop = asyncio.get_running_loop()
+    end = loop.time() + 20
+    pids = []
+    while len(pids) < 3:
+        check(loop.time() < end, "the job printed its children", pids)
+        page = await ok(client, "job_logs", {"job_id": job_id})
+        pids = [int(p) for p in page["text"].split()]
+        await asyncio.sleep(0.05)
+    st = await ok(client, "job_status", {"job_id": job_id})
+    check(st["state"] == "running" and st["confinement"], "running, confined", st)
+    for pid in pids:
+        check(alive(pid, marker), "each descendant runs before the cancel", pid)
+    done = await ok(client, "cancel_job", {"job_id": job_id})
+    check(done["state"] == "cancelled", "the job is cancelled", done)
+    for pid in pids:
+        check(not alive(pid, marker), "no descendant survives the cancel", pid)
+    listed = await ok(client, "list_jobs", {"project": "demo"})
+    check(any(j["job_id"] == job_id and j["state"] == "cancelled" for j in listed["jobs"]),
+          "list_jobs shows it cancelled", listed)
+
+
+async def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--url", required=True)
+    ap.add_argument("--sluice", required=True)
+    ap.add_argument("--outside", required=True)
+    ap.add_argument("--marker", required=True)
+    args = ap.parse_args()
+    canaries = [tuple(p.split("=", 1)) for p in os.environ["SLUICE_ENV_CANARIES"].split(",")]
+    token = os.environ["SLUICE_TOKEN"]
+    http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=600)
+    async with Client(streamable_http_client(args.url, http_client=http), cache=None) as client:
+        await modes(client, args.sluice)
+        await ci02_option_injection(client, args.sluice, args.outside)
+        await ci03_interpreters_and_wrappers(client, args.sluice)
+        await ci01_literal_arguments(client, args.sluice)
+        await es01_environment(client, args.sluice, canaries)
+        await landlock(client, args.sluice, args.outside, urlparse(args.url).port)
+        await tree_cancel(client, args.sluice, args.marker)
+    for _, value in canaries:
+        for text in common.seen:
+            check(value not in text, "no environment canary in any response", text)
+    print(f"OK {common.no_canary_anywhere()} checks")
+
+
+asyncio.run(main())

@@ -1,0 +1,89 @@
+// The one mock of the IPC boundary: every function of `api` as a `vi.fn`, with answers for an
+// empty, running Sluice. Test files mock the module with
+//   vi.mock("./api", () => import("./test/api"))
+// and steer it through `m` (the mocks) and `emit` (an engine event).
+
+import { vi, type Mock } from "vitest";
+import type { Api } from "../api";
+import type { UiEvent } from "../bindings/ipc";
+import { state } from "./fixtures";
+
+export const CLIPBOARD_CLEAR_MS = 60_000;
+
+export class ApiError extends Error {
+  code: string;
+  constructor(e: { code: string; message: string }) {
+    super(e.message);
+    this.code = e.code;
+  }
+}
+
+type Mocked = { [K in keyof Api]: Mock<Api[K]> };
+
+// Every key of the real `api` must be here: the type makes a missing one a compile error.
+export const api: Mocked = {
+  appState: vi.fn(),
+  setPaused: vi.fn(),
+  listProjects: vi.fn(),
+  addProject: vi.fn(),
+  setProjectModes: vi.fn(),
+  setProjectEnabled: vi.fn(),
+  removeProject: vi.fn(),
+  setShield: vi.fn(),
+  defaultShield: vi.fn(),
+  listTokens: vi.fn(),
+  createToken: vi.fn(),
+  revokeToken: vi.fn(),
+  audit: vi.fn(),
+  verifyAudit: vi.fn(),
+  setProjectPolicy: vi.fn(),
+  listApprovals: vi.fn(),
+  decideApproval: vi.fn(),
+  listJobs: vi.fn(),
+  jobLogs: vi.fn(),
+  cancelJob: vi.fn(),
+  emergencyStop: vi.fn(),
+  setProjectNetwork: vi.fn(),
+  listClients: vi.fn(),
+  connectPreview: vi.fn(),
+  connectApply: vi.fn(),
+  disconnectPreview: vi.fn(),
+  disconnectApply: vi.fn(),
+  startAtLogin: vi.fn(),
+  setStartAtLogin: vi.fn(),
+  pickFolder: vi.fn(),
+  onEvent: vi.fn(),
+  copy: vi.fn(),
+};
+
+/** The mocks, by the name tests know them under. */
+export const m = api;
+
+let handler: (e: UiEvent) => void = () => {};
+
+/** Delivers an engine event to the window, as the shell would. */
+export function emit(e: UiEvent): void {
+  handler(e);
+}
+
+/** Clears every mock and answers as an empty Sluice with AI access on. */
+export function resetApi(): void {
+  vi.clearAllMocks();
+  handler = () => {};
+  m.appState.mockResolvedValue(state());
+  m.listProjects.mockResolvedValue([]);
+  m.listTokens.mockResolvedValue([]);
+  m.listApprovals.mockResolvedValue([]);
+  m.listJobs.mockResolvedValue([]);
+  m.listClients.mockResolvedValue([]);
+  m.defaultShield.mockResolvedValue([".env", "*.pem"]);
+  m.audit.mockResolvedValue({ entries: [] });
+  m.verifyAudit.mockResolvedValue({ entries: 0, intact: true, breakAt: null, breakReason: null });
+  m.copy.mockResolvedValue();
+  m.startAtLogin.mockResolvedValue(false);
+  m.setStartAtLogin.mockResolvedValue();
+  m.onEvent.mockImplementation(async (h) => {
+    handler = h;
+    return () => {};
+  });
+}
