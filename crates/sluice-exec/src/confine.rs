@@ -234,7 +234,22 @@ pub(crate) mod imp {
 pub(crate) mod imp {
     use super::{Enforcement, LandlockReport};
 
+    /// macOS: Seatbelt (`crate::seatbelt`, untested here) when `sandbox-exec` exists, which
+    /// blocks outbound network too. Elsewhere nothing confines jobs, so jobs that require
+    /// confinement are refused.
     pub(crate) fn status(_network_off: bool) -> LandlockReport {
+        #[cfg(target_os = "macos")]
+        if crate::seatbelt::available() {
+            return LandlockReport {
+                status: Enforcement::FullyEnforced,
+                abi: None,
+                network_rules: true,
+                summary: "Seatbelt (sandbox-exec) confines every job: writes only in the project \
+                          and its own folders, Sluice's data folder hidden, outbound network \
+                          blocked when off"
+                    .into(),
+            };
+        }
         LandlockReport {
             status: Enforcement::NotEnforced,
             abi: None,

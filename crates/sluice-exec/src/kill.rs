@@ -322,9 +322,39 @@ pub(crate) mod imp {
         vec![tree.leader]
     }
 
-    /// Windows (untested here): the supervisor kills the direct child; a Job Object with
-    /// `KILL_ON_JOB_CLOSE` is the missing piece for the rest of the tree.
-    pub(crate) fn kill_matching(_tree: Option<Tree>, _grace: Duration) -> KillReport {
-        KillReport::default()
+    /// Windows (untested here): each job's processes live in its Job Object (`winjob`),
+    /// created at spawn and kept here by the leader's pid; terminating it ends the whole tree,
+    /// and dropping it closes the last handle, which kills whatever is left (kill on close).
+    #[cfg(windows)]
+    static JOBS: std::sync::Mutex<std::collections::BTreeMap<u32, crate::winjob::JobObject>> =
+        std::sync::Mutex::new(std::collections::BTreeMap::new());
+
+    #[cfg(windows)]
+    pub(crate) fn adopt(leader: u32, job: crate::winjob::JobObject) {
+        JOBS.lock().unwrap_or_else(|p| p.into_inner()).insert(leader, job);
+    }
+
+    /// `tree`: that job's tree; `None`: every job's.
+    pub(crate) fn kill_matching(tree: Option<Tree>, _grace: Duration) -> KillReport {
+        #[cfg(windows)]
+        {
+            let doomed: Vec<crate::winjob::JobObject> = {
+                let mut jobs = JOBS.lock().unwrap_or_else(|p| p.into_inner());
+                match tree {
+                    Some(t) => jobs.remove(&t.leader).into_iter().collect(),
+                    None => std::mem::take(&mut *jobs).into_values().collect(),
+                }
+            };
+            let signalled = doomed.len();
+            for job in doomed {
+                let _ = job.terminate(1);
+            }
+            KillReport { signalled, survivors: Vec::new() }
+        }
+        #[cfg(not(windows))]
+        {
+            let _ = tree;
+            KillReport::default()
+        }
     }
 }

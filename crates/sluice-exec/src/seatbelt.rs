@@ -26,8 +26,14 @@ pub const SANDBOX_EXEC: &str = "/usr/bin/sandbox-exec";
 const WRITABLE_DEVICES: &[&str] = &["/dev/null", "/dev/zero", "/dev/dtracehelper"];
 
 /// The Seatbelt profile of a job. Rules are evaluated last-match-wins: allow everything, then
-/// deny every write, then allow writes beneath `writable` again.
-pub fn profile(writable: &[&Path], network_off: bool) -> Result<String, ExecError> {
+/// deny every write, then allow writes beneath `writable` again; then deny reading and writing
+/// beneath `hidden` (Sluice's data folder), and allow `writable` once more for the job's own
+/// folders that lie inside it.
+pub fn profile(
+    writable: &[&Path],
+    hidden: &[&Path],
+    network_off: bool,
+) -> Result<String, ExecError> {
     let mut out = String::from(
         "(version 1)\n(allow default)\n(deny file-write*)\n(allow file-write*\n    \
          (subpath \"/dev/fd\")\n",
@@ -36,20 +42,36 @@ pub fn profile(writable: &[&Path], network_off: bool) -> Result<String, ExecErro
         out.push_str(&format!("    (literal {})\n", quote(Path::new(dev))?));
     }
     for dir in writable {
-        if !dir.is_absolute() {
-            return Err(ExecError::Unconfinable(
-                "a writable folder of the Seatbelt profile is not an absolute path".into(),
-            ));
-        }
-        out.push_str(&format!("    (subpath {})\n", quote(dir)?));
+        out.push_str(&format!("    (subpath {})\n", quote(absolute(dir)?)?));
     }
     out.push_str(")\n");
+    if !hidden.is_empty() {
+        out.push_str("(deny file-read* file-write*\n");
+        for dir in hidden {
+            out.push_str(&format!("    (subpath {})\n", quote(absolute(dir)?)?));
+        }
+        out.push_str(")\n(allow file-read* file-write*\n");
+        for dir in writable {
+            out.push_str(&format!("    (subpath {})\n", quote(dir)?));
+        }
+        out.push_str(")\n");
+    }
     if network_off {
         // Stricter than Landlock's TCP-only rule: UDP to any address is denied too. Unix
         // sockets stay allowed (local IPC the system libraries rely on).
         out.push_str("(deny network-outbound (remote ip \"*:*\"))\n");
     }
     Ok(out)
+}
+
+fn absolute(dir: &Path) -> Result<&Path, ExecError> {
+    if dir.is_absolute() {
+        Ok(dir)
+    } else {
+        Err(ExecError::Unconfinable(
+            "a folder of the Seatbelt profile is not an absolute path".into(),
+        ))
+    }
 }
 
 /// A path as an SBPL string literal: `\` and `"` escaped. Paths with control characters or
@@ -98,6 +120,20 @@ pub fn available() -> bool {
 mod tests {
     use super::*;
 
+    #[test]
+    fn the_data_folder_is_hidden_but_the_jobs_own_folders_in_it_stay_writable() {
+        let (project, data) = (Path::new("/Users/a/app"), Path::new("/Users/a/Library/Sluice"));
+        let state = data.join("jobs/j1");
+        let p = profile(&[project, state.as_path()], &[data], false).unwrap();
+        let deny =
+            p.find("(deny file-read* file-write*\n    (subpath \"/Users/a/Library/Sluice\")");
+        let again = p.rfind("(allow file-read* file-write*\n    (subpath \"/Users/a/app\")");
+        assert!(deny.is_some() && again.is_some() && deny < again, "{p}");
+        assert!(p[again.unwrap()..].contains("(subpath \"/Users/a/Library/Sluice/jobs/j1\")"));
+        let rel = Path::new("Library");
+        assert!(matches!(profile(&[project], &[rel], false), Err(ExecError::Unconfinable(_))));
+    }
+
     fn writable() -> Vec<PathBuf> {
         vec![PathBuf::from("/Users/ann/code/demo"), PathBuf::from("/private/var/sluice/jobs/j1")]
     }
@@ -109,7 +145,7 @@ mod tests {
     #[test]
     fn the_profile_denies_writes_then_allows_the_project_and_private_folders() {
         let w = writable();
-        let p = profile(&refs(&w), false).unwrap();
+        let p = profile(&refs(&w), &[], false).unwrap();
         let deny = p.find("(deny file-write*)").unwrap();
         let allow = p.find("(allow file-write*").unwrap();
         assert!(p.starts_with("(version 1)\n(allow default)\n"), "{p}");
@@ -125,7 +161,7 @@ mod tests {
     #[test]
     fn network_off_denies_outbound_ip() {
         let w = writable();
-        let p = profile(&refs(&w), true).unwrap();
+        let p = profile(&refs(&w), &[], true).unwrap();
         assert!(p.ends_with("(deny network-outbound (remote ip \"*:*\"))\n"), "{p}");
     }
 
@@ -133,13 +169,13 @@ mod tests {
     fn quotes_and_backslashes_in_paths_are_escaped_and_cannot_close_the_string() {
         // A folder name crafted to end the string and append a rule allowing every write.
         let evil = PathBuf::from(r#"/Users/ann/x")) (allow file-write* (subpath "/"#);
-        let p = profile(&[evil.as_path()], false).unwrap();
+        let p = profile(&[evil.as_path()], &[], false).unwrap();
         assert!(
             p.contains(r#"(subpath "/Users/ann/x\")) (allow file-write* (subpath \"/")"#),
             "{p}"
         );
         let back = PathBuf::from(r"/Users/ann/a\b\");
-        let p = profile(&[back.as_path()], false).unwrap();
+        let p = profile(&[back.as_path()], &[], false).unwrap();
         assert!(p.contains(r#"(subpath "/Users/ann/a\\b\\")"#), "{p}");
         // Every string literal is closed where it should be: unescaped quotes come in pairs
         // and no line holds more than one literal.
@@ -166,10 +202,10 @@ mod tests {
     fn control_characters_and_relative_paths_are_refused() {
         for bad in ["/Users/ann/new\nline", "/Users/ann/tab\there", "/x/\u{1b}[31m"] {
             let p = PathBuf::from(bad);
-            assert!(matches!(profile(&[p.as_path()], true), Err(ExecError::Unconfinable(_))));
+            assert!(matches!(profile(&[p.as_path()], &[], true), Err(ExecError::Unconfinable(_))));
         }
         let rel = PathBuf::from("code/demo");
-        assert!(matches!(profile(&[rel.as_path()], true), Err(ExecError::Unconfinable(_))));
+        assert!(matches!(profile(&[rel.as_path()], &[], true), Err(ExecError::Unconfinable(_))));
     }
 
     #[test]

@@ -203,9 +203,18 @@ pub fn spawn(
         )));
     }
 
-    let mut command = Command::new(&cmd.program);
+    // macOS: the job runs under `sandbox-exec` with its Seatbelt profile.
+    #[cfg(target_os = "macos")]
+    let (program, args) = if confinement.status == Enforcement::FullyEnforced {
+        seatbelt_argv(cmd, sandbox)?
+    } else {
+        (cmd.program.clone(), cmd.args.iter().map(OsString::from).collect())
+    };
+    #[cfg(not(target_os = "macos"))]
+    let (program, args) = (&cmd.program, &cmd.args);
+    let mut command = Command::new(program);
     command
-        .args(&cmd.args)
+        .args(args.iter())
         .current_dir(&cwd)
         .env_clear()
         .envs(job_env(cmd, sandbox, path))
@@ -215,10 +224,41 @@ pub fn spawn(
     let marker = crate::kill::imp::next_marker();
     #[cfg(unix)]
     prepare_unix(&mut command, sandbox, marker, required)?;
+    #[cfg(not(windows))]
     let child =
         spawn_on_spawner_thread(command).map_err(|e| ExecError::os("starting the program", e))?;
+    // Windows: in its own Job Object (kill on close), which the kill functions terminate.
+    #[cfg(windows)]
+    let child = {
+        let mut command = command;
+        let (child, job) = crate::winjob::spawn_in_job(&mut command)
+            .map_err(|e| ExecError::os("starting the program", e))?;
+        crate::kill::imp::adopt(child.id(), job);
+        child
+    };
     let tree = Tree { leader: child.id(), marker };
     Ok(Spawned { child, tree, confinement })
+}
+
+/// The `sandbox-exec` argv that runs `cmd` under its Seatbelt profile: writes only in the
+/// project and the job's folders, Sluice's data folder hidden, network per the sandbox.
+/// Seatbelt matches resolved paths, so every folder is canonicalized first.
+#[cfg(target_os = "macos")]
+fn seatbelt_argv(
+    cmd: &ResolvedCommand,
+    sandbox: &Sandbox,
+) -> Result<(PathBuf, Vec<OsString>), ExecError> {
+    let canonical = |p: &Path| {
+        std::fs::canonicalize(p).map_err(|e| ExecError::os("resolving a folder of the sandbox", e))
+    };
+    let writable = [canonical(&sandbox.project_root)?, canonical(&sandbox.state_dir)?];
+    let hidden: Vec<PathBuf> =
+        sandbox.hidden.iter().filter_map(|h| std::fs::canonicalize(h).ok()).collect();
+    let writable: Vec<&Path> = writable.iter().map(PathBuf::as_path).collect();
+    let hidden: Vec<&Path> = hidden.iter().map(PathBuf::as_path).collect();
+    let profile = crate::seatbelt::profile(&writable, &hidden, sandbox.network == Network::Off)?;
+    let args: Vec<OsString> = cmd.args.iter().map(OsString::from).collect();
+    crate::seatbelt::command_line(&profile, &cmd.program, &args)
 }
 
 #[cfg(unix)]
