@@ -19,7 +19,7 @@ from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
 import common
-from common import check
+from common import call, check, ok, refused
 
 READ_TOOLS = {
     "list_projects", "server_info", "system_info", "list_directory", "stat", "read_file",
@@ -34,25 +34,6 @@ EXEC_READ_TOOLS = {"job_status", "job_logs", "list_jobs"}
 EXEC_WRITE_TOOLS = {"run_command", "run_tests", "run_build", "start_job", "cancel_job"}
 READ_TOOLS = READ_TOOLS | EXEC_READ_TOOLS
 EXPECTED_TOOLS = READ_TOOLS | WRITE_TOOLS | EXEC_WRITE_TOOLS
-
-async def call(client, tool, args):
-    res = await client.call_tool(tool, args)
-    common.remember(res.structured_content, res.content)
-    return res
-
-
-async def ok(client, tool, args):
-    res = await call(client, tool, args)
-    check(not res.is_error, f"{tool}({args}) succeeds", res.structured_content or res.content)
-    return res.structured_content
-
-
-async def refused(client, tool, args, codes):
-    res = await call(client, tool, args)
-    check(res.is_error, f"{tool}({args}) is refused", res.structured_content)
-    code = (res.structured_content or {}).get("code")
-    check(code in codes, f"{tool}({args}) refused with one of {codes}", code)
-    return code
 
 
 async def exercise(client, project, mode):
@@ -156,7 +137,6 @@ async def main():
     async with Client(server, mode=args.mode, cache=None) as client:
         await exercise(client, args.project, args.mode)
     print(f"OK {common.no_canary_anywhere()} checks")
-
 
 
 asyncio.run(main())

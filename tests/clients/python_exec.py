@@ -23,35 +23,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 import common
-from common import check
-
-
-async def call(client, tool, args):
-    res = await client.call_tool(tool, args)
-    common.remember(res.structured_content, res.content)
-    return res
-
-
-async def ok(client, tool, args):
-    res = await call(client, tool, args)
-    check(not res.is_error, f"{tool} {args} succeeds", res.structured_content)
-    return res.structured_content
-
-
-async def refused(client, tool, args, code):
-    res = await call(client, tool, args)
-    check(res.is_error, f"{tool} {args} is refused", res.structured_content)
-    check(res.structured_content.get("code") == code, f"{tool} {args} refused with {code}",
-          res.structured_content)
-    return res.structured_content["message"]
-
-
-async def sluice(binary, *args):
-    proc = await asyncio.create_subprocess_exec(
-        binary, *args, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-        env={**os.environ, "SLUICE_SECRET_STORE": "file"})
-    out, err = await proc.communicate()
-    return proc.returncode, out.decode(), err.decode()
+from common import call, check, ok, refused, sluice
 
 
 async def pending(binary):
@@ -110,7 +82,7 @@ def alive(pid, marker):
 async def modes(client, binary):
     # off: nothing runs, whatever it is.
     for tool in ("run_command", "start_job"):
-        msg = await refused(client, tool, run("off", "cargo", "--version"), "forbidden")
+        msg = (await refused(client, tool, run("off", "cargo", "--version"), "forbidden"))["message"]
         check("execution is off" in msg, "off says why", msg)
 
     # safe: version checks run without asking; anything more is refused.
@@ -119,7 +91,7 @@ async def modes(client, binary):
           out)
     check(not await pending(binary), "safe mode asked nobody")
     for args in (["build"], ["metadata", "--no-deps", "--output=owned"]):
-        msg = await refused(client, "run_command", run("safe", "cargo", *args), "forbidden")
+        msg = (await refused(client, "run_command", run("safe", "cargo", *args), "forbidden"))["message"]
         check("safe mode" in msg, "safe mode says why", msg)
 
     # project: the project's own cargo build runs once the user approves it.
@@ -135,7 +107,7 @@ async def modes(client, binary):
     # Dangerous forms are refused outright in project mode, without asking.
     for args in (["build", "--config", "build.rustc-wrapper='/bin/sh'"],
                  ["install", "ripgrep"], ["build", "-Zunstable-options"]):
-        msg = await refused(client, "run_command", run("build", "cargo", *args), "forbidden")
+        msg = (await refused(client, "run_command", run("build", "cargo", *args), "forbidden"))["message"]
         check("refused in project mode" in msg, "project mode names the danger", msg)
     check(not await pending(binary), "project mode asked nothing about dangerous forms")
 

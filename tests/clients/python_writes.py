@@ -18,34 +18,7 @@ from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
 import common
-from common import check
-
-async def call(client, tool, args, meta=None):
-    res = await client.call_tool(tool, args, meta=meta) if meta else await client.call_tool(tool, args)
-    common.remember(res.structured_content, res.content)
-    return res
-
-
-async def ok(client, tool, args):
-    res = await call(client, tool, args)
-    check(not res.is_error, f"{tool} succeeds", res.structured_content)
-    return res.structured_content
-
-
-async def refused(client, tool, args, code):
-    res = await call(client, tool, args)
-    check(res.is_error, f"{tool} is refused", res.structured_content)
-    check(res.structured_content.get("code") == code, f"{tool} refused with {code}",
-          res.structured_content)
-    return res.structured_content
-
-
-async def sluice(binary, *args):
-    proc = await asyncio.create_subprocess_exec(
-        binary, *args, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-        env={**os.environ, "SLUICE_SECRET_STORE": "file"})
-    out, err = await proc.communicate()
-    return proc.returncode, out.decode(), err.decode()
+from common import call, check, ok, refused, sluice
 
 
 async def pending(binary, tool, deadline=20.0):
@@ -169,7 +142,6 @@ async def main():
     async with Client(server, cache=None) as client:
         await exercise(client, args.sluice, args.project, args.readonly_project)
     print(f"OK {common.no_canary_anywhere()} checks")
-
 
 
 asyncio.run(main())
