@@ -1,6 +1,6 @@
 // Small shared pieces: engine text, times, inline confirmation, error lines.
 
-import { useState } from "react";
+import { useEffect, useState } from "react";
 import { exactTime, relativeTime, visible } from "./format";
 
 /** Engine-provided text: rendered as text, with deceptive characters made visible. */
@@ -64,4 +64,14 @@ export function ConfirmButton(props: {
 export function errorMessage(e: unknown): string {
   if (e && typeof e === "object" && "message" in e) return String(e.message);
   return String(e);
+}
+
+/** The current time, refreshed every `everyMs` (for durations and countdowns that tick). */
+export function useNow(everyMs: number): number {
+  const [now, setNow] = useState(() => Date.now());
+  useEffect(() => {
+    const t = setInterval(() => setNow(Date.now()), everyMs);
+    return () => clearInterval(t);
+  }, [everyMs]);
+  return now;
 }

@@ -6,7 +6,7 @@
 import { useEffect, useRef, useState } from "react";
 import { api } from "../api";
 import type { ApprovalDto, ApprovalStatus } from "../bindings/ipc";
-import { ErrorLine, Text, Time, errorMessage } from "../components";
+import { ErrorLine, Text, Time, errorMessage, useNow } from "../components";
 import { exactTime, visible } from "../format";
 
 /** How long a new card's buttons ignore clicks. */
@@ -25,15 +25,6 @@ const STATUS: Record<ApprovalStatus, string> = {
 export function countdown(ms: number): string {
   const s = Math.max(0, Math.ceil(ms / 1000));
   return `${Math.floor(s / 60)}:${String(s % 60).padStart(2, "0")}`;
-}
-
-function useNow(everyMs: number): number {
-  const [now, setNow] = useState(() => Date.now());
-  useEffect(() => {
-    const t = setInterval(() => setNow(Date.now()), everyMs);
-    return () => clearInterval(t);
-  }, [everyMs]);
-  return now;
 }
 
 export function ApprovalsView(props: {

@@ -5,7 +5,7 @@
 import { useCallback, useEffect, useMemo, useRef, useState } from "react";
 import { api } from "../api";
 import type { JobDto, JobStateDto, LogStream, ProjectDto } from "../bindings/ipc";
-import { ConfirmButton, ErrorLine, Text, errorMessage } from "../components";
+import { ConfirmButton, ErrorLine, Text, errorMessage, useNow } from "../components";
 import { humanBytes, visible } from "../format";
 
 /** Bytes per log request (the engine caps a page at 64 KiB). */
@@ -35,15 +35,6 @@ export function duration(ms: number): string {
   const mm = String(Math.floor((s % 3600) / 60));
   const ss = String(s % 60).padStart(2, "0");
   return h > 0 ? `${h}:${mm.padStart(2, "0")}:${ss}` : `${mm}:${ss}`;
-}
-
-function useNow(everyMs: number): number {
-  const [now, setNow] = useState(() => Date.now());
-  useEffect(() => {
-    const t = setInterval(() => setNow(Date.now()), everyMs);
-    return () => clearInterval(t);
-  }, [everyMs]);
-  return now;
 }
 
 function StateChip({ job }: { job: JobDto }) {
