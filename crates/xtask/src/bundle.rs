@@ -9,9 +9,14 @@
 //! refuses to compile when a declared sidecar file is missing, and a fresh clone has none, so
 //! declaring it in `tauri.conf.json` would break every plain `cargo build` of the app.
 //!
-//! deb and rpm are built in one `tauri build` (each bundler run relinks the app). AppImage is not
-//! built here: its bundler downloads AppRun and linuxdeploy from GitHub, which no package
-//! registry provides; the release workflow (`.github/workflows/release.yml`) builds it.
+//! Size: both binaries embed the whole engine, and the workspace's release profile keeps their
+//! symbol tables, so the bundler's packages were ~19.6 MB each. Here the app is built once
+//! (`tauri build --no-bundle`), both binaries are stripped, and `tauri bundle` packages the
+//! result (deb and rpm in one run, no relink); the rpm is xz-compressed (`tauri.conf.json`) and the
+//! .deb, which the bundler always gzips, is rebuilt with `dpkg-deb -Zxz` (Debian's default).
+//!
+//! AppImage is not built here: its bundler downloads AppRun and linuxdeploy from GitHub, which no
+//! package registry provides; the release workflow (`.github/workflows/release.yml`) builds it.
 //!
 //! `--test` then runs the package test (`crates/xtask/tests/it/package.rs`): install the .deb with
 //! apt, start the installed app under Xvfb, drive it with the installed `sluice` and a real MCP
@@ -34,6 +39,9 @@ const LINUX_BUNDLES: &str = "deb,rpm";
 
 /// Merged over `tauri.conf.json` for bundle builds only (it declares the sidecar).
 const BUNDLE_CONFIG: &str = "tauri.bundle.conf.json";
+
+/// The app's executable (`mainBinaryName` in `tauri.conf.json`).
+const APP_BINARY: &str = "sluice-app";
 
 /// What the command line asked for.
 #[derive(Debug, Default)]
@@ -77,10 +85,20 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
         None => target_dir(root).join("release"),
     };
     sidecar(root, &triple, opts.target.as_deref(), &profile_dir)?;
-    tauri_build(root, opts.target.as_deref())?;
-    let packages = built_since(&profile_dir.join("bundle"), since)?;
+    tauri(root, "build", opts.target.as_deref(), &["--no-bundle"])?;
+    if opts.target.is_none() {
+        // The host's `strip` knows the host's binaries only.
+        strip(&profile_dir.join(APP_BINARY))?;
+    }
+    tauri(root, "bundle", opts.target.as_deref(), &["--bundles", LINUX_BUNDLES])?;
+    let mut packages = built_since(&profile_dir.join("bundle"), since)?;
     if packages.is_empty() {
         bail!("the Tauri CLI finished but no .deb or .rpm is newer than this run");
+    }
+    for (path, size) in &mut packages {
+        if path.extension().is_some_and(|e| e == "deb") {
+            *size = recompress_deb(path)?;
+        }
     }
     eprintln!("\nxtask bundle: built in {} s:", started.elapsed().as_secs());
     for (path, size) in &packages {
@@ -118,8 +136,9 @@ fn host_triple() -> Result<String> {
         .context("rustc -vV printed no host triple")
 }
 
-/// Builds the release `sluice` CLI and puts it where the bundler expects the sidecar:
-/// `src-tauri/binaries/sluice-<triple>` (gitignored).
+/// Builds the release `sluice` CLI and puts it, stripped, where the bundler expects the sidecar:
+/// `src-tauri/binaries/sluice-<triple>` (gitignored). (tauri-build copies it back over
+/// `target/release/sluice`.)
 fn sidecar(root: &Path, triple: &str, target: Option<&str>, profile_dir: &Path) -> Result<()> {
     let mut cmd = Command::new("cargo");
     cmd.args(["build", "--release", "--locked", "-p", "sluice-cli", "--bin", "sluice"]);
@@ -134,24 +153,55 @@ fn sidecar(root: &Path, triple: &str, target: Option<&str>, profile_dir: &Path) 
     let dest = dir.join(format!("sluice-{triple}{exe}"));
     std::fs::copy(&built, &dest)
         .with_context(|| format!("copy {} to {}", built.display(), dest.display()))?;
+    if target.is_none() {
+        strip(&dest)?;
+    }
     eprintln!("xtask bundle: sidecar {}", dest.display());
     Ok(())
 }
 
-/// `tauri build --bundles deb,rpm` with the npm-installed CLI, the app crate in `src-tauri`
+/// Runs the npm-installed Tauri CLI (`build` or `bundle`) with the app crate in `src-tauri`
 /// (`tauri.conf.json` is at the repository root, symlinked there) and the sidecar config merged.
-fn tauri_build(root: &Path, target: Option<&str>) -> Result<()> {
+fn tauri(root: &Path, command: &str, target: Option<&str>, extra: &[&str]) -> Result<()> {
     let cli = root.join("ui/node_modules/.bin/tauri");
     let mut cmd = Command::new(&cli);
     cmd.current_dir(root)
         .env("TAURI_APP_PATH", root.join("src-tauri"))
-        .args(["build", "--ci", "--bundles", LINUX_BUNDLES, "--config"])
+        .args([command, "--ci"])
+        .args(extra)
+        .arg("--config")
         .arg(root.join(BUNDLE_CONFIG));
     if let Some(t) = target {
         cmd.args(["--target", t]);
     }
-    cmd.args(["--", "--locked"]);
+    if command == "build" {
+        cmd.args(["--", "--locked"]);
+    }
     sh(&mut cmd)
+}
+
+/// Drops a binary's symbol table (the release profile keeps it; packages do not need it).
+fn strip(binary: &Path) -> Result<()> {
+    if !deps::have("strip") {
+        deps::apt(&["binutils"])?;
+    }
+    sh(Command::new("strip").arg(binary))
+}
+
+/// Rebuilds a .deb with xz instead of the bundler's gzip (a third smaller), keeping its files,
+/// modes and control data as they are. Returns the new size.
+fn recompress_deb(deb: &Path) -> Result<u64> {
+    let unpacked = deb.with_extension("unpacked");
+    if unpacked.exists() {
+        std::fs::remove_dir_all(&unpacked)?;
+    }
+    sh(Command::new("dpkg-deb").arg("-R").arg(deb).arg(&unpacked))?;
+    sh(Command::new("dpkg-deb")
+        .args(["-Zxz", "-z9", "--root-owner-group", "-b"])
+        .arg(&unpacked)
+        .arg(deb))?;
+    std::fs::remove_dir_all(&unpacked)?;
+    Ok(std::fs::metadata(deb)?.len())
 }
 
 /// The packages under `bundle/` written by this run, with their sizes (older ones may linger
