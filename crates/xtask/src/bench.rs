@@ -209,8 +209,9 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
         "\nwrite_file replaces a 250-byte file with its expected hash (backup, fsync, rename); apply_patch updates 9 files and adds one, all or nothing. The approval rows play the user through the CLI: \"visible\" is polled every 5 ms through `sluice approvals list` (a process start each time), so it includes that polling.\n\n",
     );
     md.push_str(&format!(
-        "## search_text beside ripgrep
-\n\nTree: the cargo registry sources ({} files), median of 7 runs, hidden files included, .gitignore honoured.\n\n",
+        "## search_text beside ripgrep\n\nTree: the cargo registry sources ({} files), median of 7 \
+         runs, smart case (`rg -S`, as search_text's default), hidden files included, .gitignore \
+         honoured, matching lines printed by both.\n\n",
         count_files(&registry)
     ));
     md.push_str("| pattern | sluice (ms) | rg (ms) | ratio | sluice hits | rg hits |\n|---|---:|---:|---:|---:|---:|\n");

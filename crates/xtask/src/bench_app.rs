@@ -105,7 +105,13 @@ pub fn run(root: &Path, target: &Path) -> Result<String> {
          | memory, window open | {:.1} MiB |\n\
          | memory, minimal Tauri app (window open) | {:.1} MiB |\n\
          | ratio to the minimal app | {:.2} |\n\
-         | memory, window closed (Sluice in the tray) | {:.1} MiB |\n         | approval registered → card in the window, median of {} | {} ms |\n         | same, slowest | {} ms |\n\n         The approval row: the official Python MCP SDK asks to delete a file; the engine's record          of the approval is compared with the moment the card appeared in the window's document          (a MutationObserver), through the engine event, the IPC to the webview and the          render (`src-tauri/examples/bench_approval.rs`).\n\n",
+         | memory, window closed (Sluice in the tray) | {:.1} MiB |\n\
+         | approval registered → card in the window, median of {} | {} ms |\n\
+         | same, slowest | {} ms |\n\n\
+         The approval row: the official Python MCP SDK asks to delete a file; the engine's \
+         record of the approval is compared with the moment the card appeared in the window's \
+         document (a MutationObserver), through the engine event, the IPC to the webview and \
+         the render (`src-tauri/examples/bench_approval.rs`).\n\n",
         median(ready).as_secs_f64() * 1e3,
         mib(open),
         mib(peer),
