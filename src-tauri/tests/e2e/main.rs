@@ -219,8 +219,37 @@ async fn window_token_client_pause_resume_approvals_jobs_stop() {
     s.click(by_text("nav", "Settings")).await;
     s.wait_text(By::Css("[data-testid=confinement]"), "Landlock").await;
     s.wait_usable(By::Css("input[name=start-at-login]")).await;
+    // Ticking it writes the login item that starts this very binary (in the test's home, as an
+    // installed app does in the user's), and unticking removes it.
+    let autostart = config.join("autostart");
+    let login_item = || {
+        std::fs::read_dir(&autostart)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.path())
+            .find(|p| p.extension().is_some_and(|x| x == "desktop"))
+    };
+    s.click(By::Css("input[name=start-at-login]")).await;
+    let item = poll_until(&login_item).await;
+    let entry = std::fs::read_to_string(&item).unwrap();
+    assert!(entry.contains(app.to_str().unwrap()), "the login item starts the app: {entry}");
+    s.click(By::Css("input[name=start-at-login]")).await;
+    poll_until(|| login_item().is_none().then_some(())).await;
 
     connect::connect_and_disconnect_cursor(&s, &cursor).await;
 
     s.quit().await;
+}
+
+/// Polls `f` until it yields a value (files the app writes in the background).
+async fn poll_until<T>(mut f: impl FnMut() -> Option<T>) -> T {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        if let Some(v) = f() {
+            return v;
+        }
+        assert!(std::time::Instant::now() < deadline, "the app did not write what it should");
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
 }
