@@ -201,6 +201,15 @@ mod tests {
         // Simulate a crash: the registry (and its processes) goes away without a final write.
         let (done_id, running_id) = (done.0.clone(), running.0.clone());
         engine.jobs().cancel(&running).unwrap();
+        // The writer records the cancellation asynchronously: let it land before overwriting
+        // the row with what a crash would have left.
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while engine.store.job(&running_id).unwrap().map(|r| r.state).as_deref()
+            != Some("cancelled")
+        {
+            assert!(std::time::Instant::now() < deadline, "the cancellation was not recorded");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
         engine
             .store
             .upsert_job(&JobRow {
