@@ -159,7 +159,9 @@ impl StreamRedactor {
             cut = cut.min(idx.max(min_cut));
         }
         for (needle, _) in &self.literals {
-            for (k, _) in needle.char_indices().skip(1) {
+            // Every proper prefix of the needle that the text ends with (char boundaries after
+            // the first character).
+            for (k, _) in needle.char_indices().filter(|&(k, _)| k > 0) {
                 if text.ends_with(&needle[..k]) && text.len() - k < cut {
                     cut = text.len() - k;
                     break;
