@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use rmcp::handler::server::common::{Extension, schema_for_output};
 use rmcp::handler::server::wrapper::Parameters;
-use rmcp::model::{CallToolResult, ProgressNotificationParam, RequestMetaObject};
+use rmcp::model::{CallToolResult, RequestMetaObject};
 use rmcp::{ErrorData, Peer, RoleServer, tool, tool_router};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -22,7 +22,7 @@ use sluice_exec::detect::{Action, DetectRequest, Toolchain};
 use sluice_exec::{AllowRule, CommandSpec, ExecError, JobId, JobRequest, JobStatus, Stream};
 use tokio_util::sync::CancellationToken;
 
-use crate::server::{ProjectCall, SluiceServer, failed, succeeded};
+use crate::server::{Progress, ProjectCall, SluiceServer, failed, succeeded};
 
 /// `run_command` waits at most this long by default, and never longer than the maximum.
 const RUN_DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
@@ -258,11 +258,6 @@ fn state_str<T: Serialize>(state: T) -> String {
 }
 
 /// Where a waiting call reports progress, when the client asked for it.
-struct Progress {
-    peer: Peer<RoleServer>,
-    meta: RequestMetaObject,
-}
-
 /// Everything a starting tool knows about its call besides its own arguments.
 struct Start {
     caller: Caller,
@@ -308,20 +303,7 @@ impl SluiceServer {
                 summary: summary.clone(),
                 fingerprint,
             };
-            let token = progress.meta.get_progress_token();
-            let peer = progress.peer.clone();
-            let outcome = engine
-                .ask(request, cancel, move |waited: Duration| {
-                    if let Some(token) = token.clone() {
-                        let peer = peer.clone();
-                        let param = ProgressNotificationParam::new(token, waited.as_secs_f64())
-                            .with_message(format!("waiting for the user to approve: {summary}"));
-                        tokio::spawn(async move {
-                            let _ = peer.notify_progress(param).await;
-                        });
-                    }
-                })
-                .await;
+            let outcome = progress.ask(engine, request, cancel).await;
             engine.withdraw_rule(&fingerprint);
             if let Some(refusal) = outcome?.refusal() {
                 return Err(refusal);

@@ -4,11 +4,10 @@
 //! check pause once more, then commit. Only read-write projects accept any of them.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use rmcp::handler::server::common::{Extension, schema_for_output};
 use rmcp::handler::server::wrapper::Parameters;
-use rmcp::model::{CallToolResult, ProgressNotificationParam, RequestMetaObject};
+use rmcp::model::{CallToolResult, RequestMetaObject};
 use rmcp::{ErrorData, Peer, RoleServer, tool, tool_router};
 use sluice_core::{AccessMode, ErrorCode, Failure};
 use sluice_engine::{AskRequest, Caller};
@@ -19,14 +18,9 @@ use sluice_runner::{
 };
 use tokio_util::sync::CancellationToken;
 
-use crate::server::{ProjectCall, SluiceServer, Work, failed, succeeded};
+use crate::server::{Progress, ProjectCall, SluiceServer, Work, failed, succeeded};
 
 /// Where a waiting call reports progress, when the client asked for it.
-struct Progress {
-    peer: Peer<RoleServer>,
-    meta: RequestMetaObject,
-}
-
 fn runner_failure(e: RunnerError) -> Failure {
     use sluice_core::Coded;
     Failure::new(e.code(), e.to_string())
@@ -86,21 +80,7 @@ impl SluiceServer {
                 summary: planned.summary(),
                 fingerprint: planned.fingerprint,
             };
-            let token = progress.meta.get_progress_token();
-            let peer = progress.peer.clone();
-            let summary = request.summary.clone();
-            let outcome = engine
-                .ask(request, cancel, move |waited: Duration| {
-                    if let Some(token) = token.clone() {
-                        let peer = peer.clone();
-                        let param = ProgressNotificationParam::new(token, waited.as_secs_f64())
-                            .with_message(format!("waiting for the user to approve: {summary}"));
-                        tokio::spawn(async move {
-                            let _ = peer.notify_progress(param).await;
-                        });
-                    }
-                })
-                .await?;
+            let outcome = progress.ask(engine, request, cancel).await?;
             if let Some(refusal) = outcome.refusal() {
                 return Err(refusal);
             }
