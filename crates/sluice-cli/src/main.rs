@@ -326,12 +326,10 @@ fn stdio(
             dir.display()
         ),
     };
-    let rt = runtime()?;
-    rt.block_on(sluice_mcp::stdio::run(
-        port,
-        token.trim(),
-        tokio::io::stdin(),
-        tokio::io::stdout(),
-    ))?;
+    let rt = sluice_mcp::stdio::runtime().context("cannot start the async runtime")?;
+    rt.block_on(async {
+        let (stdin, stdout) = sluice_mcp::stdio::std_streams();
+        sluice_mcp::stdio::run(port, token.trim(), stdin, stdout).await
+    })?;
     Ok(())
 }

@@ -68,6 +68,146 @@ pub fn resolve_token(
     }
 }
 
+/// The runtime `sluice stdio` runs on: one thread. With the streams of [`std_streams`] the bridge
+/// waits for stdin, stdout and the engine's socket in the same epoll, so a message costs no hand-off
+/// between threads (measured: thread hand-offs were most of the bridge's CPU per call).
+pub fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_current_thread().enable_all().build()
+}
+
+/// The bridge's input.
+pub type Input = Box<dyn tokio::io::AsyncRead + Unpin + Send>;
+/// The bridge's output.
+pub type Output = Box<dyn AsyncWrite + Unpin + Send>;
+
+/// This process's stdin and stdout for [`run`], inside a runtime. Pipes and sockets (how clients
+/// start a stdio server) are switched to non-blocking mode and polled by the runtime itself;
+/// anything else (a terminal, whose mode the shell shares; a file) uses tokio's streams, which
+/// read and write on a helper thread.
+pub fn std_streams() -> (Input, Output) {
+    #[cfg(unix)]
+    {
+        let input: Input = match pipe::Pipe::stdin() {
+            Some(p) => Box::new(p),
+            None => Box::new(tokio::io::stdin()),
+        };
+        let output: Output = match pipe::Pipe::stdout() {
+            Some(p) => Box::new(p),
+            None => Box::new(tokio::io::stdout()),
+        };
+        (input, output)
+    }
+    #[cfg(not(unix))]
+    {
+        (Box::new(tokio::io::stdin()), Box::new(tokio::io::stdout()))
+    }
+}
+
+#[cfg(unix)]
+mod pipe {
+    use std::io;
+    use std::os::fd::{AsFd, AsRawFd};
+    use std::pin::Pin;
+    use std::task::{Context, Poll, ready};
+
+    use rustix::fs::{FileType, OFlags};
+    use tokio::io::unix::AsyncFd;
+    use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+
+    /// A pipe or socket end (stdin, stdout) in non-blocking mode, driven by the runtime's epoll.
+    /// Its original flags come back when it is dropped.
+    pub struct Pipe<T: AsFd + AsRawFd> {
+        fd: AsyncFd<T>,
+        flags: OFlags,
+    }
+
+    impl Pipe<std::io::Stdin> {
+        pub fn stdin() -> Option<Self> {
+            Pipe::new(std::io::stdin())
+        }
+    }
+
+    impl Pipe<std::io::Stdout> {
+        pub fn stdout() -> Option<Self> {
+            Pipe::new(std::io::stdout())
+        }
+    }
+
+    impl<T: AsFd + AsRawFd> Pipe<T> {
+        /// `None` unless `end` is a pipe or a socket that could be registered.
+        fn new(end: T) -> Option<Pipe<T>> {
+            let stat = rustix::fs::fstat(end.as_fd()).ok()?;
+            if !matches!(FileType::from_raw_mode(stat.st_mode), FileType::Fifo | FileType::Socket) {
+                return None;
+            }
+            let flags = rustix::fs::fcntl_getfl(end.as_fd()).ok()?;
+            rustix::fs::fcntl_setfl(end.as_fd(), flags | OFlags::NONBLOCK).ok()?;
+            // SAFETY: `end` is this process's stdin or stdout, which stay open for its whole
+            // life (std never closes them), and their `as_raw_fd` is always 0 or 1.
+            match unsafe { AsyncFd::register(end) } {
+                Ok(fd) => Some(Pipe { fd, flags }),
+                Err(err) => {
+                    let (end, err) = err.into_parts();
+                    let _ = rustix::fs::fcntl_setfl(end.as_fd(), flags);
+                    tracing::debug!(%err, "cannot poll a standard stream; using a helper thread");
+                    None
+                }
+            }
+        }
+    }
+
+    impl<T: AsFd + AsRawFd> Drop for Pipe<T> {
+        fn drop(&mut self) {
+            let _ = rustix::fs::fcntl_setfl(self.fd.get_ref().as_fd(), self.flags);
+        }
+    }
+
+    impl<T: AsFd + AsRawFd + Unpin> AsyncRead for Pipe<T> {
+        fn poll_read(
+            self: Pin<&mut Self>,
+            cx: &mut Context<'_>,
+            buf: &mut ReadBuf<'_>,
+        ) -> Poll<io::Result<()>> {
+            loop {
+                let mut ready = ready!(self.fd.poll_read_ready(cx))?;
+                let unfilled = buf.initialize_unfilled();
+                match ready.try_io(|fd| Ok(rustix::io::read(fd.get_ref().as_fd(), unfilled)?)) {
+                    Ok(Ok(n)) => {
+                        buf.advance(n);
+                        return Poll::Ready(Ok(()));
+                    }
+                    Ok(Err(err)) => return Poll::Ready(Err(err)),
+                    Err(_would_block) => continue,
+                }
+            }
+        }
+    }
+
+    impl<T: AsFd + AsRawFd + Unpin> AsyncWrite for Pipe<T> {
+        fn poll_write(
+            self: Pin<&mut Self>,
+            cx: &mut Context<'_>,
+            buf: &[u8],
+        ) -> Poll<io::Result<usize>> {
+            loop {
+                let mut ready = ready!(self.fd.poll_write_ready(cx))?;
+                match ready.try_io(|fd| Ok(rustix::io::write(fd.get_ref().as_fd(), buf)?)) {
+                    Ok(result) => return Poll::Ready(result),
+                    Err(_would_block) => continue,
+                }
+            }
+        }
+
+        fn poll_flush(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
+            Poll::Ready(Ok(()))
+        }
+
+        fn poll_shutdown(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
+            Poll::Ready(Ok(()))
+        }
+    }
+}
+
 struct Bridge {
     port: u16,
     authorization: String,
@@ -76,7 +216,8 @@ struct Bridge {
     /// In-flight requests by JSON-RPC id, so `notifications/cancelled` can abort them (closing
     /// the HTTP response is how cancellation is expressed over Streamable HTTP).
     in_flight: Mutex<HashMap<String, AbortHandle>>,
-    out: mpsc::UnboundedSender<Value>,
+    /// Whole JSON-RPC messages for stdout, one per line (without the newline).
+    out: mpsc::UnboundedSender<Vec<u8>>,
     /// Keep-alive connections to the engine that are free, with when each became free. A
     /// request takes one (or opens one) and owns it until the response is read, so aborting the
     /// request closes its connection, which is how the engine learns of the cancellation.
@@ -99,12 +240,11 @@ pub async fn run<W: AsyncWrite + Unpin + Send + 'static>(
     if TcpStream::connect(("127.0.0.1", port)).await.is_err() {
         return Err(BridgeError::NotRunning { port });
     }
-    let (tx, mut rx) = mpsc::unbounded_channel::<Value>();
+    let (tx, mut rx) = mpsc::unbounded_channel::<Vec<u8>>();
     let writer = tokio::spawn(async move {
-        while let Some(msg) = rx.recv().await {
-            let mut line = msg.to_string();
-            line.push('\n');
-            if stdout.write_all(line.as_bytes()).await.is_err() || stdout.flush().await.is_err() {
+        while let Some(mut line) = rx.recv().await {
+            line.push(b'\n');
+            if stdout.write_all(&line).await.is_err() || stdout.flush().await.is_err() {
                 break;
             }
         }
@@ -135,7 +275,7 @@ pub async fn run<W: AsyncWrite + Unpin + Send + 'static>(
             continue;
         }
         match serde_json::from_slice::<Value>(line) {
-            Ok(msg) => bridge.clone().dispatch(msg),
+            Ok(msg) => bridge.clone().dispatch(msg, Bytes::copy_from_slice(line)),
             Err(_) => {
                 let _ = bridge.out.send(rpc_error(Value::Null, -32700, "parse error"));
             }
@@ -174,8 +314,13 @@ async fn read_line_capped(
     }
 }
 
-fn rpc_error(id: Value, code: i64, message: &str) -> Value {
-    json!({ "jsonrpc": "2.0", "id": id, "error": { "code": code, "message": message } })
+fn rpc_error(id: Value, code: i64, message: &str) -> Vec<u8> {
+    line(&json!({ "jsonrpc": "2.0", "id": id, "error": { "code": code, "message": message } }))
+}
+
+/// One message as a line for stdout (serde_json escapes every newline inside strings).
+fn line(msg: &Value) -> Vec<u8> {
+    serde_json::to_vec(msg).unwrap_or_default()
 }
 
 fn id_key(id: &Value) -> String {
@@ -183,7 +328,8 @@ fn id_key(id: &Value) -> String {
 }
 
 impl Bridge {
-    fn dispatch(self: Arc<Self>, msg: Value) {
+    /// Forwards one client message; `raw` is its text, sent to the engine as it came.
+    fn dispatch(self: Arc<Self>, msg: Value, raw: Bytes) {
         let method = msg.get("method").and_then(Value::as_str).map(str::to_owned);
         let id = msg.get("id").cloned();
         if method.as_deref() == Some("notifications/cancelled") {
@@ -197,7 +343,7 @@ impl Bridge {
                 let key = id_key(&id);
                 let this = self.clone();
                 let task = tokio::spawn(async move {
-                    let answers = this.forward(&method, &msg, Some(&id)).await;
+                    let answers = this.forward(&method, &msg, raw, Some(&id)).await;
                     this.lock_in_flight().remove(&id_key(&id));
                     for answer in answers {
                         let _ = this.out.send(answer);
@@ -207,7 +353,7 @@ impl Bridge {
             }
             (Some(method), None) => {
                 tokio::spawn(async move {
-                    self.forward(&method, &msg, None).await;
+                    self.forward(&method, &msg, raw, None).await;
                 });
             }
             // Responses to server-initiated requests: a stateless server sends none.
@@ -219,13 +365,18 @@ impl Bridge {
         self.in_flight.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// POSTs one message and returns the JSON-RPC messages to hand back to the client.
-    async fn forward(&self, method: &str, msg: &Value, id: Option<&Value>) -> Vec<Value> {
+    /// POSTs one message and returns the lines to hand back to the client.
+    async fn forward(
+        &self,
+        method: &str,
+        msg: &Value,
+        body: Bytes,
+        id: Option<&Value>,
+    ) -> Vec<Vec<u8>> {
         let fail = |code: i64, message: &str| match id {
             Some(id) => vec![rpc_error(id.clone(), code, message)],
             None => vec![],
         };
-        let body = msg.to_string();
         let protocol = msg
             .pointer("/params/_meta/io.modelcontextprotocol~1protocolVersion")
             .and_then(Value::as_str)
@@ -250,7 +401,7 @@ impl Bridge {
         {
             req = req.header("mcp-protocol-version", v);
         }
-        let Ok(req) = req.body(Full::new(Bytes::from(body))) else {
+        let Ok(req) = req.body(Full::new(body)) else {
             return fail(-32600, "request could not be forwarded (invalid header value)");
         };
         let (res, sender) = match self.send(req).await {
@@ -271,6 +422,13 @@ impl Bridge {
         };
         self.idle.lock().unwrap_or_else(|e| e.into_inner()).push((Instant::now(), sender));
         let bytes = collected.to_bytes();
+        let Some(id) = id else { return vec![] };
+        // The common case, an answer to a request: the engine's one JSON object goes to the
+        // client as it is, without parsing and printing it again (a read's result is the whole
+        // file, escaped twice).
+        if status.is_success() && !sse && method != "initialize" && is_one_json_line(&bytes) {
+            return vec![bytes.to_vec()];
+        }
         let mut messages: Vec<Value> = if sse {
             sse_messages(&bytes)
         } else {
@@ -283,13 +441,11 @@ impl Bridge {
                 &format!("Sluice refused the request ({status}): {}", text.trim()),
             );
         }
-        if let Some(id) = id {
-            // The gate answers refusals (401, 429, 503) before it parses the body, with a null
-            // id; give the client its own id back so it can match the answer.
-            for m in &mut messages {
-                if m.get("id") == Some(&Value::Null) {
-                    m["id"] = id.clone();
-                }
+        // The gate answers refusals (401, 429, 503) before it parses the body, with a null id;
+        // give the client its own id back so it can match the answer.
+        for m in &mut messages {
+            if m.get("id") == Some(&Value::Null) {
+                m["id"] = id.clone();
             }
         }
         if method == "initialize"
@@ -299,10 +455,7 @@ impl Bridge {
         {
             *self.protocol.lock().unwrap_or_else(|e| e.into_inner()) = Some(v.to_owned());
         }
-        if id.is_none() {
-            return vec![];
-        }
-        messages
+        messages.iter().map(line).collect()
     }
 
     /// Sends on a recently freed connection or a new one; returns the connection with the
@@ -330,6 +483,12 @@ impl Bridge {
         let res = sender.send_request(req).await?;
         Ok((res, sender))
     }
+}
+
+/// Whether `body` can be written to stdout as one protocol line: a JSON object (the engine's
+/// serializer) with no raw newline in it.
+fn is_one_json_line(body: &[u8]) -> bool {
+    body.first() == Some(&b'{') && body.last() == Some(&b'}') && !body.contains(&b'\n')
 }
 
 /// The JSON messages carried in an SSE body (`data:` lines, events split by blank lines).
