@@ -1,7 +1,6 @@
 //! Format-preserving edits of a client's config text: set or remove `servers["sluice"]` and
 //! nothing else. JSON and JSONC go through `jsonc-parser`'s CST (comments, order and layout
-//! stay), TOML through `toml_edit`, YAML through a minimal line edit of the `extensions:`
-//! mapping (no maintained Rust crate edits YAML in place).
+//! stay), TOML through `toml_edit`, YAML through `yaml-edit`'s lossless syntax tree.
 //!
 //! Every edit is verified before it is returned: the text before and after is parsed by a
 //! real parser of its format, and the parsed "after" must equal the parsed "before" with only
@@ -388,196 +387,330 @@ fn yaml_json(y: &yaml_rust2::Yaml) -> Json {
     }
 }
 
-/// A YAML scalar: plain when that cannot be misread, else a double-quoted (JSON) string.
-fn yaml_scalar(v: &V) -> String {
-    match v {
-        V::Bool(b) => b.to_string(),
-        V::Int(i) => i.to_string(),
-        V::Str(s) => {
-            let plain = !s.is_empty()
-                && s.chars().all(|c| c.is_ascii_alphanumeric() || "_-./".contains(c))
-                && s.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_' || c == '/')
-                && !matches!(
-                    s.to_ascii_lowercase().as_str(),
-                    "true" | "false" | "yes" | "no" | "on" | "off" | "null" | "y" | "n"
-                );
-            if plain { s.clone() } else { crate::value::json_string(s) }
-        }
-        // Lists of scalars are written in flow style (`[stdio]`), maps never reach here.
-        V::List(items) => {
-            format!("[{}]", items.iter().map(yaml_scalar).collect::<Vec<_>>().join(", "))
-        }
-        V::Map(pairs) if pairs.is_empty() => "{}".to_owned(),
-        V::Map(_) => crate::value::json_string(""),
-    }
-}
-
-/// Appends `v` (a map) as a block mapping at `depth` levels of two spaces.
-pub fn yaml_block(out: &mut String, v: &V, depth: usize) {
-    yaml_block_at(out, v, depth * 2, 2);
-}
-
-/// Appends `v` (a map) as a block mapping indented `base` spaces, nested levels `unit` more.
-fn yaml_block_at(out: &mut String, v: &V, base: usize, unit: usize) {
-    let V::Map(pairs) = v else { return };
-    let pad = " ".repeat(base);
-    for (k, val) in pairs {
-        out.push_str(&pad);
-        out.push_str(&yaml_scalar(&V::s(k.clone())));
-        match val {
-            V::Map(inner) if !inner.is_empty() => {
-                out.push_str(":\n");
-                yaml_block_at(out, val, base + unit, unit);
-            }
-            _ => {
-                out.push_str(": ");
-                out.push_str(&yaml_scalar(val));
-                out.push('\n');
-            }
-        }
-    }
-}
-
-fn indent_of(line: &str) -> usize {
-    line.len() - line.trim_start_matches(' ').len()
-}
-
-/// A line that carries content (not blank, not only a comment).
-fn is_content(line: &str) -> bool {
-    let t = line.trim();
-    !t.is_empty() && !t.starts_with('#')
-}
-
-/// The name of the mapping key a line opens (`name:` or `"name":` with nothing but a comment
-/// after the colon), if it opens a block.
-fn opens_block(line: &str, name: &str) -> bool {
-    let t = line.trim_start();
-    let rest = [format!("{name}:"), format!("\"{name}\":"), format!("'{name}':")]
-        .into_iter()
-        .find_map(|p| t.strip_prefix(p.as_str()).map(str::to_owned));
-    rest.is_some_and(|r| {
-        let r = r.trim();
-        r.is_empty() || r.starts_with('#')
+/// `v` (a map) as a block mapping built by `yaml-edit`, which quotes every string that a plain
+/// scalar would misread (`'true'`, `'12'`, `'a: b'`, `'--flag'`). Lists are block sequences.
+fn yaml_mapping(v: &V) -> yaml_edit::MappingBuilder {
+    let V::Map(pairs) = v else { return yaml_edit::MappingBuilder::new() };
+    pairs.iter().fold(yaml_edit::MappingBuilder::new(), |m, (k, v)| match v {
+        V::Str(s) => m.pair(k, s.as_str()),
+        V::Bool(b) => m.pair(k, *b),
+        V::Int(i) => m.pair(k, *i),
+        V::List(_) => m.insert_sequence(k, yaml_sequence(v)),
+        V::Map(_) => m.insert_mapping(k, yaml_mapping(v)),
     })
 }
 
-fn key_line(line: &str, name: &str) -> bool {
-    let t = line.trim_start();
-    [format!("{name}:"), format!("\"{name}\":"), format!("'{name}':")]
-        .iter()
-        .any(|p| t.starts_with(p.as_str()))
+fn yaml_sequence(v: &V) -> yaml_edit::SequenceBuilder {
+    let V::List(items) = v else { return yaml_edit::SequenceBuilder::new() };
+    items.iter().fold(yaml_edit::SequenceBuilder::new(), |l, v| match v {
+        V::Str(s) => l.item(s.as_str()),
+        V::Bool(b) => l.item(*b),
+        V::Int(i) => l.item(*i),
+        V::List(_) => l.insert_sequence(yaml_sequence(v)),
+        V::Map(_) => l.insert_mapping(yaml_mapping(v)),
+    })
 }
 
-/// The end (exclusive) of the block that starts at `start`: the next content line indented at
-/// most `indent`. Trailing blank and comment lines are left outside the block.
-fn block_end(lines: &[&str], start: usize, indent: usize) -> usize {
-    let mut end = start + 1;
-    let mut last_content = start;
-    while end < lines.len() {
-        let l = lines[end];
-        if is_content(l) {
-            if indent_of(l) <= indent {
-                break;
-            }
-            last_content = end;
-        }
-        end += 1;
+/// `{key: {sluice: entry}}`, built by `yaml-edit`.
+fn yaml_new(key: &str, entry: &V) -> yaml_edit::Document {
+    let servers = yaml_edit::MappingBuilder::new().insert_mapping(SERVER_NAME, yaml_mapping(entry));
+    yaml_edit::MappingBuilder::new().insert_mapping(key, servers).build_document()
+}
+
+/// The YAML of a config holding only Sluice's entry under `key`.
+pub fn render_yaml_new(key: &str, entry: &V) -> String {
+    let mut out = yaml_new(key, entry).to_string();
+    if !out.ends_with('\n') {
+        out.push('\n');
     }
-    last_content + 1
+    out
 }
 
+/// What the value under the servers key is, as far as an edit cares.
+enum Servers {
+    /// No such key, or an empty value (`extensions:`, `~`, `{}`): replaced whole on set.
+    Empty,
+    /// A block mapping: Sluice's entry is set or removed inside it.
+    Block(yaml_edit::Mapping),
+    /// A flow mapping with entries: not edited.
+    Flow(yaml_edit::Mapping),
+    /// Anything else.
+    Other,
+}
+
+fn servers_of(root: &yaml_edit::Mapping, key: &str) -> Servers {
+    let Some(node) = root.get(key) else { return Servers::Empty };
+    if let Some(m) = node.as_mapping() {
+        return match (m.is_flow_style(), m.is_empty()) {
+            (_, true) => Servers::Empty,
+            (true, false) => Servers::Flow(m.clone()),
+            (false, false) => Servers::Block(m.clone()),
+        };
+    }
+    match node.as_scalar() {
+        Some(s) if s.is_null() => Servers::Empty,
+        _ => Servers::Other,
+    }
+}
+
+/// Edits the `key` mapping of a YAML file in `yaml-edit`'s lossless syntax tree: Sluice's
+/// entry is set or removed, and every other byte (comments, order, quoting, indentation, line
+/// endings) stays as it was.
 fn edit_yaml(key: &str, text: &str, op: Op<'_>) -> Result<String, EditError> {
-    let nl = if text.contains("\r\n") { "\r\n" } else { "\n" };
-    let lines: Vec<&str> = text.lines().collect();
-    if lines.iter().any(|l| l.starts_with('\t')) {
-        return Err(EditError::Unsafe("the YAML file is indented with tabs".into()));
+    let file = text.parse::<yaml_edit::YamlFile>().map_err(|e| {
+        EditError::Unsafe(format!(
+            "the YAML file cannot be edited in place ({e}); add the snippet by hand"
+        ))
+    })?;
+    if file.documents().nth(1).is_some() {
+        return Err(EditError::Unparseable(
+            "the file cannot be parsed as YAML: it holds several YAML documents".into(),
+        ));
     }
-    let top = lines.iter().position(|l| indent_of(l) == 0 && key_line(l, key));
-    let mut out: Vec<String> = lines.iter().map(|l| (*l).to_owned()).collect();
-    let render = |entry: &Entry, base: usize, unit: usize| {
-        let mut s = String::new();
-        yaml_block_at(&mut s, &V::map([(SERVER_NAME, entry.value.clone())]), base, unit);
-        s.lines().map(str::to_owned).collect::<Vec<_>>()
+    let not_a_mapping =
+        || EditError::Unparseable(format!("\"{key}\" in the file is not a mapping"));
+    let flow = || {
+        EditError::Unsafe(format!(
+            "\"{key}\" is written in YAML flow style; add the snippet by hand"
+        ))
     };
-    match (op, top) {
-        (Op::Remove, None) => {}
-        (Op::Set(entry), None) => {
-            while out.last().is_some_and(|l| l.trim().is_empty()) {
-                out.pop();
+    let root = file.document().and_then(|d| d.as_mapping());
+    match op {
+        Op::Remove => match root.map(|r| servers_of(&r, key)) {
+            None | Some(Servers::Empty) => return Ok(text.to_owned()),
+            Some(Servers::Block(servers)) => {
+                if servers.remove(SERVER_NAME).is_none() {
+                    return Ok(text.to_owned());
+                }
             }
-            if !out.is_empty() {
-                out.push(String::new());
+            Some(Servers::Flow(servers)) if servers.contains_key(SERVER_NAME) => {
+                return Err(flow());
             }
-            out.push(format!("{key}:"));
-            out.extend(render(entry, 2, 2));
-        }
-        (op, Some(top)) => {
-            let header = lines[top];
-            if !opens_block(header, key) {
-                // `extensions: {}` is the one flow form worth handling: an empty mapping.
-                let rest = header.trim_start()[key.len() + 1..].trim();
-                let empty = rest == "{}"
-                    || rest.starts_with("{}") && rest[2..].trim_start().starts_with('#');
-                match (op, empty) {
-                    (Op::Remove, true) => {}
-                    (Op::Set(entry), true) => {
-                        out[top] = format!("{key}:");
-                        let body = render(entry, 2, 2);
-                        out.splice(top + 1..top + 1, body);
-                    }
-                    _ => {
-                        return Err(EditError::Unsafe(format!(
-                            "\"{key}\" is written in YAML flow style; add the snippet by hand"
-                        )));
+            Some(Servers::Flow(_)) => return Ok(text.to_owned()),
+            Some(Servers::Other) => return Err(not_a_mapping()),
+        },
+        Op::Set(entry) => {
+            let fresh = yaml_new(key, &entry.value);
+            let fresh = fresh.as_mapping().and_then(|m| m.get(key));
+            let fresh = fresh.as_ref().and_then(|n| n.as_mapping()).ok_or_else(|| {
+                EditError::Unsafe("Sluice's YAML entry could not be built".into())
+            })?;
+            match root.map(|r| (servers_of(&r, key), r)) {
+                // No document, or an empty one.
+                None => {
+                    if !file.set(key, fresh) {
+                        return Err(EditError::Unparseable(
+                            "the file's top level is not a YAML mapping".into(),
+                        ));
                     }
                 }
-            } else {
-                let end = block_end(&lines, top, 0);
-                let child_indent = lines[top + 1..end]
-                    .iter()
-                    .find(|l| is_content(l))
-                    .map(|l| indent_of(l))
-                    .unwrap_or(2);
-                let ours = (top + 1..end).find(|&i| {
-                    indent_of(lines[i]) == child_indent && key_line(lines[i], SERVER_NAME)
-                });
-                // The file's own indentation, for the entry and its nested levels.
-                let body = |entry: &Entry| render(entry, child_indent, child_indent.max(1));
-                match (op, ours) {
-                    (Op::Remove, None) => {}
-                    (Op::Remove, Some(i)) => {
-                        let j = block_end(&lines, i, child_indent);
-                        out.drain(i..j);
-                    }
-                    (Op::Set(entry), Some(i)) => {
-                        let j = block_end(&lines, i, child_indent);
-                        out.splice(i..j, body(entry));
-                    }
-                    (Op::Set(entry), None) => {
-                        out.splice(end..end, body(entry));
-                    }
+                Some((Servers::Empty, root)) => root.set(key, fresh),
+                Some((Servers::Block(servers), _)) => {
+                    let ours = fresh.get(SERVER_NAME);
+                    let ours = ours.as_ref().and_then(|n| n.as_mapping()).ok_or_else(|| {
+                        EditError::Unsafe("Sluice's YAML entry could not be built".into())
+                    })?;
+                    servers.set(SERVER_NAME, ours);
                 }
+                Some((Servers::Flow(_), _)) => return Err(flow()),
+                Some((Servers::Other, _)) => return Err(not_a_mapping()),
             }
         }
     }
-    let mut joined = out.join(nl);
-    if !joined.is_empty() {
-        joined.push_str(nl);
+    let mut out = file.to_string();
+    if !out.ends_with('\n') {
+        out.push_str(if text.contains("\r\n") { "\r\n" } else { "\n" });
     }
-    Ok(joined)
+    Ok(out)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::{Client, TokenStorage, Transport};
+
+    /// Strings a plain YAML scalar would misread: booleans and nulls of YAML 1.1 and 1.2,
+    /// numbers, `: ` and ` #`, indicators, quotes, escapes, line breaks, blanks.
+    const TRICKY: &[&str] = &[
+        "true",
+        "False",
+        "yes",
+        "NO",
+        "on",
+        "Off",
+        "y",
+        "n",
+        "null",
+        "~",
+        "",
+        " ",
+        " x ",
+        "12",
+        "-3",
+        "1.5",
+        "1e3",
+        ".inf",
+        ".NaN",
+        "0x1F",
+        "0o17",
+        "0b101",
+        "2001-12-14",
+        "http://127.0.0.1:1/mcp",
+        "a: b",
+        "a:b",
+        "x #y",
+        "x#y",
+        "#x",
+        "- a",
+        "-",
+        "--flag",
+        "? x",
+        "?",
+        ":x",
+        ",a",
+        "[a]",
+        "{a}",
+        "*a",
+        "&a",
+        "!a",
+        "%a",
+        "@a",
+        "`a",
+        "|",
+        ">",
+        "'q'",
+        "\"dq\"",
+        "it's",
+        "C:\\Program Files\\x.exe",
+        "line\nbreak",
+        "tab\tx",
+        "trail\n",
+        "---",
+        "...",
+        "Bearer slc_x",
+        "日本語",
+        "\u{7f}del",
+    ];
+
+    fn goose(value: V) -> Entry {
+        Entry {
+            client: Client::Goose,
+            transport: Transport::Stdio,
+            value,
+            input: None,
+            storage: TokenStorage::PlainInFile,
+        }
+    }
+
+    fn yaml(text: &str) -> yaml_rust2::Yaml {
+        let mut docs = yaml_rust2::YamlLoader::load_from_str(text).unwrap();
+        assert_eq!(docs.len(), 1, "{text}");
+        docs.remove(0)
+    }
 
     #[test]
-    fn yaml_scalars_are_plain_only_when_unambiguous() {
-        assert_eq!(yaml_scalar(&V::s("stdio")), "stdio");
-        assert_eq!(yaml_scalar(&V::s("/opt/sluice/sluice")), "/opt/sluice/sluice");
-        assert_eq!(yaml_scalar(&V::s("true")), "\"true\"");
-        assert_eq!(yaml_scalar(&V::s("http://127.0.0.1:1/mcp")), "\"http://127.0.0.1:1/mcp\"");
-        assert_eq!(yaml_scalar(&V::s("Bearer x")), "\"Bearer x\"");
-        assert_eq!(yaml_scalar(&V::s("C:\\a b")), "\"C:\\\\a b\"");
+    fn strings_that_look_like_other_things_read_back_as_strings() {
+        let env = V::Map(TRICKY.iter().map(|s| (format!("K{s}"), V::s(*s))).collect());
+        let keys = V::Map(TRICKY.iter().map(|s| ((*s).to_owned(), V::Bool(true))).collect());
+        let value = V::map([
+            ("args", V::strs(TRICKY)),
+            ("envs", env),
+            ("keys", keys),
+            ("empty_map", V::map::<&str>([])),
+            ("empty_list", V::List(vec![])),
+            ("nested", V::List(vec![V::map([("a", V::Int(-7))]), V::strs(&["x", "true"])])),
+        ]);
+        for base in ["", "extensions:\n    other:\n        a: 1\n"] {
+            let out = edit(Format::Yaml, "extensions", base, Op::Set(&goose(value.clone())))
+                .unwrap_or_else(|e| panic!("{e}"));
+            let doc = yaml(&out);
+            let ours = &doc["extensions"]["sluice"];
+            for (i, s) in TRICKY.iter().enumerate() {
+                assert_eq!(ours["args"][i].as_str(), Some(*s), "list item {s:?} in\n{out}");
+                let k = format!("K{s}");
+                assert_eq!(ours["envs"][k.as_str()].as_str(), Some(*s), "value {s:?} in\n{out}");
+                assert_eq!(ours["keys"][*s].as_bool(), Some(true), "key {s:?} in\n{out}");
+            }
+            assert_eq!(yaml_json(ours), value.to_serde(), "{out}");
+        }
+    }
+
+    #[test]
+    fn the_new_file_is_the_library_rendering_and_reads_back() {
+        let value = V::map([("type", V::s("stdio")), ("args", V::strs(&["--x", "y"]))]);
+        let text = render_yaml_new("extensions", &value);
+        assert_eq!(
+            text,
+            "extensions:\n  sluice:\n    type: stdio\n    args:\n      - '--x'\n      - y\n"
+        );
+        assert_eq!(yaml_json(&yaml(&text)["extensions"]["sluice"]), value.to_serde());
+        // Editing an empty file gives the same text.
+        let edited = edit(Format::Yaml, "extensions", "", Op::Set(&goose(value))).unwrap();
+        assert_eq!(edited, text);
+    }
+
+    #[test]
+    fn extensions_that_is_not_a_block_mapping_is_refused() {
+        let e = goose(V::map([("type", V::s("stdio"))]));
+        for (text, unsafe_edit) in [
+            ("extensions: {developer: {enabled: true}}\n", true),
+            ("extensions: {sluice: {enabled: true}}\n", true),
+            ("extensions: 3\n", false),
+            ("extensions: [a]\n", false),
+            ("extensions:\n- a\n", false),
+            ("extensions: on\n", false),
+        ] {
+            for op in [Op::Set(&e), Op::Remove] {
+                let flow_without_ours = text.starts_with("extensions: {dev");
+                match (edit(Format::Yaml, "extensions", text, op), op) {
+                    // Nothing of ours in a flow mapping: nothing to remove.
+                    (Ok(out), Op::Remove) if flow_without_ours => assert_eq!(out, text),
+                    (Err(EditError::Unsafe(m)), _) if unsafe_edit => {
+                        assert!(m.contains("flow style"), "{m}")
+                    }
+                    (Err(EditError::Unparseable(m)), _) if !unsafe_edit => {
+                        assert!(m.contains("not a mapping"), "{m}")
+                    }
+                    (other, _) => panic!("{text:?}: {other:?}"),
+                }
+            }
+        }
+        let several = "a: 1\n---\nb: 2\n";
+        assert!(matches!(
+            edit(Format::Yaml, "extensions", several, Op::Set(&e)),
+            Err(EditError::Unparseable(m)) if m.contains("several YAML documents")
+        ));
+    }
+
+    #[test]
+    fn an_edit_the_parser_reads_differently_is_refused() {
+        // `other` is an alias of `extensions`: adding Sluice there would change it too.
+        let text = "extensions: &x\n  dev:\n    a: 1\nother: *x\n";
+        let e = goose(V::map([("type", V::s("stdio"))]));
+        assert!(matches!(
+            edit(Format::Yaml, "extensions", text, Op::Set(&e)),
+            Err(EditError::Unsafe(m)) if m.contains("more than Sluice's entry")
+        ));
+    }
+
+    #[test]
+    fn empty_and_null_extensions_become_a_block_mapping() {
+        let e = goose(V::map([("type", V::s("stdio"))]));
+        let ours = "  sluice:\n    type: stdio\n";
+        for (text, expected) in [
+            ("", format!("extensions:\n{ours}")),
+            ("\n", format!("\nextensions:\n{ours}")),
+            ("# goose\n", format!("# goose\nextensions:\n{ours}")),
+            ("---\n", format!("---\nextensions:\n{ours}")),
+            ("A: 1", format!("A: 1\nextensions:\n{ours}")),
+            ("extensions: {}\nA: 1\n", format!("extensions:\n{ours}A: 1\n")),
+            ("extensions:\nA: 1\n", format!("extensions:\n{ours}A: 1\n")),
+            ("extensions: ~ # none\nA: 1\n", format!("extensions: # none\n{ours}A: 1\n")),
+        ] {
+            let out = edit(Format::Yaml, "extensions", text, Op::Set(&e)).unwrap();
+            assert_eq!(out, expected, "{text:?}");
+            // Nothing to remove: not a byte changes.
+            assert_eq!(edit(Format::Yaml, "extensions", text, Op::Remove).unwrap(), text);
+        }
     }
 }

@@ -412,11 +412,7 @@ pub fn document(entry: &Entry) -> String {
     let servers = V::map([(SERVER_NAME, entry.value.clone())]);
     match entry.client.format() {
         Some(Format::Toml) => edit::render_toml_new(&entry.value),
-        Some(Format::Yaml) => {
-            let mut out = String::from("extensions:\n");
-            edit::yaml_block(&mut out, &servers, 1);
-            out
-        }
+        Some(Format::Yaml) => edit::render_yaml_new(entry.client.servers_key(), &entry.value),
         _ => {
             let mut pairs = Vec::new();
             if let Some(input) = &entry.input {

@@ -178,48 +178,166 @@ fn codex_toml_keeps_comments_and_other_servers() {
     assert_eq!(std::fs::read_to_string(&path).unwrap(), before);
 }
 
+/// Sluice's HTTP entry for Goose as `yaml-edit` writes it, its key at `indent` spaces.
+fn goose_http_block(indent: usize) -> String {
+    let body = "sluice:\n  enabled: true\n  name: sluice\n  description: Your authorized projects, through Sluice\n  type: streamable_http\n  uri: http://127.0.0.1:4321/mcp\n  headers:\n    Authorization: Bearer slc_new\n  timeout: 300\n";
+    let pad = " ".repeat(indent);
+    body.lines().map(|l| format!("{pad}{l}\n")).collect()
+}
+
 #[test]
-fn goose_yaml_line_edit_keeps_other_extensions_and_comments() {
+fn goose_yaml_keeps_other_extensions_and_comments_byte_for_byte() {
     let tmp = tempfile::tempdir().unwrap();
     let before = "# goose\nGOOSE_PROVIDER: openai\nextensions:\n    developer:\n        bundled: true\n        enabled: true # builtin\n        name: developer\n        type: builtin\n    # memory below\n    memory:\n        enabled: false\n        type: builtin\nGOOSE_MODEL: gpt-4o\n";
     let path = write(tmp.path(), "config.yaml", before);
-    apply(&plan_connect(&entry_for(Client::Goose), &path).unwrap()).unwrap();
+    let change = plan_connect(&entry_for(Client::Goose), &path).unwrap();
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), before, "planning writes nothing");
+    apply(&change).unwrap();
     let after = std::fs::read_to_string(&path).unwrap();
-    assert!(
-        after.contains("# memory below") && after.contains("enabled: true # builtin"),
-        "{after}"
-    );
-    assert!(after.contains("    sluice:\n        enabled: true\n        name: sluice\n        description: \"Your authorized projects, through Sluice\"\n        type: streamable_http\n"), "the file's own indent:\n{after}");
+    // The entry is appended to `extensions:` at its keys' column; not another byte changes.
+    let (head, tail) = before.split_at(before.find("GOOSE_MODEL").unwrap());
+    assert_eq!(after, format!("{head}{}{tail}", goose_http_block(4)));
     let v = edit::parse(Format::Yaml, &after).unwrap();
     assert_eq!(v["GOOSE_MODEL"], "gpt-4o");
     assert_eq!(v["extensions"]["developer"]["type"], "builtin");
     assert_eq!(v["extensions"]["memory"]["enabled"], false);
     assert_eq!(v["extensions"]["sluice"]["uri"], "http://127.0.0.1:4321/mcp");
-    // Replace in place, then remove: the file comes back as it was.
+    assert_eq!(v["extensions"]["sluice"]["timeout"], 300);
+    // Connecting again is a no-op.
+    assert!(plan_connect(&entry_for(Client::Goose), &path).unwrap().is_noop());
+
+    // Replace in place (stdio), then remove: the file comes back as it was.
     let stdio =
         entry(Client::Goose, Transport::Stdio, &Endpoint { connection: Some("goose"), ..ep() })
             .unwrap();
     apply(&plan_connect(&stdio, &path).unwrap()).unwrap();
-    let v = edit::parse(Format::Yaml, &std::fs::read_to_string(&path).unwrap()).unwrap();
+    let replaced = std::fs::read_to_string(&path).unwrap();
+    assert!(replaced.starts_with(head) && replaced.ends_with(tail), "{replaced}");
+    assert!(!replaced.contains("streamable_http") && !replaced.contains("slc_new"), "{replaced}");
+    let v = edit::parse(Format::Yaml, &replaced).unwrap();
     assert_eq!(v["extensions"]["sluice"]["type"], "stdio");
+    assert_eq!(
+        v["extensions"]["sluice"]["args"],
+        serde_json::json!(["stdio", "--connection", "goose"])
+    );
+    assert_eq!(v["extensions"]["sluice"]["envs"], serde_json::json!({}));
+    assert!(plan_connect(&stdio, &path).unwrap().is_noop());
     apply(&plan_disconnect(Client::Goose, &path).unwrap()).unwrap();
     assert_eq!(std::fs::read_to_string(&path).unwrap(), before);
+    assert!(plan_disconnect(Client::Goose, &path).unwrap().is_noop());
+}
 
-    // No extensions yet, and the `extensions: {}` form.
-    let path = write(tmp.path(), "new.yaml", "GOOSE_PROVIDER: openai\n");
+#[test]
+fn goose_yaml_replaces_and_removes_only_its_own_entry() {
+    let tmp = tempfile::tempdir().unwrap();
+    let others_head = "# Goose config\nGOOSE_PROVIDER: \"openai\"   # quoted on purpose\nextensions:\n  developer:\n    enabled: true\n    type: builtin\n  # Sluice, added last week\n";
+    let old_ours =
+        "  sluice:\n    enabled: false # off for now\n    type: sse\n    uri: 'http://old'\n";
+    let others_tail = "  memory: {enabled: false, type: builtin}  # flow entry\n  'quoted-key':\n    args: [a, \"b\"]\n    cmd: |\n      run\n      it\nGOOSE_MODEL: gpt-4o\n";
+    let before = format!("{others_head}{old_ours}{others_tail}");
+    let path = write(tmp.path(), "config.yaml", &before);
     apply(&plan_connect(&entry_for(Client::Goose), &path).unwrap()).unwrap();
-    let v = edit::parse(Format::Yaml, &std::fs::read_to_string(&path).unwrap()).unwrap();
-    assert_eq!(v["GOOSE_PROVIDER"], "openai");
-    assert_eq!(v["extensions"]["sluice"]["name"], "sluice");
-    let path = write(tmp.path(), "empty.yaml", "extensions: {}\n");
+    let after = std::fs::read_to_string(&path).unwrap();
+    // Replaced where it was; everything around it byte-for-byte.
+    assert_eq!(after, format!("{others_head}{}{others_tail}", goose_http_block(2)));
+    let v = edit::parse(Format::Yaml, &after).unwrap();
+    assert_eq!(v["extensions"]["quoted-key"]["cmd"], "run\nit\n");
+    assert_eq!(v["extensions"]["memory"]["type"], "builtin");
+    // Disconnect removes only Sluice's entry.
+    apply(&plan_disconnect(Client::Goose, &path).unwrap()).unwrap();
+    let removed = std::fs::read_to_string(&path).unwrap();
+    assert_eq!(removed, format!("{others_head}{others_tail}"));
+    let v = edit::parse(Format::Yaml, &removed).unwrap();
+    let names: Vec<_> = v["extensions"].as_object().unwrap().keys().cloned().collect();
+    assert_eq!(names, ["developer", "memory", "quoted-key"]);
+}
+
+#[test]
+fn goose_yaml_new_empty_and_crlf_files() {
+    let tmp = tempfile::tempdir().unwrap();
+    // No file yet: the snippet itself is written.
+    let path = tmp.path().join("goose/config.yaml");
     apply(&plan_connect(&entry_for(Client::Goose), &path).unwrap()).unwrap();
-    let v = edit::parse(Format::Yaml, &std::fs::read_to_string(&path).unwrap()).unwrap();
-    assert_eq!(v["extensions"]["sluice"]["type"], "streamable_http");
-    // A flow-style mapping with content is refused, not mangled.
-    let flow = "extensions: {developer: {enabled: true}}\n";
-    let path = write(tmp.path(), "flow.yaml", flow);
-    let err = plan_connect(&entry_for(Client::Goose), &path).unwrap_err();
-    assert_eq!(err.code(), "config_unsafe_edit");
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert_eq!(text, format!("extensions:\n{}", goose_http_block(2)));
+    assert_eq!(text, document(&entry_for(Client::Goose)));
+
+    // An empty file, a comment-only file, no `extensions` yet, `extensions: {}`.
+    for (name, before, expected) in [
+        ("empty.yaml", "", format!("extensions:\n{}", goose_http_block(2))),
+        (
+            "comment.yaml",
+            "# nothing yet\n",
+            format!("# nothing yet\nextensions:\n{}", goose_http_block(2)),
+        ),
+        (
+            "new.yaml",
+            "GOOSE_PROVIDER: openai\n",
+            format!("GOOSE_PROVIDER: openai\nextensions:\n{}", goose_http_block(2)),
+        ),
+        (
+            "braces.yaml",
+            "extensions: {}\nGOOSE_MODEL: x\n",
+            format!("extensions:\n{}GOOSE_MODEL: x\n", goose_http_block(2)),
+        ),
+    ] {
+        let path = write(tmp.path(), name, before);
+        apply(&plan_connect(&entry_for(Client::Goose), &path).unwrap()).unwrap();
+        let after = std::fs::read_to_string(&path).unwrap();
+        assert_eq!(after, expected, "{name}");
+        let v = edit::parse(Format::Yaml, &after).unwrap();
+        assert_eq!(v["extensions"]["sluice"]["name"], "sluice", "{name}");
+        assert!(plan_connect(&entry_for(Client::Goose), &path).unwrap().is_noop(), "{name}");
+        // Removing the only extension leaves an empty mapping, which Goose reads.
+        apply(&plan_disconnect(Client::Goose, &path).unwrap()).unwrap();
+        let gone = std::fs::read_to_string(&path).unwrap();
+        assert_eq!(edit::parse(Format::Yaml, &gone).unwrap()["extensions"], serde_json::json!({}));
+        assert!(gone.contains("extensions: {}\n"), "{name}: {gone}");
+    }
+
+    // Windows line endings stay Windows line endings, the new lines included.
+    let before = "GOOSE_PROVIDER: openai\r\nextensions:\r\n  developer:\r\n    enabled: true\r\n";
+    let path = write(tmp.path(), "crlf.yaml", before);
+    apply(&plan_connect(&entry_for(Client::Goose), &path).unwrap()).unwrap();
+    let after = std::fs::read_to_string(&path).unwrap();
+    assert_eq!(after, format!("{before}{}", goose_http_block(2).replace('\n', "\r\n")));
+    apply(&plan_disconnect(Client::Goose, &path).unwrap()).unwrap();
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), before);
+}
+
+#[test]
+fn goose_yaml_it_cannot_edit_safely_is_left_untouched() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cases = [
+        // A flow mapping with content is refused, not mangled.
+        ("flow.yaml", "extensions: {developer: {enabled: true}}\n", "config_unsafe_edit"),
+        // Adding to an anchored mapping would change its alias too.
+        (
+            "alias.yaml",
+            "extensions: &x\n  developer:\n    enabled: true\nother: *x\n",
+            "config_unsafe_edit",
+        ),
+        ("scalar.yaml", "extensions: none\n", "config_unparseable"),
+        ("list.yaml", "extensions:\n  - developer\n", "config_unparseable"),
+        ("docs.yaml", "extensions: {}\n---\nextensions: {}\n", "config_unparseable"),
+        ("top.yaml", "- extensions\n", "config_unparseable"),
+        ("tabs.yaml", "extensions:\n\tdeveloper: {}\n", "config_unparseable"),
+    ];
+    for (name, text, code) in cases {
+        let path = write(tmp.path(), name, text);
+        let err = plan_connect(&entry_for(Client::Goose), &path).unwrap_err();
+        assert_eq!(err.code(), code, "{name}: {err}");
+        assert!(
+            err.to_string().contains(if code == "config_unsafe_edit" {
+                "add the snippet by hand"
+            } else {
+                "left untouched"
+            }),
+            "{name}: {err}"
+        );
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), text, "{name}");
+    }
+    assert!(backups(tmp.path()).is_empty());
 }
 
 #[test]

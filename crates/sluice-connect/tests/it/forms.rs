@@ -273,7 +273,7 @@ fn windsurf_zed_and_goose() {
     let (text, _) = doc(Client::Goose, Transport::Http, &ep(None));
     assert_eq!(
         text,
-        "extensions:\n  sluice:\n    enabled: true\n    name: sluice\n    description: \"Your authorized projects, through Sluice\"\n    type: streamable_http\n    uri: \"http://127.0.0.1:4321/mcp\"\n    headers:\n      Authorization: \"Bearer slc_abc\"\n    timeout: 300\n"
+        "extensions:\n  sluice:\n    enabled: true\n    name: sluice\n    description: Your authorized projects, through Sluice\n    type: streamable_http\n    uri: http://127.0.0.1:4321/mcp\n    headers:\n      Authorization: Bearer slc_abc\n    timeout: 300\n"
     );
     let v = parse_back(Client::Goose, &text);
     assert_eq!(v["extensions"]["sluice"]["timeout"], 300);
@@ -281,7 +281,7 @@ fn windsurf_zed_and_goose() {
     let (text, storage) = doc(Client::Goose, Transport::Stdio, &ep(Some("goose")));
     assert_eq!(
         text,
-        "extensions:\n  sluice:\n    enabled: true\n    name: sluice\n    description: \"Your authorized projects, through Sluice\"\n    type: stdio\n    cmd: /opt/Sluice/sluice\n    args: [stdio, \"--connection\", goose]\n    envs: {}\n    timeout: 300\n"
+        "extensions:\n  sluice:\n    enabled: true\n    name: sluice\n    description: Your authorized projects, through Sluice\n    type: stdio\n    cmd: /opt/Sluice/sluice\n    args:\n      - stdio\n      - '--connection'\n      - goose\n    envs: {}\n    timeout: 300\n"
     );
     assert_eq!(storage, TokenStorage::SluiceKeychain);
     let v = parse_back(Client::Goose, &text);
