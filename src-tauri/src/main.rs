@@ -14,15 +14,23 @@ mod tray;
 use tauri::{Emitter, Manager, RunEvent};
 use tauri_plugin_notification::NotificationExt;
 
+/// The argument that starts Sluice in the tray, without opening its window.
+const HIDDEN: &str = "--hidden";
+
 fn main() {
     sluice_engine::logging::init("warn");
     let app = tauri::Builder::default()
         // First: a second launch only focuses the running instance.
-        .plugin(tauri_plugin_single_instance::init(|app, _args, _cwd| show_window(app)))
+        .plugin(tauri_plugin_single_instance::init(|app, args, _cwd| {
+            if !args.iter().any(|a| a == HIDDEN) {
+                show_window(app);
+            }
+        }))
         .plugin(tauri_plugin_dialog::init())
         .plugin(tauri_plugin_notification::init())
-        // "Start at login" in Settings (a .desktop file in ~/.config/autostart on Linux).
-        .plugin(tauri_plugin_autostart::Builder::new().build())
+        // "Start at login" in Settings (a .desktop file in ~/.config/autostart on Linux). A start
+        // at login goes to the tray only: no window, so no WebKit processes either.
+        .plugin(tauri_plugin_autostart::Builder::new().arg(HIDDEN).build())
         .invoke_handler(commands::handler())
         .setup(|app| {
             let shell = engine::start(app.handle())?;
@@ -39,6 +47,9 @@ fn main() {
             engine::forward_events(app.handle().clone(), shell.engine.clone());
             engine::forward_jobs(app.handle().clone(), shell.engine.clone());
             app.manage(shell);
+            if !std::env::args().any(|a| a == HIDDEN) {
+                show_window(app.handle());
+            }
             Ok(())
         })
         .build(tauri::generate_context!())

@@ -229,9 +229,12 @@ fn built_since(bundle: &Path, since: SystemTime) -> Result<Vec<(PathBuf, u64)>> 
 /// package and says so.
 fn package_test(root: &Path, deb: &Path) -> Result<()> {
     let python = deps::python(root)?;
+    // The start-at-login step ticks the box in the installed app's window over WebDriver.
+    let driver = deps::tauri_driver()?;
     sh(Command::new("cargo")
         .args(["test", "--locked", "-p", "xtask", "--test", "it", "--", "package::", "--nocapture"])
         .env("SLUICE_TEST_DEB", deb)
         .env("SLUICE_TEST_REQUIRE_DEB", "1")
-        .env("SLUICE_TEST_PYTHON", python))
+        .env("SLUICE_TEST_PYTHON", python)
+        .env("SLUICE_TAURI_DRIVER", driver))
 }

@@ -108,7 +108,7 @@ pub fn ui_env(root: &Path) -> Result<()> {
 }
 
 /// `tauri-driver`: the one on PATH or in Cargo's bin folder, else `cargo install`ed there.
-fn tauri_driver() -> Result<PathBuf> {
+pub fn tauri_driver() -> Result<PathBuf> {
     let cargo_bin = std::env::var_os("CARGO_HOME")
         .map(PathBuf::from)
         .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cargo")))

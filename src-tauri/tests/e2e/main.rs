@@ -233,7 +233,10 @@ async fn window_token_client_pause_resume_approvals_jobs_stop() {
     s.click(By::Css("input[name=start-at-login]")).await;
     let item = poll_until(&login_item).await;
     let entry = std::fs::read_to_string(&item).unwrap();
-    assert!(entry.contains(app.to_str().unwrap()), "the login item starts the app: {entry}");
+    let exec = entry.lines().find_map(|l| l.strip_prefix("Exec=")).unwrap_or_default();
+    assert!(exec.contains(app.to_str().unwrap()), "the login item starts the app: {entry}");
+    // At login Sluice starts in the tray: no window, so no WebKit processes either.
+    assert!(exec.ends_with(" --hidden"), "the login item starts the app hidden: {entry}");
     s.click(By::Css("input[name=start-at-login]")).await;
     poll_until(|| login_item().is_none().then_some(())).await;
 

@@ -1,7 +1,10 @@
 //! The Linux packages `cargo xtask bundle` built: small enough, and the .deb installed for real
 //! (`tests/package/deb_install.py`: apt installs it with its declared dependencies, the installed
 //! app runs under Xvfb and answers a real MCP client with a token the installed `sluice` made,
-//! over HTTP and through `sluice stdio`, then `dpkg --purge` leaves none of its files).
+//! over HTTP and through `sluice stdio`; a second launch hands over to it (single instance);
+//! driven through tauri-driver, its Settings write a login item that starts the installed app
+//! with `--hidden`, and that command serves MCP without opening the window; then `dpkg --purge`
+//! leaves none of its files).
 //!
 //! Installing changes the system, and a release build takes minutes, so the ordinary test suite
 //! neither builds nor installs packages: unless asked, these tests say so and check nothing —
