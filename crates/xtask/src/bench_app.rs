@@ -6,7 +6,9 @@
 //! runs them) and no session bus. Memory is the proportional set size (PSS) of the app's
 //! process and every process below it (WebKit's web and network processes), so pages shared
 //! between them count once. "Window closed" is a real close request (`WM_DELETE_WINDOW`, what a
-//! window manager sends when the user clicks ×), after which Sluice keeps running in the tray.
+//! window manager sends when the user clicks ×), after which Sluice keeps running in the tray;
+//! "started at login" is the app started as its login item starts it (`--hidden`), the window
+//! never opened.
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -41,14 +43,19 @@ pub fn run(root: &Path, target: &Path) -> Result<String> {
     let xvfb = Xvfb::start()?;
 
     let (mut ready, mut open, mut closed, mut peer) = (vec![], vec![], vec![], vec![]);
-    for i in 0..RUNS {
-        let data = work.join(format!("data-{i}"));
-        std::fs::create_dir_all(&data)?;
+    let mut login = vec![];
+    let sluice_cmd = |data: &Path| -> Result<Command> {
         let mut cmd = Command::new(&app);
-        cmd.env("SLUICE_DATA_DIR", &data)
+        cmd.env("SLUICE_DATA_DIR", data)
             .env("SLUICE_PORT", free_port()?.to_string())
             .env("SLUICE_SECRET_STORE", "file")
             .env("SLUICE_LOG", "sluice_app=info");
+        Ok(cmd)
+    };
+    for i in 0..RUNS {
+        let data = work.join(format!("data-{i}"));
+        std::fs::create_dir_all(&data)?;
+        let mut cmd = sluice_cmd(&data)?;
         let started = Instant::now();
         let mut sluice = xvfb.spawn(&mut cmd, &data)?;
         ready.push(wait_for_line(&mut sluice, "tray ready", started)?);
@@ -65,6 +72,13 @@ pub fn run(root: &Path, target: &Path) -> Result<String> {
             bail!("Sluice exited when its window closed; it should stay in the tray");
         }
         closed.push(pss_tree(sluice.child.id()));
+        drop(sluice);
+
+        // As the login item starts it: tray only, the window never opened.
+        let mut sluice = xvfb.spawn(sluice_cmd(&data)?.arg("--hidden"), &data)?;
+        wait_for_line(&mut sluice, "tray ready", Instant::now())?;
+        std::thread::sleep(SETTLE);
+        login.push(pss_tree(sluice.child.id()));
         drop(sluice);
 
         let mut peer_cmd = Command::new(&minimal);
@@ -94,7 +108,7 @@ pub fn run(root: &Path, target: &Path) -> Result<String> {
     shown.sort();
 
     let mib = |kib: u64| kib as f64 / 1024.0;
-    let (open, closed, peer) = (median(open), median(closed), median(peer));
+    let (open, closed, peer, login) = (median(open), median(closed), median(peer), median(login));
     Ok(format!(
         "{HEADING}\n\nRelease builds under Xvfb, WebKit compositing off, median of {RUNS} starts. \
          Memory is PSS of the app and every process below it (WebKit's web and network \
@@ -106,6 +120,7 @@ pub fn run(root: &Path, target: &Path) -> Result<String> {
          | memory, minimal Tauri app (window open) | {:.1} MiB |\n\
          | ratio to the minimal app | {:.2} |\n\
          | memory, window closed (Sluice in the tray) | {:.1} MiB |\n\
+         | memory, started at login (`--hidden`: tray only, window never opened) | {:.1} MiB |\n\
          | approval registered → card in the window, median of {} | {} ms |\n\
          | same, slowest | {} ms |\n\n\
          The approval row: the official Python MCP SDK asks to delete a file; the engine's \
@@ -117,6 +132,7 @@ pub fn run(root: &Path, target: &Path) -> Result<String> {
         mib(peer),
         open as f64 / peer as f64,
         mib(closed),
+        mib(login),
         shown.len(),
         shown.get(shown.len() / 2).copied().unwrap_or_default(),
         shown.last().copied().unwrap_or_default(),
