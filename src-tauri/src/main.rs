@@ -19,7 +19,7 @@ const HIDDEN: &str = "--hidden";
 
 fn main() {
     #[cfg(target_os = "linux")]
-    gtk_without_gl();
+    webkit_env();
     sluice_engine::logging::init("warn");
     let app = tauri::Builder::default()
         // First: a second launch only focuses the running instance.
@@ -72,18 +72,31 @@ fn main() {
     });
 }
 
-/// GTK's X11 backend loads the OpenGL driver when it opens the display, only to choose visuals:
-/// that maps Mesa and LLVM into this process, about 30 MiB of it private (LLVM's relocated
-/// pages). Nothing here draws with GTK's GL — the tray is an icon and a menu, and WebKit sets up
-/// its own EGL when a window opens — so it is turned off, unless the user chose a `GDK_GL`
-/// setting. Wayland's backend loads no GL at start, and is left alone. Measured with `cargo
-/// xtask bench app`: started at login (tray only), 104 → 72 MiB.
+/// Settings for GTK and WebKit, made before either starts; a value the user set is kept.
+///
+/// - `GDK_GL=disable` on X11: GTK's X11 backend loads the OpenGL driver when it opens the
+///   display, only to choose visuals, which maps Mesa and LLVM into this process (about 30 MiB,
+///   most of it private: LLVM's relocated pages). Nothing here draws with GTK's GL — the tray
+///   is an icon and a menu, and WebKit sets up its own EGL when a window opens. Wayland's
+///   backend loads no GL at start and is left alone.
+/// - `JSC_useJIT=false`, which WebKit's web process inherits: the window runs only Sluice's own
+///   bundled script (CSP `script-src 'self'`), which needs no JIT tiers, and a JIT is the usual
+///   way into a web process; the interpreter also uses less memory.
+///
+/// Measured with `cargo xtask bench app` (docs/BENCHMARKS.md): started at login 104 → 70 MiB;
+/// window open −9 MiB.
 #[cfg(target_os = "linux")]
-fn gtk_without_gl() {
-    if std::env::var_os("GDK_GL").is_none() && std::env::var_os("WAYLAND_DISPLAY").is_none() {
-        // SAFETY: the first thing `main` does, while this is the only thread.
-        unsafe { std::env::set_var("GDK_GL", "disable") };
+fn webkit_env() {
+    let set = |key: &str, value: &str| {
+        if std::env::var_os(key).is_none() {
+            // SAFETY: the first thing `main` does, while this is the only thread.
+            unsafe { std::env::set_var(key, value) };
+        }
+    };
+    if std::env::var_os("WAYLAND_DISPLAY").is_none() {
+        set("GDK_GL", "disable");
     }
+    set("JSC_useJIT", "false");
 }
 
 /// Shows, restores and focuses the control-center window, opening it again (from the window
