@@ -29,4 +29,6 @@ pub const COMMAND_NAMES: &[&str] = &[
     "connect_apply",
     "disconnect_preview",
     "disconnect_apply",
+    "list_allow_rules",
+    "remove_allow_rule",
 ];

@@ -43,6 +43,20 @@ async fn set_project_enabled(s: State<'_, Shell>, id: String, enabled: bool) -> 
 }
 
 #[tauri::command]
+async fn list_allow_rules(s: State<'_, Shell>, project: String) -> R<Vec<ipc::AllowRuleDto>> {
+    ipc::list_allow_rules(&s.engine, &project)
+}
+
+#[tauri::command]
+async fn remove_allow_rule(
+    s: State<'_, Shell>,
+    project: String,
+    id: i64,
+) -> R<Vec<ipc::AllowRuleDto>> {
+    ipc::remove_allow_rule(&s.engine, &project, id)
+}
+
+#[tauri::command]
 async fn remove_project(s: State<'_, Shell>, id: String) -> R<ipc::ProjectDto> {
     ipc::remove_project(&s.engine, &id)
 }
@@ -266,6 +280,8 @@ pub fn handler() -> impl Fn(tauri::ipc::Invoke) -> bool + Send + Sync + 'static 
         connect_apply,
         disconnect_preview,
         disconnect_apply,
+        list_allow_rules,
+        remove_allow_rule,
     ]
 }
 

@@ -89,26 +89,40 @@ fn label(text: &str) -> String {
 fn approvals_menu(app: &AppHandle, view: &View) -> tauri::Result<Submenu<Wry>> {
     let mut entries = Vec::new();
     for a in &view.pending {
-        let approve = if view.paused {
-            MenuItem::with_id(
-                app,
-                format!("approve:{}", a.id),
-                "Approve (resume AI access first)",
-                false,
-                None::<&str>,
-            )?
+        // Approving while AI access is paused is refused by the engine: say why, disabled.
+        let approving = |id: String, text: &str| {
+            if view.paused {
+                MenuItem::with_id(
+                    app,
+                    id,
+                    format!("{text} (resume AI access first)"),
+                    false,
+                    None::<&str>,
+                )
+            } else {
+                MenuItem::with_id(app, id, text, true, None::<&str>)
+            }
+        };
+        let (once, always) = if a.always_allowable {
+            let always = approving(format!("always:{}", a.id), "Always allow this command")?;
+            (approving(format!("approve:{}", a.id), "Approve once")?, Some(always))
         } else {
-            MenuItem::with_id(app, format!("approve:{}", a.id), "Approve", true, None::<&str>)?
+            (approving(format!("approve:{}", a.id), "Approve")?, None)
         };
         let deny = MenuItem::with_id(app, format!("deny:{}", a.id), "Deny", true, None::<&str>)?;
         let details =
             MenuItem::with_id(app, "show-approvals", "Details in Sluice…", true, None::<&str>)?;
+        let mut items: Vec<&dyn IsMenuItem<Wry>> = vec![&once];
+        if let Some(always) = &always {
+            items.push(always);
+        }
+        items.extend([&deny as &dyn IsMenuItem<Wry>, &details]);
         entries.push(Submenu::with_id_and_items(
             app,
             format!("approval:{}", a.id),
             label(&a.headline()),
             true,
-            &[&approve, &deny, &details],
+            &items,
         )?);
     }
     let items: Vec<&dyn IsMenuItem<Wry>> =
@@ -207,10 +221,13 @@ fn menu(app: &AppHandle, view: &View) -> tauri::Result<Menu<Wry>> {
 
 fn on_menu(app: &AppHandle, id: &str) {
     let Some(shell) = app.try_state::<Shell>() else { return };
-    let decision = id
-        .strip_prefix("approve:")
-        .map(|a| (a, Verdict::Approve))
-        .or_else(|| id.strip_prefix("deny:").map(|a| (a, Verdict::Deny)));
+    let decision = [
+        ("approve:", Verdict::Approve),
+        ("always:", Verdict::ApproveAlways),
+        ("deny:", Verdict::Deny),
+    ]
+    .into_iter()
+    .find_map(|(prefix, verdict)| Some((id.strip_prefix(prefix)?, verdict)));
     match (id, decision) {
         (_, Some((approval, verdict))) => {
             if let Err(e) =
@@ -314,6 +331,7 @@ mod tests {
                 reason: None,
                 decided_ms: None,
                 decided_by: None,
+                always_allowable: false,
             })
             .collect()
     }

@@ -124,6 +124,29 @@ describe("projects", () => {
   });
 });
 
+describe("always allowed commands", () => {
+  it("lists a project's allow rules and removes one", async () => {
+    const user = userEvent.setup();
+    const rule = { id: 7, command: "cargo test  (in crates/core)", createdMs: Date.now() };
+    m.listProjects.mockResolvedValue([project()]);
+    m.listTokens.mockResolvedValue([token()]);
+    m.listAllowRules.mockResolvedValue([rule]);
+    m.removeAllowRule.mockResolvedValue([]);
+    render(<App />);
+    await user.click(await screen.findByRole("button", { name: "my-app" }));
+    const rules = await screen.findByTestId("allow-rules");
+    expect(m.listAllowRules).toHaveBeenCalledWith(project().id);
+    expect(within(rules).getByTestId("allow-rule")).toHaveTextContent(
+      "cargo test (in crates/core) · allowed just now",
+    );
+    await user.click(
+      within(rules).getByRole("button", { name: /^Ask again before cargo test \(in crates\/core\)$/ }),
+    );
+    expect(m.removeAllowRule).toHaveBeenCalledWith(project().id, 7);
+    expect(await within(rules).findByText(/None\. Every command asks first/)).toBeInTheDocument();
+  });
+});
+
 describe("tokens", () => {
   it("creates a token and shows it once with client snippets", async () => {
     const user = userEvent.setup();

@@ -90,6 +90,10 @@ export const api = {
   verifyAudit: () => call("verify_audit", {}),
   setProjectPolicy: (args: SetPolicy) => call("set_project_policy", { args }),
   listApprovals: () => call("list_approvals", {}),
+  /** The exact commands a project runs without asking ("Always allow this command"). */
+  listAllowRules: (project: string) => call("list_allow_rules", { project }),
+  /** Removes one: that command asks again. Returns the project's remaining rules. */
+  removeAllowRule: (project: string, id: number) => call("remove_allow_rule", { project, id }),
   decideApproval: (id: string, verdict: Verdict, reason: string | null) =>
     call("decide_approval", { id, verdict, reason }),
   listJobs: () => call("list_jobs", {}),

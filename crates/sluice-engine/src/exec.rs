@@ -444,6 +444,11 @@ impl Engine {
         let _ = self.store.kv_delete(&key);
     }
 
+    /// Whether approval `record` is for a command, which "always allow" can turn into a rule.
+    pub fn offers_always_allow(&self, record: &sluice_store::ApprovalRecord) -> bool {
+        self.offered_rule(record).is_ok()
+    }
+
     /// The command offered behind approval `record`, as a rule (refused for non-commands).
     pub(crate) fn offered_rule(
         &self,

@@ -39,6 +39,8 @@ pub const COMMANDS: &[(&str, &str, &str)] = &[
     ("connect_apply", "{ id: string }", "ConnectResult"),
     ("disconnect_preview", "{ client: string }", "ConfigPreview"),
     ("disconnect_apply", "{ id: string }", "DisconnectResult"),
+    ("list_allow_rules", "{ project: string }", "AllowRuleDto[]"),
+    ("remove_allow_rule", "{ project: string; id: number }", "AllowRuleDto[]"),
 ];
 
 /// The full text of `ui/src/bindings/ipc.ts`.
@@ -70,6 +72,7 @@ pub fn typescript() -> String {
         ApprovalStatus::decl(&cfg),
         ApprovalDto::decl(&cfg),
         Verdict::decl(&cfg),
+        AllowRuleDto::decl(&cfg),
         JobStateDto::decl(&cfg),
         JobDto::decl(&cfg),
         LogStream::decl(&cfg),

@@ -427,6 +427,9 @@ pub struct ApprovalDto {
     /// Who or what ended it: "local user (window)", "local user (tray)", "local user" (the
     /// CLI), "expiry", the assistant's label (withdrawn), …
     pub decided_by: Option<String>,
+    /// Whether "Always allow" is offered: a pending approval for a command, which becomes an
+    /// exact allow rule (argv, folder, environment) for its project.
+    pub always_allowable: bool,
 }
 
 impl From<&ApprovalRecord> for ApprovalDto {
@@ -453,6 +456,7 @@ impl From<&ApprovalRecord> for ApprovalDto {
             reason,
             decided_ms: a.decided_ms,
             decided_by: a.decided_by.clone(),
+            always_allowable: false,
         }
     }
 }
@@ -469,11 +473,33 @@ impl ApprovalDto {
     }
 }
 
+/// An exact command a project runs without asking: granted by "Always allow this command".
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct AllowRuleDto {
+    #[ts(type = "number")]
+    pub id: i64,
+    /// The command line, with its folder and environment when it has them; deceptive
+    /// characters already appear as `⟨U+202E⟩`.
+    pub command: String,
+    #[ts(type = "number")]
+    pub created_ms: i64,
+}
+
+impl From<&sluice_engine::RuleInfo> for AllowRuleDto {
+    fn from(r: &sluice_engine::RuleInfo) -> AllowRuleDto {
+        AllowRuleDto { id: r.id, command: crate::visible(&r.display()), created_ms: r.created_ms }
+    }
+}
+
 /// The user's answer to an approval.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "kebab-case")]
 pub enum Verdict {
     Approve,
+    /// Approve, and always allow this exact command in its project from now on (commands
+    /// only: see [`ApprovalDto::always_allowable`]).
+    ApproveAlways,
     Deny,
 }
 

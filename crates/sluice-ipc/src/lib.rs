@@ -219,9 +219,35 @@ pub fn widens_network(engine: &Engine, args: &SetNetwork) -> Res<bool> {
     Ok(!now && next)
 }
 
+/// The exact commands project `project` runs without asking, oldest first.
+pub fn list_allow_rules(engine: &Engine, project: &str) -> Res<Vec<AllowRuleDto>> {
+    let p = engine.find_project(project)?;
+    Ok(engine.allow_rules(Some(&p.id))?.iter().map(AllowRuleDto::from).collect())
+}
+
+/// Removes one of project `project`'s allow rules (that command asks again); returns the rest.
+pub fn remove_allow_rule(engine: &Engine, project: &str, id: i64) -> Res<Vec<AllowRuleDto>> {
+    let p = engine.find_project(project)?;
+    if !engine.allow_rules(Some(&p.id))?.iter().any(|r| r.id == id) {
+        return Err(IpcError::from(Failure::new(
+            ErrorCode::NotFound,
+            format!("project {} has no allow rule {id}", p.name),
+        )));
+    }
+    engine.remove_allow_rule(id)?;
+    list_allow_rules(engine, project)
+}
+
 /// Pending approvals (oldest first), then recent decisions.
 pub fn list_approvals(engine: &Engine) -> Res<Vec<ApprovalDto>> {
-    Ok(engine.approvals()?.iter().map(ApprovalDto::from).collect())
+    Ok(engine.approvals()?.iter().map(|a| approval_dto(engine, a)).collect())
+}
+
+fn approval_dto(engine: &Engine, record: &sluice_engine::ApprovalRecord) -> ApprovalDto {
+    let mut dto = ApprovalDto::from(record);
+    dto.always_allowable =
+        dto.status == ApprovalStatus::Pending && engine.offers_always_allow(record);
+    dto
 }
 
 /// The approvals waiting for the user, oldest first (the tray's submenu).
@@ -232,7 +258,7 @@ pub fn pending_approvals(engine: &Engine) -> Res<Vec<ApprovalDto>> {
 }
 
 pub fn approval(engine: &Engine, id: &str) -> Res<ApprovalDto> {
-    Ok(ApprovalDto::from(&engine.approval(id)?))
+    Ok(approval_dto(engine, &engine.approval(id)?))
 }
 
 /// Where a decision was taken, recorded as who decided.
@@ -266,6 +292,7 @@ pub fn decide_approval(
 ) -> Res<ApprovalDto> {
     let decision = match verdict {
         Verdict::Approve => Decision::Approve,
+        Verdict::ApproveAlways => Decision::ApproveAlways,
         Verdict::Deny => {
             let reason = reason.map(|r| r.trim().to_owned()).filter(|r| !r.is_empty());
             if reason.as_ref().is_some_and(|r| r.chars().count() > MAX_REASON_CHARS) {

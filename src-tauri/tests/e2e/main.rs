@@ -7,9 +7,11 @@
 //! exact path and the Approve click lets it run; a second delete is denied with a reason,
 //! which the client receives. Then jobs: the project is switched to execution `any`, the client
 //! starts a job, the user approves it, the Jobs view shows it running with its live log, and the
-//! user cancels it from the window. Last, the emergency stop: the client is refused with
-//! `stopped` until the user resumes. Last, one-click Connect for Cursor against the app's
-//! temporary home folder (`connect.rs`). Every step asserts on what the window shows.
+//! user cancels it from the window. An exact command approved with "Always allow" runs again
+//! without asking until the user removes the rule from the project. Then the emergency stop:
+//! the client is refused with `stopped` until the user resumes. Last, one-click Connect for
+//! Cursor against the app's temporary home folder (`connect.rs`). Every step asserts on what
+//! the window shows.
 //!
 //! Needs: `tauri-driver` (PATH or ~/.cargo/bin), `WebKitWebDriver`, `Xvfb`, and the Python SDK
 //! in `SLUICE_TEST_PYTHON` — `cargo xtask test` installs all of them and builds `ui/dist` first.
@@ -20,7 +22,7 @@ mod driver;
 
 use std::path::{Path, PathBuf};
 
-use client::{Pending, client, client_step, start_job};
+use client::{Pending, client, client_step, start_job, start_job_argv};
 use driver::{Session, by_text};
 use thirtyfour::By;
 
@@ -193,6 +195,32 @@ async fn window_token_client_pause_resume_approvals_jobs_stop() {
     assert!(!row.contains("Running"), "{row}");
     let detail = s.wait_text(By::Css("[data-testid=job-detail]"), "Cancelled").await;
     assert!(detail.contains(&job), "the job the assistant started: {detail}");
+
+    // Always allow: an exact command approved "always" in the window runs again without asking;
+    // the project lists the rule, and removing it there makes the command ask again.
+    let argv = ["echo", "always allowed"];
+    let waiting = Pending::start(start_job_argv(&url, &token, "e2e-app", &argv), "start_job");
+    s.click(By::XPath("//nav//button[starts-with(normalize-space(), 'Approvals')]")).await;
+    s.wait_text(By::Css("[data-testid=approval-card]"), "always allowed").await;
+    s.click(by_text("article[@data-testid='approval-card']", "Always allow this command")).await;
+    let out = waiting.finish().await;
+    assert!(out.starts_with("JOB "), "{out}");
+    let again = Pending::start(start_job_argv(&url, &token, "e2e-app", &argv), "start_job");
+    let out = again.finish().await;
+    assert!(out.starts_with("JOB "), "the same command runs without asking: {out}");
+    s.click(by_text("nav", "Projects")).await;
+    s.click(By::XPath("//tr[@data-testid='project-row']//button[normalize-space()='e2e-app']"))
+        .await;
+    let rule = s.wait_text(By::Css("[data-testid=allow-rule]"), "always allowed").await;
+    // The exact command, its program resolved as it runs (`/usr/bin/echo`).
+    assert!(rule.contains("echo 'always allowed'"), "{rule}");
+    s.click(By::Css("[data-testid=allow-rule] button")).await;
+    s.wait_text(By::Css("[data-testid=allow-rules]"), "Every command asks first").await;
+    let waiting = Pending::start(start_job_argv(&url, &token, "e2e-app", &argv), "start_job");
+    s.click(By::XPath("//nav//button[starts-with(normalize-space(), 'Approvals')]")).await;
+    s.wait_text(By::Css("[data-testid=approval-card]"), "always allowed").await;
+    s.click(by_text("article[@data-testid='approval-card']", "Approve once")).await;
+    assert!(waiting.finish().await.starts_with("JOB "), "asked again once the rule was removed");
 
     // Emergency stop: one click in the window; the client is refused until the user resumes
     // (which asks first).

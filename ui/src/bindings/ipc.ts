@@ -186,9 +186,21 @@ reason: string | null, decidedMs: number | null,
  * Who or what ended it: "local user (window)", "local user (tray)", "local user" (the
  * CLI), "expiry", the assistant's label (withdrawn), …
  */
-decidedBy: string | null, };
+decidedBy: string | null, 
+/**
+ * Whether "Always allow" is offered: a pending approval for a command, which becomes an
+ * exact allow rule (argv, folder, environment) for its project.
+ */
+alwaysAllowable: boolean, };
 
-export type Verdict = "approve" | "deny";
+export type Verdict = "approve" | "approve-always" | "deny";
+
+export type AllowRuleDto = { id: number, 
+/**
+ * The command line, with its folder and environment when it has them; deceptive
+ * characters already appear as `⟨U+202E⟩`.
+ */
+command: string, createdMs: number, };
 
 export type JobStateDto = "queued" | "running" | "succeeded" | "failed" | "cancelled" | "timed-out";
 
@@ -390,4 +402,6 @@ export type Commands = {
   connect_apply: { args: { id: string }; result: ConnectResult };
   disconnect_preview: { args: { client: string }; result: ConfigPreview };
   disconnect_apply: { args: { id: string }; result: DisconnectResult };
+  list_allow_rules: { args: { project: string }; result: AllowRuleDto[] };
+  remove_allow_rule: { args: { project: string; id: number }; result: AllowRuleDto[] };
 };

@@ -38,6 +38,8 @@ export const api: Mocked = {
   verifyAudit: vi.fn(),
   setProjectPolicy: vi.fn(),
   listApprovals: vi.fn(),
+  listAllowRules: vi.fn(),
+  removeAllowRule: vi.fn(),
   decideApproval: vi.fn(),
   listJobs: vi.fn(),
   jobLogs: vi.fn(),
@@ -74,6 +76,7 @@ export function resetApi(): void {
   m.listProjects.mockResolvedValue([]);
   m.listTokens.mockResolvedValue([]);
   m.listApprovals.mockResolvedValue([]);
+  m.listAllowRules.mockResolvedValue([]);
   m.listJobs.mockResolvedValue([]);
   m.listClients.mockResolvedValue([]);
   m.defaultShield.mockResolvedValue([".env", "*.pem"]);

@@ -91,6 +91,7 @@ export const approval = (over: Partial<ApprovalDto> = {}): ApprovalDto => ({
   reason: null,
   decidedMs: null,
   decidedBy: null,
+  alwaysAllowable: false,
   ...over,
 });
 

@@ -79,6 +79,30 @@ describe("an approval card", () => {
     expect(m.decideApproval).toHaveBeenCalledWith("apr_aaaaaaaaaaaaaaaa", "deny", "not now");
   });
 
+  it("offers Always allow for a command only, with the same guards as Approve once", async () => {
+    const user = setup();
+    const always = () => within(card()).queryByRole("button", { name: "Always allow this command" });
+    const { unmount } = show();
+    expect(always()).toBeNull();
+    unmount();
+    show([approval({ tool: "run_command", summary: "run cargo test", alwaysAllowable: true })]);
+    expect(always()).toBeDisabled();
+    arm();
+    always()!.focus();
+    await user.keyboard("{Enter}");
+    expect(m.decideApproval).not.toHaveBeenCalled();
+    await user.click(always()!);
+    expect(m.decideApproval).toHaveBeenCalledWith("apr_aaaaaaaaaaaaaaaa", "approve-always", null);
+  });
+
+  it("keeps Always allow disabled while AI access is paused", () => {
+    show([approval({ alwaysAllowable: true })], true);
+    arm();
+    expect(
+      within(card()).getByRole("button", { name: "Always allow this command" }),
+    ).toBeDisabled();
+  });
+
   it("denies on Esc", async () => {
     const user = setup();
     show();

@@ -3,9 +3,9 @@
 // Enter never approves, Esc denies, and the buttons stay inert for a moment after a card
 // appears so a click or keypress meant for something else cannot approve it (AP-06).
 
-import { useEffect, useRef, useState } from "react";
+import { type ReactNode, useEffect, useRef, useState } from "react";
 import { api } from "../api";
-import type { ApprovalDto, ApprovalStatus } from "../bindings/ipc";
+import type { ApprovalDto, ApprovalStatus, Verdict } from "../bindings/ipc";
 import { ErrorLine, Text, Time, errorMessage, useNow } from "../components";
 import { exactTime, visible } from "../format";
 
@@ -113,7 +113,7 @@ function ApprovalCard(props: {
   const left = a.expiresMs - props.now;
   const expired = left <= 0;
 
-  const decide = async (verdict: "approve" | "deny") => {
+  const decide = async (verdict: Verdict) => {
     if (busy || expired) return;
     setBusy(true);
     try {
@@ -188,21 +188,50 @@ function ApprovalCard(props: {
         >
           Deny
         </button>
-        <button
-          type="button"
+        <ApproveButton
           disabled={!armed || busy || expired || props.paused}
-          title={props.paused ? "AI access is paused; resume it before approving" : undefined}
-          onKeyDown={(e) => {
-            // Enter never approves: only a click or Space on this button does.
-            if (e.key === "Enter") e.preventDefault();
-          }}
-          onClick={() => armed && void decide("approve")}
+          paused={props.paused}
+          onApprove={() => armed && void decide("approve")}
         >
           Approve once
-        </button>
+        </ApproveButton>
+        {a.alwaysAllowable && (
+          <ApproveButton
+            disabled={!armed || busy || expired || props.paused}
+            paused={props.paused}
+            onApprove={() => armed && void decide("approve-always")}
+            title="Approve, and from now on run exactly this command (same arguments, folder and environment) in this project without asking"
+          >
+            Always allow this command
+          </ApproveButton>
+        )}
         {props.paused && <span className="muted">Resume AI access to approve.</span>}
       </div>
     </article>
+  );
+}
+
+/** A button that approves: never on Enter, only a click or Space. */
+function ApproveButton(props: {
+  disabled: boolean;
+  paused: boolean;
+  onApprove: () => void;
+  title?: string;
+  children: ReactNode;
+}) {
+  return (
+    <button
+      type="button"
+      disabled={props.disabled}
+      title={props.paused ? "AI access is paused; resume it before approving" : props.title}
+      onKeyDown={(e) => {
+        // Enter never approves: only a click or Space on this button does.
+        if (e.key === "Enter") e.preventDefault();
+      }}
+      onClick={props.onApprove}
+    >
+      {props.children}
+    </button>
   );
 }
 

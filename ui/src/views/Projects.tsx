@@ -3,8 +3,8 @@
 
 import { useEffect, useState } from "react";
 import { api } from "../api";
-import type { Access, Exec, ProjectDto } from "../bindings/ipc";
-import { ConfirmButton, ErrorLine, Text, errorMessage } from "../components";
+import type { Access, AllowRuleDto, Exec, ProjectDto } from "../bindings/ipc";
+import { ConfirmButton, ErrorLine, Text, Time, errorMessage } from "../components";
 
 export const ACCESS: { value: Access; label: string; hint: string }[] = [
   { value: "read-only", label: "Read-only", hint: "The assistant can look but not change anything." },
@@ -266,6 +266,7 @@ function ProjectDetail({ project, onRemoved }: { project: ProjectDto; onRemoved:
         />
       )}
       <ShieldEditor project={project} onError={setError} />
+      <AllowRules project={project} onError={setError} />
       <ErrorLine error={error} />
       <div className="row">
         {project.status === "available" ? (
@@ -363,6 +364,58 @@ function ShieldEditor({
           </button>
         )}
       </div>
+    </fieldset>
+  );
+}
+
+/** The exact commands this project runs without asking, each granted by "Always allow this
+ * command" on an approval; removing one makes that command ask again. */
+function AllowRules({
+  project,
+  onError,
+}: {
+  project: ProjectDto;
+  onError: (e: string | null) => void;
+}) {
+  const [rules, setRules] = useState<AllowRuleDto[] | null>(null);
+  useEffect(() => {
+    api.listAllowRules(project.id).then(setRules, (e) => onError(errorMessage(e)));
+  }, [project.id, onError]);
+  if (rules === null) return null;
+  const remove = async (id: number) => {
+    try {
+      setRules(await api.removeAllowRule(project.id, id));
+      onError(null);
+    } catch (e) {
+      onError(errorMessage(e));
+    }
+  };
+  return (
+    <fieldset className="allow-rules" data-testid="allow-rules">
+      <legend>Always allowed commands</legend>
+      {rules.length === 0 ? (
+        <p className="muted">
+          None. Every command asks first; choose “Always allow this command” on an approval to
+          run that exact command without asking.
+        </p>
+      ) : (
+        <ul>
+          {rules.map((r) => (
+            <li key={r.id} data-testid="allow-rule">
+              <Text mono>{r.command}</Text> <span className="muted">· allowed</span>{" "}
+              <Time ms={r.createdMs} />{" "}
+              <button
+                type="button"
+                className="small"
+                aria-label={`Ask again before ${r.command}`}
+                onClick={() => void remove(r.id)}
+              >
+                Remove
+              </button>
+            </li>
+          ))}
+        </ul>
+      )}
     </fieldset>
   );
 }
