@@ -114,7 +114,13 @@ async fn take_all(app: &Path, out: &Path, suffix: &str, env: &[(&str, &str)]) {
     let data = tmp.path().join("data");
     let (claude, cursor) = seed(&code, &data);
 
-    let s = Session::start_with(app, &data, env).await;
+    // A home of its own: the Clients view shows this demo's config files, not the machine's.
+    let home = tmp.path().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let config = home.join(".config");
+    let mut env = env.to_vec();
+    env.extend([("HOME", home.to_str().unwrap()), ("XDG_CONFIG_HOME", config.to_str().unwrap())]);
+    let s = Session::start_with(app, &data, &env).await;
     let url = format!("http://127.0.0.1:{}/mcp", s.mcp_port);
     s.wait_text(By::Css("[data-testid=state-pill]"), "AI access on").await;
 
@@ -155,6 +161,10 @@ async fn take_all(app: &Path, out: &Path, suffix: &str, env: &[(&str, &str)]) {
     s.click(by_text("nav", "Tokens")).await;
     s.wait_text(By::Css("section[aria-label='Tokens']"), "Old laptop").await;
     shot(&s, out, suffix, "tokens").await;
+
+    s.click(by_text("nav", "Clients")).await;
+    s.wait_text(By::Css("section[aria-label='Clients']"), "Cursor").await;
+    shot(&s, out, suffix, "clients").await;
 
     s.click(By::XPath("//nav//button[starts-with(normalize-space(), 'Approvals')]")).await;
     s.wait_text(By::Css("[data-testid=approval-card][data-armed=true]"), "old-checkout.ts").await;
