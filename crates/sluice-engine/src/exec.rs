@@ -100,6 +100,9 @@ impl RuleInfo {
         for (k, v) in &self.rule.env {
             s.push_str(&format!("  {k}={v}"));
         }
+        if self.rule.content.is_some() {
+            s.push_str("  (while its scripts or task files stay as approved)");
+        }
         s
     }
 }
@@ -161,7 +164,13 @@ fn from_store(r: sluice_store::AllowRule) -> Option<RuleInfo> {
     Some(RuleInfo {
         id: r.id,
         project_id: r.project_id,
-        rule: AllowRule { program, args: argv.collect(), cwd: r.cwd, env: r.env },
+        rule: AllowRule {
+            program,
+            args: argv.collect(),
+            cwd: r.cwd,
+            env: r.env,
+            content: r.content,
+        },
         created_ms: r.created_ms,
     })
 }
@@ -480,7 +489,9 @@ impl Engine {
         rule: &AllowRule,
     ) -> Result<(), Failure> {
         let (argv, cwd, env) = to_store(rule);
-        self.store.insert_allow_rule(project, &argv, &cwd, &env).map_err(store_failure)?;
+        self.store
+            .insert_allow_rule(project, &argv, &cwd, &env, rule.content.as_deref())
+            .map_err(store_failure)?;
         self.record_human("rule.add", Some(project), AuditOutcome::Ok, None);
         Ok(())
     }

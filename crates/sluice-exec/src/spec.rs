@@ -132,11 +132,20 @@ pub struct Assessment {
 }
 
 /// Facts about the project the analysis needs: the `package.json` scripts of the working
-/// directory (only scripts that exist may run, and the approval shows their content).
+/// directory (only scripts that exist may run, and the approval shows their content), and a
+/// hash of its task files (`Makefile`, `justfile`, …), whose recipes `make` and `just` run.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ProjectFacts {
     pub scripts: BTreeMap<String, String>,
+    pub task_files: Option<String>,
 }
+
+/// The task files `make` and `just` read, in the order they look for them.
+const TASK_FILES: &[&str] =
+    &["GNUmakefile", "makefile", "Makefile", "justfile", "Justfile", ".justfile"];
+
+/// The largest `package.json` or task file read.
+const MAX_FACT_FILE: u64 = 1024 * 1024;
 
 impl ProjectFacts {
     /// Parses the `scripts` of a `package.json`; anything malformed yields no scripts.
@@ -148,21 +157,57 @@ impl ProjectFacts {
                 obj.into_iter().filter_map(|(k, v)| v.as_str().map(|s| (k, s.to_owned()))).collect()
             })
             .unwrap_or_default();
-        ProjectFacts { scripts }
+        ProjectFacts { scripts, task_files: None }
     }
 
-    /// Reads `package.json` in `dir` (a physical folder the caller already contained). A
-    /// missing, oversized or symlinked file yields no scripts.
+    /// Reads `package.json` and the task files in `dir` (a physical folder the caller already
+    /// contained). A missing, oversized or symlinked `package.json` yields no scripts; task files
+    /// count by name and content, an unreadable one as such, so any change changes the hash.
     pub fn load(dir: &Path) -> ProjectFacts {
+        let regular = |file: &Path| {
+            std::fs::symlink_metadata(file)
+                .is_ok_and(|m| m.file_type().is_file() && m.len() <= MAX_FACT_FILE)
+        };
         let file = dir.join("package.json");
-        let ok = std::fs::symlink_metadata(&file)
-            .is_ok_and(|m| m.file_type().is_file() && m.len() <= 1024 * 1024);
-        if !ok {
-            return ProjectFacts::default();
+        let mut facts = if regular(&file) {
+            std::fs::read_to_string(&file)
+                .map(|t| ProjectFacts::from_package_json(&t))
+                .unwrap_or_default()
+        } else {
+            ProjectFacts::default()
+        };
+        let mut hasher = blake3::Hasher::new();
+        let mut any = false;
+        for name in TASK_FILES {
+            let file = dir.join(name);
+            if std::fs::symlink_metadata(&file).is_err() {
+                continue;
+            }
+            any = true;
+            hasher.update(name.as_bytes()).update(b"\0");
+            match regular(&file).then(|| std::fs::read(&file).ok()).flatten() {
+                Some(bytes) => hasher.update(&(bytes.len() as u64).to_le_bytes()).update(&bytes),
+                None => hasher.update(b"unreadable"),
+            };
         }
-        std::fs::read_to_string(&file)
-            .map(|t| ProjectFacts::from_package_json(&t))
-            .unwrap_or_default()
+        facts.task_files = any.then(|| hasher.finalize().to_hex().to_string());
+        facts
+    }
+
+    /// The project-defined text `name args` runs, as a hash an allow rule is bound to (AP-05):
+    /// every `package.json` script for a package manager (hooks and scripts that call each
+    /// other included), the task files for `make` and `just`; `None` for other programs.
+    pub fn content_for(&self, name: &str) -> Option<String> {
+        match name {
+            "npm" | "pnpm" | "yarn" | "bun" => {
+                let json = serde_json::to_string(&self.scripts).ok()?;
+                Some(blake3::hash(json.as_bytes()).to_hex().to_string())
+            }
+            "make" | "gmake" | "just" => {
+                Some(self.task_files.clone().unwrap_or_else(|| "no task files".into()))
+            }
+            _ => None,
+        }
     }
 }
 
@@ -1150,22 +1195,30 @@ fn quote(s: &str) -> String {
 }
 
 /// "Always allow this exact command in this project": matches only a command whose canonical
-/// encoding is identical — never a prefix, never a shell string (AP-03).
+/// encoding is identical — never a prefix, never a shell string (AP-03) — and, for a command
+/// that runs project-defined text (`npm run`, `make`, `just`), only while that text is what the
+/// user approved: any change to it asks again (AP-05).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AllowRule {
     pub program: PathBuf,
     pub args: Vec<String>,
     pub cwd: String,
     pub env: Vec<(String, String)>,
+    /// [`ProjectFacts::content_for`] when the user approved the command.
+    #[serde(default)]
+    pub content: Option<String>,
 }
 
 impl AllowRule {
-    pub fn from_resolved(cmd: &ResolvedCommand) -> AllowRule {
+    /// The rule "always allow" turns an approved verdict into.
+    pub fn from_verdict(verdict: &Verdict) -> AllowRule {
+        let cmd = &verdict.resolved;
         AllowRule {
             program: cmd.program.clone(),
             args: cmd.args.clone(),
             cwd: cmd.cwd.clone(),
             env: cmd.env.clone(),
+            content: verdict.content.clone(),
         }
     }
 
@@ -1179,8 +1232,9 @@ impl AllowRule {
         }
     }
 
-    pub fn matches(&self, cmd: &ResolvedCommand) -> bool {
-        self.as_command().canonical() == cmd.canonical()
+    /// Whether the rule allows `cmd`, which runs project-defined text hashing to `content`.
+    pub fn matches(&self, cmd: &ResolvedCommand, content: Option<&str>) -> bool {
+        self.as_command().canonical() == cmd.canonical() && self.content.as_deref() == content
     }
 
     pub fn fingerprint(&self) -> Fingerprint {
@@ -1206,6 +1260,9 @@ pub struct Verdict {
     /// Shown in the approval prompt: what the command does and why it is risky.
     pub reason: String,
     pub ask: bool,
+    /// The hash of the project-defined text the command runs ([`ProjectFacts::content_for`]),
+    /// which an "always allow" rule made from this verdict is bound to.
+    pub content: Option<String>,
 }
 
 /// Validates, analyses and resolves `spec` under `policy`. A refusal is an error with a reason
@@ -1258,18 +1315,30 @@ pub fn decide(
         env,
         timeout: spec.timeout,
     };
-    let ruled = policy.rules.iter().any(|r| r.matches(&resolved));
+    let content = facts.content_for(&program_name(&spec.program));
+    let ruled = policy.rules.iter().any(|r| r.matches(&resolved, content.as_deref()));
     let ask = match (policy.mode, assessment.form) {
         (_, Form::Inspection) => false,
         _ if ruled => false,
         (ExecMode::Project, _) => policy.ask_in_project,
         _ => true,
     };
+    // An approval binds the project-defined text too: a script edited while the prompt is open
+    // changes the fingerprint, and the approved call is refused as changed (AP-01, AP-05).
+    let fingerprint = match &content {
+        None => resolved.fingerprint(),
+        Some(c) => Fingerprint(
+            blake3::hash(format!("{}\0{c}", resolved.fingerprint()).as_bytes())
+                .to_hex()
+                .to_string(),
+        ),
+    };
     Ok(Verdict {
-        fingerprint: resolved.fingerprint(),
+        fingerprint,
         resolved,
         risk: assessment.risk,
         reason: assessment.reason,
         ask,
+        content,
     })
 }

@@ -291,11 +291,7 @@ impl SluiceServer {
                 verdict.reason,
                 if network.allowed { "on" } else { "off" }
             ));
-            engine.offer_rule(
-                &handle.id,
-                &fingerprint,
-                &AllowRule::from_resolved(&verdict.resolved),
-            );
+            engine.offer_rule(&handle.id, &fingerprint, &AllowRule::from_verdict(&verdict));
             let request = AskRequest {
                 caller: &caller,
                 project: &handle,

@@ -16,19 +16,24 @@ pub struct AllowRule {
     pub cwd: String,
     /// Environment additions, sorted by name.
     pub env: Vec<(String, String)>,
+    /// The hash of the project-defined text the command runs, as approved (`npm run`, `make`,
+    /// `just`); the rule holds only while it is unchanged.
+    pub content: Option<String>,
     pub created_ms: i64,
 }
 
-const COLUMNS: &str = "id, project_id, argv, created_ms, cwd, env";
+const COLUMNS: &str = "id, project_id, argv, created_ms, cwd, env, content";
 
 impl Store {
-    /// Adds a rule; adding an existing one returns it unchanged.
+    /// Adds a rule; adding an existing command again binds it to `content` (the user approved
+    /// the command as it is now) and returns it.
     pub fn insert_allow_rule(
         &self,
         project: &ProjectId,
         argv: &[String],
         cwd: &str,
         env: &[(String, String)],
+        content: Option<&str>,
     ) -> Result<AllowRule, StoreError> {
         if argv.is_empty() || argv[0].is_empty() {
             return Err(StoreError::Invalid("an allow rule needs a program".into()));
@@ -42,9 +47,10 @@ impl Store {
         let tx = conn.transaction()?;
         let n = tx
             .execute(
-                "INSERT OR IGNORE INTO allow_rules (project_id, argv, cwd, env, created_ms)
-                 VALUES (?1, ?2, ?3, ?4, ?5)",
-                params![project.as_str(), json, cwd, env, now_ms()],
+                "INSERT INTO allow_rules (project_id, argv, cwd, env, created_ms, content)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+                 ON CONFLICT (project_id, argv, cwd, env) DO UPDATE SET content = excluded.content",
+                params![project.as_str(), json, cwd, env, now_ms(), content],
             )
             .map_err(|e| {
                 if crate::error::is_foreign_key_violation(&e) {
@@ -65,7 +71,7 @@ impl Store {
             .optional()?
             .ok_or_else(|| StoreError::Corrupt("allow rule vanished".into()))?;
         tx.commit()?;
-        tracing::debug!(inserted = n > 0, rule = rule.id, "allow rule");
+        tracing::debug!(written = n > 0, rule = rule.id, "allow rule");
         Ok(rule)
     }
 
@@ -111,5 +117,6 @@ fn rule_from_row(r: &Row<'_>) -> rusqlite::Result<AllowRule> {
             let env: String = r.get(5)?;
             serde_json::from_str(&env).map_err(|e| decode_error(5, e.to_string()))?
         },
+        content: r.get(6)?,
     })
 }

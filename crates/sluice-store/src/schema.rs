@@ -176,10 +176,25 @@ CREATE INDEX jobs_project ON jobs (project_id, created_ms);
 CREATE INDEX jobs_state ON jobs (state);
 "#;
 
+/// Version 7: an allow rule for a command that runs project-defined text (`npm run`, `make`,
+/// `just`) is bound to a hash of that text as approved (AP-05). Rules made before have none,
+/// so such a command asks once more.
+const V7: &str = r#"
+ALTER TABLE allow_rules ADD COLUMN content TEXT;
+"#;
+
 /// Every migration, oldest first.
 pub(crate) fn migrations() -> Migrations<'static> {
-    Migrations::new(vec![M::up(V1), M::up(V2), M::up(V3), M::up(V4), M::up(V5), M::up(V6)])
+    Migrations::new(vec![
+        M::up(V1),
+        M::up(V2),
+        M::up(V3),
+        M::up(V4),
+        M::up(V5),
+        M::up(V6),
+        M::up(V7),
+    ])
 }
 
 /// The schema version this build writes.
-pub(crate) const LATEST: usize = 6;
+pub(crate) const LATEST: usize = 7;

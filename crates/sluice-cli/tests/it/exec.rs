@@ -129,6 +129,36 @@ fn ap03_an_allow_rule_matches_only_the_exact_command() {
 }
 
 #[test]
+fn ap05_an_always_allowed_make_asks_again_once_the_assistant_changes_its_recipes() {
+    let (sb, token) = executable("any");
+    std::fs::write(sb.project.join("Makefile"), "hello:\n\t@echo approved recipe\n").unwrap();
+    let server = sb.serve();
+    let make = json!({"project": "demo", "program": "make", "args": ["hello"]});
+    let out = ok(&approved(&sb, server.port, &token, "run_command", make.clone(), &["--always"]));
+    assert_eq!(out["stdout"], "approved recipe\n");
+    let rules = sb.ok(&["rules", "list", "demo"]);
+    assert!(rules.contains("stay as approved"), "{rules}");
+    let out = ok(&call(server.port, &token, "run_command", make.clone()));
+    assert_eq!(out["stdout"], "approved recipe\n", "allowed while the recipes are unchanged");
+    assert!(pending(&sb).is_empty());
+
+    // The assistant adds a GNUmakefile, which make reads before the approved Makefile.
+    let rug = json!({"project": "demo", "path": "GNUmakefile", "content": "hello:\n\t@id\n"});
+    ok(&call(server.port, &token, "write_file", rug));
+    let asked = call_async(server.port, &token, "run_command", make.clone());
+    let a = wait_pending(&sb);
+    sb.ok(&["approvals", "deny", a["id"].as_str().unwrap()]);
+    refused(&asked.join().unwrap(), "denied");
+
+    // A recipe changed while the prompt is open: the approval does not carry over to it.
+    let asked = call_async(server.port, &token, "run_command", make);
+    let a = wait_pending(&sb);
+    std::fs::write(sb.project.join("GNUmakefile"), "hello:\n\t@echo swapped\n").unwrap();
+    sb.ok(&["approvals", "approve", a["id"].as_str().unwrap()]);
+    refused(&asked.join().unwrap(), "conflict");
+}
+
+#[test]
 fn a_job_outlives_its_client_and_cancel_leaves_no_survivors() {
     let (sb, token) = executable("any");
     let server = sb.serve();

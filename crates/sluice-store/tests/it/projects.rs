@@ -123,15 +123,22 @@ fn allow_rules_are_exact_and_go_with_their_project() {
     let s = open(&dir);
     let p = add_project(&s, "rules");
     let argv = vec!["cargo".to_owned(), "test".to_owned()];
-    let r = s.insert_allow_rule(&p.id, &argv, "", &[]).unwrap();
-    assert_eq!(s.insert_allow_rule(&p.id, &argv, "", &[]).unwrap(), r, "idempotent");
+    let r = s.insert_allow_rule(&p.id, &argv, "", &[], None).unwrap();
+    assert_eq!(s.insert_allow_rule(&p.id, &argv, "", &[], None).unwrap(), r, "idempotent");
     // The same argv in another folder or with other environment additions is another rule.
     let env = [("RUST_LOG".to_owned(), "debug".to_owned())];
-    let in_sub = s.insert_allow_rule(&p.id, &argv, "sub", &[]).unwrap();
-    let with_env = s.insert_allow_rule(&p.id, &argv, "", &env).unwrap();
+    let in_sub = s.insert_allow_rule(&p.id, &argv, "sub", &[], None).unwrap();
+    let with_env = s.insert_allow_rule(&p.id, &argv, "", &env, None).unwrap();
     assert_ne!(in_sub.id, r.id);
     assert_eq!(with_env.env, env.to_vec());
     assert_eq!(s.list_allow_rules(Some(&p.id)).unwrap(), vec![r.clone(), in_sub, with_env]);
+    // Approving "always" again after the scripts changed binds the same rule to the new text.
+    let npm = vec!["npm".to_owned(), "run".to_owned(), "build".to_owned()];
+    let first = s.insert_allow_rule(&p.id, &npm, "", &[], Some("aaaa")).unwrap();
+    assert_eq!(first.content.as_deref(), Some("aaaa"));
+    let again = s.insert_allow_rule(&p.id, &npm, "", &[], Some("bbbb")).unwrap();
+    assert_eq!((again.id, again.content.as_deref()), (first.id, Some("bbbb")));
+    assert_eq!(s.list_allow_rules(Some(&p.id)).unwrap().len(), 4);
     s.delete_project(&p.id).unwrap();
     assert!(s.list_allow_rules(None).unwrap().is_empty());
     assert_eq!(s.delete_allow_rule(r.id).unwrap_err().code(), ErrorCode::NotFound);
