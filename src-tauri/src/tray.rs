@@ -260,17 +260,42 @@ fn on_menu(app: &AppHandle, id: &str) {
                 refresh(&app, &engine);
             });
         }
-        ("pause" | "resume", _) => {
-            if let Err(f) = shell.engine.set_paused(id == "pause") {
-                tracing::error!(code = %f.code, "cannot change AI access from the tray");
-            }
-        }
+        ("resume", _) if shell.engine.is_stopped().unwrap_or(true) => confirm_resume(app),
+        ("pause" | "resume", _) => set_paused(app, &shell.engine, id == "pause"),
         ("show-approvals", _) => crate::show_view(app, "approvals"),
         ("show-jobs", _) => crate::show_view(app, "jobs"),
         ("open", _) => crate::show_window(app),
         ("quit", _) => app.exit(0),
         _ => {}
     }
+}
+
+fn set_paused(app: &AppHandle, engine: &Engine, paused: bool) {
+    if let Err(f) = engine.set_paused(paused) {
+        tracing::error!(code = %f.code, "cannot change AI access from the tray");
+        crate::notify(app, "Sluice could not do that", &f.message);
+    }
+    refresh(app, engine);
+}
+
+/// After an emergency stop, resuming asks first, as the window does: a native dialog, since the
+/// tray has no page to show it in.
+fn confirm_resume(app: &AppHandle) {
+    use tauri_plugin_dialog::{DialogExt, MessageDialogButtons, MessageDialogKind};
+    let handle = app.clone();
+    app.dialog()
+        .message(
+            "Sluice is stopped: every AI request is refused and jobs were killed. Resume AI \
+             access? Assistants can call Sluice again; nothing that was stopped restarts.",
+        )
+        .title("Resume AI access?")
+        .kind(MessageDialogKind::Warning)
+        .buttons(MessageDialogButtons::OkCancelCustom("Resume".into(), "Stay stopped".into()))
+        .show(move |resume| {
+            if let (true, Some(shell)) = (resume, handle.try_state::<Shell>()) {
+                set_paused(&handle, &shell.engine, false);
+            }
+        });
 }
 
 pub fn create(app: &AppHandle, engine: &Engine) -> tauri::Result<()> {
