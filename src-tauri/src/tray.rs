@@ -357,6 +357,7 @@ mod tests {
                 decided_ms: None,
                 decided_by: None,
                 always_allowable: false,
+                command: None,
             })
             .collect()
     }

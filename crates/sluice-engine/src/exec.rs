@@ -453,9 +453,10 @@ impl Engine {
         let _ = self.store.kv_delete(&key);
     }
 
-    /// Whether approval `record` is for a command, which "always allow" can turn into a rule.
-    pub fn offers_always_allow(&self, record: &sluice_store::ApprovalRecord) -> bool {
-        self.offered_rule(record).is_ok()
+    /// The exact command behind approval `record` while its call waits (`None` for other
+    /// approvals): what "always allow" would turn into a rule.
+    pub fn approval_command(&self, record: &sluice_store::ApprovalRecord) -> Option<AllowRule> {
+        self.offered_rule(record).ok()
     }
 
     /// The command offered behind approval `record`, as a rule (refused for non-commands).

@@ -70,6 +70,7 @@ pub fn typescript() -> String {
         AuditPage::decl(&cfg),
         ChainStatus::decl(&cfg),
         ApprovalStatus::decl(&cfg),
+        CommandDto::decl(&cfg),
         ApprovalDto::decl(&cfg),
         Verdict::decl(&cfg),
         AllowRuleDto::decl(&cfg),

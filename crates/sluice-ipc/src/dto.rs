@@ -430,6 +430,32 @@ pub struct ApprovalDto {
     /// Whether "Always allow" is offered: a pending approval for a command, which becomes an
     /// exact allow rule (argv, folder, environment) for its project.
     pub always_allowable: bool,
+    /// The exact command of a pending command approval, token by token.
+    pub command: Option<CommandDto>,
+}
+
+/// A command as it will run: each argument on its own, never a joined string. Deceptive
+/// characters already appear as `⟨U+202E⟩`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct CommandDto {
+    /// The resolved program first, then every argument.
+    pub argv: Vec<String>,
+    /// The project-relative working folder; `""` is the project's root.
+    pub cwd: String,
+    /// Environment additions, `NAME=value`.
+    pub env: Vec<String>,
+}
+
+impl From<&sluice_exec::AllowRule> for CommandDto {
+    fn from(r: &sluice_exec::AllowRule) -> CommandDto {
+        let argv = std::iter::once(r.program.to_string_lossy().into_owned())
+            .chain(r.args.iter().cloned())
+            .map(|a| crate::visible(&a))
+            .collect();
+        let env = r.env.iter().map(|(k, v)| crate::visible(&format!("{k}={v}"))).collect();
+        CommandDto { argv, cwd: crate::visible(&r.cwd), env }
+    }
 }
 
 impl From<&ApprovalRecord> for ApprovalDto {
@@ -457,6 +483,7 @@ impl From<&ApprovalRecord> for ApprovalDto {
             decided_ms: a.decided_ms,
             decided_by: a.decided_by.clone(),
             always_allowable: false,
+            command: None,
         }
     }
 }

@@ -245,8 +245,12 @@ pub fn list_approvals(engine: &Engine) -> Res<Vec<ApprovalDto>> {
 
 fn approval_dto(engine: &Engine, record: &sluice_engine::ApprovalRecord) -> ApprovalDto {
     let mut dto = ApprovalDto::from(record);
-    dto.always_allowable =
-        dto.status == ApprovalStatus::Pending && engine.offers_always_allow(record);
+    if dto.status == ApprovalStatus::Pending
+        && let Some(rule) = engine.approval_command(record)
+    {
+        dto.always_allowable = true;
+        dto.command = Some(CommandDto::from(&rule));
+    }
     dto
 }
 

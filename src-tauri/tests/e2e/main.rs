@@ -202,6 +202,9 @@ async fn window_token_client_pause_resume_approvals_jobs_stop() {
     let waiting = Pending::start(start_job_argv(&url, &token, "e2e-app", &argv), "start_job");
     s.click(By::XPath("//nav//button[starts-with(normalize-space(), 'Approvals')]")).await;
     s.wait_text(By::Css("[data-testid=approval-card]"), "always allowed").await;
+    // The card shows the command token by token: the program, then the one argument.
+    let tokens = s.wait_text(By::Css("[data-testid=approval-command] li"), "always allowed").await;
+    assert_eq!(tokens, "always allowed", "one argument with its space, not two");
     s.click(by_text("article[@data-testid='approval-card']", "Always allow this command")).await;
     let out = waiting.finish().await;
     assert!(out.starts_with("JOB "), "{out}");

@@ -164,6 +164,20 @@ breakAt: number | null, breakReason: string | null, };
 
 export type ApprovalStatus = "pending" | "approved" | "denied" | "expired" | "withdrawn" | "aborted";
 
+export type CommandDto = { 
+/**
+ * The resolved program first, then every argument.
+ */
+argv: Array<string>, 
+/**
+ * The project-relative working folder; `""` is the project's root.
+ */
+cwd: string, 
+/**
+ * Environment additions, `NAME=value`.
+ */
+env: Array<string>, };
+
 export type ApprovalDto = { id: string, projectId: string, projectName: string, tokenId: string, 
 /**
  * Who asks: the label of the assistant's token.
@@ -191,7 +205,11 @@ decidedBy: string | null,
  * Whether "Always allow" is offered: a pending approval for a command, which becomes an
  * exact allow rule (argv, folder, environment) for its project.
  */
-alwaysAllowable: boolean, };
+alwaysAllowable: boolean, 
+/**
+ * The exact command of a pending command approval, token by token.
+ */
+command: CommandDto | null, };
 
 export type Verdict = "approve" | "approve-always" | "deny";
 

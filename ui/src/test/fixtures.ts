@@ -92,6 +92,7 @@ export const approval = (over: Partial<ApprovalDto> = {}): ApprovalDto => ({
   decidedMs: null,
   decidedBy: null,
   alwaysAllowable: false,
+  command: null,
   ...over,
 });
 

@@ -8,7 +8,7 @@ vi.mock("../api", () => import("../test/api"));
 
 import { App } from "../App";
 import { emit, m, resetApi } from "../test/api";
-import { ApprovalsView, INERT_MS, countdown } from "./Approvals";
+import { ARGS_SHOWN, ApprovalsView, INERT_MS, countdown } from "./Approvals";
 
 const reload = vi.fn(async () => {});
 
@@ -93,6 +93,27 @@ describe("an approval card", () => {
     expect(m.decideApproval).not.toHaveBeenCalled();
     await user.click(always()!);
     expect(m.decideApproval).toHaveBeenCalledWith("apr_aaaaaaaaaaaaaaaa", "approve-always", null);
+  });
+
+  it("shows a command token by token, folding a long argument list", async () => {
+    const user = setup();
+    const args = Array.from({ length: ARGS_SHOWN + 3 }, (_, i) => `arg${i}`);
+    const argv = ["/usr/bin/sh", "-c", "echo a; rm -rf b", "", ...args];
+    show([
+      approval({
+        tool: "run_command",
+        alwaysAllowable: true,
+        command: { argv, cwd: "scripts", env: ["CI=1"] },
+      }),
+    ]);
+    const cmd = within(card()).getByTestId("approval-command");
+    const tokens = () => within(cmd).getAllByRole("listitem").map((li) => li.textContent);
+    expect(tokens().slice(0, 4)).toEqual(["/usr/bin/sh", "-c", "echo a; rm -rf b", "(empty argument)"]);
+    expect(tokens()).toHaveLength(1 + ARGS_SHOWN);
+    expect(cmd).toHaveTextContent("In scripts with CI=1");
+    await user.click(within(cmd).getByRole("button", { name: `Show all ${argv.length - 1} arguments` }));
+    expect(tokens()).toHaveLength(argv.length);
+    expect(tokens().at(-1)).toBe(`arg${ARGS_SHOWN + 2}`);
   });
 
   it("keeps Always allow disabled while AI access is paused", () => {

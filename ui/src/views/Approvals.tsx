@@ -5,7 +5,7 @@
 
 import { type ReactNode, useEffect, useRef, useState } from "react";
 import { api } from "../api";
-import type { ApprovalDto, ApprovalStatus, Verdict } from "../bindings/ipc";
+import type { ApprovalDto, ApprovalStatus, CommandDto, Verdict } from "../bindings/ipc";
 import { ErrorLine, Text, Time, errorMessage, useNow } from "../components";
 import { exactTime, visible } from "../format";
 
@@ -151,6 +151,7 @@ function ApprovalCard(props: {
           <div key={i}>{l}</div>
         ))}
       </pre>
+      {a.command && <CommandTokens command={a.command} />}
       <p className="muted">
         Asked <Time ms={a.createdMs} /> ·{" "}
         <span
@@ -208,6 +209,45 @@ function ApprovalCard(props: {
         {props.paused && <span className="muted">Resume AI access to approve.</span>}
       </div>
     </article>
+  );
+}
+
+/** Arguments shown before "Show all N arguments". */
+export const ARGS_SHOWN = 8;
+
+/** The exact command, one token per argument, so a space or a quote inside an argument can
+ * never pass for a separate one; long argument lists are folded, never cut silently. */
+function CommandTokens({ command }: { command: CommandDto }) {
+  const [all, setAll] = useState(false);
+  const [program, ...args] = command.argv;
+  const shown = all ? args : args.slice(0, ARGS_SHOWN);
+  return (
+    <div className="command" data-testid="approval-command">
+      <ol className="argv" aria-label="The exact command, one argument each">
+        <li>
+          <code className="mono">{program}</code>
+        </li>
+        {shown.map((arg, i) => (
+          <li key={i}>
+            <code className="mono">{arg === "" ? "(empty argument)" : arg}</code>
+          </li>
+        ))}
+      </ol>
+      {args.length > shown.length && (
+        <button type="button" className="link" onClick={() => setAll(true)}>
+          Show all {args.length} arguments
+        </button>
+      )}
+      <p className="muted">
+        In {command.cwd === "" ? "the project's root" : <Text mono>{command.cwd}</Text>}
+        {command.env.length > 0 && (
+          <>
+            {" "}
+            with <Text mono>{command.env.join(" ")}</Text>
+          </>
+        )}
+      </p>
+    </div>
   );
 }
 
