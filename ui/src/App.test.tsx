@@ -7,6 +7,7 @@ import { created, project, state, token } from "./test/fixtures";
 vi.mock("./api", () => import("./test/api"));
 
 import { App } from "./App";
+import { diagnostics } from "./views/Settings";
 import { emit, m, resetApi } from "./test/api";
 
 beforeEach(() => resetApi());
@@ -33,13 +34,13 @@ describe("top bar", () => {
     await user.keyboard("{Control>}2{/Control}");
     expect(screen.getByRole("heading", { name: "Tokens" })).toBeInTheDocument();
     await user.keyboard("{Control>}3{/Control}");
-    expect(screen.getByRole("heading", { name: "Clients" })).toBeInTheDocument();
-    await user.keyboard("{Control>}7{/Control}");
-    expect(screen.getByRole("heading", { name: "Settings" })).toBeInTheDocument();
-    await user.keyboard("{Control>}4{/Control}");
     expect(screen.getByText("No approvals waiting")).toBeInTheDocument();
-    await user.keyboard("{Control>}5{/Control}");
+    await user.keyboard("{Control>}4{/Control}");
     expect(screen.getByText("No jobs")).toBeInTheDocument();
+    await user.keyboard("{Control>}6{/Control}");
+    expect(screen.getByRole("heading", { name: "Settings" })).toBeInTheDocument();
+    await user.keyboard("{Control>}7{/Control}");
+    expect(screen.getByRole("heading", { name: "Clients" })).toBeInTheDocument();
   });
 });
 
@@ -51,6 +52,19 @@ describe("first run", () => {
     expect(await within(steps).findByText("(done)")).toBeInTheDocument();
     expect(within(steps).getByRole("button", { name: "New token" })).toBeInTheDocument();
     expect(within(steps).queryByRole("button", { name: "Authorize project…" })).toBeNull();
+  });
+
+  it("stays until an assistant has used a live token", async () => {
+    m.listProjects.mockResolvedValue([project()]);
+    m.listTokens.mockResolvedValue([token(), token({ id: "tok_b", revokedMs: 1, lastUsedMs: 1 })]);
+    const { unmount } = render(<App />);
+    const steps = await screen.findByRole("region", { name: "Getting started" });
+    expect(within(steps).getByRole("button", { name: "Connect a client…" })).toBeInTheDocument();
+    unmount();
+    m.listTokens.mockResolvedValue([token({ lastUsedMs: Date.now() })]);
+    render(<App />);
+    await screen.findByRole("button", { name: "my-app" });
+    expect(screen.queryByRole("region", { name: "Getting started" })).toBeNull();
   });
 });
 
@@ -201,7 +215,7 @@ describe("activity and settings", () => {
     });
     m.verifyAudit.mockResolvedValue({ entries: 2, intact: true, breakAt: null, breakReason: null });
     render(<App />);
-    await user.keyboard("{Control>}6{/Control}");
+    await user.keyboard("{Control>}5{/Control}");
     expect(await screen.findByTestId("chain-status")).toHaveTextContent("Audit chain intact — 2 entries verified");
     expect(await screen.findByText("read_file")).toBeInTheDocument();
     await user.selectOptions(screen.getByRole("combobox", { name: "Outcome" }), "denied");
@@ -214,15 +228,41 @@ describe("activity and settings", () => {
     m.verifyAudit.mockResolvedValue({ entries: 9, intact: false, breakAt: 7, breakReason: "MAC mismatch" });
     const user = userEvent.setup();
     render(<App />);
-    await user.keyboard("{Control>}6{/Control}");
+    await user.keyboard("{Control>}5{/Control}");
     expect(await screen.findByTestId("chain-status")).toHaveTextContent("broken at entry 7: MAC mismatch");
+  });
+
+  it("copies diagnostics without tokens or the user name", async () => {
+    const user = userEvent.setup();
+    render(<App />);
+    await screen.findByTestId("state-pill");
+    await user.keyboard("{Control>}6{/Control}");
+    await user.click(screen.getByRole("button", { name: "Copy diagnostics" }));
+    const [text, secret] = m.copy.mock.calls.at(-1)!;
+    expect(secret).toBe(false);
+    expect(text).toContain("Sluice 0.1.0");
+    expect(text).toContain("MCP endpoint: http://127.0.0.1:7457/mcp");
+    expect(text).toContain("Data folder: ~/.local/share/sluice");
+    expect(text).not.toContain("/home/me");
+    expect(screen.getByRole("region", { name: "Settings" })).toHaveTextContent("Copied: version");
+  });
+
+  it("writes any home folder as ~ in diagnostics", () => {
+    for (const [dir, shown] of [
+      ["/Users/ana/Library/Application Support/sluice", "~/Library/Application Support/sluice"],
+      ["C:\\Users\\ana\\AppData\\Roaming\\sluice", "~\\AppData\\Roaming\\sluice"],
+      ["/root/.local/share/sluice", "~/.local/share/sluice"],
+      ["/srv/sluice", "/srv/sluice"],
+    ]) {
+      expect(diagnostics(state({ dataDir: dir }), "Linux x86_64")).toContain(`Data folder: ${shown}`);
+    }
   });
 
   it("shows port, data folder, secret storage and version", async () => {
     const user = userEvent.setup();
     render(<App />);
     await screen.findByTestId("state-pill");
-    await user.keyboard("{Control>}7{/Control}");
+    await user.keyboard("{Control>}6{/Control}");
     const s = screen.getByRole("region", { name: "Settings" });
     expect(s).toHaveTextContent("http://127.0.0.1:7457/mcp");
     expect(s).toHaveTextContent("/home/me/.local/share/sluice");

@@ -14,7 +14,8 @@ import { ProjectsView } from "./views/Projects";
 import { SettingsView } from "./views/Settings";
 import { TokensView } from "./views/Tokens";
 
-export const VIEWS = ["projects", "tokens", "clients", "approvals", "jobs", "activity", "settings"] as const;
+// In the brief's order (Ctrl+1…6), then Clients (Ctrl+7).
+export const VIEWS = ["projects", "tokens", "approvals", "jobs", "activity", "settings", "clients"] as const;
 export type View = (typeof VIEWS)[number];
 
 const TITLES: Record<View, string> = {
@@ -151,7 +152,9 @@ export function App() {
 
   const waiting = approvals.filter((a) => a.status === "pending").length;
   const running = jobs.filter((j) => j.state === "running").length;
-  const firstRun = projects.length === 0 || tokens.length === 0;
+  // Until an assistant has connected with a live token: all three steps done.
+  const firstRun =
+    projects.length === 0 || !tokens.some((t) => t.revokedMs === null && t.lastUsedMs !== null);
 
   return (
     <div className="app">

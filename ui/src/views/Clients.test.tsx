@@ -34,7 +34,7 @@ async function openClients() {
   const user = userEvent.setup();
   render(<App />);
   await screen.findByTestId("state-pill");
-  await user.keyboard("{Control>}3{/Control}");
+  await user.keyboard("{Control>}7{/Control}");
   await screen.findAllByTestId("client-row");
   return user;
 }

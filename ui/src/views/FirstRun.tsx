@@ -25,7 +25,7 @@ export function FirstRun(props: {
       button: "New token",
     },
     {
-      done: props.tokens.some((t) => t.lastUsedMs !== null),
+      done: props.tokens.some((t) => t.revokedMs === null && t.lastUsedMs !== null),
       title: "Connect your assistant",
       hint: "Connect writes Sluice into your client's settings; this ticks itself once it connects.",
       action: props.onConnect,

@@ -27,7 +27,7 @@ async function openJobs() {
   const user = userEvent.setup();
   render(<App />);
   await screen.findByTestId("state-pill");
-  await user.keyboard("{Control>}5{/Control}");
+  await user.keyboard("{Control>}4{/Control}");
   return user;
 }
 
@@ -211,7 +211,7 @@ describe("the emergency stop", () => {
     const user = userEvent.setup();
     render(<App />);
     await screen.findByTestId("state-pill");
-    await user.keyboard("{Control>}7{/Control}");
+    await user.keyboard("{Control>}6{/Control}");
     const s = screen.getByRole("region", { name: "Settings" });
     expect(s).toHaveTextContent("Stopped (emergency stop)");
     expect(screen.getByTestId("confinement")).toHaveTextContent("Landlock ABI 6");
@@ -223,7 +223,7 @@ describe("start at login", () => {
     const user = userEvent.setup();
     render(<App />);
     await screen.findByTestId("state-pill");
-    await user.keyboard("{Control>}7{/Control}");
+    await user.keyboard("{Control>}6{/Control}");
     const box = await screen.findByRole("checkbox", { name: "Start Sluice when I log in" });
     await vi.waitFor(() => expect(box).toBeEnabled());
     expect(box).not.toBeChecked();
@@ -238,7 +238,7 @@ describe("start at login", () => {
     const user = userEvent.setup();
     render(<App />);
     await screen.findByTestId("state-pill");
-    await user.keyboard("{Control>}7{/Control}");
+    await user.keyboard("{Control>}6{/Control}");
     expect(await screen.findByRole("alert")).toHaveTextContent("no autostart folder");
   });
 });

@@ -60,7 +60,55 @@ export function SettingsView({ state }: { state: AppState | null }) {
         <dt>Version</dt>
         <dd>{state.version}</dd>
       </dl>
+      <CopyDiagnostics state={state} />
     </section>
+  );
+}
+
+/** A home folder at the start of a path: `/home/ana`, `/Users/ana`, `C:\Users\ana`. */
+const HOME = /^(\/home\/[^/]+|\/Users\/[^/]+|\/root|[A-Za-z]:\\Users\\[^\\]+)(?=[/\\]|$)/;
+
+/** What to paste into a bug report: versions and state, no tokens and no user name (a home
+ * folder shows as `~`). */
+export function diagnostics(state: AppState, platform: string): string {
+  const home = (p: string) => p.replace(HOME, "~");
+  const access = state.stopped ? "stopped" : state.paused ? "paused" : "on";
+  const secret = state.secret.inKeychain
+    ? `system keychain (${state.secret.location})`
+    : `owner-only file${state.secret.reason ? ` (not in the keychain: ${state.secret.reason})` : ""}`;
+  return [
+    `Sluice ${state.version}`,
+    `Platform: ${platform}`,
+    `MCP endpoint: ${state.mcpUrl}`,
+    `AI access: ${access}`,
+    `Command confinement: ${state.confinement}`,
+    `Install secret: ${secret}`,
+    `Data folder: ${home(state.dataDir)}`,
+  ].join("\n");
+}
+
+function CopyDiagnostics({ state }: { state: AppState }) {
+  const [copied, setCopied] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  const copy = async () => {
+    try {
+      await api.copy(diagnostics(state, navigator.platform || "unknown"), false);
+      setCopied(true);
+      setError(null);
+    } catch (e) {
+      setError(errorMessage(e));
+    }
+  };
+  return (
+    <div className="row">
+      <button type="button" onClick={() => void copy()}>
+        Copy diagnostics
+      </button>
+      <span className="muted" role="status">
+        {copied ? "Copied: version, platform and state, without tokens or your user name." : ""}
+      </span>
+      <ErrorLine error={error} />
+    </div>
   );
 }
 
