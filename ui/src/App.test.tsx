@@ -7,6 +7,7 @@ import { created, project, state, token } from "./test/fixtures";
 vi.mock("./api", () => import("./test/api"));
 
 import { App } from "./App";
+import { PAGE } from "./views/Activity";
 import { diagnostics } from "./views/Settings";
 import { emit, m, resetApi } from "./test/api";
 
@@ -222,6 +223,31 @@ describe("activity and settings", () => {
     expect(m.audit).toHaveBeenLastCalledWith(expect.objectContaining({ outcome: "denied", limit: 200 }));
     await user.selectOptions(screen.getByRole("combobox", { name: "Token" }), token().id);
     expect(m.audit).toHaveBeenLastCalledWith(expect.objectContaining({ token: token().id }));
+  });
+
+  it("verifies the chain on opening and Refresh only, and pages to older entries", async () => {
+    const user = userEvent.setup();
+    const entry = (seq: number) => ({
+      seq, timeMs: Date.now(), actor: "Cursor", byAssistant: true, tokenId: token().id,
+      action: `tool_${seq}`, projectId: null, projectName: null, outcome: "ok" as const,
+      errorCode: null, durationMs: 1,
+    });
+    const full = Array.from({ length: PAGE }, (_, i) => entry(PAGE + 10 - i));
+    m.audit.mockImplementation(async (q) =>
+      q.beforeSeq === null ? { entries: full } : { entries: [entry(3), entry(2)] },
+    );
+    render(<App />);
+    await user.keyboard("{Control>}5{/Control}");
+    expect(await screen.findByText("tool_210")).toBeInTheDocument();
+    await user.type(screen.getByRole("textbox", { name: "Tool or action" }), "read");
+    expect(m.verifyAudit).toHaveBeenCalledTimes(1);
+    await user.click(screen.getByRole("button", { name: "Older entries" }));
+    expect(m.audit).toHaveBeenLastCalledWith(expect.objectContaining({ beforeSeq: 11, action: "read" }));
+    expect(await screen.findByText("tool_2")).toBeInTheDocument();
+    expect(screen.getAllByTestId("audit-row")).toHaveLength(PAGE + 2);
+    expect(screen.queryByRole("button", { name: "Older entries" })).toBeNull();
+    await user.click(screen.getByRole("button", { name: "Refresh" }));
+    expect(m.verifyAudit).toHaveBeenCalledTimes(2);
   });
 
   it("says where the chain breaks", async () => {

@@ -1,6 +1,6 @@
 // Activity: the audit log, newest first, with filters and the chain's status.
 
-import { useCallback, useEffect, useState } from "react";
+import { useCallback, useEffect, useMemo, useState } from "react";
 import { api } from "../api";
 import type {
   AuditEntryDto,
@@ -11,7 +11,7 @@ import type {
 } from "../bindings/ipc";
 import { ErrorLine, Text, Time, errorMessage } from "../components";
 
-const PAGE = 200;
+export const PAGE = 200;
 
 export function ActivityView(props: { projects: ProjectDto[]; tokens: TokenDto[] }) {
   const [entries, setEntries] = useState<AuditEntryDto[]>([]);
@@ -21,37 +21,61 @@ export function ActivityView(props: { projects: ProjectDto[]; tokens: TokenDto[]
   const [action, setAction] = useState("");
   const [outcome, setOutcome] = useState<Outcome | "">("");
   const [error, setError] = useState<string | null>(null);
+  // Whether the last page was full, so older entries may exist.
+  const [more, setMore] = useState(false);
 
+  const query = useMemo(
+    () => ({
+      token: token || null,
+      project: project || null,
+      action: action.trim() || null,
+      outcome: outcome || null,
+      limit: PAGE,
+    }),
+    [token, project, action, outcome],
+  );
   const load = useCallback(async () => {
     try {
-      const [page, status] = await Promise.all([
-        api.audit({
-          token: token || null,
-          project: project || null,
-          action: action.trim() || null,
-          outcome: outcome || null,
-          limit: PAGE,
-          beforeSeq: null,
-        }),
-        api.verifyAudit(),
-      ]);
+      const page = await api.audit({ ...query, beforeSeq: null });
       setEntries(page.entries);
-      setChain(status);
+      setMore(page.entries.length === PAGE);
       setError(null);
     } catch (e) {
       setError(errorMessage(e));
     }
-  }, [token, project, action, outcome]);
+  }, [query]);
+  // Verifying reads the whole chain: on opening and on Refresh, not on every filter change.
+  const verify = useCallback(async () => {
+    try {
+      setChain(await api.verifyAudit());
+    } catch (e) {
+      setError(errorMessage(e));
+    }
+  }, []);
+  const older = async () => {
+    const last = entries.at(-1);
+    if (!last) return;
+    try {
+      const page = await api.audit({ ...query, beforeSeq: last.seq });
+      setEntries((shown) => [...shown, ...page.entries]);
+      setMore(page.entries.length === PAGE);
+    } catch (e) {
+      setError(errorMessage(e));
+    }
+  };
 
   useEffect(() => {
     void load();
   }, [load]);
+  useEffect(() => {
+    void verify();
+  }, [verify]);
 
   return (
     <section aria-label="Activity">
       <div className="section-head">
         <h1>Activity</h1>
-        <button type="button" onClick={() => void load()}>
+        <button type="button" onClick={() => void Promise.all([load(), verify()])}>
           Refresh
         </button>
       </div>
@@ -133,6 +157,11 @@ export function ActivityView(props: { projects: ProjectDto[]; tokens: TokenDto[]
             ))}
           </tbody>
         </table>
+      )}
+      {more && (
+        <button type="button" onClick={() => void older()}>
+          Older entries
+        </button>
       )}
     </section>
   );
