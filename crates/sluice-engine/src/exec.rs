@@ -365,11 +365,22 @@ impl Engine {
     }
 
     fn deny_pending_for_stop(&self) -> usize {
+        self.deny_pending(|_| true, "the user pressed the emergency stop", EMERGENCY_STOP)
+    }
+
+    /// Denies every pending approval `which` selects, with `reason`, decided by `by`; wakes the
+    /// calls waiting for them. Returns how many were denied.
+    pub(crate) fn deny_pending(
+        &self,
+        which: impl Fn(&sluice_store::ApprovalRecord) -> bool,
+        reason: &str,
+        by: &str,
+    ) -> usize {
         let Ok(all) = self.store.list_approvals(0) else { return 0 };
         let mut denied = 0;
-        for a in all.iter().filter(|a| a.state == ApprovalState::Pending) {
-            let state = ApprovalState::Denied(Some("the user pressed the emergency stop".into()));
-            if let Ok(true) = self.store.decide_approval(&a.id, &state, EMERGENCY_STOP) {
+        for a in all.iter().filter(|a| a.state == ApprovalState::Pending && which(a)) {
+            let state = ApprovalState::Denied(Some(reason.to_owned()));
+            if let Ok(true) = self.store.decide_approval(&a.id, &state, by) {
                 denied += 1;
                 self.emit(EngineEvent::ApprovalDecided { id: a.id.clone(), state: "denied" });
             }

@@ -794,6 +794,9 @@ impl Engine {
                 Failure::new(ErrorCode::NotFound, format!("no token {reference:?}"))
             })?;
         let t = self.store.revoke_token(&t.id).map_err(store_failure)?;
+        // What the token asked for dies with it (TA-03): its calls waiting for the user end
+        // with this denial, and later requests get 401.
+        self.deny_pending(|a| a.token_id == t.id, "the token was revoked", "token revoked");
         self.after_change("token.revoke", None);
         Ok(t)
     }

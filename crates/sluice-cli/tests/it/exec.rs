@@ -159,6 +159,25 @@ fn ap05_an_always_allowed_make_asks_again_once_the_assistant_changes_its_recipes
 }
 
 #[test]
+fn ta03_revoking_a_token_denies_what_it_waits_for_and_refuses_it_from_then_on() {
+    let (sb, token) = executable("any");
+    let server = sb.serve();
+    let touch = json!({"project": "demo", "program": "touch", "args": ["ran.txt"]});
+    let waiting = call_async(server.port, &token, "run_command", touch);
+    let a = wait_pending(&sb);
+    sb.ok(&["token", "revoke", "runner"]);
+    let message = refused(&waiting.join().unwrap(), "denied");
+    assert!(message.contains("token was revoked"), "{message}");
+    assert!(!sb.project.join("ran.txt").exists(), "nothing ran");
+    let shown = sb.ok(&["approvals", "show", a["id"].as_str().unwrap()]);
+    assert!(shown.contains("denied") && shown.contains("token revoked"), "{shown}");
+    // The next request with it gets 401.
+    let ping = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
+    let r = post(server.port, &format!("Authorization: Bearer {token}\r\n"), ping);
+    assert_eq!(r.status, 401, "{}", r.body);
+}
+
+#[test]
 fn a_job_outlives_its_client_and_cancel_leaves_no_survivors() {
     let (sb, token) = executable("any");
     let server = sb.serve();
