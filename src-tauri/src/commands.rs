@@ -4,7 +4,9 @@
 use sluice_core::{ErrorCode, Failure};
 use sluice_ipc::{self as ipc, IpcError};
 use tauri::State;
-use tauri_plugin_dialog::{DialogExt, MessageDialogButtons, MessageDialogKind};
+use tauri_plugin_dialog::{
+    DialogExt, MessageDialogButtons, MessageDialogKind, MessageDialogResult,
+};
 
 use crate::engine::Shell;
 
@@ -32,10 +34,23 @@ async fn add_project(s: State<'_, Shell>, args: ipc::AddProject) -> R<ipc::Proje
     ipc::add_project(&s.engine, args)
 }
 
+/// Read-write access or a more permissive execution mode widens what assistants can do:
+/// confirmed in a native dialog (SECURITY-CASES UI-04).
 #[tauri::command]
-async fn set_project_modes(s: State<'_, Shell>, args: ipc::SetModes) -> R<ipc::ProjectDto> {
+async fn set_project_modes(
+    app: tauri::AppHandle,
+    s: State<'_, Shell>,
+    args: ipc::SetModes,
+) -> R<ipc::ProjectDto> {
+    if let Some(question) = ipc::widens_modes(&s.engine, &args)? {
+        confirm_natively(&app, question, WIDEN_TITLE, "Allow", "Keep as is").await?;
+    }
     ipc::set_project_modes(&s.engine, args)
 }
+
+/// The title of the native dialogs that confirm widening a project's access (the e2e test
+/// answers them by it).
+const WIDEN_TITLE: &str = "Sluice — widen access?";
 
 #[tauri::command]
 async fn set_project_enabled(s: State<'_, Shell>, id: String, enabled: bool) -> R<ipc::ProjectDto> {
@@ -61,12 +76,25 @@ async fn remove_project(s: State<'_, Shell>, id: String) -> R<ipc::ProjectDto> {
     ipc::remove_project(&s.engine, &id)
 }
 
+/// Dropping a shield pattern lets assistants see the files it hid: confirmed in a native dialog.
 #[tauri::command]
 async fn set_shield(
+    app: tauri::AppHandle,
     s: State<'_, Shell>,
     id: String,
     patterns: Option<Vec<String>>,
 ) -> R<ipc::ProjectDto> {
+    let exposed = ipc::unshielded(&s.engine, &id, patterns.as_deref())?;
+    if !exposed.is_empty() {
+        let project = s.engine.find_project(&id).map_err(IpcError::from)?;
+        let question = format!(
+            "Let assistants see files matching {} in {}?\n\nThese can hold secrets: keys, \
+             tokens, credentials.",
+            ipc::visible(&exposed.join(", ")),
+            ipc::visible(&project.name)
+        );
+        confirm_natively(&app, question, WIDEN_TITLE, "Show them", "Keep hidden").await?;
+    }
     ipc::set_shield(&s.engine, &id, patterns)
 }
 
@@ -197,19 +225,37 @@ async fn confirm_natively(
     no: &str,
 ) -> R<()> {
     let (tx, rx) = tokio::sync::oneshot::channel();
-    app.dialog()
-        .message(question)
-        .title(title)
-        .kind(MessageDialogKind::Warning)
-        .buttons(MessageDialogButtons::OkCancelCustom(yes.into(), no.into()))
-        .show(move |ok| {
-            let _ = tx.send(ok);
-        });
+    ask_natively(app, question, title, yes, no, move |yes| {
+        let _ = tx.send(yes);
+    });
     if rx.await.unwrap_or(false) {
         Ok(())
     } else {
         Err(Failure::new(ErrorCode::Denied, format!("nothing changed: you chose \"{no}\"")).into())
     }
+}
+
+/// Shows a native warning dialog and calls `answer` with `true` only if the user chose `yes`;
+/// `no`, closing the dialog or any other outcome is `false`. (The plugin reports a closed
+/// dialog as its cancel button, so `no` must be that button: `yes` comes first, and GTK gives
+/// it the keyboard focus.)
+pub fn ask_natively(
+    app: &tauri::AppHandle,
+    question: String,
+    title: &str,
+    yes: &str,
+    no: &str,
+    answer: impl FnOnce(bool) + Send + 'static,
+) {
+    let chose = yes.to_owned();
+    app.dialog()
+        .message(question)
+        .title(title)
+        .kind(MessageDialogKind::Warning)
+        .buttons(MessageDialogButtons::OkCancelCustom(yes.into(), no.into()))
+        .show_with_result(move |result| {
+            answer(matches!(result, MessageDialogResult::Custom(label) if label == chose));
+        });
 }
 
 /// The previews Connect waits on: one set for the app's lifetime (the window is one).

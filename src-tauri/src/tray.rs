@@ -281,21 +281,21 @@ fn set_paused(app: &AppHandle, engine: &Engine, paused: bool) {
 /// After an emergency stop, resuming asks first, as the window does: a native dialog, since the
 /// tray has no page to show it in.
 fn confirm_resume(app: &AppHandle) {
-    use tauri_plugin_dialog::{DialogExt, MessageDialogButtons, MessageDialogKind};
     let handle = app.clone();
-    app.dialog()
-        .message(
-            "Sluice is stopped: every AI request is refused and jobs were killed. Resume AI \
-             access? Assistants can call Sluice again; nothing that was stopped restarts.",
-        )
-        .title("Resume AI access?")
-        .kind(MessageDialogKind::Warning)
-        .buttons(MessageDialogButtons::OkCancelCustom("Resume".into(), "Stay stopped".into()))
-        .show(move |resume| {
+    crate::commands::ask_natively(
+        app,
+        "Sluice is stopped: every AI request is refused and jobs were killed. Resume AI access? \
+         Assistants can call Sluice again; nothing that was stopped restarts."
+            .into(),
+        "Resume AI access?",
+        "Resume",
+        "Stay stopped",
+        move |resume| {
             if let (true, Some(shell)) = (resume, handle.try_state::<Shell>()) {
                 set_paused(&handle, &shell.engine, false);
             }
-        });
+        },
+    );
 }
 
 pub fn create(app: &AppHandle, engine: &Engine) -> tauri::Result<()> {

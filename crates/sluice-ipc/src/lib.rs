@@ -198,6 +198,48 @@ pub fn set_project_policy(engine: &Engine, args: SetPolicy) -> Res<ProjectDto> {
 
 /// Whether `args` would let changes run without asking that asked before (the shell confirms
 /// that natively before calling [`set_project_policy`]).
+/// What `args` would newly let assistants do in the project, as a question for the native
+/// confirmation; `None` when nothing widens (the same or a narrower mode).
+pub fn widens_modes(engine: &Engine, args: &SetModes) -> Res<Option<String>> {
+    use sluice_core::{AccessMode, ExecMode};
+    let rank = |e: ExecMode| match e {
+        ExecMode::Off => 0,
+        ExecMode::Safe => 1,
+        ExecMode::Project => 2,
+        ExecMode::Any => 3,
+    };
+    let p = engine.find_project(&args.id)?;
+    let mut more = Vec::new();
+    if p.access == AccessMode::ReadOnly
+        && args.access.map(AccessMode::from) == Some(AccessMode::ReadWrite)
+    {
+        more.push("create, change and move its files, and delete them with your approval");
+    }
+    if let Some(exec) = args.exec.map(ExecMode::from)
+        && rank(exec) > rank(p.exec)
+    {
+        more.push(match exec {
+            ExecMode::Safe => "run version checks and read-only inspections in it",
+            ExecMode::Project => "build, test and run it through its own toolchain",
+            _ => "run any program in it, asking you each time unless you always allowed it",
+        });
+    }
+    Ok((!more.is_empty())
+        .then(|| format!("Let assistants {} in {}?", more.join("; and "), visible(&p.name))))
+}
+
+/// The shield patterns `patterns` (`None`: the defaults) would stop applying to the project:
+/// files matching them become visible to assistants.
+pub fn unshielded(engine: &Engine, id: &str, patterns: Option<&[String]>) -> Res<Vec<String>> {
+    let p = engine.find_project(id)?;
+    let now = p.shield_patterns.unwrap_or_else(default_shield);
+    let next: Vec<String> = match patterns {
+        Some(ps) => ps.iter().map(|s| s.trim().to_owned()).collect(),
+        None => default_shield(),
+    };
+    Ok(now.into_iter().filter(|p| !next.contains(p)).collect())
+}
+
 pub fn widens_policy(engine: &Engine, args: &SetPolicy) -> Res<bool> {
     let p = engine.find_project(&args.id)?;
     Ok((p.ask_deletes && args.ask_deletes == Some(false))

@@ -66,6 +66,8 @@ fn transient(e: &WebDriverError) -> bool {
 pub struct Session {
     driver: Option<WebDriver>,
     pub mcp_port: u16,
+    /// The X display the app runs on (for its native dialogs).
+    pub display: String,
     // Dropped last: the app goes with the driver's process group.
     _driver_proc: Group,
     _xvfb: Group,
@@ -129,7 +131,31 @@ impl Session {
                 Err(e) => panic!("cannot start a WebDriver session: {e:?}"),
             }
         };
-        Session { driver: Some(driver), mcp_port, _driver_proc: driver_proc, _xvfb: xvfb }
+        Session { driver: Some(driver), mcp_port, display, _driver_proc: driver_proc, _xvfb: xvfb }
+    }
+
+    /// Answers the app's native dialog titled `title` — `accept`: its first button, else as if
+    /// closed — once it has opened (`native_dialog.py`; WebDriver cannot reach native dialogs).
+    pub async fn answer_native(&self, title: &str, accept: bool) {
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/e2e/native_dialog.py");
+        let deadline = Instant::now() + STEP;
+        loop {
+            let out = Command::new(crate::client::python())
+                .arg(&script)
+                .arg(title)
+                .arg(if accept { "accept" } else { "refuse" })
+                .env("DISPLAY", &self.display)
+                .output()
+                .expect("run python");
+            match out.status.code() {
+                Some(0) => return,
+                Some(3) if Instant::now() < deadline => tokio::time::sleep(POLL).await,
+                _ => panic!(
+                    "cannot answer the native dialog {title:?}: {}",
+                    String::from_utf8_lossy(&out.stderr)
+                ),
+            }
+        }
     }
 
     fn d(&self) -> &WebDriver {

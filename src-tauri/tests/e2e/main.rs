@@ -26,6 +26,9 @@ use client::{Pending, client, client_step, start_job, start_job_argv};
 use driver::{Session, by_text};
 use thirtyfour::By;
 
+/// The title of the native dialog that confirms widening a project's access.
+const WIDEN: &str = "Sluice — widen access?";
+
 /// The job the assistant starts: lines over a few seconds, then on until cancelled.
 const TICKS: &str = "i=0; while [ $i -lt 900 ]; do i=$((i+1)); echo \"tick $i\"; sleep 0.2; done";
 
@@ -118,7 +121,15 @@ async fn window_token_client_pause_resume_approvals_jobs_stop() {
     s.click(By::XPath("//tr[@data-testid='project-row']//button[normalize-space()='e2e-app']"))
         .await;
     let detail = "section[aria-label='Project e2e-app']";
+    // Widening access asks in a native dialog, which the page's script cannot answer (UI-04):
+    // closing it changes nothing; its first button allows.
     s.click(By::Css(format!("{detail} input[value='read-write']"))).await;
+    s.answer_native(WIDEN, false).await;
+    s.wait_text(By::Css(format!("{detail} .error")), "nothing changed").await;
+    let row = s.wait_text(By::Css("[data-testid=project-row]"), "Read-only").await;
+    assert!(row.contains("e2e-app"), "{row}");
+    s.click(By::Css(format!("{detail} input[value='read-write']"))).await;
+    s.answer_native(WIDEN, true).await;
     let row = s.wait_text(By::Css("[data-testid=project-row]"), "Read-write").await;
     assert!(row.contains("e2e-app"), "{row}");
     let deletes = format!("{detail} [aria-label='Deleting or moving files'] [aria-pressed=true]");
@@ -165,6 +176,7 @@ async fn window_token_client_pause_resume_approvals_jobs_stop() {
     s.click(By::XPath("//tr[@data-testid='project-row']//button[normalize-space()='e2e-app']"))
         .await;
     s.click(By::Css(format!("{detail} input[value='any']"))).await;
+    s.answer_native(WIDEN, true).await;
     s.wait_text(By::Css("[data-testid=project-row]"), "Any").await;
     let waiting = Pending::start(start_job(&url, &token, "e2e-app", TICKS), "start_job");
     s.click(By::XPath("//nav//button[starts-with(normalize-space(), 'Approvals')]")).await;

@@ -90,6 +90,36 @@ fn authorize_change_disable_remove_a_project() {
 }
 
 #[test]
+fn widening_modes_or_dropping_shield_patterns_is_told_apart_for_a_native_confirmation() {
+    let f = fixture();
+    let p = add(&f);
+    let modes = |access, exec| SetModes { id: p.id.clone(), access, exec };
+    let q = widens_modes(&f.engine, &modes(Some(Access::ReadWrite), None)).unwrap().unwrap();
+    assert!(q.contains("create, change and move its files") && q.contains("my-app"), "{q}");
+    let q = widens_modes(&f.engine, &modes(None, Some(Exec::Any))).unwrap().unwrap();
+    assert!(q.contains("run any program"), "{q}");
+    assert_eq!(
+        widens_modes(&f.engine, &modes(Some(Access::ReadOnly), Some(Exec::Off))).unwrap(),
+        None
+    );
+    set_project_modes(&f.engine, modes(Some(Access::ReadWrite), Some(Exec::Any))).unwrap();
+    // Narrowing, or the same modes again, needs no confirmation.
+    for (access, exec) in [(Some(Access::ReadOnly), Some(Exec::Project)), (None, Some(Exec::Any))] {
+        assert_eq!(widens_modes(&f.engine, &modes(access, exec)).unwrap(), None);
+    }
+
+    // The shield: dropping a default pattern exposes it; adding one exposes nothing.
+    let defaults = default_shield();
+    let fewer: Vec<String> = defaults.iter().skip(1).cloned().collect();
+    assert_eq!(unshielded(&f.engine, &p.id, Some(&fewer)).unwrap(), vec![defaults[0].clone()]);
+    let more: Vec<String> = defaults.iter().cloned().chain(["*.secret".to_owned()]).collect();
+    assert!(unshielded(&f.engine, &p.id, Some(&more)).unwrap().is_empty());
+    set_shield(&f.engine, &p.id, Some(more)).unwrap();
+    // Restoring the defaults drops the user's own pattern.
+    assert_eq!(unshielded(&f.engine, &p.id, None).unwrap(), vec!["*.secret".to_owned()]);
+}
+
+#[test]
 fn errors_cross_as_code_and_message() {
     let f = fixture();
     let relative = AddProject {
