@@ -110,7 +110,7 @@ fn widening_modes_or_dropping_shield_patterns_is_told_apart_for_a_native_confirm
 
     // The shield: dropping a default pattern exposes it; adding one exposes nothing.
     let defaults = default_shield();
-    let fewer: Vec<String> = defaults.iter().skip(1).cloned().collect();
+    let fewer = defaults[1..].to_vec();
     assert_eq!(unshielded(&f.engine, &p.id, Some(&fewer)).unwrap(), vec![defaults[0].clone()]);
     let more: Vec<String> = defaults.iter().cloned().chain(["*.secret".to_owned()]).collect();
     assert!(unshielded(&f.engine, &p.id, Some(&more)).unwrap().is_empty());
