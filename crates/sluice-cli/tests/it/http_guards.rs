@@ -227,14 +227,22 @@ fn hs01_listens_on_loopback_only() {
             );
         }
     }
-    let ss = std::fs::read_to_string("/proc/net/tcp").unwrap_or_default();
+    // The kernel's socket tables: exactly one listener on the port, on 127.0.0.1, and none in
+    // the IPv6 table (a `[::]` wildcard would accept IPv4 too).
     let hex_port = format!(":{:04X}", server.port);
-    for line in ss.lines().filter(|l| l.contains(&hex_port)) {
-        let local = line.split_whitespace().nth(1).unwrap_or("");
-        if local.ends_with(&hex_port) {
-            assert!(local.starts_with("0100007F"), "bound to {local}, not 127.0.0.1");
-        }
-    }
+    let listeners = |table: &str| -> Vec<String> {
+        let text = std::fs::read_to_string(table).unwrap_or_default();
+        // The header line's fields never end with a port.
+        text.lines()
+            .filter_map(|l| {
+                let f: Vec<&str> = l.split_whitespace().collect();
+                // Field 1: local address:port; field 3: state, 0A = LISTEN.
+                (f.len() > 3 && f[1].ends_with(&hex_port) && f[3] == "0A").then(|| f[1].to_owned())
+            })
+            .collect()
+    };
+    assert_eq!(listeners("/proc/net/tcp"), vec![format!("0100007F{hex_port}")]);
+    assert!(listeners("/proc/net/tcp6").is_empty(), "an IPv6 listener on the port");
 }
 
 #[test]
