@@ -230,6 +230,79 @@ pub(crate) mod imp {
     }
 }
 
+/// A seccomp filter for jobs whose network is off. Landlock blocks TCP `connect` only; this
+/// makes `socket()` fail with EACCES for IPv4 and IPv6, so no UDP (DNS included), raw or other
+/// IP socket can be made either, and refuses `io_uring_setup` (io_uring can create sockets
+/// itself) and every system call of another ABI (x32, i386), through which `socket` would have
+/// other numbers. Unix sockets and everything else stay.
+#[cfg(target_os = "linux")]
+pub(crate) struct NoIpSockets(Vec<libc::sock_filter>);
+
+#[cfg(target_os = "linux")]
+impl NoIpSockets {
+    /// `None` on an architecture this filter does not know (the job is then refused).
+    pub(crate) fn new() -> Option<NoIpSockets> {
+        #[cfg(target_arch = "x86_64")]
+        const ARCH: u32 = 0xC000_003E; // AUDIT_ARCH_X86_64
+        #[cfg(target_arch = "aarch64")]
+        const ARCH: u32 = 0xC000_00B7; // AUDIT_ARCH_AARCH64
+        #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+        return None;
+        #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+        {
+            // Classic BPF over `struct seccomp_data`: nr at 0, arch at 4, args[0] at 16 (its
+            // low 32 bits, little-endian).
+            const LD_W_ABS: u16 = 0x20;
+            const JEQ_K: u16 = 0x15;
+            const JGE_K: u16 = 0x35;
+            const RET_K: u16 = 0x06;
+            const ALLOW: u32 = 0x7fff_0000;
+            const EACCES: u32 = 0x0005_0000 | libc::EACCES as u32;
+            const X32_BIT: u32 = 0x4000_0000;
+            let op = |code, jt, jf, k| libc::sock_filter { code, jt, jf, k };
+            let prog = vec![
+                op(LD_W_ABS, 0, 0, 4),
+                op(JEQ_K, 1, 0, ARCH),   // native ABI: go on
+                op(RET_K, 0, 0, EACCES), // another ABI: refused
+                op(LD_W_ABS, 0, 0, 0),
+                op(JGE_K, 5, 0, X32_BIT), // x32 system calls: refused
+                op(JEQ_K, 4, 0, libc::SYS_io_uring_setup as u32),
+                op(JEQ_K, 0, 4, libc::SYS_socket as u32),
+                op(LD_W_ABS, 0, 0, 16),
+                op(JEQ_K, 1, 0, libc::AF_INET as u32),
+                op(JEQ_K, 0, 1, libc::AF_INET6 as u32),
+                op(RET_K, 0, 0, EACCES),
+                op(RET_K, 0, 0, ALLOW),
+            ];
+            Some(NoIpSockets(prog))
+        }
+    }
+
+    /// In the child between fork and exec: two `prctl`s, no allocation.
+    pub(crate) fn apply(&self) -> std::io::Result<()> {
+        let prog = libc::sock_fprog {
+            len: self.0.len() as libc::c_ushort,
+            filter: self.0.as_ptr() as *mut libc::sock_filter,
+        };
+        // SAFETY: prctl with integer arguments and a pointer to `prog`, which outlives the call;
+        // the kernel copies the program.
+        unsafe {
+            if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0
+                || libc::prctl(
+                    libc::PR_SET_SECCOMP,
+                    libc::SECCOMP_MODE_FILTER,
+                    &prog as *const libc::sock_fprog as libc::c_ulong,
+                    0,
+                    0,
+                ) != 0
+            {
+                return Err(std::io::Error::last_os_error());
+            }
+        }
+        Ok(())
+    }
+}
+
 #[cfg(not(target_os = "linux"))]
 pub(crate) mod imp {
     use super::{Enforcement, LandlockReport};

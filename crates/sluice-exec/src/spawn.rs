@@ -23,7 +23,8 @@ use crate::spec::{ResolvedCommand, TrustedPath};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Network {
     Allowed,
-    /// No outbound TCP (Landlock ABI ≥ 4). UDP and Unix sockets are not covered by Landlock.
+    /// No outbound TCP (Landlock ABI ≥ 4), and no IPv4 or IPv6 socket at all (a seccomp
+    /// filter: UDP and DNS included). Unix sockets stay.
     #[default]
     Off,
 }
@@ -299,6 +300,17 @@ fn prepare_unix(
     };
     #[cfg(not(target_os = "linux"))]
     let _ = required;
+    #[cfg(target_os = "linux")]
+    let no_ip = match sandbox.network {
+        Network::Off => Some(confine::NoIpSockets::new().ok_or_else(|| {
+            ExecError::Unconfinable(
+                "network access cannot be turned off for commands on this processor \
+                 architecture; turn the project's network on to run them"
+                    .into(),
+            )
+        })?),
+        _ => None,
+    };
 
     // SAFETY (getpid): no arguments, cannot fail.
     let parent = unsafe { libc::getpid() };
@@ -331,6 +343,10 @@ fn prepare_unix(
         #[cfg(target_os = "linux")]
         if let Some(rs) = ruleset.take() {
             confine::imp::apply(rs, required)?;
+        }
+        #[cfg(target_os = "linux")]
+        if let Some(filter) = &no_ip {
+            filter.apply()?;
         }
         Ok(())
     };

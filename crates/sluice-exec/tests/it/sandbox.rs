@@ -169,6 +169,38 @@ fn network_off_blocks_tcp_connect_and_allowed_does_not() {
 }
 
 #[test]
+fn network_off_blocks_udp_too_and_keeps_unix_sockets() {
+    let fx = Fixture::new();
+    let udp = std::net::UdpSocket::bind("127.0.0.1:0").expect("bind");
+    udp.set_read_timeout(Some(Duration::from_millis(500))).expect("timeout");
+    let port = udp.local_addr().expect("addr").port();
+    let script = format!("echo hello > /dev/udp/127.0.0.1/{port} && echo sent");
+    let jobs = Jobs::new(JobLimits::default());
+
+    let out = rt().block_on(jobs.run(fx.request("bash", &["-c", &script]))).expect("run");
+    assert!(!out.stdout.contains("sent"), "{out:?}");
+    assert!(out.stderr.contains("Permission denied"), "{out:?}");
+    let mut buf = [0u8; 64];
+    assert!(udp.recv_from(&mut buf).is_err(), "no datagram arrives");
+
+    // IPv6 too; and a Unix socket (local IPC, not the network) is still allowed.
+    let python = "import socket\n\
+        for family in (socket.AF_INET6, socket.AF_INET):\n\
+        \ttry:\n\t\tsocket.socket(family, socket.SOCK_DGRAM)\n\t\tprint('ip open')\n\
+        \texcept PermissionError:\n\t\tprint('ip refused')\n\
+        socket.socket(socket.AF_UNIX, socket.SOCK_STREAM).close()\nprint('unix ok')\n";
+    let out = rt().block_on(jobs.run(fx.request("python3", &["-c", python]))).expect("run");
+    assert_eq!(out.stdout, "ip refused\nip refused\nunix ok\n", "{out:?}");
+
+    let mut req = fx.request("bash", &["-c", &script]);
+    req.sandbox.network = Network::Allowed;
+    let out = rt().block_on(jobs.run(req)).expect("run");
+    assert!(out.stdout.contains("sent"), "{out:?}");
+    let (n, _) = udp.recv_from(&mut buf).expect("the datagram arrives");
+    assert_eq!(&buf[..n], b"hello\n");
+}
+
+#[test]
 fn a_job_cannot_read_or_write_the_hidden_data_folder_but_reads_everything_else() {
     let fx = Fixture::new();
     let data = fx.dir.path().canonicalize().expect("canonical").join("data");
