@@ -138,6 +138,10 @@ pub struct Assessment {
 pub struct ProjectFacts {
     pub scripts: BTreeMap<String, String>,
     pub task_files: Option<String>,
+    /// A `package.json` that is there but was not parsed for scripts (a symbolic link, not a
+    /// file, too large): a hash of where it points and what is there, since the package manager
+    /// would still run its scripts.
+    pub opaque_package_json: Option<String>,
 }
 
 /// The task files `make` and `just` read, in the order they look for them.
@@ -157,7 +161,7 @@ impl ProjectFacts {
                 obj.into_iter().filter_map(|(k, v)| v.as_str().map(|s| (k, s.to_owned()))).collect()
             })
             .unwrap_or_default();
-        ProjectFacts { scripts, task_files: None }
+        ProjectFacts { scripts, task_files: None, opaque_package_json: None }
     }
 
     /// Reads `package.json` and the task files in `dir` (a physical folder the caller already
@@ -169,12 +173,16 @@ impl ProjectFacts {
                 .is_ok_and(|m| m.file_type().is_file() && m.len() <= MAX_FACT_FILE)
         };
         let file = dir.join("package.json");
-        let mut facts = if regular(&file) {
-            std::fs::read_to_string(&file)
-                .map(|t| ProjectFacts::from_package_json(&t))
-                .unwrap_or_default()
-        } else {
-            ProjectFacts::default()
+        let mut facts = match regular(&file).then(|| std::fs::read_to_string(&file)) {
+            Some(Ok(text)) => ProjectFacts::from_package_json(&text),
+            _ => ProjectFacts {
+                opaque_package_json: std::fs::symlink_metadata(&file).is_ok().then(|| {
+                    let mut hasher = blake3::Hasher::new();
+                    digest_file(&mut hasher, "package.json", &file);
+                    hasher.finalize().to_hex().to_string()
+                }),
+                ..ProjectFacts::default()
+            },
         };
         let mut hasher = blake3::Hasher::new();
         let mut any = false;
@@ -184,11 +192,7 @@ impl ProjectFacts {
                 continue;
             }
             any = true;
-            hasher.update(name.as_bytes()).update(b"\0");
-            match regular(&file).then(|| std::fs::read(&file).ok()).flatten() {
-                Some(bytes) => hasher.update(&(bytes.len() as u64).to_le_bytes()).update(&bytes),
-                None => hasher.update(b"unreadable"),
-            };
+            digest_file(&mut hasher, name, &file);
         }
         facts.task_files = any.then(|| hasher.finalize().to_hex().to_string());
         facts
@@ -199,6 +203,9 @@ impl ProjectFacts {
     /// other included), the task files for `make` and `just`; `None` for other programs.
     pub fn content_for(&self, name: &str) -> Option<String> {
         match name {
+            "npm" | "pnpm" | "yarn" | "bun" if self.opaque_package_json.is_some() => {
+                self.opaque_package_json.clone()
+            }
             "npm" | "pnpm" | "yarn" | "bun" => {
                 let json = serde_json::to_string(&self.scripts).ok()?;
                 Some(blake3::hash(json.as_bytes()).to_hex().to_string())
@@ -209,6 +216,23 @@ impl ProjectFacts {
             _ => None,
         }
     }
+}
+
+/// Adds file `name` at `file` to `hasher` as the program reading it sees it: a symbolic link by
+/// where it points and what is there, content up to [`MAX_FACT_FILE`], else "unreadable".
+fn digest_file(hasher: &mut blake3::Hasher, name: &str, file: &Path) {
+    hasher.update(name.as_bytes()).update(b"\0");
+    if let Ok(target) = std::fs::read_link(file) {
+        hasher.update(b"-> ").update(target.to_string_lossy().as_bytes()).update(b"\0");
+    }
+    let followed = std::fs::metadata(file)
+        .is_ok_and(|m| m.is_file() && m.len() <= MAX_FACT_FILE)
+        .then(|| std::fs::read(file).ok())
+        .flatten();
+    match followed {
+        Some(bytes) => hasher.update(&(bytes.len() as u64).to_le_bytes()).update(&bytes),
+        None => hasher.update(b"unreadable"),
+    };
 }
 
 /// Checks the shape of a spec: sizes, NULs, the working directory and the environment names.
