@@ -16,8 +16,8 @@ pub enum AccessMode {
     ReadWrite,
 }
 
-/// What the assistant may run inside a project.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+/// What the assistant may run inside a project, ordered from the least to the most it allows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum ExecMode {
     /// Nothing runs.
@@ -88,5 +88,17 @@ impl ExecMode {
     /// The modes that let the assistant change files through processes need read-write access.
     pub fn needs_read_write(self) -> bool {
         matches!(self, ExecMode::Project | ExecMode::Any)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ExecMode;
+
+    #[test]
+    fn exec_modes_order_by_what_they_allow() {
+        assert!(ExecMode::Off < ExecMode::Safe);
+        assert!(ExecMode::Safe < ExecMode::Project);
+        assert!(ExecMode::Project < ExecMode::Any);
     }
 }

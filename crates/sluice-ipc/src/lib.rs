@@ -106,9 +106,13 @@ pub fn remove_project(engine: &Engine, id: &str) -> Res<ProjectDto> {
 
 /// Replaces the shield list; `None` restores the defaults.
 pub fn set_shield(engine: &Engine, id: &str, patterns: Option<Vec<String>>) -> Res<ProjectDto> {
-    let patterns = patterns
-        .map(|ps| ps.into_iter().map(|p| p.trim().to_owned()).filter(|p| !p.is_empty()).collect());
+    let patterns = patterns.as_deref().map(clean_patterns);
     Ok(ProjectDto::from(&engine.set_shield(id, patterns)?))
+}
+
+/// Shield patterns as stored: trimmed, blanks dropped.
+fn clean_patterns(patterns: &[String]) -> Vec<String> {
+    patterns.iter().map(|p| p.trim().to_owned()).filter(|p| !p.is_empty()).collect()
 }
 
 pub fn list_tokens(engine: &Engine) -> Res<Vec<TokenDto>> {
@@ -202,12 +206,6 @@ pub fn set_project_policy(engine: &Engine, args: SetPolicy) -> Res<ProjectDto> {
 /// confirmation; `None` when nothing widens (the same or a narrower mode).
 pub fn widens_modes(engine: &Engine, args: &SetModes) -> Res<Option<String>> {
     use sluice_core::{AccessMode, ExecMode};
-    let rank = |e: ExecMode| match e {
-        ExecMode::Off => 0,
-        ExecMode::Safe => 1,
-        ExecMode::Project => 2,
-        ExecMode::Any => 3,
-    };
     let p = engine.find_project(&args.id)?;
     let mut more = Vec::new();
     if p.access == AccessMode::ReadOnly
@@ -216,7 +214,7 @@ pub fn widens_modes(engine: &Engine, args: &SetModes) -> Res<Option<String>> {
         more.push("create, change and move its files, and delete them with your approval");
     }
     if let Some(exec) = args.exec.map(ExecMode::from)
-        && rank(exec) > rank(p.exec)
+        && exec > p.exec
     {
         more.push(match exec {
             ExecMode::Safe => "run version checks and read-only inspections in it",
@@ -233,10 +231,7 @@ pub fn widens_modes(engine: &Engine, args: &SetModes) -> Res<Option<String>> {
 pub fn unshielded(engine: &Engine, id: &str, patterns: Option<&[String]>) -> Res<Vec<String>> {
     let p = engine.find_project(id)?;
     let now = p.shield_patterns.unwrap_or_else(default_shield);
-    let next: Vec<String> = match patterns {
-        Some(ps) => ps.iter().map(|s| s.trim().to_owned()).collect(),
-        None => default_shield(),
-    };
+    let next = patterns.map_or_else(default_shield, clean_patterns);
     Ok(now.into_iter().filter(|p| !next.contains(p)).collect())
 }
 
