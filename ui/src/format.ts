@@ -15,6 +15,12 @@ export function exactTime(ms: number): string {
   return new Date(ms).toLocaleString();
 }
 
+/** The local clock time ("14:03:27") on the day of `now`, the full local time on another day. */
+export function clockTime(ms: number, now: number = Date.now()): string {
+  const d = new Date(ms);
+  return d.toDateString() === new Date(now).toDateString() ? d.toLocaleTimeString() : exactTime(ms);
+}
+
 /** "3 min ago", "in 29 days"; `now` is injectable for tests. */
 export function relativeTime(ms: number, now: number = Date.now()): string {
   const diff = ms - now;

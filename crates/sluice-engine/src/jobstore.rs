@@ -83,6 +83,7 @@ pub(crate) fn status(row: JobRow) -> Option<JobStatus> {
         exit_code: row.exit_code,
         signal: row.signal,
         error: row.error,
+        started_ms: row.started_ms,
         runtime,
         stdout_bytes: 0,
         stderr_bytes: 0,

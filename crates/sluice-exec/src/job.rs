@@ -186,6 +186,8 @@ pub struct JobStatus {
     pub exit_code: Option<i32>,
     pub signal: Option<i32>,
     pub error: Option<String>,
+    /// When it started running, in Unix milliseconds; `None` while queued or if it never ran.
+    pub started_ms: Option<i64>,
     pub runtime: Option<Duration>,
     pub stdout_bytes: u64,
     pub stderr_bytes: u64,
@@ -288,6 +290,7 @@ impl Job {
             exit_code: d.exit_code,
             signal: d.signal,
             error: d.error.clone(),
+            started_ms: d.started_ms,
             runtime: d.started.map(|s| d.finished.unwrap_or_else(Instant::now) - s),
             stdout_bytes: out.total(),
             stderr_bytes: err.total(),

@@ -58,6 +58,9 @@ pub struct JobDto {
     pub signal: Option<i32>,
     /// Why it could not start or run, when it could not.
     pub error: Option<String>,
+    /// When it started running, in Unix milliseconds; `null` while queued or when it never ran.
+    #[ts(type = "number | null")]
+    pub started_ms: Option<i64>,
     /// How long it has run (so far, for a running job); `null` while queued.
     #[ts(type = "number | null")]
     pub runtime_ms: Option<u64>,
@@ -88,6 +91,7 @@ impl JobDto {
             exit_code: j.exit_code,
             signal: j.signal,
             error: j.error.clone(),
+            started_ms: j.started_ms,
             runtime_ms: j.runtime.map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX)),
             stdout_bytes: j.stdout_bytes,
             stderr_bytes: j.stderr_bytes,

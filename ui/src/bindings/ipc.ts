@@ -232,6 +232,10 @@ projectName: string | null, command: string, state: JobStateDto, exitCode: numbe
  */
 error: string | null, 
 /**
+ * When it started running, in Unix milliseconds; `null` while queued or when it never ran.
+ */
+startedMs: number | null, 
+/**
  * How long it has run (so far, for a running job); `null` while queued.
  */
 runtimeMs: number | null, stdoutBytes: number, stderrBytes: number, 

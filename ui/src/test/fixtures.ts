@@ -105,6 +105,7 @@ export const job = (over: Partial<JobDto> = {}): JobDto => ({
   exitCode: null,
   signal: null,
   error: null,
+  startedMs: 1_700_000_000_000,
   runtimeMs: 83_000,
   stdoutBytes: 120,
   stderrBytes: 0,

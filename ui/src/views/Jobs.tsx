@@ -1,12 +1,14 @@
-// Jobs: the commands assistants run — running and recent, with state, duration, CPU and
-// memory — and the selected job's live log (follow, search, copy) with Cancel. Log text is
-// rendered as text, never HTML; the log kept in the window is bounded.
+// Jobs: the commands assistants run — running and recent, with state, start, duration, and CPU
+// and memory as sparklines of the samples seen while the view is open — and the selected job's
+// live log (virtualized, follow, search, copy) with Cancel; a failed job shows its exit code and
+// last lines. Log text is rendered as text, never HTML; the log kept in the window is bounded.
 
-import { useCallback, useEffect, useMemo, useRef, useState } from "react";
+import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from "react";
+import type { ReactNode, UIEvent as ReactUIEvent } from "react";
 import { api } from "../api";
 import type { JobDto, JobStateDto, LogStream, ProjectDto } from "../bindings/ipc";
 import { ConfirmButton, ErrorLine, Text, errorMessage, useNow } from "../components";
-import { humanBytes, visible } from "../format";
+import { clockTime, exactTime, humanBytes, visible } from "../format";
 
 /** Bytes per log request (the engine caps a page at 64 KiB). */
 const PAGE_BYTES = 64 * 1024;
@@ -14,8 +16,21 @@ const PAGE_BYTES = 64 * 1024;
 const MAX_PAGES_PER_READ = 16;
 /** Characters of log the window keeps; older output is dropped from the view. */
 export const MAX_LOG_CHARS = 1_000_000;
-/** CPU samples kept per job for the sparkline. */
-const SPARK_POINTS = 30;
+/** Samples kept per job for the sparklines: a minute at the engine's one sample a second. */
+export const SPARK_POINTS = 60;
+/**
+ * The list is reloaded on every job event, output included, so one engine sample (every
+ * second) is seen several times: a new point starts only after this much more runtime.
+ */
+const SAMPLE_SPACING_MS = 900;
+/** The log's fixed line height and viewport height, in CSS pixels (the virtualization's unit). */
+export const LOG_LINE_PX = 18;
+export const LOG_HEIGHT_PX = 320;
+/** Lines rendered beyond each edge of the viewport, so fast scrolling shows no gap. */
+export const LOG_OVERSCAN = 10;
+/** What a failed job's summary shows: its last lines, from at most this much of each stream. */
+export const TAIL_LINES = 10;
+const TAIL_BYTES = 8 * 1024;
 
 const STATE: Record<JobStateDto, string> = {
   queued: "Queued",
@@ -27,6 +42,7 @@ const STATE: Record<JobStateDto, string> = {
 };
 
 export const isFinal = (s: JobStateDto) => s !== "queued" && s !== "running";
+const isFailure = (s: JobStateDto) => s === "failed" || s === "timed-out";
 
 /** "1:05" or "1:02:03". */
 export function duration(ms: number): string {
@@ -35,6 +51,41 @@ export function duration(ms: number): string {
   const mm = String(Math.floor((s % 3600) / 60));
   const ss = String(s % 60).padStart(2, "0");
   return h > 0 ? `${h}:${mm.padStart(2, "0")}:${ss}` : `${mm}:${ss}`;
+}
+
+/** One running job's recent samples, oldest first; `at` is the runtime of the newest point. */
+export type Samples = { cpu: number[]; memory: number[]; at: number };
+
+/**
+ * The sparkline history after a reload of the list: a point per sample period of each running
+ * job (a repeat within the period replaces the newest point, so it always shows the latest
+ * sample), at most [`SPARK_POINTS`]; jobs no longer running are forgotten.
+ */
+export function recordSamples(
+  prev: ReadonlyMap<string, Samples>,
+  jobs: JobDto[],
+  now: number,
+): Map<string, Samples> {
+  const next = new Map<string, Samples>();
+  for (const j of jobs) {
+    if (j.state !== "running" || j.cpuPercent === null || j.memoryBytes === null) continue;
+    const old = prev.get(j.id);
+    const at = j.runtimeMs ?? now;
+    if (old && at - old.at < SAMPLE_SPACING_MS) {
+      next.set(j.id, {
+        cpu: [...old.cpu.slice(0, -1), j.cpuPercent],
+        memory: [...old.memory.slice(0, -1), j.memoryBytes],
+        at: old.at,
+      });
+    } else {
+      next.set(j.id, {
+        cpu: [...(old?.cpu ?? []), j.cpuPercent].slice(-SPARK_POINTS),
+        memory: [...(old?.memory ?? []), j.memoryBytes].slice(-SPARK_POINTS),
+        at,
+      });
+    }
+  }
+  return next;
 }
 
 function StateChip({ job }: { job: JobDto }) {
@@ -48,20 +99,70 @@ function StateChip({ job }: { job: JobDto }) {
   );
 }
 
-function Sparkline({ points, label }: { points: number[]; label: string }) {
-  if (points.length < 2) return null;
-  const max = Math.max(100, ...points);
+/**
+ * A small line chart of `points` (newest at the right), scaled to `max`. The picture is
+ * decorative; `label` says the current value for screen readers.
+ */
+function Sparkline({ points, max, label }: { points: number[]; max: number; label: string }) {
   const w = 60;
   const h = 16;
   const step = w / (SPARK_POINTS - 1);
-  const start = w - step * (points.length - 1);
-  // One pixel of margin: a line at 0% or 100% stays a visible line.
-  const y = (p: number) => (1 + (h - 2) * (1 - p / max)).toFixed(1);
-  const d = points.map((p, i) => `${(start + i * step).toFixed(1)},${y(p)}`);
+  // A single sample is drawn as a short level line.
+  const shown = points.length === 1 ? [points[0], points[0]] : points;
+  const start = w - step * (shown.length - 1);
+  // One pixel of margin: a line at 0 or at the maximum stays a visible line.
+  const y = (p: number) => (1 + (h - 2) * (1 - Math.min(p, max) / max)).toFixed(1);
+  const d = shown.map((p, i) => `${(start + i * step).toFixed(1)},${y(p)}`);
   return (
-    <svg className="spark" width={w} height={h} role="img" aria-label={label}>
-      <polyline points={d.join(" ")} fill="none" stroke="currentColor" strokeWidth="1.5" />
+    <svg
+      className="spark"
+      width={w}
+      height={h}
+      viewBox={`0 0 ${w} ${h}`}
+      role="img"
+      aria-label={label}
+      data-testid="sparkline"
+    >
+      <line className="spark-base" x1="0" y1={h - 0.5} x2={w} y2={h - 0.5} />
+      {shown.length > 1 && (
+        <polyline points={d.join(" ")} fill="none" stroke="currentColor" strokeWidth="1.5" />
+      )}
     </svg>
+  );
+}
+
+function CpuCell({ job, samples }: { job: JobDto; samples: Samples | undefined }) {
+  if (job.state !== "running" || job.cpuPercent === null) return <span className="muted">—</span>;
+  const now = Math.round(job.cpuPercent);
+  const points = samples?.cpu ?? [job.cpuPercent];
+  const peak = Math.round(Math.max(...points));
+  return (
+    <span className="metric">
+      <Sparkline
+        points={points}
+        max={Math.max(100, ...points)}
+        label={`CPU ${now}%` + (peak > now ? `, peak ${peak}%` : "")}
+      />
+      <span>{now}%</span>
+    </span>
+  );
+}
+
+function MemoryCell({ job, samples }: { job: JobDto; samples: Samples | undefined }) {
+  if (job.state !== "running" || job.memoryBytes === null) return <span className="muted">—</span>;
+  const points = samples?.memory ?? [job.memoryBytes];
+  const peak = Math.max(...points);
+  const now = humanBytes(job.memoryBytes);
+  return (
+    <span className="metric">
+      <Sparkline
+        points={points}
+        // Headroom above the peak, so a steady job is a line, not the top edge.
+        max={Math.max(1, peak * 1.25)}
+        label={`Memory ${now}` + (peak > job.memoryBytes ? `, peak ${humanBytes(peak)}` : "")}
+      />
+      <span>{now}</span>
+    </span>
   );
 }
 
@@ -76,15 +177,11 @@ export function JobsView(props: {
   const [selected, setSelected] = useState<string | null>(null);
   const now = useNow(1000);
   const loadedAt = useMemo(() => Date.now(), [props.jobs]);
-  const history = useRef(new Map<string, number[]>());
+  // Every reload of the list (at least one per engine sample of a running job) adds its
+  // samples; the history lives as long as the view.
+  const [samples, setSamples] = useState<ReadonlyMap<string, Samples>>(() => new Map());
   useEffect(() => {
-    for (const j of props.jobs) {
-      if (j.state !== "running" || j.cpuPercent === null) continue;
-      const h = history.current.get(j.id) ?? [];
-      h.push(j.cpuPercent);
-      if (h.length > SPARK_POINTS) h.shift();
-      history.current.set(j.id, h);
-    }
+    setSamples((prev) => recordSamples(prev, props.jobs, Date.now()));
   }, [props.jobs]);
   const job = props.jobs.find((j) => j.id === selected) ?? null;
   const runtime = (j: JobDto) =>
@@ -100,12 +197,13 @@ export function JobsView(props: {
           {running} running · {props.jobs.length - running} recent
         </span>
       </div>
-      <table className="list">
+      <table className="list jobs">
         <thead>
           <tr>
             <th>State</th>
             <th>Command</th>
             <th>Project</th>
+            <th>Started</th>
             <th>Duration</th>
             <th>CPU</th>
             <th>Memory</th>
@@ -125,23 +223,21 @@ export function JobsView(props: {
                   </button>
                 </td>
                 <td>{j.projectName ? <Text>{j.projectName}</Text> : <span className="muted">removed</span>}</td>
-                <td>{t === null ? <span className="muted">—</span> : duration(t)}</td>
-                <td>
-                  {j.state === "running" && j.cpuPercent !== null ? (
-                    <span className="metric">
-                      <Sparkline points={history.current.get(j.id) ?? []} label={`CPU of ${j.command}`} />
-                      {Math.round(j.cpuPercent)}%
-                    </span>
+                <td data-testid="job-started">
+                  {j.startedMs === null ? (
+                    <span className="muted">{j.state === "queued" ? "waiting" : "—"}</span>
                   ) : (
-                    <span className="muted">—</span>
+                    <time dateTime={new Date(j.startedMs).toISOString()} title={exactTime(j.startedMs)}>
+                      {clockTime(j.startedMs, now)}
+                    </time>
                   )}
                 </td>
+                <td>{t === null ? <span className="muted">—</span> : duration(t)}</td>
                 <td>
-                  {j.state === "running" && j.memoryBytes !== null ? (
-                    humanBytes(j.memoryBytes)
-                  ) : (
-                    <span className="muted">—</span>
-                  )}
+                  <CpuCell job={j} samples={samples.get(j.id)} />
+                </td>
+                <td>
+                  <MemoryCell job={j} samples={samples.get(j.id)} />
                 </td>
               </tr>
             );
@@ -200,6 +296,7 @@ function JobDetail(props: { job: JobDto; activity: number; reload: () => Promise
     }
     await props.reload();
   };
+  const failed = isFailure(j.state);
   return (
     <section className="card detail" aria-label="Job details" data-testid="job-detail">
       <div className="section-head">
@@ -222,8 +319,16 @@ function JobDetail(props: { job: JobDto; activity: number; reload: () => Promise
         <span>
           in {j.projectName ? <Text>{j.projectName}</Text> : "a removed project"}
         </span>
-        {j.exitCode !== null && <span data-testid="job-exit">Exit code {j.exitCode}</span>}
-        {j.signal !== null && <span>Ended by signal {j.signal}</span>}
+        {j.exitCode !== null && (
+          <span data-testid="job-exit" className={failed ? "error" : undefined}>
+            Exit code {j.exitCode}
+          </span>
+        )}
+        {j.signal !== null && (
+          <span data-testid="job-signal" className={failed ? "error" : undefined}>
+            Ended by signal {j.signal}
+          </span>
+        )}
         <code className="mono muted" title="The id assistants see">
           {j.id}
         </code>
@@ -239,7 +344,77 @@ function JobDetail(props: { job: JobDto; activity: number; reload: () => Promise
         </p>
       )}
       <ErrorLine error={error} />
+      {failed && <FailureTail job={j} />}
       <LogView job={j} activity={props.activity} />
+    </section>
+  );
+}
+
+/**
+ * The last `n` lines of `text`, without a trailing empty line; `partial` says the text starts
+ * mid-log, so its first line may be cut and is dropped.
+ */
+export function lastLines(text: string, partial: boolean, n: number): string[] {
+  const lines = text.split("\n");
+  while (lines.length > 0 && lines[lines.length - 1].trim() === "") lines.pop();
+  if (partial && lines.length > 1) lines.shift();
+  return lines.slice(-n);
+}
+
+/** A failed job's last lines of each stream, read from the end of its log. */
+function FailureTail({ job }: { job: JobDto }) {
+  const [tails, setTails] = useState<{ stream: LogStream; lines: string[] }[] | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const { id, stdoutBytes, stderrBytes } = job;
+  useEffect(() => {
+    let live = true;
+    const streams = [
+      { stream: "stderr" as const, total: stderrBytes },
+      { stream: "stdout" as const, total: stdoutBytes },
+    ].filter((s) => s.total > 0);
+    Promise.all(
+      streams.map(async ({ stream, total }) => {
+        const cursor = Math.max(0, total - TAIL_BYTES);
+        const page = await api.jobLogs({ id, stream, cursor, maxBytes: TAIL_BYTES });
+        return { stream, lines: lastLines(page.text, page.cursor > 0, TAIL_LINES) };
+      }),
+    ).then(
+      (t) => {
+        if (!live) return;
+        setTails(t.filter((x) => x.lines.length > 0));
+        setError(null);
+      },
+      (e) => live && setError(errorMessage(e)),
+    );
+    return () => {
+      live = false;
+    };
+  }, [id, stdoutBytes, stderrBytes]);
+
+  const how =
+    job.state === "timed-out"
+      ? "timed out"
+      : job.exitCode !== null
+        ? `failed with exit code ${job.exitCode}`
+        : job.signal !== null
+          ? `was ended by signal ${job.signal}`
+          : "failed";
+  return (
+    <section className="failure" aria-label="How it ended" data-testid="job-failure">
+      <h3>
+        It {how}
+        {tails && tails.length > 0 ? "; its last lines:" : "."}
+      </h3>
+      <ErrorLine error={error} />
+      {tails?.length === 0 && <p className="muted">It wrote no output.</p>}
+      {tails?.map((t) => (
+        <div key={t.stream}>
+          <span className="muted">{t.stream === "stdout" ? "Output" : "Errors"}</span>
+          <pre className="log-tail" data-testid={`job-tail-${t.stream}`}>
+            {visible(t.lines.join("\n"))}
+          </pre>
+        </div>
+      ))}
     </section>
   );
 }
@@ -253,6 +428,33 @@ export function bound(text: string, max: number): { text: string; cut: boolean }
   return { text: text.slice(from), cut: true };
 }
 
+/** The indexes of the lines containing `query` (already lower-case), ignoring case. */
+function findMatches(lines: string[], query: string): number[] {
+  const found: number[] = [];
+  if (!query) return found;
+  lines.forEach((l, i) => {
+    if (l.toLowerCase().includes(query)) found.push(i);
+  });
+  return found;
+}
+
+/** A log line with each occurrence of `query` marked (text nodes and `<mark>`s only). */
+function Marked({ line, query }: { line: string; query: string }): ReactNode {
+  const lower = line.toLowerCase();
+  // Lower-casing changed the length (a few non-ASCII letters): mark nothing rather than
+  // the wrong characters; the line itself is still highlighted as a match.
+  if (!query || lower.length !== line.length) return line;
+  const parts: ReactNode[] = [];
+  let at = 0;
+  for (let i = lower.indexOf(query); i !== -1; i = lower.indexOf(query, at)) {
+    parts.push(line.slice(at, i));
+    parts.push(<mark key={i}>{line.slice(i, i + query.length)}</mark>);
+    at = i + query.length;
+  }
+  parts.push(line.slice(at));
+  return parts;
+}
+
 function LogView({ job, activity }: { job: JobDto; activity: number }) {
   const [stream, setStream] = useState<LogStream>("stdout");
   const [text, setText] = useState("");
@@ -260,13 +462,16 @@ function LogView({ job, activity }: { job: JobDto; activity: number }) {
   const [dropped, setDropped] = useState(0);
   const [follow, setFollow] = useState(true);
   const [search, setSearch] = useState("");
+  const [current, setCurrent] = useState(0);
+  const [top, setTop] = useState(0);
+  const [copied, setCopied] = useState<string | null>(null);
   const [error, setError] = useState<string | null>(null);
   const cursor = useRef(0);
   const done = useRef(false);
   const reading = useRef<Promise<void> | null>(null);
   const again = useRef(false);
   const generation = useRef(0);
-  const pre = useRef<HTMLPreElement>(null);
+  const box = useRef<HTMLDivElement>(null);
 
   const read = useCallback(async () => {
     if (reading.current) {
@@ -316,6 +521,7 @@ function LogView({ job, activity }: { job: JobDto; activity: number }) {
     setText("");
     setCut(false);
     setDropped(0);
+    setCopied(null);
     void read();
   }, [read]);
 
@@ -324,17 +530,96 @@ function LogView({ job, activity }: { job: JobDto; activity: number }) {
     if (!done.current) void read();
   }, [activity, job.state, read]);
 
-  useEffect(() => {
-    if (follow && pre.current) pre.current.scrollTop = pre.current.scrollHeight;
-  }, [text, follow, search]);
-
+  // The lines as shown: deceptive characters made visible, without the empty "line" after
+  // the final newline.
+  const lines = useMemo(() => {
+    const l = visible(text).split("\n");
+    if (l.length > 1 && l[l.length - 1] === "") l.pop();
+    return l;
+  }, [text]);
   const query = search.trim().toLowerCase();
-  const lines = useMemo(() => text.split("\n"), [text]);
-  const matches = useMemo(
-    () => (query ? lines.filter((l) => l.toLowerCase().includes(query)) : null),
-    [lines, query],
-  );
-  const shown = matches ? matches.join("\n") : text;
+  const matches = useMemo(() => (query ? findMatches(lines, query) : null), [lines, query]);
+  const at = matches && matches.length > 0 ? Math.min(current, matches.length - 1) : -1;
+
+  /** The viewport's height: the element's when laid out, else the height it is given. */
+  const viewport = () => box.current?.clientHeight || LOG_HEIGHT_PX;
+  const scrollTo = useCallback((px: number) => {
+    const el = box.current;
+    const max = Math.max(0, lines.length * LOG_LINE_PX - (el?.clientHeight || LOG_HEIGHT_PX));
+    const t = Math.min(Math.max(0, px), max);
+    if (el) el.scrollTop = t;
+    setTop(t);
+  }, [lines.length]);
+  /** Brings line `i` to the middle of the viewport. */
+  const reveal = (i: number) => scrollTo(i * LOG_LINE_PX - (viewport() - LOG_LINE_PX) / 2);
+
+  // Following keeps the newest line in view as lines arrive (before paint: no flicker).
+  useLayoutEffect(() => {
+    if (follow) scrollTo(Number.MAX_SAFE_INTEGER);
+  }, [follow, lines.length, scrollTo]);
+
+  const onScroll = (e: ReactUIEvent<HTMLDivElement>) => {
+    const el = e.currentTarget;
+    setTop(el.scrollTop);
+    // Scrolling up to read stops following; the checkbox turns it back on.
+    const below = lines.length * LOG_LINE_PX - el.scrollTop - (el.clientHeight || LOG_HEIGHT_PX);
+    if (follow && below > LOG_LINE_PX) setFollow(false);
+  };
+
+  const onSearch = (value: string) => {
+    setSearch(value);
+    setCurrent(0);
+    const found = findMatches(lines, value.trim().toLowerCase());
+    if (found.length > 0) {
+      // A match is read where it is: following would pull the view away from it.
+      setFollow(false);
+      reveal(found[0]);
+    }
+  };
+  const step = (by: number) => {
+    if (!matches || matches.length === 0) return;
+    const next = (Math.max(at, 0) + by + matches.length) % matches.length;
+    setCurrent(next);
+    setFollow(false);
+    reveal(matches[next]);
+  };
+
+  const copy = async () => {
+    try {
+      await api.copy(text, false);
+      setCopied(`Copied ${lines.length.toLocaleString()} ${lines.length === 1 ? "line" : "lines"}.`);
+      setError(null);
+    } catch (e) {
+      setError(errorMessage(e));
+    }
+  };
+
+  // The virtual window: only the lines in view, and a few beyond, are in the document.
+  const total = text ? lines.length : 0;
+  const height = viewport();
+  const shownTop = Math.min(top, Math.max(0, total * LOG_LINE_PX - height));
+  const first = Math.max(0, Math.floor(shownTop / LOG_LINE_PX) - LOG_OVERSCAN);
+  const last = Math.min(total, Math.ceil((shownTop + height) / LOG_LINE_PX) + LOG_OVERSCAN);
+  const matchSet = useMemo(() => new Set(matches ?? []), [matches]);
+  const rows: ReactNode[] = [];
+  for (let i = first; i < last; i++) {
+    const hit = matchSet.has(i);
+    const isCurrent = at >= 0 && matches![at] === i;
+    rows.push(
+      <div
+        key={i}
+        className={"log-line" + (hit ? " match" : "") + (isCurrent ? " current" : "")}
+        data-testid="log-line"
+        data-line={i + 1}
+        aria-current={isCurrent ? "true" : undefined}
+      >
+        {hit ? <Marked line={lines[i]} query={query} /> : lines[i]}
+        {/* The line's own newline: copied selections and the element's text (WebDriver reads
+            no break between blocks) keep their lines. It adds no line box. */}
+        {"\n"}
+      </div>,
+    );
+  }
   const bytes = stream === "stdout" ? job.stdoutBytes : job.stderrBytes;
 
   return (
@@ -356,18 +641,50 @@ function LogView({ job, activity }: { job: JobDto; activity: number }) {
             type="search"
             name="log-search"
             placeholder="Search the log"
+            title="Enter: next match · Shift+Enter: previous"
             value={search}
-            onChange={(e) => setSearch(e.target.value)}
+            onChange={(e) => onSearch(e.target.value)}
+            onKeyDown={(e) => {
+              if (e.key === "Enter") {
+                e.preventDefault();
+                step(e.shiftKey ? -1 : 1);
+              }
+            }}
           />
         </label>
         {matches && (
-          <span className="muted" data-testid="log-matches">
-            {matches.length} matching {matches.length === 1 ? "line" : "lines"}
-          </span>
+          <>
+            <button
+              type="button"
+              className="small"
+              aria-label="Previous match"
+              disabled={matches.length === 0}
+              onClick={() => step(-1)}
+            >
+              ↑
+            </button>
+            <button
+              type="button"
+              className="small"
+              aria-label="Next match"
+              disabled={matches.length === 0}
+              onClick={() => step(1)}
+            >
+              ↓
+            </button>
+            <span className="muted" data-testid="log-matches" aria-live="polite">
+              {matches.length === 0
+                ? "No matching lines"
+                : `${at + 1} of ${matches.length} matching ${matches.length === 1 ? "line" : "lines"}`}
+            </span>
+          </>
         )}
-        <button type="button" onClick={() => void api.copy(shown, false)}>
+        <button type="button" onClick={() => void copy()} disabled={!text}>
           Copy
         </button>
+        <span className="muted" role="status">
+          {copied ?? ""}
+        </span>
       </div>
       {(cut || dropped > 0) && (
         <p className="muted">
@@ -375,9 +692,26 @@ function LogView({ job, activity }: { job: JobDto; activity: number }) {
         </p>
       )}
       <ErrorLine error={error} />
-      <pre className="log-text" ref={pre} data-testid="job-log" aria-label={`Log of ${job.command}`} tabIndex={0}>
-        {shown ? visible(shown) : <span className="muted">{bytes === 0 ? "No output yet." : ""}</span>}
-      </pre>
+      <div
+        className="log-text mono"
+        ref={box}
+        data-testid="job-log"
+        role="region"
+        aria-label={`Log of ${visible(job.command)}`}
+        tabIndex={0}
+        onScroll={onScroll}
+        style={{ height: LOG_HEIGHT_PX }}
+      >
+        {total === 0 ? (
+          <span className="muted log-empty">{bytes === 0 ? "No output yet." : ""}</span>
+        ) : (
+          <div className="log-spacer" data-testid="log-spacer" style={{ height: total * LOG_LINE_PX }}>
+            <div className="log-lines" style={{ top: first * LOG_LINE_PX }}>
+              {rows}
+            </div>
+          </div>
+        )}
+      </div>
     </div>
   );
 }

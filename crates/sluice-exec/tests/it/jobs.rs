@@ -44,6 +44,10 @@ fn concurrency_queue_and_rate_limits_refuse_clearly() {
     let b = jobs.start(fx.request("sleep", &[&mark])).expect("b");
     assert_eq!(jobs.status(&a).expect("a").state, JobState::Running);
     assert_eq!(jobs.status(&b).expect("b").state, JobState::Queued);
+    // The wall-clock start is there once a job runs, and not while it waits.
+    let (sa, sb) = (jobs.status(&a).expect("a"), jobs.status(&b).expect("b"));
+    assert!(sa.started_ms.is_some_and(|s| s > 1_600_000_000_000), "{sa:?}");
+    assert_eq!(sb.started_ms, None);
     let c = jobs.start(fx.request("sleep", &[&mark]));
     assert!(matches!(&c, Err(ExecError::Limit(m)) if m.contains("queued")), "{c:?}");
     // Cancelling the running job lets the queued one start.

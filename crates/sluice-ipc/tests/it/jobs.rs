@@ -55,6 +55,11 @@ fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
     }
 }
 
+fn unix_ms() -> i64 {
+    let since = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap();
+    i64::try_from(since.as_millis()).unwrap()
+}
+
 fn the_job(f: &Fixture, id: &str) -> JobDto {
     list_jobs(&f.engine).unwrap().into_iter().find(|j| j.id == id).unwrap()
 }
@@ -62,6 +67,7 @@ fn the_job(f: &Fixture, id: &str) -> JobDto {
 #[test]
 fn a_running_job_is_listed_its_log_paged_by_cursor_and_cancelled() {
     let f = fixture();
+    let before = unix_ms();
     let id = start(&f, "echo first; echo 'second <b>&amp;'; echo oops >&2; exec sleep 30");
     let expected = "first\nsecond <b>&amp;\n";
     wait_for("the output", || {
@@ -73,6 +79,9 @@ fn a_running_job_is_listed_its_log_paged_by_cursor_and_cancelled() {
     assert_eq!(j.project_name.as_deref(), Some("my-app"));
     assert!(j.command.contains("sh") && j.command.contains("exec sleep 30"), "{}", j.command);
     assert!(j.runtime_ms.is_some());
+    // The window shows when it started: wall-clock time, between the request and now.
+    let started = j.started_ms.expect("a running job has started");
+    assert!(before <= started && started <= unix_ms(), "{started} not in [{before}, now]");
 
     // Small pages, read on by cursor, add up to the whole log; markup stays text.
     let mut text = String::new();
