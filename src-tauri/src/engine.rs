@@ -22,11 +22,12 @@ pub struct Shell {
 }
 
 impl Shell {
-    /// Stops serving MCP and forgets the recorded port, so `sluice stdio` does not try a dead
-    /// engine.
+    /// Stops serving MCP, forgets the recorded port (so `sluice stdio` does not try a dead
+    /// engine) and writes the audit entries still queued: the process exits without unwinding.
     pub fn stop(&self) {
         self.shutdown.cancel();
         let _ = std::fs::remove_file(sluice_engine::engine_file(&self.data_dir));
+        self.engine.flush_audit();
     }
 }
 

@@ -262,6 +262,7 @@ fn serve(config: EngineConfig, port: u16, limits: sluice_mcp::Limits) -> Result<
         println!("Sluice is serving http://127.0.0.1:{port}/mcp");
         sluice_mcp::serve(listener, router, shutdown).await;
         watcher.abort();
+        engine.flush_audit();
         let _ = std::fs::remove_file(sluice_engine::engine_file(&dir));
         Ok(())
     })

@@ -258,6 +258,15 @@ impl Engine {
     ) {
         let caller =
             Caller { token_id: r.token_id.clone(), label: r.token_label.clone(), scope: None };
-        self.audit_request(&caller, action, Some(r.project_id.as_str()), outcome, code, 0, None);
+        self.audit_request(
+            &caller,
+            action,
+            Some(r.project_id.as_str()),
+            outcome,
+            code,
+            0,
+            None,
+            crate::Durability::Now,
+        );
     }
 }

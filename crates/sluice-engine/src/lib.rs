@@ -7,6 +7,7 @@
 //! takes effect on the next request without a restart.
 
 mod approvals;
+mod audit;
 pub mod clients;
 mod events;
 mod exec;
@@ -35,6 +36,7 @@ pub use sluice_store::{Keychain, connections};
 use tokio::sync::broadcast;
 
 pub use approvals::{AskOutcome, AskRequest, DEFAULT_APPROVAL_TTL, Decision};
+pub use audit::{Durability, LINGER as AUDIT_LINGER};
 pub use events::EngineEvent;
 pub use exec::{EMERGENCY_STOP, NetworkSetting, RuleInfo, StopSummary, job_confinement};
 pub use jobstore::LOST_REASON;
@@ -139,7 +141,7 @@ struct Cache {
 pub struct Engine {
     data_dir: PathBuf,
     store: Arc<Store>,
-    secret: InstallSecret,
+    secret: Arc<InstallSecret>,
     secret_source: SecretSource,
     /// Why the secret is not in the keychain, when it is not.
     secret_reason: Option<String>,
@@ -158,6 +160,8 @@ pub struct Engine {
     jobs: sluice_exec::Jobs,
     /// Serializes the emergency stop against the last check before a job starts (PE-02).
     exec_gate: Mutex<()>,
+    /// Appends to the audit log, batching what may wait ([`audit`]).
+    audit: audit::AuditWriter,
 }
 
 /// `last_used` is written at most this often per token, so a busy client does not turn every
@@ -196,10 +200,12 @@ impl Engine {
             config.job_limits.clone(),
             jobstore::observer(store.clone()),
         );
+        let secret = Arc::new(loaded.secret);
         let engine = Engine {
             data_dir: store.data_dir().to_path_buf(),
+            audit: audit::AuditWriter::new(store.clone(), secret.clone()),
             store,
-            secret: loaded.secret,
+            secret,
             secret_source: loaded.source,
             secret_reason: loaded.reason,
             cache: Mutex::new(Cache {
@@ -556,7 +562,8 @@ impl Engine {
         }
     }
 
-    /// Appends one MCP request to the audit chain. Failures are logged, never surfaced to the
+    /// Appends one MCP request to the audit chain, `durability` saying whether it must be on
+    /// disk before this returns ([`Durability`]). Failures are logged, never surfaced to the
     /// client: the request itself already happened.
     #[allow(clippy::too_many_arguments)]
     pub fn audit_request(
@@ -568,9 +575,11 @@ impl Engine {
         error_code: Option<&str>,
         duration_ms: u64,
         params: Option<&serde_json::Value>,
+        durability: Durability,
     ) {
+        // The request path refreshed the cache moments ago; naming the project needs no newer.
         let project_id = project_ref.and_then(|r| {
-            let cache = self.refresh().ok()?;
+            let cache = lock(&self.cache);
             find(&cache.projects, r).filter(|p| caller.sees(&p.id)).map(|p| p.id.clone())
         });
         let record = AuditRecord {
@@ -578,7 +587,7 @@ impl Engine {
             actor: caller.label.clone(),
             actor_kind: ActorKind::Mcp,
             token_id: Some(caller.token_id.clone()),
-            action: action.to_owned(),
+            action: audit_action(action),
             project_id,
             outcome,
             error_code: error_code.map(str::to_owned),
@@ -586,9 +595,9 @@ impl Engine {
             params_hash: params
                 .map(|p| sluice_store::params_hash(&self.secret, p.to_string().as_bytes())),
         };
-        if let Err(err) = self.store.audit_append(&self.secret, &record) {
-            tracing::error!(%err, "could not append to the audit log");
-        }
+        // A refusal is worth a commit of its own: it may be someone probing.
+        let durability = if outcome == AuditOutcome::Denied { Durability::Now } else { durability };
+        self.audit.append(record, durability);
     }
 
     fn record_human(
@@ -610,9 +619,7 @@ impl Engine {
             duration_ms: None,
             params_hash: None,
         };
-        if let Err(err) = self.store.audit_append(&self.secret, &record) {
-            tracing::error!(%err, "could not append to the audit log");
-        }
+        self.audit.append(record, Durability::Now);
     }
 
     // ----- the human's operations (CLI now, window later) --------------------------------
@@ -826,10 +833,17 @@ impl Engine {
         limit: usize,
         before_seq: Option<u64>,
     ) -> Result<Vec<AuditEntry>, Failure> {
+        self.audit.flush();
         self.store.audit_list(filter, limit, before_seq).map_err(store_failure)
     }
 
+    /// Writes the audit entries still queued ([`Durability::Soon`]); for a clean shutdown.
+    pub fn flush_audit(&self) {
+        self.audit.flush();
+    }
+
     pub fn audit_verify(&self) -> Result<ChainReport, Failure> {
+        self.audit.flush();
         self.store.audit_verify(&self.secret).map_err(store_failure)
     }
 
@@ -866,6 +880,14 @@ pub fn default_shield_patterns() -> Vec<String> {
     sluice_guard::Shield::DEFAULT_PATTERNS.iter().map(|s| (*s).to_owned()).collect()
 }
 
+/// Action names can come from the client (a tool or method name): short and printable before
+/// they are stored, so an odd name is still recorded rather than refused by the store.
+fn audit_action(action: &str) -> String {
+    let clean: String =
+        action.chars().take(64).map(|c| if c.is_ascii_graphic() { c } else { '?' }).collect();
+    if clean.is_empty() { "?".to_owned() } else { clean }
+}
+
 /// A denial reason goes back to the assistant and into the audit log: printable, bounded.
 pub(crate) fn clean_reason(reason: &str) -> String {
     reason
@@ -896,17 +918,19 @@ fn validate_name(name: &str) -> Result<String, Failure> {
 
 /// Why the project's root is no longer the folder the user authorized, if it is not.
 fn root_changed(project: &Project) -> Option<String> {
-    let when = humantime::format_rfc3339_seconds(std::time::SystemTime::now());
+    // Every tool call checks: the time is only formatted when something changed.
+    let noticed = |what: &str| {
+        let when = humantime::format_rfc3339_seconds(std::time::SystemTime::now());
+        Some(format!("{what} (noticed {when})"))
+    };
     match std::fs::canonicalize(&project.root) {
-        Err(_) => Some(format!("the folder was moved or deleted (noticed {when})")),
-        Ok(c) if c != project.root => {
-            Some(format!("the folder path now leads elsewhere (noticed {when})"))
-        }
+        Err(_) => noticed("the folder was moved or deleted"),
+        Ok(c) if c != project.root => noticed("the folder path now leads elsewhere"),
         Ok(_) => match (RootFingerprint::of(&project.root).ok().flatten(), project.fingerprint) {
             (Some(now), Some(then)) if now != then => {
-                Some(format!("the folder was replaced by another one (noticed {when})"))
+                noticed("the folder was replaced by another one")
             }
-            (None, _) => Some(format!("the folder is no longer readable (noticed {when})")),
+            (None, _) => noticed("the folder is no longer readable"),
             _ => None,
         },
     }

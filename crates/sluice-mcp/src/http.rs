@@ -19,7 +19,7 @@ use rmcp::transport::streamable_http_server::{
 };
 use serde_json::json;
 use sluice_core::{ErrorCode, Failure};
-use sluice_engine::{AuditOutcome, Caller, Engine};
+use sluice_engine::{AuditOutcome, Caller, Durability, Engine};
 use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
@@ -368,12 +368,13 @@ async fn guard(State(gate): State<Arc<Gate>>, req: Request, next: Next) -> Respo
         let ok = res.status().is_success();
         gate.engine.audit_request(
             &caller,
-            &sanitize_method(method),
+            method,
             None,
             if ok { AuditOutcome::Ok } else { AuditOutcome::Error },
             (!ok).then(|| format!("http:{}", res.status().as_u16())).as_deref(),
             started.elapsed().as_millis() as u64,
             None,
+            Durability::Soon,
         );
     }
     res
@@ -398,9 +399,4 @@ impl Peek {
             Err(_) => Peek::default(),
         }
     }
-}
-
-/// Method names come from the client: keep them short and printable before they are stored.
-fn sanitize_method(method: &str) -> String {
-    method.chars().take(64).map(|c| if c.is_ascii_graphic() { c } else { '?' }).collect()
 }

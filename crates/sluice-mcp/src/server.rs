@@ -18,7 +18,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use sluice_core::{Coded, Failure};
-use sluice_engine::{AuditOutcome, Caller, Engine, ProjectHandle};
+use sluice_engine::{AuditOutcome, Caller, Durability, Engine, ProjectHandle};
 use sluice_runner::{
     FindFilesArgs, FindFilesOutput, ListDirectoryArgs, ListDirectoryOutput, ReadFileArgs,
     ReadFileOutput, SearchTextArgs, SearchTextOutput, StatArgs, StatOutput,
@@ -419,7 +419,16 @@ impl ServerHandler for SluiceServer {
         let Some(caller) = caller_of(&context) else {
             return Err(ErrorData::invalid_request("unauthenticated request", None));
         };
-        self.engine.audit_request(&caller, "tools/list", None, AuditOutcome::Ok, None, 0, None);
+        self.engine.audit_request(
+            &caller,
+            "tools/list",
+            None,
+            AuditOutcome::Ok,
+            None,
+            0,
+            None,
+            Durability::Soon,
+        );
         Ok(ListToolsResult {
             result_type: Some(ResultType::COMPLETE),
             tools: self.tool_router.list_all(),
@@ -457,6 +466,14 @@ impl ServerHandler for SluiceServer {
             }
         };
         let (outcome, code) = error_code_of(&result);
+        // A read may share a commit with its neighbours; a change or an execution is on disk
+        // before its result goes back.
+        let read_only = self
+            .tool_router
+            .get(&tool)
+            .and_then(|t| t.annotations.as_ref())
+            .and_then(|a| a.read_only_hint)
+            .unwrap_or(false);
         self.engine.audit_request(
             &caller,
             &tool,
@@ -465,6 +482,7 @@ impl ServerHandler for SluiceServer {
             code.as_deref(),
             started.elapsed().as_millis() as u64,
             Some(&arguments),
+            if read_only { Durability::Soon } else { Durability::Now },
         );
         result
     }

@@ -249,10 +249,23 @@ impl Store {
         secret: &InstallSecret,
         record: &AuditRecord,
     ) -> Result<u64, StoreError> {
-        check_text("actor", &record.actor, true)?;
-        check_text("action", &record.action, true)?;
-        if let Some(code) = &record.error_code {
-            check_text("error code", code, true)?;
+        self.audit_append_all(secret, std::slice::from_ref(record))
+    }
+
+    /// Appends entries in order in one transaction (one commit for all of them, which is most
+    /// of an append's cost) and returns the sequence number of the last. Nothing is written if
+    /// any entry is invalid or `records` is empty (then the result is the current head).
+    pub fn audit_append_all(
+        &self,
+        secret: &InstallSecret,
+        records: &[AuditRecord],
+    ) -> Result<u64, StoreError> {
+        for record in records {
+            check_text("actor", &record.actor, true)?;
+            check_text("action", &record.action, true)?;
+            if let Some(code) = &record.error_code {
+                check_text("error code", code, true)?;
+            }
         }
         let key = secret.audit_key();
         let mut conn = self.conn();
@@ -262,21 +275,26 @@ impl Store {
             .prepare_cached("SELECT seq, mac FROM audit ORDER BY seq DESC LIMIT 1")?
             .query_row([], |r| Ok((r.get(0)?, r.get(1)?)))
             .optional()?;
-        let (seq, prev) = match last {
-            None => (1, [0u8; 32]),
+        let (mut seq, mut prev) = match last {
+            None => (0, [0u8; 32]),
             Some((seq, mac)) => {
                 let prev: [u8; 32] = mac
                     .try_into()
                     .map_err(|_| StoreError::Corrupt(format!("audit entry {seq} has a bad MAC")))?;
-                (seq + 1, prev)
+                (seq, prev)
             }
         };
-        let row = StoredRow::from_record(seq, record);
-        let mac = row.mac(&key, &prev);
-        tx.prepare_cached(&format!(
+        if records.is_empty() {
+            return Ok(seq as u64);
+        }
+        let mut insert = tx.prepare_cached(&format!(
             "INSERT INTO audit ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)"
-        ))?
-        .execute(params![
+        ))?;
+        for record in records {
+            seq += 1;
+            let row = StoredRow::from_record(seq, record);
+            let mac = row.mac(&key, &prev);
+            insert.execute(params![
                 row.seq,
                 row.time_ms,
                 row.actor,
@@ -289,12 +307,15 @@ impl Store {
                 row.duration_ms,
                 row.params_hash,
                 &mac[..],
-        ])?;
+            ])?;
+            prev = mac;
+        }
+        drop(insert);
         tx.prepare_cached(
             "INSERT INTO kv (key, value) VALUES (?1, ?2)
              ON CONFLICT (key) DO UPDATE SET value = excluded.value",
         )?
-        .execute(params![HEAD_KEY, format!("{seq}:{}", to_hex(&mac))])?;
+        .execute(params![HEAD_KEY, format!("{seq}:{}", to_hex(&prev))])?;
         tx.commit()?;
         Ok(seq as u64)
     }

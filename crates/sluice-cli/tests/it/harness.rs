@@ -178,6 +178,15 @@ impl Server {
     pub fn url(&self) -> String {
         format!("http://127.0.0.1:{}/mcp", self.port)
     }
+
+    /// Stops the server as a service manager or a logout does (SIGTERM) and waits for its clean
+    /// exit: everything it recorded, reads batched in the audit log included, is then on disk.
+    pub fn stop(mut self) {
+        let pid = self.child.id().to_string();
+        assert!(Command::new("kill").args(["-TERM", &pid]).status().unwrap().success());
+        let status = self.child.wait().unwrap();
+        assert!(status.success(), "sluice serve exited with {status} on SIGTERM");
+    }
 }
 
 impl Drop for Server {

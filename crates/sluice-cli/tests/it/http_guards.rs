@@ -149,7 +149,9 @@ fn hs05_simple_cross_site_requests_never_dispatch() {
         &format!("GET /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n"),
     );
     assert_eq!(r.status, 405);
-    // None of these reached a tool: the audit log holds no tools/call.
+    // None of these reached a tool: the audit log holds no tools/call (once the server has
+    // written what it queued).
+    server.stop();
     let audit = sb.ok(&["audit", "list", "--json", "--limit", "1000"]);
     assert!(!audit.contains("\"list_projects\""), "{audit}");
 }

@@ -28,7 +28,9 @@ fn run(transport: &str, mode: &str) {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "python client failed:\n{stdout}\n{stderr}");
     assert!(stdout.starts_with("OK "), "{stdout}");
-    // Every call reached the audit log, attributed to the token's label.
+    // Every call reached the audit log, attributed to the token's label. Reads are batched; a
+    // clean stop writes what is queued.
+    server.stop();
     let audit = sb.ok(&["audit", "list", "--json", "--limit", "1000"]);
     assert!(audit.contains("\"read_file\"") && audit.contains("\"python\""), "{audit}");
     assert!(!audit.contains(&sb.canary) && !audit.contains(&token));

@@ -1,0 +1,246 @@
+//! The audit log's writer. An append's cost is almost all in its commit, so entries that can
+//! wait a moment are gathered and committed together; everything else is written before the
+//! call that records it returns.
+//!
+//! - [`Durability::Now`]: changes, executions, denials, the user's own actions. Written (with
+//!   every entry queued before it, so the chain keeps the order things happened in) before
+//!   [`AuditWriter::append`] returns.
+//! - [`Durability::Soon`]: successful reads, listings and protocol requests. Committed by the
+//!   writer thread at most [`LINGER`] after the first of them was queued, or sooner when the
+//!   batch is full, something durable is appended, the log is read, or the engine shuts down.
+//!   A crash of the process in that window loses them; that is the price of not paying a
+//!   commit per read.
+
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use sluice_store::{AuditRecord, InstallSecret, Store};
+
+/// How long a [`Durability::Soon`] entry may wait for others to share its commit.
+pub const LINGER: Duration = Duration::from_millis(20);
+/// Entries committed together at most; a full batch is written at once by its last producer.
+const MAX_BATCH: usize = 256;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Durability {
+    /// On disk (the WAL) before `append` returns.
+    Now,
+    /// Within [`LINGER`], batched with its neighbours.
+    Soon,
+}
+
+pub(crate) struct AuditWriter {
+    shared: Arc<Shared>,
+    thread: Mutex<Option<JoinHandle<()>>>,
+}
+
+struct Shared {
+    store: Arc<Store>,
+    secret: Arc<InstallSecret>,
+    queue: Mutex<Queue>,
+    wake: Condvar,
+}
+
+#[derive(Default)]
+struct Queue {
+    pending: Vec<AuditRecord>,
+    closed: bool,
+}
+
+fn lock(m: &Mutex<Queue>) -> MutexGuard<'_, Queue> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl AuditWriter {
+    pub(crate) fn new(store: Arc<Store>, secret: Arc<InstallSecret>) -> AuditWriter {
+        AuditWriter {
+            shared: Arc::new(Shared {
+                store,
+                secret,
+                queue: Mutex::new(Queue::default()),
+                wake: Condvar::new(),
+            }),
+            thread: Mutex::new(None),
+        }
+    }
+
+    pub(crate) fn append(&self, record: AuditRecord, durability: Durability) {
+        let mut queue = lock(&self.shared.queue);
+        queue.pending.push(record);
+        let now = durability == Durability::Now || queue.closed || queue.pending.len() >= MAX_BATCH;
+        if now || !self.start_thread() {
+            // Written under the queue's lock, so a batch the thread is writing lands first.
+            self.shared.write(&mut queue);
+        } else if queue.pending.len() == 1 {
+            // Only the first entry of a batch wakes the writer; the rest ride along.
+            self.shared.wake.notify_one();
+        }
+    }
+
+    /// Writes everything queued; the log then holds every entry appended before this call.
+    pub(crate) fn flush(&self) {
+        let mut queue = lock(&self.shared.queue);
+        self.shared.write(&mut queue);
+    }
+
+    /// `false` when no thread could be started; entries are then written as they come.
+    fn start_thread(&self) -> bool {
+        let mut thread = self.thread.lock().unwrap_or_else(|e| e.into_inner());
+        if thread.is_some() {
+            return true;
+        }
+        let shared = self.shared.clone();
+        match std::thread::Builder::new().name("sluice-audit".into()).spawn(move || shared.run()) {
+            Ok(handle) => {
+                *thread = Some(handle);
+                true
+            }
+            Err(err) => {
+                tracing::warn!(%err, "cannot start the audit writer; writing entries one by one");
+                false
+            }
+        }
+    }
+}
+
+impl Drop for AuditWriter {
+    fn drop(&mut self) {
+        lock(&self.shared.queue).closed = true;
+        self.shared.wake.notify_one();
+        if let Some(handle) = self.thread.get_mut().unwrap_or_else(|e| e.into_inner()).take() {
+            let _ = handle.join();
+        }
+        // Entries queued after the thread left (none in practice) are not lost either.
+        self.flush();
+    }
+}
+
+impl Shared {
+    fn run(&self) {
+        let mut queue = lock(&self.queue);
+        loop {
+            while queue.pending.is_empty() && !queue.closed {
+                queue = self.wake.wait(queue).unwrap_or_else(|e| e.into_inner());
+            }
+            // Let the batch fill for LINGER from its first entry; a flush or a durable append in
+            // the meantime may empty it, which is fine.
+            let deadline = Instant::now() + LINGER;
+            while !queue.closed && !queue.pending.is_empty() {
+                let Some(left) = deadline.checked_duration_since(Instant::now()) else { break };
+                queue = self.wake.wait_timeout(queue, left).unwrap_or_else(|e| e.into_inner()).0;
+            }
+            self.write(&mut queue);
+            if queue.closed {
+                return;
+            }
+        }
+    }
+
+    /// Commits the queue in one transaction. A batch the store refuses is retried entry by
+    /// entry, so one bad entry cannot take its neighbours with it. Failures are logged, never
+    /// surfaced: the requests they record already happened.
+    fn write(&self, queue: &mut Queue) {
+        if queue.pending.is_empty() {
+            return;
+        }
+        let batch = std::mem::take(&mut queue.pending);
+        if let Err(err) = self.store.audit_append_all(&self.secret, &batch) {
+            if batch.len() == 1 {
+                tracing::error!(%err, "could not append to the audit log");
+                return;
+            }
+            for record in &batch {
+                if let Err(err) = self.store.audit_append(&self.secret, record) {
+                    tracing::error!(%err, action = %record.action, "could not append to the audit log");
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use sluice_store::{ActorKind, AuditFilter, Outcome};
+
+    use super::*;
+
+    fn record(action: &str) -> AuditRecord {
+        AuditRecord {
+            time_ms: sluice_store::now_ms(),
+            actor: "tester".into(),
+            actor_kind: ActorKind::Mcp,
+            token_id: None,
+            action: action.into(),
+            project_id: None,
+            outcome: Outcome::Ok,
+            error_code: None,
+            duration_ms: Some(0),
+            params_hash: None,
+        }
+    }
+
+    fn setup() -> (tempfile::TempDir, Arc<Store>, Arc<InstallSecret>, AuditWriter) {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Arc::new(Store::open(dir.path()).unwrap());
+        let secret = Arc::new(InstallSecret::generate());
+        let writer = AuditWriter::new(store.clone(), secret.clone());
+        (dir, store, secret, writer)
+    }
+
+    /// Oldest first.
+    fn actions(store: &Store) -> Vec<String> {
+        let mut entries = store.audit_list(&AuditFilter::default(), 1000, None).unwrap();
+        entries.reverse();
+        entries.into_iter().map(|e| e.record.action).collect()
+    }
+
+    #[test]
+    fn reads_land_on_their_own_shortly_after() {
+        let (_dir, store, secret, writer) = setup();
+        writer.append(record("read_file"), Durability::Soon);
+        writer.append(record("list_directory"), Durability::Soon);
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while actions(&store).len() < 2 {
+            assert!(Instant::now() < deadline, "the writer never committed the batch");
+            std::thread::sleep(LINGER / 4);
+        }
+        assert_eq!(actions(&store), ["read_file", "list_directory"]);
+        assert!(store.audit_verify(&secret).unwrap().intact);
+    }
+
+    #[test]
+    fn a_durable_entry_is_written_at_once_after_everything_queued_before_it() {
+        let (_dir, store, secret, writer) = setup();
+        writer.append(record("read_file"), Durability::Soon);
+        writer.append(record("write_file"), Durability::Now);
+        assert_eq!(actions(&store), ["read_file", "write_file"]);
+        writer.append(record("stat"), Durability::Soon);
+        writer.flush();
+        assert_eq!(actions(&store), ["read_file", "write_file", "stat"]);
+        assert!(store.audit_verify(&secret).unwrap().intact);
+    }
+
+    #[test]
+    fn dropping_the_writer_writes_what_is_queued() {
+        let (_dir, store, secret, writer) = setup();
+        for i in 0..(MAX_BATCH + 10) {
+            writer.append(record(&format!("call_{i}")), Durability::Soon);
+        }
+        drop(writer);
+        let all = actions(&store);
+        assert_eq!(all.len(), MAX_BATCH + 10);
+        assert!(all.iter().enumerate().all(|(i, a)| *a == format!("call_{i}")), "order kept");
+        assert!(store.audit_verify(&secret).unwrap().intact);
+    }
+
+    #[test]
+    fn one_bad_entry_does_not_take_its_batch_with_it() {
+        let (_dir, store, secret, writer) = setup();
+        writer.append(record("read_file"), Durability::Soon);
+        writer.append(record(""), Durability::Soon); // the store refuses an empty action
+        writer.append(record("stat"), Durability::Now);
+        assert_eq!(actions(&store), ["read_file", "stat"]);
+        assert!(store.audit_verify(&secret).unwrap().intact);
+    }
+}
