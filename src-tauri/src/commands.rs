@@ -29,10 +29,22 @@ async fn list_projects(s: State<'_, Shell>) -> R<Vec<ipc::ProjectDto>> {
     ipc::list_projects(&s.engine)
 }
 
+/// Authorizing a folder opens it to assistants: confirmed in a native dialog, whether the path
+/// came from the picker or was typed (SECURITY-CASES UI-04: a forged `add_project("/")`).
 #[tauri::command]
-async fn add_project(s: State<'_, Shell>, args: ipc::AddProject) -> R<ipc::ProjectDto> {
+async fn add_project(
+    app: tauri::AppHandle,
+    s: State<'_, Shell>,
+    args: ipc::AddProject,
+) -> R<ipc::ProjectDto> {
+    let question = ipc::authorize_question(&args)?;
+    confirm_natively(&app, question, AUTHORIZE_TITLE, "Authorize", "Cancel").await?;
     ipc::add_project(&s.engine, args)
 }
+
+/// The title of the native dialog that confirms authorizing a folder (the e2e test answers it
+/// by it).
+const AUTHORIZE_TITLE: &str = "Sluice — authorize a folder?";
 
 /// Read-write access or a more permissive execution mode widens what assistants can do:
 /// confirmed in a native dialog (SECURITY-CASES UI-04).

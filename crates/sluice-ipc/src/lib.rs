@@ -78,13 +78,7 @@ pub fn list_projects(engine: &Engine) -> Res<Vec<ProjectDto>> {
 }
 
 pub fn add_project(engine: &Engine, args: AddProject) -> Res<ProjectDto> {
-    let path = args.path.trim();
-    if path.is_empty() {
-        return Err(invalid("choose a folder or type its full path"));
-    }
-    if !Path::new(path).is_absolute() {
-        return Err(invalid("type the folder's full path (for example /home/you/code/my-app)"));
-    }
+    let path = checked_folder(&args.path)?;
     let name = args.name.as_deref().map(str::trim).filter(|n| !n.is_empty());
     let p = engine.add_project(Path::new(path), name, args.access.into(), args.exec.into())?;
     Ok(ProjectDto::from(&p))
@@ -211,19 +205,60 @@ pub fn widens_modes(engine: &Engine, args: &SetModes) -> Res<Option<String>> {
     if p.access == AccessMode::ReadOnly
         && args.access.map(AccessMode::from) == Some(AccessMode::ReadWrite)
     {
-        more.push("create, change and move its files, and delete them with your approval");
+        more.push(WRITE_PHRASE);
     }
     if let Some(exec) = args.exec.map(ExecMode::from)
         && exec > p.exec
     {
-        more.push(match exec {
-            ExecMode::Safe => "run version checks and read-only inspections in it",
-            ExecMode::Project => "build, test and run it through its own toolchain",
-            _ => "run any program in it, asking you each time unless you always allowed it",
-        });
+        more.push(exec_phrase(exec));
     }
     Ok((!more.is_empty())
         .then(|| format!("Let assistants {} in {}?", more.join("; and "), visible(&p.name))))
+}
+
+/// The question the native confirmation asks before a folder is authorized (adding a project
+/// is the widest change there is: SECURITY-CASES UI-04). Checks what can be checked without
+/// the engine first, so a mistyped path is an error, not a dialog.
+pub fn authorize_question(args: &AddProject) -> Res<String> {
+    use sluice_core::{AccessMode, ExecMode};
+    let path = checked_folder(&args.path)?;
+    let mut what = vec!["read its files"];
+    if AccessMode::from(args.access) == AccessMode::ReadWrite {
+        what.push(WRITE_PHRASE);
+    }
+    let exec = ExecMode::from(args.exec);
+    if exec > ExecMode::Off {
+        what.push(exec_phrase(exec));
+    }
+    Ok(format!(
+        "Let AI assistants {} in the folder {}? You can pause them or remove the folder at any time.",
+        what.join("; and "),
+        visible(path)
+    ))
+}
+
+const WRITE_PHRASE: &str = "create, change and move its files, and delete them with your approval";
+
+fn exec_phrase(exec: sluice_core::ExecMode) -> &'static str {
+    use sluice_core::ExecMode;
+    match exec {
+        ExecMode::Off => "run nothing",
+        ExecMode::Safe => "run version checks and read-only inspections in it",
+        ExecMode::Project => "build, test and run it through its own toolchain",
+        ExecMode::Any => "run any program in it, asking you each time unless you always allowed it",
+    }
+}
+
+/// A folder path as typed or picked: absolute, trimmed.
+fn checked_folder(path: &str) -> Res<&str> {
+    let path = path.trim();
+    if path.is_empty() {
+        return Err(invalid("choose a folder or type its full path"));
+    }
+    if !Path::new(path).is_absolute() {
+        return Err(invalid("type the folder's full path (for example /home/you/code/my-app)"));
+    }
+    Ok(path)
 }
 
 /// The shield patterns `patterns` (`None`: the defaults) would stop applying to the project:

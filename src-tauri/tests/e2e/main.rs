@@ -28,6 +28,7 @@ use thirtyfour::By;
 
 /// The title of the native dialog that confirms widening a project's access.
 const WIDEN: &str = "Sluice — widen access?";
+const AUTHORIZE: &str = "Sluice — authorize a folder?";
 
 /// The job the assistant starts: lines over a few seconds, then on until cancelled.
 const TICKS: &str = "i=0; while [ $i -lt 900 ]; do i=$((i+1)); echo \"tick $i\"; sleep 0.2; done";
@@ -64,7 +65,14 @@ async fn window_token_client_pause_resume_approvals_jobs_stop() {
     )
     .await;
     s.type_into(By::Css("form[aria-label='Authorize a folder'] input[name=name]"), "e2e-app").await;
+    // Authorizing is confirmed in a native dialog (UI-04): closing it authorizes nothing.
     s.click(By::Css("form[aria-label='Authorize a folder'] button[type=submit]")).await;
+    s.answer_native(AUTHORIZE, false).await;
+    s.wait_text(By::Css("form[aria-label='Authorize a folder'] .error"), "nothing changed").await;
+    let rows = s.eval("return document.querySelectorAll('[data-testid=project-row]').length").await;
+    assert_eq!(rows, serde_json::json!(0), "a cancelled authorization added a project");
+    s.click(By::Css("form[aria-label='Authorize a folder'] button[type=submit]")).await;
+    s.answer_native(AUTHORIZE, true).await;
     let row = s.wait_text(By::Css("[data-testid=project-row]"), "e2e-app").await;
     assert!(row.contains("Available") && row.contains("Read-only") && row.contains("Off"), "{row}");
 

@@ -94,6 +94,17 @@ fn widening_modes_or_dropping_shield_patterns_is_told_apart_for_a_native_confirm
     let f = fixture();
     let p = add(&f);
     let modes = |access, exec| SetModes { id: p.id.clone(), access, exec };
+    // Authorizing a folder always asks, and says everything it would allow.
+    let folder =
+        |access, exec| AddProject { path: "/srv/code/<b>".into(), name: None, access, exec };
+    let q = authorize_question(&folder(Access::ReadOnly, Exec::Off)).unwrap();
+    assert!(q.contains("read its files") && q.contains("/srv/code/<b>"), "{q}");
+    assert!(!q.contains("change") && !q.contains("run"), "{q}");
+    let q = authorize_question(&folder(Access::ReadWrite, Exec::Any)).unwrap();
+    assert!(
+        q.contains("create, change and move its files") && q.contains("run any program"),
+        "{q}"
+    );
     let q = widens_modes(&f.engine, &modes(Some(Access::ReadWrite), None)).unwrap().unwrap();
     assert!(q.contains("create, change and move its files") && q.contains("my-app"), "{q}");
     let q = widens_modes(&f.engine, &modes(None, Some(Exec::Any))).unwrap().unwrap();
@@ -128,6 +139,8 @@ fn errors_cross_as_code_and_message() {
         access: Access::ReadOnly,
         exec: Exec::Off,
     };
+    // A mistyped path is an error before any dialog is shown.
+    assert_eq!(authorize_question(&relative).unwrap_err().code, "invalid_argument");
     let e = add_project(&f.engine, relative).unwrap_err();
     assert_eq!(e.code, "invalid_argument");
     let e = add_project(
