@@ -36,7 +36,7 @@ pub use sluice_store::{Keychain, connections};
 use tokio::sync::broadcast;
 
 pub use approvals::{AskOutcome, AskRequest, DEFAULT_APPROVAL_TTL, Decision};
-pub use audit::{Durability, LINGER as AUDIT_LINGER};
+pub use audit::Durability;
 pub use events::EngineEvent;
 pub use exec::{EMERGENCY_STOP, NetworkSetting, RuleInfo, StopSummary, job_confinement};
 pub use jobstore::LOST_REASON;
@@ -407,22 +407,14 @@ impl Engine {
 
     /// `Err(Stopped)` after an emergency stop, `Err(Paused)` while the user has paused AI access.
     pub fn check_access(&self) -> Result<(), Failure> {
-        let cache = self.refresh()?;
-        if cache.stopped {
-            return Err(Failure::new(
-                ErrorCode::Stopped,
-                "AI access is stopped: the user pressed Sluice's emergency stop; nothing was done. \
-                 Nothing runs until they resume it.",
-            ));
-        }
-        if cache.paused {
-            return Err(Failure::new(
-                ErrorCode::Paused,
-                "AI access is paused by the user in Sluice; nothing was done. Try again after \
-                 they resume it.",
-            ));
-        }
-        Ok(())
+        access_of(&*self.refresh()?)
+    }
+
+    /// [`Engine::check_access`] against the state the last refresh loaded, for a check that
+    /// directly follows one in the same request (the HTTP gate, after [`Engine::authenticate`]):
+    /// a refresh costs a database read transaction, and every request already makes one.
+    pub fn check_access_as_loaded(&self) -> Result<(), Failure> {
+        access_of(&lock(&self.cache))
     }
 
     /// Whether AI access is paused (or stopped: a stop pauses too).
@@ -455,10 +447,26 @@ impl Engine {
     /// Resolves `reference` (id or name) for this caller and opens its workspace. A project
     /// outside the caller's scope is reported exactly like one that does not exist.
     pub fn project(&self, caller: &Caller, reference: &str) -> Result<ProjectHandle, Failure> {
-        let project = {
-            let cache = self.refresh()?;
-            find(&cache.projects, reference).filter(|p| caller.sees(&p.id)).cloned()
-        };
+        let project = find_for(&*self.refresh()?, caller, reference);
+        self.open_project(project, reference)
+    }
+
+    /// [`Engine::project`] against the state the last refresh loaded, for a lookup that
+    /// directly follows one in the same request (a tool call, after its access check).
+    pub fn project_as_loaded(
+        &self,
+        caller: &Caller,
+        reference: &str,
+    ) -> Result<ProjectHandle, Failure> {
+        let project = find_for(&lock(&self.cache), caller, reference);
+        self.open_project(project, reference)
+    }
+
+    fn open_project(
+        &self,
+        project: Option<Project>,
+        reference: &str,
+    ) -> Result<ProjectHandle, Failure> {
         let Some(project) = project else {
             return Err(Failure::new(
                 ErrorCode::ProjectNotFound,
@@ -578,10 +586,8 @@ impl Engine {
         durability: Durability,
     ) {
         // The request path refreshed the cache moments ago; naming the project needs no newer.
-        let project_id = project_ref.and_then(|r| {
-            let cache = lock(&self.cache);
-            find(&cache.projects, r).filter(|p| caller.sees(&p.id)).map(|p| p.id.clone())
-        });
+        let project_id =
+            project_ref.and_then(|r| find_for(&lock(&self.cache), caller, r)).map(|p| p.id);
         let record = AuditRecord {
             time_ms: sluice_store::now_ms(),
             actor: caller.label.clone(),
@@ -914,6 +920,30 @@ fn validate_name(name: &str) -> Result<String, Failure> {
         return Err(Failure::invalid("a name may not look like an id (proj_…, tok_…)"));
     }
     Ok(name.to_owned())
+}
+
+/// The project `reference` names, if this caller may see it.
+fn find_for(cache: &Cache, caller: &Caller, reference: &str) -> Option<Project> {
+    find(&cache.projects, reference).filter(|p| caller.sees(&p.id)).cloned()
+}
+
+/// `Err(Stopped)` after an emergency stop, `Err(Paused)` while the user has paused AI access.
+fn access_of(cache: &Cache) -> Result<(), Failure> {
+    if cache.stopped {
+        return Err(Failure::new(
+            ErrorCode::Stopped,
+            "AI access is stopped: the user pressed Sluice's emergency stop; nothing was done. \
+             Nothing runs until they resume it.",
+        ));
+    }
+    if cache.paused {
+        return Err(Failure::new(
+            ErrorCode::Paused,
+            "AI access is paused by the user in Sluice; nothing was done. Try again after they \
+             resume it.",
+        ));
+    }
+    Ok(())
 }
 
 /// Why the project's root is no longer the folder the user authorized, if it is not.

@@ -349,7 +349,9 @@ async fn guard(State(gate): State<Arc<Gate>>, req: Request, next: Next) -> Respo
         Err(_) => return plain(StatusCode::REQUEST_TIMEOUT, "request body too slow"),
     };
     let peek = Peek::of(&bytes);
-    if let Err(failure) = gate.engine.check_access() {
+    // `authenticate` refreshed the engine's state at the start of this request; a tool call
+    // checks again, refreshed, right before it acts.
+    if let Err(failure) = gate.engine.check_access_as_loaded() {
         let id = peek.id.unwrap_or(serde_json::Value::Null);
         return rpc_error_with_id(StatusCode::SERVICE_UNAVAILABLE, -32003, &failure, id);
     }

@@ -89,7 +89,8 @@ impl SluiceServer {
         E: Coded + Send + 'static,
         F: FnOnce(&ProjectHandle) -> Result<T, E> + Send + 'static,
     {
-        let handle = match self.engine.project(caller, project) {
+        // `call_tool` refreshed the engine's state for its access check an instant ago.
+        let handle = match self.engine.project_as_loaded(caller, project) {
             Ok(handle) => handle,
             Err(failure) => return Ok(failed(&failure)),
         };
