@@ -3,6 +3,9 @@ MCP client, for Sluice (HTTP, and stdio through `sluice stdio`) and for a peer s
 over stdio. Server CPU is read from /proc (utime + stime of the server processes) before and
 after the timed calls, so the client's own cost is excluded.
 
+The targets take turns for several rounds, so a slow moment of the machine (a shared virtual
+machine has them) falls on all of them alike; each figure is the median of its rounds.
+
 Prints one JSON object per target.
 """
 
@@ -10,6 +13,7 @@ import argparse
 import asyncio
 import json
 import os
+import statistics
 import time
 
 import httpx2
@@ -52,7 +56,7 @@ def descendants(root):
     return out
 
 
-async def measure(name, server, tool_args, n, server_pids):
+async def measure(server, tool_args, n, server_pids):
     async with Client(server, mode="legacy", cache=None) as client:
         for _ in range(50):
             await client.call_tool("read_file", tool_args)
@@ -62,15 +66,13 @@ async def measure(name, server, tool_args, n, server_pids):
             res = await client.call_tool("read_file", tool_args)
             assert not res.is_error, res
         wall, cpu = time.perf_counter() - t0, cpu_seconds(pids) - cpu0
-    print(json.dumps({
-        "target": name, "calls": n, "calls_per_sec": round(n / wall, 1),
-        "server_cpu_us_per_call": round(cpu / n * 1e6, 1),
-    }), flush=True)
+    return n / wall, cpu / n * 1e6
 
 
 async def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--calls", type=int, default=2000)
+    ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--sluice-url")
     ap.add_argument("--sluice-pid", type=int)
     ap.add_argument("--sluice-bin")
@@ -83,16 +85,28 @@ async def main():
     me = os.getpid()
 
     http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"})
-    await measure("sluice (HTTP)", streamable_http_client(args.sluice_url, http_client=http),
-                  {"project": args.project, "path": args.rel}, args.calls,
-                  lambda: [args.sluice_pid])
+    sluice_args = {"project": args.project, "path": args.rel}
     stdio = StdioServerParameters(command=args.sluice_bin, args=["stdio"],
                                   env={**os.environ, "SLUICE_TOKEN": token})
-    await measure("sluice (stdio bridge)", stdio, {"project": args.project, "path": args.rel},
-                  args.calls, lambda: [args.sluice_pid] + descendants(me))
     peer = StdioServerParameters(command=args.peer[0], args=args.peer[1:], env=dict(os.environ))
-    await measure("server-filesystem (stdio)", peer, {"path": args.file}, args.calls,
-                  lambda: descendants(me))
+    targets = [
+        ("sluice (HTTP)", lambda: streamable_http_client(args.sluice_url, http_client=http),
+         sluice_args, lambda: [args.sluice_pid]),
+        ("sluice (stdio bridge)", lambda: stdio, sluice_args,
+         lambda: [args.sluice_pid] + descendants(me)),
+        ("server-filesystem (stdio)", lambda: peer, {"path": args.file},
+         lambda: descendants(me)),
+    ]
+    runs = {name: [] for name, *_ in targets}
+    for _ in range(args.rounds):
+        for name, server, tool_args, pids in targets:
+            runs[name].append(await measure(server(), tool_args, args.calls, pids))
+    for name, results in runs.items():
+        print(json.dumps({
+            "target": name, "calls": args.calls, "rounds": args.rounds,
+            "calls_per_sec": round(statistics.median(r[0] for r in results), 1),
+            "server_cpu_us_per_call": round(statistics.median(r[1] for r in results), 1),
+        }), flush=True)
 
 
 asyncio.run(main())

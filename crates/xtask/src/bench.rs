@@ -183,16 +183,36 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
          Every figure comes from one run of that command; peers run in the same run.\n\n",
     );
     md.push_str("## read_file, 4 KiB file, official Python MCP client\n\n");
-    md.push_str("| server | calls/s | server CPU per call (µs) |\n|---|---:|---:|\n");
-    for l in read.lines().filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok()) {
+    md.push_str(
+        "| server | calls/s | server CPU per call (µs) | CPU beside server-filesystem |\n\
+         |---|---:|---:|---:|\n",
+    );
+    let rows: Vec<serde_json::Value> =
+        read.lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
+    let cpu = |row: &serde_json::Value| row["server_cpu_us_per_call"].as_f64();
+    let peer = rows.iter().find(|r| r["target"].as_str().is_some_and(|t| !t.starts_with("sluice")));
+    for l in &rows {
+        let ratio = match (cpu(l), peer.and_then(cpu)) {
+            (Some(a), Some(b)) if b > 0.0 => format!("{:.2}×", a / b),
+            _ => "?".into(),
+        };
         md.push_str(&format!(
-            "| {} | {} | {} |\n",
+            "| {} | {} | {} | {ratio} |\n",
             l["target"].as_str().unwrap_or("?"),
             l["calls_per_sec"],
             l["server_cpu_us_per_call"]
         ));
     }
-    md.push_str("\nThe stdio row counts the engine and the `sluice stdio` bridge together.\n\n");
+    let first = rows.first();
+    let (rounds, calls) = (
+        first.map_or(0, |r| r["rounds"].as_u64().unwrap_or(1)),
+        first.map_or(0, |r| r["calls"].as_u64().unwrap_or(0)),
+    );
+    md.push_str(&format!(
+        "\nThe stdio row counts the engine and the `sluice stdio` bridge together. The three \
+         servers took turns for {rounds} rounds of {calls} calls; each figure is the median of \
+         its rounds.\n\n"
+    ));
     md.push_str(
         "## Changes and approvals, official Python MCP client over HTTP\n\n| measure | median (ms) | p90 (ms) | n |\n|---|---:|---:|---:|\n",
     );
