@@ -40,6 +40,10 @@ struct Shared {
     secret: Arc<InstallSecret>,
     queue: Mutex<Queue>,
     wake: Condvar,
+    /// Held while a batch is taken from the queue and written, so batches land in the order
+    /// they were taken; the queue's own lock is never held across a commit, so a request that
+    /// queues an entry never waits for one.
+    writing: Mutex<()>,
 }
 
 #[derive(Default)]
@@ -60,28 +64,31 @@ impl AuditWriter {
                 secret,
                 queue: Mutex::new(Queue::default()),
                 wake: Condvar::new(),
+                writing: Mutex::new(()),
             }),
             thread: Mutex::new(None),
         }
     }
 
     pub(crate) fn append(&self, record: AuditRecord, durability: Durability) {
-        let mut queue = lock(&self.shared.queue);
-        queue.pending.push(record);
-        let now = durability == Durability::Now || queue.closed || queue.pending.len() >= MAX_BATCH;
+        let (now, first) = {
+            let mut queue = lock(&self.shared.queue);
+            queue.pending.push(record);
+            let full = queue.closed || queue.pending.len() >= MAX_BATCH;
+            (durability == Durability::Now || full, queue.pending.len() == 1)
+        };
         if now || !self.start_thread() {
-            // Written under the queue's lock, so a batch the thread is writing lands first.
-            self.shared.write(&mut queue);
-        } else if queue.pending.len() == 1 {
+            self.shared.write();
+        } else if first {
             // Only the first entry of a batch wakes the writer; the rest ride along.
             self.shared.wake.notify_one();
         }
     }
 
-    /// Writes everything queued; the log then holds every entry appended before this call.
+    /// Writes everything queued; the log then holds every entry appended before this call
+    /// (a batch the thread took earlier is written before this takes the rest).
     pub(crate) fn flush(&self) {
-        let mut queue = lock(&self.shared.queue);
-        self.shared.write(&mut queue);
+        self.shared.write();
     }
 
     /// `false` when no thread could be started; entries are then written as they come.
@@ -118,33 +125,40 @@ impl Drop for AuditWriter {
 
 impl Shared {
     fn run(&self) {
-        let mut queue = lock(&self.queue);
         loop {
-            while queue.pending.is_empty() && !queue.closed {
-                queue = self.wake.wait(queue).unwrap_or_else(|e| e.into_inner());
-            }
-            // Let the batch fill for LINGER from its first entry; a flush or a durable append in
-            // the meantime may empty it, which is fine.
-            let deadline = Instant::now() + LINGER;
-            while !queue.closed && !queue.pending.is_empty() {
-                let Some(left) = deadline.checked_duration_since(Instant::now()) else { break };
-                queue = self.wake.wait_timeout(queue, left).unwrap_or_else(|e| e.into_inner()).0;
-            }
-            self.write(&mut queue);
-            if queue.closed {
+            let closed = {
+                let mut queue = lock(&self.queue);
+                while queue.pending.is_empty() && !queue.closed {
+                    queue = self.wake.wait(queue).unwrap_or_else(|e| e.into_inner());
+                }
+                // Let the batch fill for LINGER from its first entry; a flush or a durable
+                // append in the meantime may empty it, which is fine.
+                let deadline = Instant::now() + LINGER;
+                while !queue.closed && !queue.pending.is_empty() {
+                    let Some(left) = deadline.checked_duration_since(Instant::now()) else {
+                        break;
+                    };
+                    queue =
+                        self.wake.wait_timeout(queue, left).unwrap_or_else(|e| e.into_inner()).0;
+                }
+                queue.closed
+            };
+            self.write();
+            if closed {
                 return;
             }
         }
     }
 
-    /// Commits the queue in one transaction. A batch the store refuses is retried entry by
-    /// entry, so one bad entry cannot take its neighbours with it. Failures are logged, never
+    /// Commits what is queued in one transaction. A batch the store refuses is retried entry
+    /// by entry, so one bad entry cannot take its neighbours with it. Failures are logged, never
     /// surfaced: the requests they record already happened.
-    fn write(&self, queue: &mut Queue) {
-        if queue.pending.is_empty() {
+    fn write(&self) {
+        let _writing = self.writing.lock().unwrap_or_else(|e| e.into_inner());
+        let batch = std::mem::take(&mut lock(&self.queue).pending);
+        if batch.is_empty() {
             return;
         }
-        let batch = std::mem::take(&mut queue.pending);
         if let Err(err) = self.store.audit_append_all(&self.secret, &batch) {
             if batch.len() == 1 {
                 tracing::error!(%err, "could not append to the audit log");
