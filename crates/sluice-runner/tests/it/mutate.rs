@@ -798,3 +798,75 @@ fn malformed_patches_never_panic() {
         }
     }
 }
+
+#[test]
+fn sl03_writes_and_deletes_under_a_folder_link_swap_never_touch_the_outside() {
+    // `swap` is exchanged atomically (renameat2 RENAME_EXCHANGE) with `swap_link`, a link to an
+    // outside folder holding the same names, while writes, replacements and recursive deletes
+    // go to `swap/...`. Whatever each call lands on, the outside folder keeps every byte.
+    use std::os::fd::AsRawFd;
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+    use rustix::fs::{CWD, RenameFlags, renameat_with};
+
+    let t = setup();
+    let outside = t.rig.base.join("victim");
+    for dir in [outside.clone(), t.rig.proj.join("swap")] {
+        fs::create_dir_all(dir.join("tree/deep")).unwrap();
+        fs::write(dir.join("f.txt"), "same name\n").unwrap();
+        fs::write(dir.join("tree/deep/x.txt"), "same name\n").unwrap();
+    }
+    fs::write(outside.join("canary.txt"), CANARY).unwrap();
+    let before = snapshot(&outside);
+    symlink(&outside, t.rig.proj.join("swap_link")).unwrap();
+    // The real folder by its inode, whatever name the swap gives it: the test puts back what a
+    // delete removed through this, so it can never write to the outside itself (or mask an
+    // escape by restoring what one deleted there).
+    let real_dir = fs::File::open(t.rig.proj.join("swap")).unwrap();
+    let real = PathBuf::from(format!("/proc/self/fd/{}", real_dir.as_raw_fd()));
+
+    let stop = Arc::new(AtomicBool::new(false));
+    let swaps = Arc::new(AtomicUsize::new(0));
+    let swapper = {
+        let (stop, swaps) = (Arc::clone(&stop), Arc::clone(&swaps));
+        let (a, b) = (t.rig.proj.join("swap"), t.rig.proj.join("swap_link"));
+        std::thread::spawn(move || {
+            while !stop.load(Ordering::Relaxed) {
+                renameat_with(CWD, &a, CWD, &b, RenameFlags::EXCHANGE).unwrap();
+                swaps.fetch_add(1, Ordering::Relaxed);
+                // Paced so calls land on both sides and swaps still fall inside them.
+                std::thread::sleep(std::time::Duration::from_micros(50));
+            }
+        })
+    };
+    let same = format!("blake3:{}", blake3::hash(b"same name\n").to_hex());
+    let mut landed = 0;
+    for i in 0..10_000 {
+        let outcome = match i % 4 {
+            0 => write(&t.m, &format!("swap/new-{i}.txt"), "model\n", None),
+            1 => write(&t.m, "swap/f.txt", "same name\n", Some(same.clone())),
+            2 => write(&t.m, "swap/tree/deep/x.txt", "same name\n", Some(same.clone())),
+            _ => {
+                t.m.plan_delete_path(&DeletePathArgs { path: "swap/tree".into(), recursive: true })
+                    .and_then(|plan| t.m.commit(&plan))
+            }
+        };
+        match outcome {
+            Ok(out) => {
+                landed += 1;
+                assert_clean(&t.rig, &format!("{out:?}"));
+            }
+            Err(err) => assert_clean(&t.rig, &err.to_string()),
+        }
+        // Put back what a delete removed from the real folder.
+        if i % 4 == 3 && !real.join("tree").exists() {
+            fs::create_dir_all(real.join("tree/deep")).unwrap();
+            fs::write(real.join("tree/deep/x.txt"), "same name\n").unwrap();
+        }
+    }
+    stop.store(true, Ordering::Relaxed);
+    swapper.join().unwrap();
+    assert!(swaps.load(Ordering::Relaxed) > 0, "the swapper never ran");
+    assert!(landed > 0, "no call ever went through: the race was never run both ways");
+    assert_eq!(snapshot(&outside), before, "a write or delete reached the outside folder");
+}
