@@ -593,6 +593,100 @@ mod tests {
         assert!(!engine.jobs().is_stopped());
     }
 
+    /// PE-02: jobs started from several threads at the instant of an emergency stop. Every
+    /// start that begins after the stop returned is refused, and nothing that started before
+    /// it outlives it: no job left running, no process of theirs alive.
+    #[test]
+    fn pe02_starts_racing_the_emergency_stop_never_outlive_it() {
+        use std::sync::atomic::{AtomicBool, Ordering};
+
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().canonicalize().unwrap();
+        std::fs::create_dir_all(root.join("proj")).unwrap();
+        let engine = Arc::new(open(&root));
+        engine
+            .add_project(&root.join("proj"), Some("demo"), AccessMode::ReadWrite, ExecMode::Any)
+            .unwrap();
+        let (_, plaintext) = engine.create_token("t", None, None).unwrap();
+        let caller = engine.authenticate(&plaintext).unwrap();
+        // A sleep no other process on the machine runs: its argument is the marker.
+        let marker = format!("4000.{}", std::process::id());
+        let alive = |marker: &str| {
+            std::fs::read_dir("/proc")
+                .unwrap()
+                .filter_map(|e| std::fs::read(e.ok()?.path().join("cmdline")).ok())
+                .filter(|cmd| cmd.split(|b| *b == 0).any(|arg| arg == marker.as_bytes()))
+                .count()
+        };
+        // The detector sees a running job (so its zero below means something).
+        let handle = engine.project(&caller, "demo").unwrap();
+        let verdict =
+            engine.plan_exec(&handle, &CommandSpec::new("sleep", &[marker.as_str()])).unwrap();
+        engine.jobs().start(engine.job_request(&handle, &verdict).unwrap()).unwrap();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while alive(&marker) == 0 {
+            assert!(std::time::Instant::now() < deadline, "the job's process never showed");
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        engine.emergency_stop().unwrap();
+        assert_eq!(alive(&marker), 0);
+        engine.resume().unwrap();
+
+        let (mut started, mut refused_after) = (0, 0);
+        for round in 0..100 {
+            let stopped = Arc::new(AtomicBool::new(false));
+            let starters: Vec<_> = (0..2)
+                .map(|_| {
+                    let (engine, caller, marker) = (engine.clone(), caller.clone(), marker.clone());
+                    let stopped = stopped.clone();
+                    std::thread::spawn(move || {
+                        let (mut ok, mut late_refusals) = (0, 0);
+                        for _ in 0..4 {
+                            let after_stop = stopped.load(Ordering::SeqCst);
+                            let attempt = engine.check_exec_start().and_then(|()| {
+                                let handle = engine.project(&caller, "demo")?;
+                                let spec = CommandSpec::new("sleep", &[marker.as_str()]);
+                                let verdict = engine.plan_exec(&handle, &spec)?;
+                                let req = engine.job_request(&handle, &verdict)?;
+                                engine
+                                    .jobs()
+                                    .start(req)
+                                    .map_err(|e| Failure::new(ErrorCode::Stopped, e.to_string()))
+                            });
+                            match attempt {
+                                Ok(_) => {
+                                    assert!(!after_stop, "a job started after the stop returned");
+                                    ok += 1;
+                                }
+                                Err(_) if after_stop => late_refusals += 1,
+                                Err(_) => {}
+                            }
+                        }
+                        (ok, late_refusals)
+                    })
+                })
+                .collect();
+            // The stop lands somewhere among the starts, at a different point each round.
+            std::thread::sleep(std::time::Duration::from_micros(200 * (round % 10)));
+            engine.emergency_stop().unwrap();
+            stopped.store(true, Ordering::SeqCst);
+            for s in starters {
+                let (ok, late) = s.join().unwrap();
+                started += ok;
+                refused_after += late;
+            }
+            assert!(
+                engine.jobs().list().iter().all(|j| j.state.is_final()),
+                "round {round}: a job is still running after the stop"
+            );
+            assert_eq!(alive(&marker), 0, "round {round}: a job's process outlived the stop");
+            engine.resume().unwrap();
+        }
+        // Not timing assertions: only that the race really ran both ways.
+        assert!(started > 0, "no start ever won the race");
+        assert!(refused_after > 0, "no start ever came after the stop");
+    }
+
     #[test]
     fn network_follows_the_mode_unless_set_and_jobs_never_see_the_data_folder() {
         let tmp = tempfile::tempdir().unwrap();
