@@ -16,6 +16,13 @@ static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
     let rule = |kind, pat: &str| Rule { kind, re: Regex::new(pat).expect("redaction pattern") };
     vec![
         rule("sluice-token", r"slc_[0-9a-z]{20,}"),
+        // The same token hex-encoded (each body byte is a digit or a lowercase letter),
+        // base64-encoded at any of the three alignments (the characters that depend only on
+        // `slc_`, then the rest), and as UTF-16 text.
+        rule("sluice-token", r"(?i)736c635f(?:3[0-9]|6[1-9a-f]|7[0-9a]){20,}"),
+        rule("sluice-token", r"(?:c2xjX|NsY1|zbGNf)[A-Za-z0-9+/_-]{26,}={0,2}"),
+        rule("sluice-token", r"s\x00l\x00c\x00_\x00(?:[0-9a-z]\x00){20,}"),
+        rule("sluice-token", r"\x00s\x00l\x00c\x00_(?:\x00[0-9a-z]){20,}"),
         rule(
             "private-key",
             r"-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(-----END [A-Z ]*PRIVATE KEY-----|$)",
@@ -63,18 +70,40 @@ static PEM_END: LazyLock<Regex> =
 #[derive(Debug, Default)]
 pub struct StreamRedactor {
     carry: String,
-    /// `(needle, replacement)`, longest needle first so a longer path wins over its parent.
-    literals: Vec<(String, String)>,
+    /// Longest needle first, so a longer path wins over its parent.
+    literals: Vec<Literal>,
     in_private_key: bool,
 }
 
 impl StreamRedactor {
     /// Replaces every occurrence of `needle` with `replacement`, unless the occurrence continues
     /// as a longer name (`/a/proj` inside `/a/project2` is left alone). Empty needles are ignored.
-    pub fn with_literal(mut self, needle: &str, replacement: &str) -> StreamRedactor {
+    pub fn with_literal(self, needle: &str, replacement: &str) -> StreamRedactor {
+        self.add(needle, replacement, true)
+    }
+
+    /// Replaces `secret` wherever it appears, and in its common encodings too: hex (either
+    /// case), base64 (standard and URL-safe, at any alignment inside a longer encoded text) and
+    /// UTF-16 (either byte order). Secrets shorter than 8 bytes are ignored: their encodings
+    /// would match ordinary text.
+    pub fn with_secret(mut self, secret: &str, replacement: &str) -> StreamRedactor {
+        if secret.len() < 8 {
+            return self;
+        }
+        for form in encoded_forms(secret.as_bytes()) {
+            self = self.add(&form, replacement, false);
+        }
+        self.add(secret, replacement, false)
+    }
+
+    fn add(mut self, needle: &str, replacement: &str, whole: bool) -> StreamRedactor {
         if !needle.is_empty() && needle.len() < STREAM_WINDOW {
-            self.literals.push((needle.to_owned(), replacement.to_owned()));
-            self.literals.sort_by_key(|l| std::cmp::Reverse(l.0.len()));
+            self.literals.push(Literal {
+                needle: needle.to_owned(),
+                replacement: replacement.to_owned(),
+                whole,
+            });
+            self.literals.sort_by_key(|l| std::cmp::Reverse(l.needle.len()));
         }
         self
     }
@@ -158,7 +187,7 @@ impl StreamRedactor {
         {
             cut = cut.min(idx.max(min_cut));
         }
-        for (needle, _) in &self.literals {
+        for Literal { needle, .. } in &self.literals {
             // Every proper prefix of the needle that the text ends with (char boundaries after
             // the first character).
             for (k, _) in needle.char_indices().filter(|&(k, _)| k > 0) {
@@ -177,7 +206,7 @@ impl StreamRedactor {
         for rule in RULES.iter() {
             spans.extend(rule.re.find_iter(&self.carry).map(|m| (m.start(), m.end())));
         }
-        for (needle, _) in &self.literals {
+        for Literal { needle, .. } in &self.literals {
             spans.extend(self.carry.match_indices(needle.as_str()).map(|(s, n)| (s, s + n.len())));
         }
         spans
@@ -185,11 +214,66 @@ impl StreamRedactor {
 
     fn apply(&self, text: &str) -> String {
         let mut out = redact(text).into_owned();
-        for (needle, replacement) in &self.literals {
-            out = replace_whole(&out, needle, replacement);
+        for l in &self.literals {
+            out = if l.whole {
+                replace_whole(&out, &l.needle, &l.replacement)
+            } else {
+                out.replace(&l.needle, &l.replacement)
+            };
         }
         out
     }
+}
+
+#[derive(Debug)]
+struct Literal {
+    needle: String,
+    replacement: String,
+    /// Only where it is not continued by another name character (paths: `/a/proj` inside
+    /// `/a/project2` is another name); a secret is replaced wherever it appears.
+    whole: bool,
+}
+
+/// `secret`'s hex, base64 and UTF-16 forms, as they would appear in text.
+fn encoded_forms(secret: &[u8]) -> Vec<String> {
+    let hex: String = secret.iter().map(|b| format!("{b:02x}")).collect();
+    let mut forms = vec![hex.to_uppercase(), hex];
+    for alphabet in [BASE64, BASE64_URL] {
+        for offset in 0..3 {
+            forms.push(base64_core(secret, offset, alphabet));
+        }
+    }
+    if let Ok(text) = std::str::from_utf8(secret) {
+        let le: String = text.chars().flat_map(|c| [c, '\0']).collect();
+        forms.push(le.trim_end_matches('\0').to_owned());
+        forms.push(text.chars().flat_map(|c| ['\0', c]).collect());
+    }
+    forms.retain(|f| f.len() >= 8);
+    forms
+}
+
+const BASE64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+const BASE64_URL: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+
+/// The base64 characters that encode only `secret`'s bits when it starts `offset` bytes into a
+/// 3-byte group of a longer encoded text: the first and last characters, which share bits with
+/// the unknown bytes around it, are left out.
+fn base64_core(secret: &[u8], offset: usize, alphabet: &[u8; 64]) -> String {
+    let mut bytes = vec![0u8; offset];
+    bytes.extend_from_slice(secret);
+    let (start_bit, end_bit) = (8 * offset, 8 * (offset + secret.len()));
+    bytes.resize(bytes.len().div_ceil(3) * 3, 0);
+    let mut out = String::new();
+    for (i, group) in bytes.chunks(3).enumerate() {
+        let n = (u32::from(group[0]) << 16) | (u32::from(group[1]) << 8) | u32::from(group[2]);
+        for j in 0..4 {
+            let first_bit = 24 * i + 6 * j;
+            if first_bit >= start_bit && first_bit + 6 <= end_bit {
+                out.push(char::from(alphabet[((n >> (18 - 6 * j)) & 63) as usize]));
+            }
+        }
+    }
+    out
 }
 
 /// Replaces `needle` where it is not immediately continued by another name character.
@@ -238,6 +322,90 @@ pub fn is_deceptive(c: char) -> bool {
 #[cfg(test)]
 mod tests {
     use super::redact;
+
+    /// Plain base64 of `bytes` (standard alphabet, padded): the tests' independent encoder.
+    fn b64(bytes: &[u8]) -> String {
+        let table = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+        let mut out = String::new();
+        for chunk in bytes.chunks(3) {
+            let b = [chunk[0], *chunk.get(1).unwrap_or(&0), *chunk.get(2).unwrap_or(&0)];
+            let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+            for j in 0..4 {
+                if j <= chunk.len() {
+                    out.push(char::from(table[((n >> (18 - 6 * j)) & 63) as usize]));
+                } else {
+                    out.push('=');
+                }
+            }
+        }
+        out
+    }
+
+    fn hex(bytes: &[u8]) -> String {
+        bytes.iter().map(|b| format!("{b:02x}")).collect()
+    }
+
+    fn utf16(text: &str, little_endian: bool) -> String {
+        text.chars().flat_map(|c| if little_endian { [c, '\0'] } else { ['\0', c] }).collect()
+    }
+
+    /// OR-01: a Sluice token hex- or base64-encoded (inside a longer encoded text, at each
+    /// alignment) or as UTF-16 is still found.
+    #[test]
+    fn encoded_sluice_tokens_are_redacted() {
+        let token = format!("slc_{}", "k3x9".repeat(13));
+        let mut cases = vec![hex(token.as_bytes()), hex(token.as_bytes()).to_uppercase()];
+        for prefix in ["", "a", "ab", "user:", "Authorization: "] {
+            cases.push(b64(format!("{prefix}{token}").as_bytes()));
+            cases.push(
+                b64(format!("{prefix}{token}").as_bytes()).replace('+', "-").replace('/', "_"),
+            );
+        }
+        cases.push(utf16(&token, true));
+        cases.push(utf16(&token, false));
+        for case in cases {
+            let text = format!("out: {case} end");
+            let out = redact(&text);
+            assert!(out.contains("[redacted:sluice-token]"), "{case} -> {out}");
+        }
+        assert!(matches!(
+            redact("c2xjX and NsY1 and 736c635f alone"),
+            std::borrow::Cow::Borrowed(_)
+        ));
+    }
+
+    /// OR-01: the engine's own secret, raw or encoded, wherever it appears in a stream.
+    #[test]
+    fn secrets_are_redacted_in_their_encodings_too() {
+        use super::StreamRedactor;
+        let secret = "f00dfacecafe0451beef";
+        let mut forms = vec![
+            secret.to_owned(),
+            format!("{secret}xyz"),
+            hex(secret.as_bytes()),
+            hex(secret.as_bytes()).to_uppercase(),
+            utf16(secret, true),
+            utf16(secret, false),
+        ];
+        for prefix in ["", "k", "ke", "key=", "The secret is "] {
+            let text = format!("{prefix}{secret} and more");
+            forms.push(b64(text.as_bytes()));
+            forms.push(b64(text.as_bytes()).replace('+', "-").replace('/', "_"));
+        }
+        for form in forms {
+            let text = format!("before {form} after\n");
+            for split in [1, 3, 64] {
+                let mut r = StreamRedactor::default().with_secret(secret, "[redacted:secret]");
+                let mut out = String::new();
+                for chunk in text.as_bytes().chunks(split) {
+                    out.push_str(&r.push(std::str::from_utf8(chunk).unwrap()));
+                }
+                out.push_str(&r.finish());
+                assert!(out.contains("[redacted:secret]"), "{form:?} split {split}: {out:?}");
+                assert!(!out.contains(secret), "{form:?} split {split}: {out:?}");
+            }
+        }
+    }
 
     #[test]
     fn known_formats_are_redacted() {

@@ -276,7 +276,8 @@ impl Engine {
             },
             path: TrustedPath::from_env(&roots),
             data_dir: Some(self.data_dir.clone()),
-            secrets: vec![],
+            // A job that reached the keychain (a session bus) could print it; it never leaves.
+            secrets: vec![self.secret.stored_form().to_string()],
             owner: None,
         })
     }
@@ -591,6 +592,33 @@ mod tests {
         engine.resume().unwrap();
         engine.check_access().unwrap();
         assert!(!engine.jobs().is_stopped());
+    }
+
+    /// OR-01: a job that prints the install secret, raw, hex- or base64-encoded, shows only a
+    /// placeholder.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn or01_the_install_secret_never_leaves_in_job_output() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().canonicalize().unwrap();
+        std::fs::create_dir_all(root.join("proj")).unwrap();
+        let engine = open(&root);
+        engine
+            .add_project(&root.join("proj"), Some("demo"), AccessMode::ReadWrite, ExecMode::Any)
+            .unwrap();
+        let (_, plaintext) = engine.create_token("t", None, None).unwrap();
+        let caller = engine.authenticate(&plaintext).unwrap();
+        let secret = engine.secret.stored_form().to_string();
+        let hex: String = secret.bytes().map(|b| format!("{b:02x}")).collect();
+        // `base64` (coreutils) encodes it inside a longer text, as a leak would.
+        let handle = engine.project(&caller, "demo").unwrap();
+        let spec = CommandSpec::new(
+            "sh",
+            &["-c", &format!("echo {secret}; echo {hex}; printf 'secret={secret}' | base64 -w0")],
+        );
+        let verdict = engine.plan_exec(&handle, &spec).unwrap();
+        let out = engine.jobs().run(engine.job_request(&handle, &verdict).unwrap()).await.unwrap();
+        assert_eq!(out.stdout.matches("[redacted:secret]").count(), 3, "{}", out.stdout);
+        assert!(!out.stdout.contains(&secret) && !out.stdout.contains(&hex), "{}", out.stdout);
     }
 
     /// PE-02: jobs started from several threads at the instant of an emergency stop. Every

@@ -131,7 +131,7 @@ fn push_visible(out: &mut String, s: &str) {
 }
 
 /// Builds the redactor for one job's output: secrets in every known format, the engine's own
-/// secrets given as `literals`, the project root rewritten to `.` and the job's private folder
+/// secrets given as `literals` (also hex-, base64- and UTF-16-encoded), the project root rewritten to `.` and the job's private folder
 /// and Sluice's data folder to placeholders (physical paths never leave the machine).
 pub fn redactor_for(
     project_root: &Path,
@@ -159,8 +159,8 @@ pub fn redactor_for(
     if let Some(home) = std::env::var_os("HOME") {
         add(Path::new(&home), "~");
     }
-    for secret in literals.iter().filter(|s| s.len() >= 8) {
-        r = r.with_literal(secret, "[redacted:secret]");
+    for secret in literals {
+        r = r.with_secret(secret, "[redacted:secret]");
     }
     r
 }

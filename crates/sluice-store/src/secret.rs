@@ -55,7 +55,9 @@ impl InstallSecret {
         Zeroizing::new(blake3::derive_key("sluice audit chain v1", &self.0))
     }
 
-    fn to_hex(&self) -> Zeroizing<String> {
+    /// The form the secret is stored in (the keychain entry, the fallback file): what a job
+    /// that reached either could print, for the output redactor.
+    pub fn stored_form(&self) -> Zeroizing<String> {
         Zeroizing::new(to_hex(&self.0))
     }
 
@@ -303,7 +305,7 @@ fn keychain_attempt(
         },
         Err(keyring_core::Error::NoEntry) if may_create => {
             let secret = InstallSecret::generate();
-            if let Err(e) = entry.set_password(&secret.to_hex()) {
+            if let Err(e) = entry.set_password(&secret.stored_form()) {
                 return Unusable(format!("the keychain refused to store the secret ({e})"));
             }
             // Read it back: a store that accepts writes and loses them must not be trusted
@@ -439,7 +441,7 @@ fn from_file(path: &Path, may_create: bool, reason: String) -> Result<LoadedSecr
     let secret = InstallSecret::generate();
     match create_new_private(path) {
         Ok(mut f) => {
-            let mut text = secret.to_hex();
+            let mut text = secret.stored_form();
             text.push('\n');
             f.write_all(text.as_bytes())
                 .and_then(|()| f.sync_all())
