@@ -98,9 +98,8 @@ pub fn read_file(ws: &Workspace, args: &ReadFileArgs) -> Result<ReadFileOutput, 
     let hash = format!("blake3:{}", blake3::hash(&raw).to_hex());
 
     let (text, encoding, lossy) =
-        decode(&raw).ok_or(RunnerError::BinaryFile { path: path.clone() })?;
-    let lines: Vec<&str> = text.split_inclusive('\n').collect();
-    let total_lines = lines.len() as u64;
+        decode(raw).ok_or(RunnerError::BinaryFile { path: path.clone() })?;
+    let total_lines = text.split_inclusive('\n').count() as u64;
 
     let max_bytes = args.max_bytes.unwrap_or(DEFAULT_MAX_BYTES).clamp(1, MAX_BYTES);
     let ranged = args.start_line.is_some() || args.max_lines.is_some();
@@ -118,33 +117,20 @@ pub fn read_file(ws: &Workspace, args: &ReadFileArgs) -> Result<ReadFileOutput, 
             "start_line {start} is past the end of `{path}`, which has {total_lines} lines"
         )));
     }
-    let want = args.max_lines.unwrap_or(u64::MAX).max(1);
-    let first = usize::try_from(start - 1).unwrap_or(usize::MAX);
-
-    let mut content = String::new();
-    let mut end_line = start - 1;
-    let mut truncated = false;
-    for (idx, line) in lines.iter().enumerate().skip(first) {
-        if end_line - (start - 1) >= want {
-            break;
-        }
-        if (content.len() + line.len()) as u64 > max_bytes {
-            truncated = true;
-            if content.is_empty() {
-                // A single line longer than the cap: return its beginning.
-                content.push_str(floor_char(line, max_bytes as usize));
-                end_line = idx as u64 + 1;
-            }
-            break;
-        }
-        content.push_str(line);
-        end_line = idx as u64 + 1;
-    }
+    let (content, end_line, truncated) = if ranged {
+        line_range(&text, start, args.max_lines, max_bytes)
+    } else {
+        // The whole file, which fits (checked above): as decoded, no copy.
+        (text, total_lines, false)
+    };
     let next_start_line = (end_line < total_lines).then_some(end_line + 1);
 
-    let cleaned = sluice_core::redact::redact(&content);
-    let redacted = matches!(cleaned, std::borrow::Cow::Owned(_));
-    let content = cleaned.into_owned();
+    let rewritten = match sluice_core::redact::redact(&content) {
+        std::borrow::Cow::Owned(text) => Some(text),
+        std::borrow::Cow::Borrowed(_) => None,
+    };
+    let redacted = rewritten.is_some();
+    let content = rewritten.unwrap_or(content);
     Ok(ReadFileOutput {
         path,
         content,
@@ -162,24 +148,57 @@ pub fn read_file(ws: &Workspace, args: &ReadFileArgs) -> Result<ReadFileOutput, 
     })
 }
 
+/// Lines `start..` of `text` (1-based), at most `max_lines` of them and `max_bytes` in all: the
+/// content, the last line included and whether the byte cap cut the range short.
+fn line_range(
+    text: &str,
+    start: u64,
+    max_lines: Option<u64>,
+    max_bytes: u64,
+) -> (String, u64, bool) {
+    let want = max_lines.unwrap_or(u64::MAX).max(1);
+    let first = usize::try_from(start - 1).unwrap_or(usize::MAX);
+    let mut content = String::new();
+    let mut end_line = start - 1;
+    let mut truncated = false;
+    for (idx, line) in text.split_inclusive('\n').enumerate().skip(first) {
+        if end_line - (start - 1) >= want {
+            break;
+        }
+        if (content.len() + line.len()) as u64 > max_bytes {
+            truncated = true;
+            if content.is_empty() {
+                // A single line longer than the cap: return its beginning.
+                content.push_str(floor_char(line, max_bytes as usize));
+                end_line = idx as u64 + 1;
+            }
+            break;
+        }
+        content.push_str(line);
+        end_line = idx as u64 + 1;
+    }
+    (content, end_line, truncated)
+}
+
 /// Decodes by BOM; `None` for binary (a NUL byte near the start of a non-UTF-16 file).
-fn decode(raw: &[u8]) -> Option<(String, &'static str, bool)> {
+fn decode(raw: Vec<u8>) -> Option<(String, &'static str, bool)> {
     if let Some(rest) = raw.strip_prefix(&[0xFF, 0xFE]) {
         return Some(decode_utf16(rest, u16::from_le_bytes, "utf-16le"));
     }
     if let Some(rest) = raw.strip_prefix(&[0xFE, 0xFF]) {
         return Some(decode_utf16(rest, u16::from_be_bytes, "utf-16be"));
     }
-    let (body, encoding) = match raw.strip_prefix(&[0xEF, 0xBB, 0xBF]) {
-        Some(rest) => (rest, "utf-8-bom"),
+    let (mut body, encoding) = match raw.strip_prefix(&[0xEF, 0xBB, 0xBF]) {
+        Some(rest) => (rest.to_vec(), "utf-8-bom"),
         None => (raw, "utf-8"),
     };
     if body[..body.len().min(BINARY_SNIFF)].contains(&0) {
         return None;
     }
-    match String::from_utf8_lossy(body) {
-        std::borrow::Cow::Borrowed(s) => Some((s.to_owned(), encoding, false)),
-        std::borrow::Cow::Owned(s) => Some((s, encoding, true)),
+    // Valid UTF-8 (nearly every text file) becomes the string without a copy.
+    match String::from_utf8(std::mem::take(&mut body)) {
+        Ok(s) => Some((s, encoding, false)),
+        Err(e) => Some((String::from_utf8_lossy(e.as_bytes()).into_owned(), encoding, true)),
     }
 }
 
