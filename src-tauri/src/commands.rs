@@ -4,6 +4,7 @@
 use sluice_core::{ErrorCode, Failure};
 use sluice_ipc::{self as ipc, IpcError};
 use tauri::State;
+#[cfg(not(target_os = "linux"))]
 use tauri_plugin_dialog::{
     DialogExt, MessageDialogButtons, MessageDialogKind, MessageDialogResult,
 };
@@ -248,9 +249,8 @@ async fn confirm_natively(
 }
 
 /// Shows a native warning dialog and calls `answer` with `true` only if the user chose `yes`;
-/// `no`, closing the dialog or any other outcome is `false`. (The plugin reports a closed
-/// dialog as its cancel button, so `no` must be that button: `yes` comes first, and GTK gives
-/// it the keyboard focus.)
+/// `no`, closing the dialog or any other outcome is `false`. `no` is the default: Return or
+/// Escape keep things as they are, and allowing takes a deliberate Tab or click.
 pub fn ask_natively(
     app: &tauri::AppHandle,
     question: String,
@@ -259,15 +259,75 @@ pub fn ask_natively(
     no: &str,
     answer: impl FnOnce(bool) + Send + 'static,
 ) {
-    let chose = yes.to_owned();
-    app.dialog()
-        .message(question)
-        .title(title)
-        .kind(MessageDialogKind::Warning)
-        .buttons(MessageDialogButtons::OkCancelCustom(yes.into(), no.into()))
-        .show_with_result(move |result| {
-            answer(matches!(result, MessageDialogResult::Custom(label) if label == chose));
+    #[cfg(target_os = "linux")]
+    {
+        let (title, yes, no) = (title.to_owned(), yes.to_owned(), no.to_owned());
+        let handle = app.clone();
+        let answer = std::sync::Mutex::new(Some(answer));
+        let shown = app.run_on_main_thread(move || {
+            gtk_confirm(&handle, &question, &title, &yes, &no, move |chose| {
+                if let Some(answer) = answer.lock().ok().and_then(|mut a| a.take()) {
+                    answer(chose);
+                }
+            });
         });
+        if let Err(err) = shown {
+            // The event loop is gone (quitting): nothing was confirmed.
+            tracing::warn!(%err, "cannot show a confirmation");
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        // The plugin reports a closed dialog as its cancel button, so `no` must be that button.
+        let chose = yes.to_owned();
+        app.dialog()
+            .message(question)
+            .title(title)
+            .kind(MessageDialogKind::Warning)
+            .buttons(MessageDialogButtons::OkCancelCustom(yes.into(), no.into()))
+            .show_with_result(move |result| {
+                answer(matches!(result, MessageDialogResult::Custom(label) if label == chose));
+            });
+    }
+}
+
+/// A GTK message dialog, over the window when it is open: `no` first, focused and the default
+/// response; closing it answers `no`. On the main thread.
+#[cfg(target_os = "linux")]
+fn gtk_confirm(
+    app: &tauri::AppHandle,
+    question: &str,
+    title: &str,
+    yes: &str,
+    no: &str,
+    answer: impl Fn(bool) + 'static,
+) {
+    use gtk::prelude::*;
+    use tauri::Manager;
+    let parent = app.get_webview_window("main").and_then(|w| w.gtk_window().ok());
+    let dialog = gtk::MessageDialog::new(
+        parent.as_ref(),
+        gtk::DialogFlags::MODAL | gtk::DialogFlags::DESTROY_WITH_PARENT,
+        gtk::MessageType::Warning,
+        gtk::ButtonsType::None,
+        question,
+    );
+    dialog.set_title(title);
+    dialog.set_keep_above(true);
+    dialog.add_button(no, gtk::ResponseType::No);
+    dialog.add_button(yes, gtk::ResponseType::Yes);
+    dialog.set_default_response(gtk::ResponseType::No);
+    dialog.connect_response(move |dialog, response| {
+        answer(response == gtk::ResponseType::Yes);
+        // SAFETY: the dialog is referenced only by GTK and this handler, which is done with it;
+        // destroying a dialog from its response handler is how GTK dialogs end.
+        unsafe { dialog.destroy() };
+    });
+    dialog.show_all();
+    if let Some(button) = dialog.widget_for_response(gtk::ResponseType::No) {
+        button.grab_focus();
+    }
+    dialog.present();
 }
 
 /// The previews Connect waits on: one set for the app's lifetime (the window is one).

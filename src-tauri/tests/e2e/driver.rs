@@ -63,6 +63,17 @@ fn transient(e: &WebDriverError) -> bool {
         || s.contains("Connection")
 }
 
+/// How a test answers a native dialog.
+#[derive(Clone, Copy)]
+pub enum Native {
+    /// Tab to the button that allows, then Return.
+    Accept,
+    /// Return alone: the dialog's default, which must be the safe answer.
+    Return,
+    /// Closed, as with a window manager's close button.
+    Close,
+}
+
 pub struct Session {
     driver: Option<WebDriver>,
     pub mcp_port: u16,
@@ -134,16 +145,20 @@ impl Session {
         Session { driver: Some(driver), mcp_port, display, _driver_proc: driver_proc, _xvfb: xvfb }
     }
 
-    /// Answers the app's native dialog titled `title` — `accept`: its first button, else as if
-    /// closed — once it has opened (`native_dialog.py`; WebDriver cannot reach native dialogs).
-    pub async fn answer_native(&self, title: &str, accept: bool) {
+    /// Answers the app's native dialog titled `title` once it has opened, as a user would with
+    /// the keyboard (`native_dialog.py`; WebDriver cannot reach native dialogs).
+    pub async fn answer_native(&self, title: &str, answer: Native) {
         let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/e2e/native_dialog.py");
         let deadline = Instant::now() + STEP;
         loop {
             let out = Command::new(crate::client::python())
                 .arg(&script)
                 .arg(title)
-                .arg(if accept { "accept" } else { "refuse" })
+                .arg(match answer {
+                    Native::Accept => "accept",
+                    Native::Return => "return",
+                    Native::Close => "close",
+                })
                 .env("DISPLAY", &self.display)
                 .output()
                 .expect("run python");

@@ -23,7 +23,7 @@ mod driver;
 use std::path::{Path, PathBuf};
 
 use client::{Pending, client, client_step, start_job, start_job_argv};
-use driver::{Session, by_text};
+use driver::{Native, Session, by_text};
 use thirtyfour::By;
 
 /// The title of the native dialog that confirms widening a project's access.
@@ -67,12 +67,12 @@ async fn window_token_client_pause_resume_approvals_jobs_stop() {
     s.type_into(By::Css("form[aria-label='Authorize a folder'] input[name=name]"), "e2e-app").await;
     // Authorizing is confirmed in a native dialog (UI-04): closing it authorizes nothing.
     s.click(By::Css("form[aria-label='Authorize a folder'] button[type=submit]")).await;
-    s.answer_native(AUTHORIZE, false).await;
+    s.answer_native(AUTHORIZE, Native::Close).await;
     s.wait_text(By::Css("form[aria-label='Authorize a folder'] .error"), "nothing changed").await;
     let rows = s.eval("return document.querySelectorAll('[data-testid=project-row]').length").await;
     assert_eq!(rows, serde_json::json!(0), "a cancelled authorization added a project");
     s.click(By::Css("form[aria-label='Authorize a folder'] button[type=submit]")).await;
-    s.answer_native(AUTHORIZE, true).await;
+    s.answer_native(AUTHORIZE, Native::Accept).await;
     let row = s.wait_text(By::Css("[data-testid=project-row]"), "e2e-app").await;
     assert!(row.contains("Available") && row.contains("Read-only") && row.contains("Off"), "{row}");
 
@@ -130,14 +130,14 @@ async fn window_token_client_pause_resume_approvals_jobs_stop() {
         .await;
     let detail = "section[aria-label='Project e2e-app']";
     // Widening access asks in a native dialog, which the page's script cannot answer (UI-04):
-    // closing it changes nothing; its first button allows.
+    // its default (Return) changes nothing; allowing takes a Tab to that button.
     s.click(By::Css(format!("{detail} input[value='read-write']"))).await;
-    s.answer_native(WIDEN, false).await;
+    s.answer_native(WIDEN, Native::Return).await;
     s.wait_text(By::Css(format!("{detail} .error")), "nothing changed").await;
     let row = s.wait_text(By::Css("[data-testid=project-row]"), "Read-only").await;
     assert!(row.contains("e2e-app"), "{row}");
     s.click(By::Css(format!("{detail} input[value='read-write']"))).await;
-    s.answer_native(WIDEN, true).await;
+    s.answer_native(WIDEN, Native::Accept).await;
     let row = s.wait_text(By::Css("[data-testid=project-row]"), "Read-write").await;
     assert!(row.contains("e2e-app"), "{row}");
     let deletes = format!("{detail} [aria-label='Deleting or moving files'] [aria-pressed=true]");
@@ -184,7 +184,7 @@ async fn window_token_client_pause_resume_approvals_jobs_stop() {
     s.click(By::XPath("//tr[@data-testid='project-row']//button[normalize-space()='e2e-app']"))
         .await;
     s.click(By::Css(format!("{detail} input[value='any']"))).await;
-    s.answer_native(WIDEN, true).await;
+    s.answer_native(WIDEN, Native::Accept).await;
     s.wait_text(By::Css("[data-testid=project-row]"), "Any").await;
     let waiting = Pending::start(start_job(&url, &token, "e2e-app", TICKS), "start_job");
     s.click(By::XPath("//nav//button[starts-with(normalize-space(), 'Approvals')]")).await;

@@ -1,9 +1,10 @@
-"""Answers the native (GTK) dialog titled argv[1] as a user would with the keyboard: `accept`
-gives it the focus and presses Return on its focused first button (the "yes" of Sluice's
-dialogs); `refuse` closes it like a window manager's close button (WM_DELETE_WINDOW), which
-Sluice takes as "no". Exits 3 when no such window is up yet (the
-dialog opens asynchronously; the caller retries). Xvfb runs no window manager, so the focus is
-set here."""
+"""Answers the native (GTK) dialog titled argv[1] as a user would with the keyboard. Sluice's
+dialogs put the safe answer first, focused and default:
+- `return` gives the dialog the focus and presses Return (the default: "no");
+- `accept` presses Tab first, moving to the button that allows, then Return;
+- `close` closes it like a window manager's close button (WM_DELETE_WINDOW): "no" too.
+Exits 3 when no such window is up yet (the dialog opens asynchronously; the caller retries).
+Xvfb runs no window manager, so the focus is set here."""
 
 import sys
 
@@ -42,7 +43,7 @@ def main():
     w = find(d, title)
     if w is None:
         sys.exit(3)
-    if answer == "refuse":
+    if answer == "close":
         message = protocol.event.ClientMessage(
             window=w,
             client_type=d.intern_atom("WM_PROTOCOLS"),
@@ -52,9 +53,12 @@ def main():
     else:
         w.set_input_focus(X.RevertToParent, X.CurrentTime)
         d.sync()
-        key = d.keysym_to_keycode(XK.string_to_keysym("Return"))
-        xtest.fake_input(d, X.KeyPress, key)
-        xtest.fake_input(d, X.KeyRelease, key)
+        keys = ["Tab", "Return"] if answer == "accept" else ["Return"]
+        for name in keys:
+            key = d.keysym_to_keycode(XK.string_to_keysym(name))
+            xtest.fake_input(d, X.KeyPress, key)
+            xtest.fake_input(d, X.KeyRelease, key)
+            d.sync()
     d.sync()
 
 
