@@ -204,7 +204,7 @@ mod tests {
 
     /// Oldest first.
     fn actions(store: &Store) -> Vec<String> {
-        let mut entries = store.audit_list(&AuditFilter::default(), 1000, None).unwrap();
+        let mut entries = store.audit_list(&AuditFilter::default(), 10_000, None).unwrap();
         entries.reverse();
         entries.into_iter().map(|e| e.record.action).collect()
     }
@@ -245,6 +245,38 @@ mod tests {
         let all = actions(&store);
         assert_eq!(all.len(), MAX_BATCH + 10);
         assert!(all.iter().enumerate().all(|(i, a)| *a == format!("call_{i}")), "order kept");
+        assert!(store.audit_verify(&secret).unwrap().intact);
+    }
+
+    #[test]
+    fn concurrent_appenders_keep_their_own_order_and_the_chain() {
+        let (_dir, store, secret, writer) = setup();
+        let writer = Arc::new(writer);
+        let threads: Vec<_> = (0..4)
+            .map(|t| {
+                let writer = writer.clone();
+                std::thread::spawn(move || {
+                    for i in 0..300 {
+                        let durability =
+                            if i % 7 == 0 { Durability::Now } else { Durability::Soon };
+                        writer.append(record(&format!("t{t}_{i}")), durability);
+                    }
+                })
+            })
+            .collect();
+        for t in threads {
+            t.join().unwrap();
+        }
+        writer.flush();
+        let all = actions(&store);
+        assert_eq!(all.len(), 4 * 300);
+        for t in 0..4 {
+            let mine: Vec<usize> = all
+                .iter()
+                .filter_map(|a| a.strip_prefix(&format!("t{t}_"))?.parse().ok())
+                .collect();
+            assert_eq!(mine, (0..300).collect::<Vec<_>>(), "thread {t}'s entries out of order");
+        }
         assert!(store.audit_verify(&secret).unwrap().intact);
     }
 
