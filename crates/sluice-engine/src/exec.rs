@@ -541,6 +541,19 @@ mod tests {
         Engine::open(&EngineConfig::new(dir.join("data"), SecretPreference::FileOnly)).unwrap()
     }
 
+    /// A data folder with one project, `demo`, in the given modes, and a caller that sees it.
+    /// The folder's canonical path is the temp dir's.
+    fn demo(access: AccessMode, exec: ExecMode) -> (tempfile::TempDir, Engine, Caller) {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().canonicalize().unwrap();
+        std::fs::create_dir_all(root.join("proj")).unwrap();
+        let engine = open(&root);
+        engine.add_project(&root.join("proj"), Some("demo"), access, exec).unwrap();
+        let (_, plaintext) = engine.create_token("t", None, None).unwrap();
+        let caller = engine.authenticate(&plaintext).unwrap();
+        (tmp, engine, caller)
+    }
+
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn es_emergency_stop_denies_pending_refuses_requests_and_survives_a_restart() {
         let tmp = tempfile::tempdir().unwrap();
@@ -598,15 +611,7 @@ mod tests {
     /// placeholder.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn or01_the_install_secret_never_leaves_in_job_output() {
-        let tmp = tempfile::tempdir().unwrap();
-        let root = tmp.path().canonicalize().unwrap();
-        std::fs::create_dir_all(root.join("proj")).unwrap();
-        let engine = open(&root);
-        engine
-            .add_project(&root.join("proj"), Some("demo"), AccessMode::ReadWrite, ExecMode::Any)
-            .unwrap();
-        let (_, plaintext) = engine.create_token("t", None, None).unwrap();
-        let caller = engine.authenticate(&plaintext).unwrap();
+        let (_tmp, engine, caller) = demo(AccessMode::ReadWrite, ExecMode::Any);
         let secret = engine.secret.stored_form().to_string();
         let hex: String = secret.bytes().map(|b| format!("{b:02x}")).collect();
         // `base64` (coreutils) encodes it inside a longer text, as a leak would.
@@ -628,15 +633,8 @@ mod tests {
     fn pe02_starts_racing_the_emergency_stop_never_outlive_it() {
         use std::sync::atomic::{AtomicBool, Ordering};
 
-        let tmp = tempfile::tempdir().unwrap();
-        let root = tmp.path().canonicalize().unwrap();
-        std::fs::create_dir_all(root.join("proj")).unwrap();
-        let engine = Arc::new(open(&root));
-        engine
-            .add_project(&root.join("proj"), Some("demo"), AccessMode::ReadWrite, ExecMode::Any)
-            .unwrap();
-        let (_, plaintext) = engine.create_token("t", None, None).unwrap();
-        let caller = engine.authenticate(&plaintext).unwrap();
+        let (_tmp, engine, caller) = demo(AccessMode::ReadWrite, ExecMode::Any);
+        let engine = Arc::new(engine);
         // A sleep no other process on the machine runs: its argument is the marker.
         let marker = format!("4000.{}", std::process::id());
         let alive = |marker: &str| {
@@ -717,15 +715,7 @@ mod tests {
 
     #[test]
     fn network_follows_the_mode_unless_set_and_jobs_never_see_the_data_folder() {
-        let tmp = tempfile::tempdir().unwrap();
-        let root = tmp.path().canonicalize().unwrap();
-        std::fs::create_dir_all(root.join("proj")).unwrap();
-        let engine = open(&root);
-        engine
-            .add_project(&root.join("proj"), Some("demo"), AccessMode::ReadWrite, ExecMode::Any)
-            .unwrap();
-        let (_, plaintext) = engine.create_token("t", None, None).unwrap();
-        let caller = engine.authenticate(&plaintext).unwrap();
+        let (_tmp, engine, caller) = demo(AccessMode::ReadWrite, ExecMode::Any);
         let request = |engine: &Engine| {
             let handle = engine.project(&caller, "demo").unwrap();
             let verdict =
@@ -757,15 +747,7 @@ mod tests {
 
     #[test]
     fn exec_off_is_refused_with_a_clear_code() {
-        let tmp = tempfile::tempdir().unwrap();
-        let root = tmp.path().canonicalize().unwrap();
-        std::fs::create_dir_all(root.join("proj")).unwrap();
-        let engine = open(&root);
-        engine
-            .add_project(&root.join("proj"), Some("demo"), AccessMode::ReadOnly, ExecMode::Off)
-            .unwrap();
-        let (_, plaintext) = engine.create_token("t", None, None).unwrap();
-        let caller = engine.authenticate(&plaintext).unwrap();
+        let (_tmp, engine, caller) = demo(AccessMode::ReadOnly, ExecMode::Off);
         let handle = engine.project(&caller, "demo").unwrap();
         let err = engine.plan_exec(&handle, &CommandSpec::new("git", &["--version"])).unwrap_err();
         assert_eq!(err.code, ErrorCode::Forbidden);
