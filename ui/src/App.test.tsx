@@ -2,13 +2,14 @@
 import { act, render, screen, within } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import { beforeEach, describe, expect, it, vi } from "vitest";
-import { created, project, state, token } from "./test/fixtures";
+import { approval, created, project, state, token } from "./test/fixtures";
 
 vi.mock("./api", () => import("./test/api"));
 
 import { App } from "./App";
 import { PAGE } from "./views/Activity";
 import { diagnostics } from "./views/Settings";
+import { exactTime } from "./format";
 import { emit, m, resetApi } from "./test/api";
 
 beforeEach(() => resetApi());
@@ -119,6 +120,39 @@ describe("projects", () => {
     expect(screen.getByText("/tmp/evil⟨U+202E⟩txt.exe")).toBeInTheDocument();
   });
 
+  it("shows each project's waiting approvals and opens them", async () => {
+    const user = userEvent.setup();
+    m.listProjects.mockResolvedValue([project(), project({ id: "proj_b", name: "other", root: "/home/me/other" })]);
+    m.listTokens.mockResolvedValue([token()]);
+    m.listApprovals.mockResolvedValue([
+      approval({ id: "apr_1" }),
+      approval({ id: "apr_2" }),
+      approval({ id: "apr_3", status: "denied", decidedMs: Date.now() }),
+    ]);
+    render(<App />);
+    const [mine, other] = await screen.findAllByTestId("project-row");
+    expect(within(other).getByTestId("project-waiting")).toHaveTextContent("—");
+    await user.click(await within(mine).findByRole("button", { name: "2 waiting" }));
+    expect(screen.getByRole("main", { name: "Approvals" })).toBeInTheDocument();
+    expect(screen.getAllByTestId("approval-card")).toHaveLength(2);
+  });
+
+  it("makes hidden characters visible in the confirmation questions too", async () => {
+    const user = userEvent.setup();
+    m.listProjects.mockResolvedValue([project({ name: "my\u202Eppa" })]);
+    m.listTokens.mockResolvedValue([token()]);
+    m.listAllowRules.mockResolvedValue([{ id: 1, command: "rm\u200B -rf x", createdMs: Date.now() }]);
+    render(<App />);
+    await user.click(await screen.findByRole("button", { name: "my⟨U+202E⟩ppa" }));
+    const detail = screen.getByRole("region", { name: "Project my⟨U+202E⟩ppa" });
+    expect(await within(detail).findByRole("button", { name: "Ask again before rm⟨U+200B⟩ -rf x" })).toBeInTheDocument();
+    await user.click(within(detail).getByRole("button", { name: "Remove…" }));
+    expect(within(detail).getByRole("group", { name: /^Remove my⟨U\+202E⟩ppa\?/ })).toHaveTextContent(
+      "Remove my⟨U+202E⟩ppa? The folder stays",
+    );
+    expect(detail.textContent).not.toMatch(/[\u202E\u200B]/);
+  });
+
   it("removes only after confirmation, and edits the shield", async () => {
     const user = userEvent.setup();
     m.listProjects.mockResolvedValue([project()]);
@@ -184,6 +218,26 @@ describe("tokens", () => {
     expect(within(panel).getByRole("tabpanel")).toHaveTextContent("~/.cursor/mcp.json");
   });
 
+  it("shows scope names and the revoke question with hidden characters visible", async () => {
+    const user = userEvent.setup();
+    m.listTokens.mockResolvedValue([
+      token({
+        label: "Cur\u200Bsor",
+        scope: [
+          { id: "proj_a", name: "my\u202Eppa" },
+          { id: "proj_b", name: null },
+        ],
+      }),
+    ]);
+    render(<App />);
+    await user.keyboard("{Control>}2{/Control}");
+    const row = await screen.findByTestId("token-row");
+    expect(row).toHaveTextContent("my⟨U+202E⟩ppa, (removed project)");
+    await user.click(within(row).getByRole("button", { name: "Revoke…" }));
+    expect(within(row).getByRole("group")).toHaveTextContent("Revoke Cur⟨U+200B⟩sor? Clients using it");
+    expect(row.textContent).not.toMatch(/[\u202E\u200B]/);
+  });
+
   it("revokes after confirmation and reloads on the event", async () => {
     const user = userEvent.setup();
     m.listTokens.mockResolvedValue([token({ lastUsedMs: Date.now() - 120_000 })]);
@@ -225,6 +279,33 @@ describe("activity and settings", () => {
     expect(m.audit).toHaveBeenLastCalledWith(expect.objectContaining({ token: token().id }));
   });
 
+  it("shows relative times with the exact time on hover, and filter names made visible", async () => {
+    const user = userEvent.setup();
+    const at = Date.now() - 3 * 60_000;
+    m.listTokens.mockResolvedValue([token({ label: "Cur\u202Esor" })]);
+    m.listProjects.mockResolvedValue([project({ name: "my\u200Bapp" })]);
+    m.audit.mockResolvedValue({
+      entries: [
+        {
+          seq: 1, timeMs: at, actor: "Cur\u202Esor", byAssistant: true, tokenId: token().id,
+          action: "read_file", projectId: project().id, projectName: "my\u200Bapp", outcome: "ok",
+          errorCode: null, durationMs: 3,
+        },
+      ],
+    });
+    render(<App />);
+    await user.keyboard("{Control>}5{/Control}");
+    const row = await screen.findByTestId("audit-row");
+    const when = within(row).getByText("3 minutes ago");
+    expect(when.tagName).toBe("TIME");
+    expect(when).toHaveAttribute("title", exactTime(at));
+    expect(when).toHaveAttribute("datetime", new Date(at).toISOString());
+    expect(row).toHaveTextContent("Cur⟨U+202E⟩sor");
+    expect(within(screen.getByRole("combobox", { name: "Token" })).getByRole("option", { name: "Cur⟨U+202E⟩sor" })).toBeInTheDocument();
+    expect(within(screen.getByRole("combobox", { name: "Project" })).getByRole("option", { name: "my⟨U+200B⟩app" })).toBeInTheDocument();
+    expect(screen.getByRole("region", { name: "Activity" }).textContent).not.toMatch(/[\u202E\u200B]/);
+  });
+
   it("verifies the chain on opening and Refresh only, and pages to older entries", async () => {
     const user = userEvent.setup();
     const entry = (seq: number) => ({
@@ -256,6 +337,21 @@ describe("activity and settings", () => {
     render(<App />);
     await user.keyboard("{Control>}5{/Control}");
     expect(await screen.findByTestId("chain-status")).toHaveTextContent("broken at entry 7: MAC mismatch");
+  });
+
+  it("counts verified entries in the user's words", async () => {
+    m.verifyAudit.mockResolvedValue({ entries: 12_408, intact: true, breakAt: null, breakReason: null });
+    const user = userEvent.setup();
+    const { unmount } = render(<App />);
+    await user.keyboard("{Control>}5{/Control}");
+    expect(await screen.findByTestId("chain-status")).toHaveTextContent(
+      `Audit chain intact — ${(12_408).toLocaleString()} entries verified.`,
+    );
+    unmount();
+    m.verifyAudit.mockResolvedValue({ entries: 1, intact: true, breakAt: null, breakReason: null });
+    render(<App />);
+    await user.keyboard("{Control>}5{/Control}");
+    expect(await screen.findByTestId("chain-status")).toHaveTextContent("Audit chain intact — 1 entry verified.");
   });
 
   it("copies diagnostics without tokens or the user name", async () => {

@@ -151,6 +151,10 @@ export function App() {
   }, [state?.stopped]);
 
   const waiting = approvals.filter((a) => a.status === "pending").length;
+  const waitingByProject: Record<string, number> = {};
+  for (const a of approvals) {
+    if (a.status === "pending") waitingByProject[a.projectId] = (waitingByProject[a.projectId] ?? 0) + 1;
+  }
   const running = jobs.filter((j) => j.state === "running").length;
   // Until an assistant has connected with a live token: all three steps done.
   const firstRun =
@@ -261,6 +265,8 @@ export function App() {
               authorizeOpen={authorizeOpen}
               setAuthorizeOpen={setAuthorizeOpen}
               reload={loadProjects}
+              waiting={waitingByProject}
+              openApprovals={() => setView("approvals")}
             />
           )}
           {view === "tokens" && (

@@ -9,9 +9,14 @@ export function Text({ children, mono }: { children: string; mono?: boolean }) {
   return mono ? <code className="mono">{shown}</code> : <>{shown}</>;
 }
 
+/** A relative time ("3 minutes ago"), with the exact local time on hover. */
 export function Time({ ms, empty = "never" }: { ms: number | null; empty?: string }) {
   if (ms === null) return <span className="muted">{empty}</span>;
-  return <time title={exactTime(ms)}>{relativeTime(ms)}</time>;
+  return (
+    <time dateTime={new Date(ms).toISOString()} title={exactTime(ms)}>
+      {relativeTime(ms)}
+    </time>
+  );
 }
 
 export function ErrorLine({ error }: { error: string | null }) {

@@ -10,6 +10,7 @@ import type {
   TokenDto,
 } from "../bindings/ipc";
 import { ErrorLine, Text, Time, errorMessage } from "../components";
+import { visible } from "../format";
 
 export const PAGE = 200;
 
@@ -87,7 +88,7 @@ export function ActivityView(props: { projects: ProjectDto[]; tokens: TokenDto[]
             <option value="">All</option>
             {props.tokens.map((t) => (
               <option key={t.id} value={t.id}>
-                {t.label}
+                {visible(t.label)}
               </option>
             ))}
           </select>
@@ -98,7 +99,7 @@ export function ActivityView(props: { projects: ProjectDto[]; tokens: TokenDto[]
             <option value="">All</option>
             {props.projects.map((p) => (
               <option key={p.id} value={p.id}>
-                {p.name}
+                {visible(p.name)}
               </option>
             ))}
           </select>
@@ -171,7 +172,8 @@ function ChainBanner({ chain }: { chain: ChainStatus }) {
   if (chain.intact) {
     return (
       <p className="banner ok" role="status" data-testid="chain-status">
-        Audit chain intact — {chain.entries.toLocaleString()} entries verified.
+        Audit chain intact — {chain.entries.toLocaleString()} {chain.entries === 1 ? "entry" : "entries"}{" "}
+        verified.
       </p>
     );
   }

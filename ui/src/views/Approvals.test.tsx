@@ -116,6 +116,26 @@ describe("an approval card", () => {
     expect(tokens().at(-1)).toBe(`arg${ARGS_SHOWN + 2}`);
   });
 
+  it("shows hidden characters inside command tokens visibly", () => {
+    const { container } = show([
+      approval({
+        tool: "run_command",
+        tokenLabel: "Cur\u202Esor",
+        command: {
+          argv: ["/usr/bin/rm\u200B", "-rf", "invoice\u202Etxt.exe", "a\u0007b"],
+          cwd: "sub\u2066dir",
+          env: ["X=\u200Fy"],
+        },
+      }),
+    ]);
+    const cmd = within(card()).getByTestId("approval-command");
+    const tokens = within(cmd).getAllByRole("listitem").map((li) => li.textContent);
+    expect(tokens).toEqual(["/usr/bin/rm⟨U+200B⟩", "-rf", "invoice⟨U+202E⟩txt.exe", "a⟨U+0007⟩b"]);
+    expect(cmd).toHaveTextContent("In sub⟨U+2066⟩dir with X=⟨U+200F⟩y");
+    expect(card()).toHaveAccessibleName("Approval: Cur⟨U+202E⟩sor · run_command · my-app");
+    expect(container.textContent).not.toMatch(/[\u202E\u200B\u200F\u2066\u0007]/);
+  });
+
   it("keeps Always allow disabled while AI access is paused", () => {
     show([approval({ alwaysAllowable: true })], true);
     arm();

@@ -132,7 +132,7 @@ function ApprovalCard(props: {
   return (
     <article
       className="card approval"
-      aria-label={`Approval: ${a.tokenLabel} · ${a.tool} · ${a.projectName}`}
+      aria-label={visible(`Approval: ${a.tokenLabel} · ${a.tool} · ${a.projectName}`)}
       data-testid="approval-card"
       data-armed={armed ? "true" : "false"}
       onKeyDown={(e) => {
@@ -143,7 +143,7 @@ function ApprovalCard(props: {
       }}
     >
       <h2>
-        <Text>{a.tokenLabel}</Text> wants to <code className="mono">{a.tool}</code> in{" "}
+        <Text>{a.tokenLabel}</Text> wants to <Text mono>{a.tool}</Text> in{" "}
         <Text>{a.projectName}</Text>
       </h2>
       <pre className="summary" data-testid="approval-summary">
@@ -216,7 +216,8 @@ function ApprovalCard(props: {
 export const ARGS_SHOWN = 8;
 
 /** The exact command, one token per argument, so a space or a quote inside an argument can
- * never pass for a separate one; long argument lists are folded, never cut silently. */
+ * never pass for a separate one; long argument lists are folded, never cut silently. Controls,
+ * bidi overrides and zero-width characters inside a token show as `⟨U+202E⟩`. */
 function CommandTokens({ command }: { command: CommandDto }) {
   const [all, setAll] = useState(false);
   const [program, ...args] = command.argv;
@@ -225,11 +226,11 @@ function CommandTokens({ command }: { command: CommandDto }) {
     <div className="command" data-testid="approval-command">
       <ol className="argv" aria-label="The exact command, one argument each">
         <li>
-          <code className="mono">{program}</code>
+          <code className="mono">{visible(program)}</code>
         </li>
         {shown.map((arg, i) => (
           <li key={i}>
-            <code className="mono">{arg === "" ? "(empty argument)" : arg}</code>
+            <code className="mono">{arg === "" ? "(empty argument)" : visible(arg)}</code>
           </li>
         ))}
       </ol>
@@ -300,7 +301,7 @@ function RecentDecisions({ approvals }: { approvals: ApprovalDto[] }) {
                 <Text>{a.tokenLabel}</Text>
               </td>
               <td>
-                <code className="mono">{a.tool}</code> <Text mono>{a.summary}</Text>
+                <Text mono>{a.tool}</Text> <Text mono>{a.summary}</Text>
               </td>
               <td>
                 <Text>{a.projectName}</Text>

@@ -5,6 +5,7 @@ import { useEffect, useState } from "react";
 import { api } from "../api";
 import type { Access, AllowRuleDto, Exec, ProjectDto } from "../bindings/ipc";
 import { ConfirmButton, ErrorLine, Text, Time, errorMessage } from "../components";
+import { visible } from "../format";
 
 export const ACCESS: { value: Access; label: string; hint: string }[] = [
   { value: "read-only", label: "Read-only", hint: "The assistant can look but not change anything." },
@@ -48,6 +49,9 @@ export function ProjectsView(props: {
   authorizeOpen: boolean;
   setAuthorizeOpen: (open: boolean) => void;
   reload: () => Promise<void>;
+  /** Approvals waiting, per project id. */
+  waiting?: Record<string, number>;
+  openApprovals?: () => void;
 }) {
   const [selected, setSelected] = useState<string | null>(null);
   const project = props.projects.find((p) => p.id === selected) ?? null;
@@ -80,6 +84,7 @@ export function ProjectsView(props: {
               <th>Access</th>
               <th>Execution</th>
               <th>Network</th>
+              <th>Approvals</th>
               <th>Folder</th>
             </tr>
           </thead>
@@ -95,6 +100,9 @@ export function ProjectsView(props: {
                 <td>{ACCESS.find((a) => a.value === p.access)?.label}</td>
                 <td>{EXEC.find((x) => x.value === p.exec)?.label}</td>
                 <td data-testid="project-network">{networkLine(p)}</td>
+                <td data-testid="project-waiting">
+                  <Waiting count={props.waiting?.[p.id] ?? 0} open={props.openApprovals} />
+                </td>
                 <td>
                   <Text mono>{p.root}</Text>
                 </td>
@@ -105,6 +113,19 @@ export function ProjectsView(props: {
       )}
       {project && <ProjectDetail key={project.id} project={project} onRemoved={() => setSelected(null)} />}
     </section>
+  );
+}
+
+/** "2 waiting" (opening the Approvals view), or a dash when nothing waits. */
+function Waiting({ count, open }: { count: number; open?: () => void }) {
+  if (count === 0) return <span className="muted">—</span>;
+  const label = `${count} waiting`;
+  return open ? (
+    <button type="button" className="link" onClick={open} title="Open Approvals">
+      {label}
+    </button>
+  ) : (
+    <>{label}</>
   );
 }
 
@@ -224,7 +245,7 @@ function ProjectDetail({ project, onRemoved }: { project: ProjectDto; onRemoved:
     }
   };
   return (
-    <section className="card detail" aria-label={`Project ${project.name}`}>
+    <section className="card detail" aria-label={`Project ${visible(project.name)}`}>
       <h2>
         <Text>{project.name}</Text>
       </h2>
@@ -272,7 +293,7 @@ function ProjectDetail({ project, onRemoved }: { project: ProjectDto; onRemoved:
         {project.status === "available" ? (
           <ConfirmButton
             label="Disable"
-            question={`Disable ${project.name}? Assistants lose access until you enable it.`}
+            question={`Disable ${visible(project.name)}? Assistants lose access until you enable it.`}
             confirmLabel="Disable"
             onConfirm={() => run(() => api.setProjectEnabled(project.id, false))}
           />
@@ -284,7 +305,7 @@ function ProjectDetail({ project, onRemoved }: { project: ProjectDto; onRemoved:
         <ConfirmButton
           label="Remove…"
           danger
-          question={`Remove ${project.name}? The folder stays; Sluice forgets it.`}
+          question={`Remove ${visible(project.name)}? The folder stays; Sluice forgets it.`}
           confirmLabel="Remove"
           onConfirm={() =>
             run(async () => {
@@ -333,7 +354,7 @@ function ShieldEditor({
             <button
               type="button"
               className="small"
-              aria-label={`Stop shielding ${p}`}
+              aria-label={`Stop shielding ${visible(p)}`}
               onClick={() => save(patterns.filter((x) => x !== p))}
             >
               Remove
@@ -407,7 +428,7 @@ function AllowRules({
               <button
                 type="button"
                 className="small"
-                aria-label={`Ask again before ${r.command}`}
+                aria-label={`Ask again before ${visible(r.command)}`}
                 onClick={() => void remove(r.id)}
               >
                 Remove

@@ -5,6 +5,7 @@ import { useState } from "react";
 import { CLIPBOARD_CLEAR_MS, api } from "../api";
 import type { CreatedToken, ProjectDto, TokenDto } from "../bindings/ipc";
 import { ConfirmButton, ErrorLine, Text, Time, errorMessage } from "../components";
+import { visible } from "../format";
 
 export function TokensView(props: {
   tokens: TokenDto[];
@@ -66,7 +67,7 @@ export function TokensView(props: {
                 <td>
                   {t.scope === null
                     ? "All projects"
-                    : t.scope.map((s) => s.name ?? "(removed project)").join(", ") || "No projects"}
+                    : t.scope.map((s) => (s.name === null ? "(removed project)" : visible(s.name))).join(", ") || "No projects"}
                 </td>
                 <td>
                   <Time ms={t.createdMs} />
@@ -84,7 +85,7 @@ export function TokensView(props: {
                     <ConfirmButton
                       label="Revoke…"
                       danger
-                      question={`Revoke ${t.label}? Clients using it are refused at once.`}
+                      question={`Revoke ${visible(t.label)}? Clients using it are refused at once.`}
                       confirmLabel="Revoke"
                       onConfirm={async () => {
                         try {
