@@ -31,4 +31,5 @@ pub const COMMAND_NAMES: &[&str] = &[
     "disconnect_apply",
     "list_allow_rules",
     "remove_allow_rule",
+    "copy_secret",
 ];

@@ -330,6 +330,58 @@ fn gtk_confirm(
     dialog.present();
 }
 
+/// How long a copied secret stays on the clipboard.
+const SECRET_ON_CLIPBOARD: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// Puts a secret (a token just created, a snippet holding one) on the clipboard and takes it
+/// off after [`SECRET_ON_CLIPBOARD`], unless something else was copied since. Done here rather
+/// than in the page: a page may write to the clipboard only right after a click, and the
+/// window may be closed by the time the minute is up.
+#[tauri::command]
+async fn copy_secret(app: tauri::AppHandle, text: String) -> R<()> {
+    #[cfg(target_os = "linux")]
+    {
+        let keep = clipboard_keep();
+        app.run_on_main_thread(move || gtk_copy_secret(text, keep)).map_err(|err| {
+            tracing::warn!(%err, "cannot reach the clipboard");
+            IpcError::from(Failure::internal())
+        })
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        // The page copies it (on a click) and clears it itself; see ui/src/api.ts.
+        let _ = (app, text);
+        Err(Failure::new(ErrorCode::Forbidden, "the window copies secrets on this system").into())
+    }
+}
+
+/// [`SECRET_ON_CLIPBOARD`]; debug builds (the end-to-end test) may shorten it with
+/// `SLUICE_CLIPBOARD_CLEAR_SECS`.
+#[cfg(target_os = "linux")]
+fn clipboard_keep() -> std::time::Duration {
+    #[cfg(debug_assertions)]
+    if let Some(secs) =
+        std::env::var("SLUICE_CLIPBOARD_CLEAR_SECS").ok().and_then(|s| s.parse::<u64>().ok())
+    {
+        return std::time::Duration::from_secs(secs.clamp(1, 60));
+    }
+    SECRET_ON_CLIPBOARD
+}
+
+#[cfg(target_os = "linux")]
+fn gtk_copy_secret(text: String, keep: std::time::Duration) {
+    use gtk::{gdk, glib};
+    let clipboard = gtk::Clipboard::get(&gdk::SELECTION_CLIPBOARD);
+    clipboard.set_text(&text);
+    glib::timeout_add_local_once(keep, move || {
+        let clipboard = gtk::Clipboard::get(&gdk::SELECTION_CLIPBOARD);
+        // Only our own secret is taken off: whatever the user copied since stays.
+        if clipboard.wait_for_text().is_some_and(|now| now.as_str() == text) {
+            clipboard.clear();
+        }
+    });
+}
+
 /// The previews Connect waits on: one set for the app's lifetime (the window is one).
 fn connector() -> &'static ipc::Connector {
     static CONNECTOR: std::sync::OnceLock<ipc::Connector> = std::sync::OnceLock::new();
@@ -400,6 +452,7 @@ pub fn handler() -> impl Fn(tauri::ipc::Invoke) -> bool + Send + Sync + 'static 
         disconnect_apply,
         list_allow_rules,
         remove_allow_rule,
+        copy_secret,
     ]
 }
 

@@ -138,8 +138,21 @@ export const api = {
   onEvent: async (handler: (e: UiEvent) => void): Promise<() => void> =>
     listen<UiEvent>(EVENT_CHANNEL, (e) => handler(e.payload)),
 
-  /** Copies text; secrets are cleared from the clipboard after a minute. */
+  /**
+   * Copies text. A secret goes through the app, which takes it off the clipboard after a
+   * minute unless something else was copied since (a page may not write to the clipboard
+   * later, and the window may be closed by then); where the app does not do that, the page
+   * copies it and clears it itself.
+   */
   copy: async (text: string, secret: boolean): Promise<void> => {
+    if (secret) {
+      try {
+        await call("copy_secret", { text });
+        return;
+      } catch {
+        // Not handled by the app on this system: copy and clear here.
+      }
+    }
     await writeClipboard(text);
     if (secret) {
       clearTimeout(clearTimer);

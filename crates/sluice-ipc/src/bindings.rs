@@ -41,6 +41,7 @@ pub const COMMANDS: &[(&str, &str, &str)] = &[
     ("disconnect_apply", "{ id: string }", "DisconnectResult"),
     ("list_allow_rules", "{ project: string }", "AllowRuleDto[]"),
     ("remove_allow_rule", "{ project: string; id: number }", "AllowRuleDto[]"),
+    ("copy_secret", "{ text: string }", "null"),
 ];
 
 /// The full text of `ui/src/bindings/ipc.ts`.

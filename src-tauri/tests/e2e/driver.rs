@@ -173,6 +173,27 @@ impl Session {
         }
     }
 
+    /// Polls until the X11 clipboard holds exactly `want` (`""`: nothing), as another
+    /// application would paste it (`clipboard.py`).
+    pub async fn wait_clipboard(&self, want: &str) {
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/e2e/clipboard.py");
+        let deadline = Instant::now() + STEP;
+        let mut last = String::new();
+        while Instant::now() < deadline {
+            let out = Command::new(crate::client::python())
+                .arg(&script)
+                .env("DISPLAY", &self.display)
+                .output()
+                .expect("run python");
+            last = String::from_utf8_lossy(&out.stdout).into_owned();
+            if out.status.success() && last == want {
+                return;
+            }
+            tokio::time::sleep(POLL).await;
+        }
+        panic!("the clipboard holds {last:?}, not {want:?}");
+    }
+
     fn d(&self) -> &WebDriver {
         self.driver.as_ref().unwrap()
     }

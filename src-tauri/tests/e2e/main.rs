@@ -48,7 +48,12 @@ async fn window_token_client_pause_resume_approvals_jobs_stop() {
     let config = home.join(".config");
 
     let app = Path::new(env!("CARGO_BIN_EXE_sluice-app"));
-    let env = [("HOME", home.to_str().unwrap()), ("XDG_CONFIG_HOME", config.to_str().unwrap())];
+    let env = [
+        ("HOME", home.to_str().unwrap()),
+        ("XDG_CONFIG_HOME", config.to_str().unwrap()),
+        // A copied token leaves the clipboard after 2 s instead of a minute (debug builds).
+        ("SLUICE_CLIPBOARD_CLEAR_SECS", "2"),
+    ];
     let s = Session::start_with(app, &data, &env).await;
     let url = format!("http://127.0.0.1:{}/mcp", s.mcp_port);
 
@@ -83,6 +88,14 @@ async fn window_token_client_pause_resume_approvals_jobs_stop() {
     s.click(By::Css("form[aria-label='New token'] button[type=submit]")).await;
     let token = s.wait_value(By::Css("[data-testid=new-token]"), "slc_").await;
     assert_eq!(token.len(), 56, "{token}");
+    // Copy puts it on the clipboard, as another application pastes it, and the app takes it
+    // off again (after a minute; 2 s here).
+    s.click(By::XPath(
+        "//section[@aria-label='New token created']//button[normalize-space()='Copy']",
+    ))
+    .await;
+    s.wait_clipboard(&token).await;
+    s.wait_clipboard("").await;
     let panel = s.wait_text(By::Css("section[aria-label='New token created']"), "only time").await;
     for client in ["Claude Code", "Claude Desktop", "Cursor", "VS Code", "Codex"] {
         assert!(panel.contains(client), "no {client} tab in {panel}");

@@ -426,4 +426,5 @@ export type Commands = {
   disconnect_apply: { args: { id: string }; result: DisconnectResult };
   list_allow_rules: { args: { project: string }; result: AllowRuleDto[] };
   remove_allow_rule: { args: { project: string; id: number }; result: AllowRuleDto[] };
+  copy_secret: { args: { text: string }; result: null };
 };
