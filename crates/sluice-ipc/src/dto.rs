@@ -445,16 +445,26 @@ pub struct CommandDto {
     pub cwd: String,
     /// Environment additions, `NAME=value`.
     pub env: Vec<String>,
+    /// Whether it may open outbound connections (the project's network setting for commands).
+    pub network: bool,
+    /// How it is confined, one sentence (Landlock on Linux).
+    pub confinement: String,
 }
 
-impl From<&sluice_exec::AllowRule> for CommandDto {
-    fn from(r: &sluice_exec::AllowRule) -> CommandDto {
+impl CommandDto {
+    /// The command an approval would run (as its allow rule would match it), with the network
+    /// and confinement it would run under.
+    pub(crate) fn new(
+        r: &sluice_exec::AllowRule,
+        network: bool,
+        confinement: String,
+    ) -> CommandDto {
         let argv = std::iter::once(r.program.to_string_lossy().into_owned())
             .chain(r.args.iter().cloned())
             .map(|a| crate::visible(&a))
             .collect();
         let env = r.env.iter().map(|(k, v)| crate::visible(&format!("{k}={v}"))).collect();
-        CommandDto { argv, cwd: crate::visible(&r.cwd), env }
+        CommandDto { argv, cwd: crate::visible(&r.cwd), env, network, confinement }
     }
 }
 

@@ -321,7 +321,11 @@ fn approval_dto(engine: &Engine, record: &sluice_engine::ApprovalRecord) -> Appr
         && let Some(rule) = engine.approval_command(record)
     {
         dto.always_allowable = true;
-        dto.command = Some(CommandDto::from(&rule));
+        let network = engine
+            .find_project(record.project_id.as_str())
+            .is_ok_and(|p| sluice_engine::NetworkSetting::of_project(&p).allowed);
+        let confinement = sluice_engine::job_confinement().summary;
+        dto.command = Some(CommandDto::new(&rule, network, confinement));
     }
     dto
 }

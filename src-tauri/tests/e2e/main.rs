@@ -238,6 +238,10 @@ async fn window_token_client_pause_resume_approvals_jobs_stop() {
     // The card shows the command token by token: the program, then the one argument.
     let tokens = s.wait_text(By::Css("[data-testid=approval-command] li"), "always allowed").await;
     assert_eq!(tokens, "always allowed", "one argument with its space, not two");
+    // And what it runs under: the project's network for commands (off in `any` mode) and the
+    // confinement (Landlock here).
+    let under = s.wait_text(By::Css("[data-testid=approval-confinement]"), "Network: off.").await;
+    assert!(under.contains("Landlock"), "{under}");
     s.click(by_text("article[@data-testid='approval-card']", "Always allow this command")).await;
     let out = waiting.finish().await;
     assert!(out.starts_with("JOB "), "{out}");

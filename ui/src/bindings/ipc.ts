@@ -176,7 +176,15 @@ cwd: string,
 /**
  * Environment additions, `NAME=value`.
  */
-env: Array<string>, };
+env: Array<string>, 
+/**
+ * Whether it may open outbound connections (the project's network setting for commands).
+ */
+network: boolean, 
+/**
+ * How it is confined, one sentence (Landlock on Linux).
+ */
+confinement: string, };
 
 export type ApprovalDto = { id: string, projectId: string, projectName: string, tokenId: string, 
 /**

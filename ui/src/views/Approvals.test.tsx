@@ -103,7 +103,13 @@ describe("an approval card", () => {
       approval({
         tool: "run_command",
         alwaysAllowable: true,
-        command: { argv, cwd: "scripts", env: ["CI=1"] },
+        command: {
+          argv,
+          cwd: "scripts",
+          env: ["CI=1"],
+          network: false,
+          confinement: "Landlock ABI 7: jobs write only inside the project and their private folders.",
+        },
       }),
     ]);
     const cmd = within(card()).getByTestId("approval-command");
@@ -111,6 +117,9 @@ describe("an approval card", () => {
     expect(tokens().slice(0, 4)).toEqual(["/usr/bin/sh", "-c", "echo a; rm -rf b", "(empty argument)"]);
     expect(tokens()).toHaveLength(1 + ARGS_SHOWN);
     expect(cmd).toHaveTextContent("In scripts with CI=1");
+    expect(within(cmd).getByTestId("approval-confinement")).toHaveTextContent(
+      "Network: off. Landlock ABI 7: jobs write only inside the project and their private folders.",
+    );
     await user.click(within(cmd).getByRole("button", { name: `Show all ${argv.length - 1} arguments` }));
     expect(tokens()).toHaveLength(argv.length);
     expect(tokens().at(-1)).toBe(`arg${ARGS_SHOWN + 2}`);
@@ -125,6 +134,8 @@ describe("an approval card", () => {
           argv: ["/usr/bin/rm\u200B", "-rf", "invoice\u202Etxt.exe", "a\u0007b"],
           cwd: "sub\u2066dir",
           env: ["X=\u200Fy"],
+          network: true,
+          confinement: "not confined\u202E",
         },
       }),
     ]);
@@ -132,6 +143,7 @@ describe("an approval card", () => {
     const tokens = within(cmd).getAllByRole("listitem").map((li) => li.textContent);
     expect(tokens).toEqual(["/usr/bin/rm⟨U+200B⟩", "-rf", "invoice⟨U+202E⟩txt.exe", "a⟨U+0007⟩b"]);
     expect(cmd).toHaveTextContent("In sub⟨U+2066⟩dir with X=⟨U+200F⟩y");
+    expect(cmd).toHaveTextContent("Network: allowed. not confined⟨U+202E⟩");
     expect(card()).toHaveAccessibleName("Approval: Cur⟨U+202E⟩sor · run_command · my-app");
     expect(container.textContent).not.toMatch(/[\u202E\u200B\u200F\u2066\u0007]/);
   });

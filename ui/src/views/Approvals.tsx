@@ -248,6 +248,9 @@ function CommandTokens({ command }: { command: CommandDto }) {
           </>
         )}
       </p>
+      <p className="muted" data-testid="approval-confinement">
+        {command.network ? "Network: allowed." : "Network: off."} {visible(command.confinement)}
+      </p>
     </div>
   );
 }
