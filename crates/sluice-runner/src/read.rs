@@ -161,7 +161,12 @@ fn line_range(
     let mut content = String::new();
     let mut end_line = start - 1;
     let mut truncated = false;
-    for (idx, line) in text.split_inclusive('\n').enumerate().skip(first) {
+    let mut lines = text.split_inclusive('\n').enumerate();
+    if first > 0 {
+        // Past the lines before `start`.
+        lines.nth(first - 1);
+    }
+    for (idx, line) in lines {
         if end_line - (start - 1) >= want {
             break;
         }
