@@ -331,10 +331,11 @@ fn gtk_confirm(
 }
 
 /// How long a copied secret stays on the clipboard.
+#[cfg(target_os = "linux")]
 const SECRET_ON_CLIPBOARD: std::time::Duration = std::time::Duration::from_secs(60);
 
 /// Puts a secret (a token just created, a snippet holding one) on the clipboard and takes it
-/// off after [`SECRET_ON_CLIPBOARD`], unless something else was copied since. Done here rather
+/// off after a minute, unless something else was copied since. Done here rather
 /// than in the page: a page may write to the clipboard only right after a click, and the
 /// window may be closed by the time the minute is up.
 #[tauri::command]
