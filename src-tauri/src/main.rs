@@ -9,6 +9,7 @@
 mod command_names;
 mod commands;
 mod engine;
+mod native;
 mod tray;
 
 use tauri::{Emitter, Manager, RunEvent};

@@ -282,7 +282,7 @@ fn set_paused(app: &AppHandle, engine: &Engine, paused: bool) {
 /// tray has no page to show it in.
 fn confirm_resume(app: &AppHandle) {
     let handle = app.clone();
-    crate::commands::ask_natively(
+    crate::native::ask(
         app,
         "Sluice is stopped: every AI request is refused and jobs were killed. Resume AI access? \
          Assistants can call Sluice again; nothing that was stopped restarts."

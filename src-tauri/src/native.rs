@@ -1,0 +1,163 @@
+//! What the shell shows natively rather than in the page: confirmations the page's script cannot
+//! answer (SECURITY-CASES UI-04), and a clipboard that a copied secret leaves on time.
+
+use sluice_core::{ErrorCode, Failure};
+use sluice_ipc::IpcError;
+#[cfg(not(target_os = "linux"))]
+use tauri_plugin_dialog::{
+    DialogExt, MessageDialogButtons, MessageDialogKind, MessageDialogResult,
+};
+
+/// Asks in a native dialog, which the window's script cannot click (SECURITY-CASES UI-04);
+/// `denied` unless the user chose `yes`.
+pub async fn confirm(
+    app: &tauri::AppHandle,
+    question: String,
+    title: &str,
+    yes: &str,
+    no: &str,
+) -> Result<(), IpcError> {
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    ask(app, question, title, yes, no, move |yes| {
+        let _ = tx.send(yes);
+    });
+    if rx.await.unwrap_or(false) {
+        Ok(())
+    } else {
+        Err(Failure::new(ErrorCode::Denied, format!("nothing changed: you chose \"{no}\"")).into())
+    }
+}
+
+/// Shows a native warning dialog and calls `answer` with `true` only if the user chose `yes`;
+/// `no`, closing the dialog or any other outcome is `false`. `no` is the default: Return or
+/// Escape keep things as they are, and allowing takes a deliberate Tab or click.
+pub fn ask(
+    app: &tauri::AppHandle,
+    question: String,
+    title: &str,
+    yes: &str,
+    no: &str,
+    answer: impl FnOnce(bool) + Send + 'static,
+) {
+    #[cfg(target_os = "linux")]
+    {
+        let (title, yes, no) = (title.to_owned(), yes.to_owned(), no.to_owned());
+        let handle = app.clone();
+        let answer = std::sync::Mutex::new(Some(answer));
+        let shown = app.run_on_main_thread(move || {
+            gtk_confirm(&handle, &question, &title, &yes, &no, move |chose| {
+                if let Some(answer) = answer.lock().ok().and_then(|mut a| a.take()) {
+                    answer(chose);
+                }
+            });
+        });
+        if let Err(err) = shown {
+            // The event loop is gone (quitting): nothing was confirmed.
+            tracing::warn!(%err, "cannot show a confirmation");
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        // The plugin reports a closed dialog as its cancel button, so `no` must be that button.
+        let chose = yes.to_owned();
+        app.dialog()
+            .message(question)
+            .title(title)
+            .kind(MessageDialogKind::Warning)
+            .buttons(MessageDialogButtons::OkCancelCustom(yes.into(), no.into()))
+            .show_with_result(move |result| {
+                answer(matches!(result, MessageDialogResult::Custom(label) if label == chose));
+            });
+    }
+}
+
+/// A GTK message dialog, over the window when it is open: `no` first, focused and the default
+/// response; closing it answers `no`. On the main thread.
+#[cfg(target_os = "linux")]
+fn gtk_confirm(
+    app: &tauri::AppHandle,
+    question: &str,
+    title: &str,
+    yes: &str,
+    no: &str,
+    answer: impl Fn(bool) + 'static,
+) {
+    use gtk::prelude::*;
+    use tauri::Manager;
+    let parent = app.get_webview_window("main").and_then(|w| w.gtk_window().ok());
+    let dialog = gtk::MessageDialog::new(
+        parent.as_ref(),
+        gtk::DialogFlags::MODAL | gtk::DialogFlags::DESTROY_WITH_PARENT,
+        gtk::MessageType::Warning,
+        gtk::ButtonsType::None,
+        question,
+    );
+    dialog.set_title(title);
+    dialog.set_keep_above(true);
+    dialog.add_button(no, gtk::ResponseType::No);
+    dialog.add_button(yes, gtk::ResponseType::Yes);
+    dialog.set_default_response(gtk::ResponseType::No);
+    dialog.connect_response(move |dialog, response| {
+        answer(response == gtk::ResponseType::Yes);
+        // SAFETY: the dialog is referenced only by GTK and this handler, which is done with it;
+        // destroying a dialog from its response handler is how GTK dialogs end.
+        unsafe { dialog.destroy() };
+    });
+    dialog.show_all();
+    if let Some(button) = dialog.widget_for_response(gtk::ResponseType::No) {
+        button.grab_focus();
+    }
+    dialog.present();
+}
+
+/// How long a copied secret stays on the clipboard.
+#[cfg(target_os = "linux")]
+const SECRET_ON_CLIPBOARD: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// Puts a secret on the clipboard and takes it off after a minute, unless something else was
+/// copied since. Done here rather than in the page: a page may write to the clipboard only
+/// right after a click, and the window may be closed by the time the minute is up. Only Linux
+/// so far; elsewhere the page copies and clears it (ui/src/api.ts).
+pub fn copy_secret(app: &tauri::AppHandle, text: String) -> Result<(), IpcError> {
+    #[cfg(target_os = "linux")]
+    {
+        let keep = clipboard_keep();
+        app.run_on_main_thread(move || gtk_copy_secret(text, keep)).map_err(|err| {
+            tracing::warn!(%err, "cannot reach the clipboard");
+            IpcError::from(Failure::internal())
+        })
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        // The page copies it (on a click) and clears it itself; see ui/src/api.ts.
+        let _ = (app, text);
+        Err(Failure::new(ErrorCode::Forbidden, "the window copies secrets on this system").into())
+    }
+}
+
+/// [`SECRET_ON_CLIPBOARD`]; debug builds (the end-to-end test) may shorten it with
+/// `SLUICE_CLIPBOARD_CLEAR_SECS`.
+#[cfg(target_os = "linux")]
+fn clipboard_keep() -> std::time::Duration {
+    #[cfg(debug_assertions)]
+    if let Some(secs) =
+        std::env::var("SLUICE_CLIPBOARD_CLEAR_SECS").ok().and_then(|s| s.parse::<u64>().ok())
+    {
+        return std::time::Duration::from_secs(secs.clamp(1, 60));
+    }
+    SECRET_ON_CLIPBOARD
+}
+
+#[cfg(target_os = "linux")]
+fn gtk_copy_secret(text: String, keep: std::time::Duration) {
+    use gtk::{gdk, glib};
+    let clipboard = gtk::Clipboard::get(&gdk::SELECTION_CLIPBOARD);
+    clipboard.set_text(&text);
+    glib::timeout_add_local_once(keep, move || {
+        let clipboard = gtk::Clipboard::get(&gdk::SELECTION_CLIPBOARD);
+        // Only our own secret is taken off: whatever the user copied since stays.
+        if clipboard.wait_for_text().is_some_and(|now| now.as_str() == text) {
+            clipboard.clear();
+        }
+    });
+}
