@@ -280,6 +280,36 @@ mod tests {
         assert!(store.audit_verify(&secret).unwrap().intact);
     }
 
+    /// Through the engine: a successful read waits for its batch, a refusal of the same read
+    /// is on disk before `audit_request` returns, and so is everything queued before it.
+    #[test]
+    fn the_engine_writes_refusals_at_once() {
+        use crate::{AuditOutcome, Engine, EngineConfig, SecretPreference};
+        let dir = tempfile::tempdir().unwrap();
+        let engine =
+            Engine::open(&EngineConfig::new(dir.path().join("data"), SecretPreference::FileOnly))
+                .unwrap();
+        let (_, plaintext) = engine.create_token("t", None, None).unwrap();
+        let caller = engine.authenticate(&plaintext).unwrap();
+        let seen = || actions(&engine.store).into_iter().filter(|a| a == "read_file").count();
+        let before = seen();
+        let call = |outcome| {
+            engine.audit_request(
+                &caller,
+                "read_file",
+                None,
+                outcome,
+                None,
+                0,
+                None,
+                Durability::Soon,
+            )
+        };
+        call(AuditOutcome::Ok);
+        call(AuditOutcome::Denied);
+        assert_eq!(seen(), before + 2, "the refusal and the read queued before it");
+    }
+
     #[test]
     fn one_bad_entry_does_not_take_its_batch_with_it() {
         let (_dir, store, secret, writer) = setup();
