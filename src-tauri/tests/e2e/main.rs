@@ -299,8 +299,13 @@ async fn window_token_client_pause_resume_approvals_jobs_stop() {
             .find(|p| p.extension().is_some_and(|x| x == "desktop"))
     };
     s.click(By::Css("input[name=start-at-login]")).await;
-    let item = poll_until(&login_item).await;
-    let entry = std::fs::read_to_string(&item).unwrap();
+    // The plugin creates the file, then writes it: wait for the whole entry.
+    let entry = poll_until(|| {
+        let text = std::fs::read_to_string(login_item()?).ok()?;
+        let exec_line_done = text.split_once("Exec=").is_some_and(|(_, rest)| rest.contains('\n'));
+        exec_line_done.then_some(text)
+    })
+    .await;
     let exec = entry.lines().find_map(|l| l.strip_prefix("Exec=")).unwrap_or_default();
     assert!(exec.contains(app.to_str().unwrap()), "the login item starts the app: {entry}");
     // At login Sluice starts in the tray: no window, so no WebKit processes either.
