@@ -9,7 +9,7 @@ use std::time::Duration;
 use anyhow::{Context as _, Result};
 use sluice_engine::{DEFAULT_PORT, Engine, EngineConfig, SecretPreference};
 use sluice_exec::{JobEvent, JobState};
-use tauri::{AppHandle, Emitter};
+use tauri::AppHandle;
 use tokio_util::sync::CancellationToken;
 
 /// What the commands and the tray share: the engine, the facts the window shows, and the
@@ -84,7 +84,7 @@ pub fn start(_app: &AppHandle) -> Result<Shell> {
     Ok(Shell { engine, ctx, data_dir, shutdown })
 }
 
-/// Engine events → the window (`engine-event`) and the tray.
+/// Engine events → the window and the tray.
 pub fn forward_events(app: AppHandle, engine: Arc<Engine>) {
     let mut rx = engine.subscribe();
     tauri::async_runtime::spawn(async move {
@@ -109,17 +109,16 @@ pub fn forward_events(app: AppHandle, engine: Arc<Engine>) {
                             &a.headline(),
                         );
                     }
-                    let _ = app.emit(sluice_ipc::EVENT_CHANNEL, sluice_ipc::event(&event));
+                    crate::window::emit(&app, sluice_ipc::event(&event));
                 }
                 // Missed some: the window reloads on any event, so one is enough.
                 Err(RecvError::Lagged(_)) => {
                     crate::tray::refresh(&app, &engine);
-                    let _ =
-                        app.emit(sluice_ipc::EVENT_CHANNEL, sluice_ipc::UiEvent::ProjectsChanged);
-                    let _ = app.emit(sluice_ipc::EVENT_CHANNEL, sluice_ipc::UiEvent::TokensChanged);
+                    crate::window::emit(&app, sluice_ipc::UiEvent::ProjectsChanged);
+                    crate::window::emit(&app, sluice_ipc::UiEvent::TokensChanged);
                     // Any approval event makes the window reload its list.
-                    let _ = app.emit(
-                        sluice_ipc::EVENT_CHANNEL,
+                    crate::window::emit(
+                        &app,
                         sluice_ipc::UiEvent::ApprovalDecided {
                             id: String::new(),
                             state: String::new(),
@@ -135,16 +134,14 @@ pub fn forward_events(app: AppHandle, engine: Arc<Engine>) {
 /// How often the window hears about a running job's output at most.
 const JOB_ACTIVITY_EVERY: Duration = Duration::from_millis(250);
 
-/// Job events → the window (`engine-event`), the tray, and a notification when a job fails.
+/// Job events → the window, the tray, and a notification when a job fails.
 /// Output arrives per chunk: it is coalesced to at most one `jobActivity` per job every
 /// [`JOB_ACTIVITY_EVERY`], so a chatty job cannot flood the window.
 pub fn forward_jobs(app: AppHandle, engine: Arc<Engine>) {
     let mut rx = engine.jobs().subscribe();
     tauri::async_runtime::spawn(async move {
         use tokio::sync::broadcast::error::RecvError;
-        let emit = |e: sluice_ipc::UiEvent| {
-            let _ = app.emit(sluice_ipc::EVENT_CHANNEL, e);
-        };
+        let emit = |e: sluice_ipc::UiEvent| crate::window::emit(&app, e);
         let mut active: BTreeSet<String> = BTreeSet::new();
         let mut tick = tokio::time::interval(JOB_ACTIVITY_EVERY);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);

@@ -1,18 +1,24 @@
 //! Sluice's desktop app: a thin shell that starts the same engine `sluice serve` runs (in this
 //! process), serves MCP on 127.0.0.1, and wires the tray and the control-center window to it.
-//! Logic lives in the crates; here are only the builder, plugins, tray, window and commands of
-//! one line each.
+//! Logic lives in the crates; here are only the builder, plugins, tray and window.
+//!
+//! Two processes: this one (engine, tray, notifications, native dialogs) runs as long as
+//! Sluice does and never creates a webview; the window runs in `sluice-app --window`
+//! ([`webview`]), started while it is open ([`window`]).
 
 #![cfg_attr(not(debug_assertions), windows_subsystem = "windows")]
 
 #[cfg(test)]
 mod command_names;
-mod commands;
+#[cfg(test)]
+mod config_checks;
 mod engine;
 mod native;
 mod tray;
+mod webview;
+mod window;
 
-use tauri::{Emitter, Manager, RunEvent};
+use tauri::{Manager, RunEvent};
 use tauri_plugin_notification::NotificationExt;
 
 /// The argument that starts Sluice in the tray, without opening its window.
@@ -22,26 +28,28 @@ fn main() {
     #[cfg(target_os = "linux")]
     webkit_env();
     sluice_engine::logging::init("warn");
+    let args: Vec<String> = std::env::args().collect();
+    if args.iter().any(|a| a == window::WINDOW) {
+        let view = args.iter().find_map(|a| a.strip_prefix("--view=")).map(str::to_owned);
+        return webview::run(view);
+    }
     let app = tauri::Builder::default()
         // First: a second launch only focuses the running instance.
         .plugin(tauri_plugin_single_instance::init(|app, args, _cwd| {
             if !args.iter().any(|a| a == HIDDEN) {
-                show_window(app);
+                window::show(app, None);
             }
         }))
         .plugin(tauri_plugin_dialog::init())
         .plugin(tauri_plugin_notification::init())
-        // "Start at login" in Settings (a .desktop file in ~/.config/autostart on Linux). A start
-        // at login goes to the tray only: no window, so no WebKit processes either.
-        .plugin(tauri_plugin_autostart::Builder::new().arg(HIDDEN).build())
-        .invoke_handler(commands::handler())
+        .manage(window::Window::default())
         .setup(|app| {
             let shell = engine::start(app.handle())?;
-            // Before the first notification: a click on one opens the Approvals view.
+            // Before the first notification: a click on one opens its view.
             let handle = app.handle().clone();
             app.notification().on_action(move |action| {
                 if action.action_id() == "tap" {
-                    show_view(&handle, last_notified_view());
+                    window::show(&handle, Some(last_notified_view()));
                 }
             })?;
             tray::create(app.handle(), &shell.engine)?;
@@ -51,26 +59,37 @@ fn main() {
             engine::forward_jobs(app.handle().clone(), shell.engine.clone());
             app.manage(shell);
             if !std::env::args().any(|a| a == HIDDEN) {
-                show_window(app.handle());
+                window::show(app.handle(), None);
             }
             Ok(())
         })
-        .build(tauri::generate_context!())
+        .build(context())
         .unwrap_or_else(|err| {
             eprintln!("sluice-app: cannot start: {err}");
             std::process::exit(1);
         });
     app.run(|app, event| match event {
-        // Closing the window destroys it — the webview and WebKit's processes with it — and
-        // Sluice keeps running in the tray; only Quit (an explicit exit code) ends it.
+        // No window keeps this process alive: only Quit (an explicit exit code) ends it.
         RunEvent::ExitRequested { code: None, api, .. } => api.prevent_exit(),
         RunEvent::Exit => {
+            app.state::<window::Window>().close();
             if let Some(shell) = app.try_state::<engine::Shell>() {
                 shell.stop();
             }
         }
         _ => {}
     });
+}
+
+/// The app's configuration and embedded page, shared by both processes.
+fn context() -> tauri::Context {
+    tauri::generate_context!()
+}
+
+/// "Start at login" in Settings (a .desktop file in ~/.config/autostart on Linux): the window
+/// turns it on and off; a start at login goes to the tray only.
+fn autostart() -> tauri::plugin::TauriPlugin<tauri::Wry> {
+    tauri_plugin_autostart::Builder::new().arg(HIDDEN).build()
 }
 
 /// Settings for GTK and WebKit, made before either starts; a value the user set is kept.
@@ -98,30 +117,6 @@ fn webkit_env() {
         set("GDK_GL", "disable");
     }
     set("JSC_useJIT", "false");
-}
-
-/// Shows, restores and focuses the control-center window, opening it again (from the window
-/// configuration in tauri.conf.json) when it was closed.
-pub fn show_window(app: &tauri::AppHandle) {
-    let window = app.get_webview_window("main").or_else(|| {
-        let config = app.config().app.windows.iter().find(|w| w.label == "main")?;
-        tauri::WebviewWindowBuilder::from_config(app, config)
-            .and_then(|builder| builder.build())
-            .inspect_err(|err| tracing::warn!(%err, "cannot open the window"))
-            .ok()
-    });
-    if let Some(w) = window {
-        let _ = w.unminimize();
-        let _ = w.show();
-        let _ = w.set_focus();
-    }
-}
-
-/// Shows the window on one view (`approvals`, …).
-pub fn show_view(app: &tauri::AppHandle, view: &str) {
-    show_window(app);
-    let _ =
-        app.emit(sluice_ipc::EVENT_CHANNEL, sluice_ipc::UiEvent::OpenView { view: view.into() });
 }
 
 /// The view the newest notification is about: a click on a notification opens it.

@@ -1,30 +1,29 @@
 //! What the shell shows natively rather than in the page: confirmations the page's script cannot
 //! answer (SECURITY-CASES UI-04), and a clipboard that a copied secret leaves on time.
 
-use sluice_core::{ErrorCode, Failure};
+use sluice_core::Failure;
 use sluice_ipc::IpcError;
 #[cfg(not(target_os = "linux"))]
 use tauri_plugin_dialog::{
     DialogExt, MessageDialogButtons, MessageDialogKind, MessageDialogResult,
 };
 
-/// Asks in a native dialog, which the window's script cannot click (SECURITY-CASES UI-04);
-/// `denied` unless the user chose `yes`.
-pub async fn confirm(
-    app: &tauri::AppHandle,
-    question: String,
-    title: &str,
-    yes: &str,
-    no: &str,
-) -> Result<(), IpcError> {
-    let (tx, rx) = tokio::sync::oneshot::channel();
-    ask(app, question, title, yes, no, move |yes| {
-        let _ = tx.send(yes);
-    });
-    if rx.await.unwrap_or(false) {
-        Ok(())
-    } else {
-        Err(Failure::new(ErrorCode::Denied, format!("nothing changed: you chose \"{no}\"")).into())
+/// The desktop the window's commands ask ([`sluice_ipc::dispatch`]): native confirmations,
+/// which the window's script cannot click (SECURITY-CASES UI-04), and the clipboard.
+pub struct Desktop(pub tauri::AppHandle);
+
+impl sluice_ipc::dispatch::Desktop for Desktop {
+    fn confirm(&self, q: sluice_ipc::dispatch::Question) -> bool {
+        let (tx, rx) = std::sync::mpsc::channel();
+        ask(&self.0, q.text, q.title, q.yes, q.no, move |yes| {
+            let _ = tx.send(yes);
+        });
+        // Called off the event loop (the dialog needs it); no answer (quitting) is a no.
+        rx.recv().unwrap_or(false)
+    }
+
+    fn copy_secret(&self, text: String) -> Result<(), IpcError> {
+        copy_secret(&self.0, text)
     }
 }
 
@@ -42,10 +41,9 @@ pub fn ask(
     #[cfg(target_os = "linux")]
     {
         let (title, yes, no) = (title.to_owned(), yes.to_owned(), no.to_owned());
-        let handle = app.clone();
         let answer = std::sync::Mutex::new(Some(answer));
         let shown = app.run_on_main_thread(move || {
-            gtk_confirm(&handle, &question, &title, &yes, &no, move |chose| {
+            gtk_confirm(&question, &title, &yes, &no, move |chose| {
                 if let Some(answer) = answer.lock().ok().and_then(|mut a| a.take()) {
                     answer(chose);
                 }
@@ -71,29 +69,22 @@ pub fn ask(
     }
 }
 
-/// A GTK message dialog, over the window when it is open: `no` first, focused and the default
+/// A GTK message dialog, kept above other windows: `no` first, focused and the default
 /// response; closing it answers `no`. On the main thread.
 #[cfg(target_os = "linux")]
-fn gtk_confirm(
-    app: &tauri::AppHandle,
-    question: &str,
-    title: &str,
-    yes: &str,
-    no: &str,
-    answer: impl Fn(bool) + 'static,
-) {
+fn gtk_confirm(question: &str, title: &str, yes: &str, no: &str, answer: impl Fn(bool) + 'static) {
     use gtk::prelude::*;
-    use tauri::Manager;
-    let parent = app.get_webview_window("main").and_then(|w| w.gtk_window().ok());
+    // The window is another process's: the dialog stands on its own, in the screen's middle.
     let dialog = gtk::MessageDialog::new(
-        parent.as_ref(),
-        gtk::DialogFlags::MODAL | gtk::DialogFlags::DESTROY_WITH_PARENT,
+        None::<&gtk::Window>,
+        gtk::DialogFlags::MODAL,
         gtk::MessageType::Warning,
         gtk::ButtonsType::None,
         question,
     );
     dialog.set_title(title);
     dialog.set_keep_above(true);
+    dialog.set_position(gtk::WindowPosition::Center);
     dialog.add_button(no, gtk::ResponseType::No);
     dialog.add_button(yes, gtk::ResponseType::Yes);
     dialog.set_default_response(gtk::ResponseType::No);
@@ -131,7 +122,11 @@ pub fn copy_secret(app: &tauri::AppHandle, text: String) -> Result<(), IpcError>
     {
         // The page copies it (on a click) and clears it itself; see ui/src/api.ts.
         let _ = (app, text);
-        Err(Failure::new(ErrorCode::Forbidden, "the window copies secrets on this system").into())
+        Err(Failure::new(
+            sluice_core::ErrorCode::Forbidden,
+            "the window copies secrets on this system",
+        )
+        .into())
     }
 }
 

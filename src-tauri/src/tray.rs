@@ -262,9 +262,9 @@ fn on_menu(app: &AppHandle, id: &str) {
         }
         ("resume", _) if shell.engine.is_stopped().unwrap_or(true) => confirm_resume(app),
         ("pause" | "resume", _) => set_paused(app, &shell.engine, id == "pause"),
-        ("show-approvals", _) => crate::show_view(app, "approvals"),
-        ("show-jobs", _) => crate::show_view(app, "jobs"),
-        ("open", _) => crate::show_window(app),
+        ("show-approvals", _) => crate::window::show(app, Some("approvals")),
+        ("show-jobs", _) => crate::window::show(app, Some("jobs")),
+        ("open", _) => crate::window::show(app, None),
         ("quit", _) => app.exit(0),
         _ => {}
     }
@@ -314,7 +314,7 @@ pub fn create(app: &AppHandle, engine: &Engine) -> tauri::Result<()> {
                 ..
             } = event
             {
-                crate::show_window(tray.app_handle());
+                crate::window::show(tray.app_handle(), None);
             }
         })
         .build(app)?;

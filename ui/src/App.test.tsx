@@ -6,7 +6,7 @@ import { approval, created, project, state, token } from "./test/fixtures";
 
 vi.mock("./api", () => import("./test/api"));
 
-import { App } from "./App";
+import { App, initialView } from "./App";
 import { PAGE } from "./views/Activity";
 import { diagnostics } from "./views/Settings";
 import { exactTime } from "./format";
@@ -28,6 +28,20 @@ describe("top bar", () => {
     expect(screen.getByTestId("state-pill")).toHaveTextContent("AI access on");
   });
 
+  it("opens on the view the URL's fragment names, else on Projects", async () => {
+    expect(initialView("#approvals")).toBe("approvals");
+    expect(initialView("#jobs")).toBe("jobs");
+    expect(initialView("")).toBe("projects");
+    expect(initialView("#nonsense")).toBe("projects");
+    expect(initialView("#constructor")).toBe("projects");
+    window.location.hash = "#approvals";
+    try {
+      render(<App />);
+      expect(await screen.findByText("No approvals waiting")).toBeInTheDocument();
+    } finally {
+      window.location.hash = "";
+    }
+  });
 
   it("switches views with Ctrl+1…7", async () => {
     const user = userEvent.setup();

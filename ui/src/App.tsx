@@ -28,8 +28,15 @@ const TITLES: Record<View, string> = {
   settings: "Settings",
 };
 
+/** The view the window opens on: the URL's fragment names it when Sluice opens the window for
+ * something (a notification, the tray's "Details in Sluice…"). */
+export function initialView(hash: string = window.location.hash): View {
+  const named = hash.replace(/^#/, "");
+  return (VIEWS as readonly string[]).includes(named) ? (named as View) : "projects";
+}
+
 export function App() {
-  const [view, setView] = useState<View>("projects");
+  const [view, setView] = useState<View>(initialView);
   const [state, setState] = useState<AppState | null>(null);
   const [projects, setProjects] = useState<ProjectDto[]>([]);
   const [tokens, setTokens] = useState<TokenDto[]>([]);

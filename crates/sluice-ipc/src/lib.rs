@@ -6,8 +6,10 @@
 //! with physical paths (the window is the local user's own) and never a token's hash.
 
 mod connect;
+pub mod dispatch;
 mod dto;
 mod jobs;
+pub mod wire;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;

@@ -5,4 +5,5 @@ mod approvals;
 mod bindings;
 mod commands;
 mod connect;
+mod dispatch;
 mod jobs;

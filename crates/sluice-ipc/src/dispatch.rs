@@ -1,0 +1,204 @@
+//! The window's commands by name: one table from a command's name and JSON arguments (what the
+//! page passes to `invoke`) to the function in this crate that runs it.
+//!
+//! The desktop app's window lives in a process of its own, which forwards every command to the
+//! tray process over a pipe; the tray process answers through [`call`]. Commands that widen
+//! what assistants may do are confirmed first through [`Desktop::confirm`], a native dialog
+//! the page's script cannot answer (SECURITY-CASES UI-04).
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use sluice_core::{ErrorCode, Failure};
+use sluice_engine::Engine;
+
+use crate::*;
+
+/// A command's named arguments, out of the page's argument object; unknown names are refused.
+macro_rules! arg {
+    ($args:expr, $($name:ident: $ty:ty),+ $(,)?) => {{
+        #[derive(serde::Deserialize)]
+        #[serde(deny_unknown_fields)]
+        struct Args { $($name: $ty),+ }
+        let Args { $($name),+ } = parse::<Args>($args)?;
+        ($($name),+)
+    }};
+}
+
+/// A question for a native confirmation: `yes` widens something, `no` keeps things as they are
+/// and is the default answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Question {
+    pub title: &'static str,
+    pub text: String,
+    pub yes: &'static str,
+    pub no: &'static str,
+}
+
+/// What the commands need from the desktop around them.
+pub trait Desktop: Sync {
+    /// Asks in a native dialog and waits for the answer: `true` only if the user chose `yes`.
+    fn confirm(&self, question: Question) -> bool;
+    /// Puts a secret on the clipboard for a short while.
+    fn copy_secret(&self, text: String) -> Result<(), IpcError>;
+}
+
+/// The title of the dialog that confirms authorizing a folder (the e2e test answers it by it).
+pub const AUTHORIZE_TITLE: &str = "Sluice — authorize a folder?";
+/// The title of the dialogs that confirm widening a project's access.
+pub const WIDEN_TITLE: &str = "Sluice — widen access?";
+
+/// What a command runs against.
+pub struct Api<'a> {
+    pub engine: &'a Engine,
+    pub ctx: &'a Context,
+    pub connector: &'a Connector,
+    pub desktop: &'a dyn Desktop,
+}
+
+/// Runs the command `cmd` with the page's arguments `args` (a JSON object) and returns its
+/// result as JSON. An unknown command or malformed arguments are an error that changes
+/// nothing. Blocking: confirmations wait for the user, some commands for processes to die.
+pub fn call(api: &Api<'_>, cmd: &str, args: Value) -> Result<Value, IpcError> {
+    let (e, ctx) = (api.engine, api.ctx);
+    match cmd {
+        "app_state" => out(app_state(e, ctx)),
+        "set_paused" => {
+            let paused = arg!(args, paused: bool);
+            out(set_paused(e, ctx, paused))
+        }
+        "list_projects" => out(list_projects(e)),
+        "add_project" => {
+            let args = arg!(args, args: AddProject);
+            let text = authorize_question(&args)?;
+            api.ask(Question { title: AUTHORIZE_TITLE, text, yes: "Authorize", no: "Cancel" })?;
+            out(add_project(e, args))
+        }
+        "set_project_modes" => {
+            let args = arg!(args, args: SetModes);
+            if let Some(text) = widens_modes(e, &args)? {
+                api.ask(Question { title: WIDEN_TITLE, text, yes: "Allow", no: "Keep as is" })?;
+            }
+            out(set_project_modes(e, args))
+        }
+        "set_project_enabled" => {
+            let (id, enabled) = arg!(args, id: String, enabled: bool);
+            out(set_project_enabled(e, &id, enabled))
+        }
+        "remove_project" => out(remove_project(e, &arg!(args, id: String))),
+        "set_shield" => {
+            let (id, patterns) = arg!(args, id: String, patterns: Option<Vec<String>>);
+            let exposed = unshielded(e, &id, patterns.as_deref())?;
+            if !exposed.is_empty() {
+                let project = e.find_project(&id)?;
+                let text = format!(
+                    "Let assistants see files matching {} in {}?\n\nThese can hold secrets: \
+                     keys, tokens, credentials.",
+                    visible(&exposed.join(", ")),
+                    visible(&project.name)
+                );
+                api.ask(Question {
+                    title: WIDEN_TITLE,
+                    text,
+                    yes: "Show them",
+                    no: "Keep hidden",
+                })?;
+            }
+            out(set_shield(e, &id, patterns))
+        }
+        "default_shield" => out(Ok(default_shield())),
+        "list_tokens" => out(list_tokens(e)),
+        "create_token" => out(create_token(e, ctx, arg!(args, args: CreateToken))),
+        "revoke_token" => out(revoke_token(e, &arg!(args, id: String))),
+        "audit" => out(audit(e, arg!(args, query: AuditQuery))),
+        "verify_audit" => out(verify_audit(e)),
+        "set_project_policy" => {
+            let args = arg!(args, args: SetPolicy);
+            if widens_policy(e, &args)? {
+                let what = match (args.ask_deletes, args.ask_writes) {
+                    (Some(false), Some(false)) => "delete, move, create and change files",
+                    (Some(false), _) => "delete and move files",
+                    _ => "create and change files",
+                };
+                let project = e.find_project(&args.id)?;
+                let text = format!(
+                    "Let assistants {what} in {} without asking you first?\n\nEvery change is \
+                     still backed up and recorded in the activity log.",
+                    visible(&project.name)
+                );
+                let title = "Sluice — stop asking?";
+                api.ask(Question { title, text, yes: "Stop asking", no: "Keep asking" })?;
+            }
+            out(set_project_policy(e, args))
+        }
+        "list_approvals" => out(list_approvals(e)),
+        "decide_approval" => {
+            let (id, verdict, reason) =
+                arg!(args, id: String, verdict: Verdict, reason: Option<String>);
+            out(decide_approval(e, &id, verdict, reason, DecidedFrom::Window))
+        }
+        "list_jobs" => out(list_jobs(e)),
+        "job_logs" => out(job_logs(e, arg!(args, query: JobLogsQuery))),
+        "cancel_job" => out(cancel_job(e, &arg!(args, id: String))),
+        "emergency_stop" => out(emergency_stop(e, ctx)),
+        "set_project_network" => {
+            let args = arg!(args, args: SetNetwork);
+            if widens_network(e, &args)? {
+                let project = e.find_project(&args.id)?;
+                let text = format!(
+                    "Let commands in {} open network connections?\n\nA command could then \
+                     download code or send the project's files elsewhere. Commands that run \
+                     later get the new setting; running ones keep theirs.",
+                    visible(&project.name)
+                );
+                let title = "Sluice — allow network?";
+                api.ask(Question { title, text, yes: "Allow network", no: "Keep off" })?;
+            }
+            out(set_project_network(e, args))
+        }
+        "list_clients" => out(api.connector.list(e, ctx)),
+        "connect_preview" => {
+            out(api.connector.connect_preview(e, ctx, &arg!(args, client: String)))
+        }
+        "connect_apply" => out(api.connector.connect_apply(e, &arg!(args, id: String))),
+        "disconnect_preview" => {
+            out(api.connector.disconnect_preview(e, &arg!(args, client: String)))
+        }
+        "disconnect_apply" => out(api.connector.disconnect_apply(e, &arg!(args, id: String))),
+        "list_allow_rules" => out(list_allow_rules(e, &arg!(args, project: String))),
+        "remove_allow_rule" => {
+            let (project, id) = arg!(args, project: String, id: i64);
+            out(remove_allow_rule(e, &project, id))
+        }
+        "copy_secret" => out(api.desktop.copy_secret(arg!(args, text: String))),
+        _ => Err(Failure::new(ErrorCode::InvalidArgument, "the window has no such command").into()),
+    }
+}
+
+impl Api<'_> {
+    /// Confirms natively; `denied` unless the user chose `yes`.
+    fn ask(&self, question: Question) -> Res<()> {
+        let no = question.no;
+        if self.desktop.confirm(question) {
+            Ok(())
+        } else {
+            Err(Failure::new(ErrorCode::Denied, format!("nothing changed: you chose \"{no}\""))
+                .into())
+        }
+    }
+}
+
+fn parse<T: DeserializeOwned>(args: Value) -> Res<T> {
+    // Arguments are named: serde would also take a struct from an array, in field order.
+    if !args.is_object() {
+        return Err(invalid("the window sent arguments this command cannot take: not an object"));
+    }
+    serde_json::from_value(args).map_err(|err| {
+        invalid(format!("the window sent arguments this command cannot take: {err}"))
+    })
+}
+
+fn out<T: Serialize>(result: Res<T>) -> Result<Value, IpcError> {
+    let value = result?;
+    serde_json::to_value(value).map_err(|_| Failure::internal().into())
+}

@@ -1,0 +1,165 @@
+//! Commands by name, as the window process forwards them: every command the bindings declare
+//! is reachable, bad names and arguments change nothing, and widening commands run only after
+//! the native confirmation says yes.
+
+use std::path::PathBuf;
+use std::sync::Mutex;
+
+use serde_json::{Value, json};
+use sluice_engine::clients::Dirs;
+use sluice_engine::{Engine, EngineConfig, SecretPreference};
+use sluice_ipc::dispatch::{self, AUTHORIZE_TITLE, Api, Desktop, Question};
+use sluice_ipc::{Connector, Context, IpcError};
+
+/// A desktop whose user answers every question the same way; it records what it was asked.
+struct ScriptedUser {
+    answer: bool,
+    asked: Mutex<Vec<Question>>,
+    copied: Mutex<Vec<String>>,
+}
+
+impl Desktop for ScriptedUser {
+    fn confirm(&self, question: Question) -> bool {
+        self.asked.lock().unwrap().push(question);
+        self.answer
+    }
+    fn copy_secret(&self, text: String) -> Result<(), IpcError> {
+        self.copied.lock().unwrap().push(text);
+        Ok(())
+    }
+}
+
+struct Fixture {
+    tmp: tempfile::TempDir,
+    engine: Engine,
+    ctx: Context,
+    connector: Connector,
+    user: ScriptedUser,
+}
+
+impl Fixture {
+    fn new(answer: bool) -> Fixture {
+        let tmp = tempfile::tempdir().unwrap();
+        std::fs::create_dir(tmp.path().join("my-app")).unwrap();
+        std::fs::create_dir(tmp.path().join("home")).unwrap();
+        let engine =
+            Engine::open(&EngineConfig::new(tmp.path().join("data"), SecretPreference::FileOnly))
+                .unwrap();
+        let ctx = Context {
+            port: 4321,
+            sluice_binary: PathBuf::from("/opt/sluice/sluice"),
+            version: "9.9.9".into(),
+        };
+        let connector = Connector::with_dirs(Dirs::home(tmp.path().join("home")));
+        let user = ScriptedUser { answer, asked: Mutex::default(), copied: Mutex::default() };
+        Fixture { tmp, engine, ctx, connector, user }
+    }
+
+    fn call(&self, cmd: &str, args: Value) -> Result<Value, IpcError> {
+        let api = Api {
+            engine: &self.engine,
+            ctx: &self.ctx,
+            connector: &self.connector,
+            desktop: &self.user,
+        };
+        dispatch::call(&api, cmd, args)
+    }
+
+    fn folder(&self) -> String {
+        self.tmp.path().join("my-app").display().to_string()
+    }
+
+    fn add_args(&self) -> Value {
+        json!({ "args": { "path": self.folder(), "name": null, "access": "read-write", "exec": "off" } })
+    }
+}
+
+#[test]
+fn every_declared_command_is_reachable_by_name() {
+    let f = Fixture::new(false);
+    for (name, _, _) in sluice_ipc::bindings::COMMANDS {
+        // Whatever the arguments make of it, the name itself is known.
+        if let Err(e) = f.call(name, json!({})) {
+            assert_ne!(e.message, "the window has no such command", "{name}");
+        }
+    }
+    let e = f.call("plugin:shell|execute", json!({})).unwrap_err();
+    assert_eq!(
+        (e.code.as_str(), e.message.as_str()),
+        ("invalid_argument", "the window has no such command")
+    );
+}
+
+#[test]
+fn malformed_arguments_are_refused_and_change_nothing() {
+    let f = Fixture::new(true);
+    for (cmd, args) in [
+        ("set_paused", json!({})),
+        ("set_paused", json!({ "paused": "yes" })),
+        ("set_paused", json!({ "paused": true, "also": 1 })),
+        ("set_paused", json!([true])),
+        ("add_project", json!({ "args": { "path": f.folder() } })),
+    ] {
+        let e = f.call(cmd, args.clone()).unwrap_err();
+        assert_eq!(e.code, "invalid_argument", "{cmd} {args}");
+        assert!(e.message.starts_with("the window sent arguments"), "{}", e.message);
+    }
+    assert_eq!(f.call("app_state", json!({})).unwrap()["paused"], false);
+    assert_eq!(f.call("list_projects", json!({})).unwrap(), json!([]));
+    assert!(f.user.asked.lock().unwrap().is_empty(), "nothing was asked");
+}
+
+#[test]
+fn authorizing_a_folder_waits_for_the_users_yes() {
+    let no = Fixture::new(false);
+    let e = no.call("add_project", no.add_args()).unwrap_err();
+    assert_eq!(
+        (e.code.as_str(), e.message.as_str()),
+        ("denied", "nothing changed: you chose \"Cancel\"")
+    );
+    assert_eq!(no.call("list_projects", json!({})).unwrap(), json!([]));
+    let asked = no.user.asked.lock().unwrap();
+    assert_eq!(asked.len(), 1);
+    assert_eq!(asked[0].title, AUTHORIZE_TITLE);
+    assert!(asked[0].text.contains(&no.folder()), "{}", asked[0].text);
+    assert!(asked[0].text.contains("create, change and move"), "{}", asked[0].text);
+
+    let yes = Fixture::new(true);
+    let project = yes.call("add_project", yes.add_args()).unwrap();
+    assert_eq!(project["name"], "my-app");
+    assert_eq!(project["access"], "read-write");
+    let listed = yes.call("list_projects", json!({})).unwrap();
+    assert_eq!(listed.as_array().unwrap().len(), 1);
+}
+
+#[test]
+fn narrowing_asks_nothing_widening_asks_first() {
+    let f = Fixture::new(false);
+    // Added directly: this fixture's user says no to everything.
+    let id = {
+        let args = sluice_ipc::AddProject {
+            path: f.folder(),
+            name: None,
+            access: sluice_ipc::Access::ReadOnly,
+            exec: sluice_ipc::Exec::Off,
+        };
+        sluice_ipc::add_project(&f.engine, args).unwrap().id
+    };
+    // Read-only → read-write widens: asked, refused, unchanged.
+    let widen = json!({ "args": { "id": id, "access": "read-write", "exec": null } });
+    assert_eq!(f.call("set_project_modes", widen).unwrap_err().code, "denied");
+    let now = f.call("list_projects", json!({})).unwrap();
+    assert_eq!(now[0]["access"], "read-only");
+    assert_eq!(f.user.asked.lock().unwrap().len(), 1);
+    // Pausing and disabling narrow: no question.
+    f.call("set_paused", json!({ "paused": true })).unwrap();
+    f.call("set_project_enabled", json!({ "id": id, "enabled": false })).unwrap();
+    assert_eq!(f.user.asked.lock().unwrap().len(), 1);
+}
+
+#[test]
+fn copy_secret_goes_to_the_desktop() {
+    let f = Fixture::new(false);
+    assert_eq!(f.call("copy_secret", json!({ "text": "slc_x" })).unwrap(), Value::Null);
+    assert_eq!(*f.user.copied.lock().unwrap(), ["slc_x"]);
+}
