@@ -46,7 +46,6 @@ mod security_config {
             let p = p.as_str().unwrap();
             let ok = p == "core:default"
                 || p == "dialog:allow-open"
-                || p == "notification:default"
                 || matches!(
                     p,
                     "autostart:allow-enable"

@@ -1,10 +1,12 @@
-//! Sluice's desktop app: a thin shell that starts the same engine `sluice serve` runs (in this
-//! process), serves MCP on 127.0.0.1, and wires the tray and the control-center window to it.
-//! Logic lives in the crates; here are only the builder, plugins, tray and window.
+//! `sluice-app`, Sluice's desktop app. Sluice runs as two processes:
 //!
-//! Two processes: this one (engine, tray, notifications, native dialogs) runs as long as
-//! Sluice does and never creates a webview; the window runs in `sluice-app --window`
-//! ([`webview`]), started while it is open ([`window`]).
+//! - the tray process (`sluice-tray`, crates/sluice-tray): engine, MCP server, tray,
+//!   notifications and native dialogs, for as long as Sluice runs, with no browser engine;
+//! - the window process (`sluice-app --window`, [`webview`]): the control-center window,
+//!   started by the tray process while the user has it open.
+//!
+//! Launched any other way (the desktop entry, a start at login, `cargo tauri dev`), this binary
+//! becomes the tray process at once ([`become_tray`]), so what the user starts is what runs.
 
 #![cfg_attr(not(debug_assertions), windows_subsystem = "windows")]
 
@@ -12,84 +14,61 @@
 mod command_names;
 #[cfg(test)]
 mod config_checks;
-mod engine;
-mod native;
-mod tray;
 mod webview;
-mod window;
-
-use tauri::{Manager, RunEvent};
-use tauri_plugin_notification::NotificationExt;
-
-/// The argument that starts Sluice in the tray, without opening its window.
-const HIDDEN: &str = "--hidden";
 
 fn main() {
     #[cfg(target_os = "linux")]
     webkit_env();
-    sluice_engine::logging::init("warn");
     let args: Vec<String> = std::env::args().collect();
-    if args.iter().any(|a| a == window::WINDOW) {
-        let view = args.iter().find_map(|a| a.strip_prefix("--view=")).map(str::to_owned);
-        return webview::run(view);
+    if !args.iter().any(|a| a == sluice_ipc::wire::WINDOW_ARG) {
+        become_tray(&args[1..]);
     }
-    let app = tauri::Builder::default()
-        // First: a second launch only focuses the running instance.
-        .plugin(tauri_plugin_single_instance::init(|app, args, _cwd| {
-            if !args.iter().any(|a| a == HIDDEN) {
-                window::show(app, None);
-            }
-        }))
-        .plugin(tauri_plugin_dialog::init())
-        .plugin(tauri_plugin_notification::init())
-        .manage(window::Window::default())
-        .setup(|app| {
-            let shell = engine::start(app.handle())?;
-            // Before the first notification: a click on one opens its view.
-            let handle = app.handle().clone();
-            app.notification().on_action(move |action| {
-                if action.action_id() == "tap" {
-                    window::show(&handle, Some(last_notified_view()));
-                }
-            })?;
-            tray::create(app.handle(), &shell.engine)?;
-            // `cargo xtask bench app` times the start to here (with SLUICE_LOG=sluice_app=info).
-            tracing::info!("tray ready");
-            engine::forward_events(app.handle().clone(), shell.engine.clone());
-            engine::forward_jobs(app.handle().clone(), shell.engine.clone());
-            app.manage(shell);
-            if !std::env::args().any(|a| a == HIDDEN) {
-                window::show(app.handle(), None);
-            }
-            Ok(())
-        })
-        .build(context())
-        .unwrap_or_else(|err| {
-            eprintln!("sluice-app: cannot start: {err}");
-            std::process::exit(1);
-        });
-    app.run(|app, event| match event {
-        // No window keeps this process alive: only Quit (an explicit exit code) ends it.
-        RunEvent::ExitRequested { code: None, api, .. } => api.prevent_exit(),
-        RunEvent::Exit => {
-            app.state::<window::Window>().close();
-            if let Some(shell) = app.try_state::<engine::Shell>() {
-                shell.stop();
-            }
-        }
-        _ => {}
-    });
+    sluice_engine::logging::init("warn");
+    let view = args.iter().find_map(|a| a.strip_prefix("--view=")).map(str::to_owned);
+    webview::run(view);
 }
 
-/// The app's configuration and embedded page, shared by both processes.
+/// Replaces this process with the tray process, `sluice-tray` beside this binary, with the
+/// same arguments. On Unix the process stays the same (its id, its parent, what started it
+/// waiting on it) and drops WebKit, which this binary links; Windows has no exec, so the
+/// tray process is started and this one exits.
+fn become_tray(args: &[String]) -> ! {
+    let tray = match std::env::current_exe() {
+        Ok(exe) => {
+            exe.with_file_name(if cfg!(windows) { "sluice-tray.exe" } else { "sluice-tray" })
+        }
+        Err(err) => fail(&format!("cannot find this program's folder: {err}")),
+    };
+    let mut cmd = std::process::Command::new(&tray);
+    cmd.args(args);
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::CommandExt;
+        let err = cmd.exec();
+        fail(&format!("cannot start {}: {err}", tray.display()))
+    }
+    #[cfg(not(unix))]
+    match cmd.spawn() {
+        Ok(_) => std::process::exit(0),
+        Err(err) => fail(&format!("cannot start {}: {err}", tray.display())),
+    }
+}
+
+fn fail(message: &str) -> ! {
+    eprintln!("sluice-app: {message}");
+    std::process::exit(1);
+}
+
+/// The app's configuration and embedded page.
 fn context() -> tauri::Context {
     tauri::generate_context!()
 }
 
-/// "Start at login" in Settings (a .desktop file in ~/.config/autostart on Linux): the window
-/// turns it on and off; a start at login goes to the tray only.
+/// "Start at login" in Settings (a .desktop file in ~/.config/autostart on Linux), turned on
+/// and off from the window: it starts this binary with `--hidden`, which becomes the tray
+/// process with no window.
 fn autostart() -> tauri::plugin::TauriPlugin<tauri::Wry> {
-    tauri_plugin_autostart::Builder::new().arg(HIDDEN).build()
+    tauri_plugin_autostart::Builder::new().arg(sluice_ipc::wire::HIDDEN_ARG).build()
 }
 
 /// Settings for GTK and WebKit, made before either starts; a value the user set is kept.
@@ -117,24 +96,4 @@ fn webkit_env() {
         set("GDK_GL", "disable");
     }
     set("JSC_useJIT", "false");
-}
-
-/// The view the newest notification is about: a click on a notification opens it.
-static LAST_NOTIFIED: std::sync::Mutex<&'static str> = std::sync::Mutex::new("approvals");
-
-fn last_notified_view() -> &'static str {
-    *LAST_NOTIFIED.lock().unwrap_or_else(|p| p.into_inner())
-}
-
-/// A notification about something a view shows (`approvals`, `jobs`).
-pub fn notify_about(app: &tauri::AppHandle, view: &'static str, title: &str, body: &str) {
-    *LAST_NOTIFIED.lock().unwrap_or_else(|p| p.into_inner()) = view;
-    notify(app, title, body);
-}
-
-/// A native notification; where no notification server runs, only a log line.
-pub fn notify(app: &tauri::AppHandle, title: &str, body: &str) {
-    if let Err(err) = app.notification().builder().title(title).body(body).show() {
-        tracing::warn!(%err, "cannot show a notification");
-    }
 }

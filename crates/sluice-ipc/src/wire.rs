@@ -13,6 +13,11 @@ use serde_json::Value;
 
 use crate::{IpcError, UiEvent};
 
+/// The argument that makes `sluice-app` the window process.
+pub const WINDOW_ARG: &str = "--window";
+/// The argument that starts Sluice in the tray, without opening its window (a start at login).
+pub const HIDDEN_ARG: &str = "--hidden";
+
 /// From the window process to the tray process.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "camelCase")]

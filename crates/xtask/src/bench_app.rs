@@ -34,7 +34,8 @@ pub fn run(root: &Path, target: &Path) -> Result<String> {
     sh(Command::new("cargo")
         .args(["build", "--release", "--locked", "-p", "sluice-app"])
         .args(crate::APP_FEATURES)
-        .args(["--bin", "sluice-app", "--example", "minimal", "--example", "bench_approval"]))?;
+        .args(["--bin", "sluice-app", "--bin", "sluice-tray"])
+        .args(["--example", "minimal", "--example", "bench_approval"]))?;
     let python = deps::python(root)?;
     let app = target.join("release/sluice-app");
     let minimal = target.join("release/examples/minimal");
@@ -49,7 +50,7 @@ pub fn run(root: &Path, target: &Path) -> Result<String> {
         cmd.env("SLUICE_DATA_DIR", data)
             .env("SLUICE_PORT", free_port()?.to_string())
             .env("SLUICE_SECRET_STORE", "file")
-            .env("SLUICE_LOG", "sluice_app=info");
+            .env("SLUICE_LOG", "sluice_tray=info");
         Ok(cmd)
     };
     for i in 0..RUNS {

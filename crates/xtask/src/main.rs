@@ -93,10 +93,14 @@ fn run(root: &Path, extra: &[String]) -> Result<()> {
             deps::apt(&["nodejs", "npm"])?;
         }
         build_ui(root)?;
-        return sh(Command::new("cargo")
-            .args(["run", "--release", "--locked", "-p", "sluice-app"])
-            .args(["--features", "custom-protocol", "--"])
-            .args(extra));
+        // Both binaries: `sluice-app` becomes `sluice-tray` at start (src-tauri/src/main.rs).
+        sh(Command::new("cargo")
+            .args(["build", "--release", "--locked", "-p", "sluice-app"])
+            .args(["--features", "custom-protocol"]))?;
+        let target = std::env::var_os("CARGO_TARGET_DIR")
+            .map(std::path::PathBuf::from)
+            .unwrap_or_else(|| root.join("target"));
+        return sh(Command::new(target.join("release/sluice-app")).args(extra));
     }
     let extra = &extra[1..];
     let mut cmd = Command::new("cargo");

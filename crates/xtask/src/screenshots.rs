@@ -19,7 +19,16 @@ pub fn run(root: &Path, extra: &[String]) -> Result<()> {
     let env = deps::install(root)?;
     build_ui(root)?;
     sh(Command::new("cargo")
-        .args(["build", "--locked", "-p", "sluice-app", "--bin", "sluice-app"])
+        .args([
+            "build",
+            "--locked",
+            "-p",
+            "sluice-app",
+            "--bin",
+            "sluice-app",
+            "--bin",
+            "sluice-tray",
+        ])
         .args(APP_FEATURES))?;
     let target = std::env::var_os("CARGO_TARGET_DIR")
         .map(PathBuf::from)

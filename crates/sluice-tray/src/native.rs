@@ -1,16 +1,14 @@
-//! What the shell shows natively rather than in the page: confirmations the page's script cannot
-//! answer (SECURITY-CASES UI-04), and a clipboard that a copied secret leaves on time.
+//! What Sluice shows natively rather than in the page: confirmations the page's script cannot
+//! answer (SECURITY-CASES UI-04), a clipboard that a copied secret leaves on time, and
+//! notifications.
 
-use sluice_core::Failure;
 use sluice_ipc::IpcError;
-#[cfg(not(target_os = "linux"))]
-use tauri_plugin_dialog::{
-    DialogExt, MessageDialogButtons, MessageDialogKind, MessageDialogResult,
-};
+
+use crate::App;
 
 /// The desktop the window's commands ask ([`sluice_ipc::dispatch`]): native confirmations,
 /// which the window's script cannot click (SECURITY-CASES UI-04), and the clipboard.
-pub struct Desktop(pub tauri::AppHandle);
+pub struct Desktop(pub App);
 
 impl sluice_ipc::dispatch::Desktop for Desktop {
     fn confirm(&self, q: sluice_ipc::dispatch::Question) -> bool {
@@ -18,7 +16,7 @@ impl sluice_ipc::dispatch::Desktop for Desktop {
         ask(&self.0, q.text, q.title, q.yes, q.no, move |yes| {
             let _ = tx.send(yes);
         });
-        // Called off the event loop (the dialog needs it); no answer (quitting) is a no.
+        // Called off the main thread (the dialog needs it); no answer (quitting) is a no.
         rx.recv().unwrap_or(false)
     }
 
@@ -31,7 +29,7 @@ impl sluice_ipc::dispatch::Desktop for Desktop {
 /// `no`, closing the dialog or any other outcome is `false`. `no` is the default: Return or
 /// Escape keep things as they are, and allowing takes a deliberate Tab or click.
 pub fn ask(
-    app: &tauri::AppHandle,
+    app: &App,
     question: String,
     title: &str,
     yes: &str,
@@ -42,30 +40,28 @@ pub fn ask(
     {
         let (title, yes, no) = (title.to_owned(), yes.to_owned(), no.to_owned());
         let answer = std::sync::Mutex::new(Some(answer));
-        let shown = app.run_on_main_thread(move || {
+        // If the event loop is gone (quitting), `answer` is dropped unanswered: a no.
+        app.run_on_main(move || {
             gtk_confirm(&question, &title, &yes, &no, move |chose| {
                 if let Some(answer) = answer.lock().ok().and_then(|mut a| a.take()) {
                     answer(chose);
                 }
             });
         });
-        if let Err(err) = shown {
-            // The event loop is gone (quitting): nothing was confirmed.
-            tracing::warn!(%err, "cannot show a confirmation");
-        }
     }
     #[cfg(not(target_os = "linux"))]
     {
-        // The plugin reports a closed dialog as its cancel button, so `no` must be that button.
+        // rfd reports a closed dialog as the cancel button, so `no` must be that button.
+        let dialog = rfd::AsyncMessageDialog::new()
+            .set_level(rfd::MessageLevel::Warning)
+            .set_title(title)
+            .set_description(question)
+            .set_buttons(rfd::MessageButtons::OkCancelCustom(yes.into(), no.into()));
         let chose = yes.to_owned();
-        app.dialog()
-            .message(question)
-            .title(title)
-            .kind(MessageDialogKind::Warning)
-            .buttons(MessageDialogButtons::OkCancelCustom(yes.into(), no.into()))
-            .show_with_result(move |result| {
-                answer(matches!(result, MessageDialogResult::Custom(label) if label == chose));
-            });
+        app.0.runtime.spawn(async move {
+            let result = dialog.show().await;
+            answer(matches!(result, rfd::MessageDialogResult::Custom(label) if label == chose));
+        });
     }
 }
 
@@ -109,14 +105,12 @@ const SECRET_ON_CLIPBOARD: std::time::Duration = std::time::Duration::from_secs(
 /// copied since. Done here rather than in the page: a page may write to the clipboard only
 /// right after a click, and the window may be closed by the time the minute is up. Only Linux
 /// so far; elsewhere the page copies and clears it (ui/src/api.ts).
-pub fn copy_secret(app: &tauri::AppHandle, text: String) -> Result<(), IpcError> {
+pub fn copy_secret(app: &App, text: String) -> Result<(), IpcError> {
     #[cfg(target_os = "linux")]
     {
         let keep = clipboard_keep();
-        app.run_on_main_thread(move || gtk_copy_secret(text, keep)).map_err(|err| {
-            tracing::warn!(%err, "cannot reach the clipboard");
-            IpcError::from(Failure::internal())
-        })
+        app.run_on_main(move || gtk_copy_secret(text, keep));
+        Ok(())
     }
     #[cfg(not(target_os = "linux"))]
     {
@@ -155,4 +149,55 @@ fn gtk_copy_secret(text: String, keep: std::time::Duration) {
             clipboard.clear();
         }
     });
+}
+
+/// A notification about something a view shows (`approvals`, `jobs`): a click on it opens
+/// the window on that view.
+pub fn notify_about(app: &App, view: &'static str, title: &str, body: &str) {
+    show_notification(app, title, body, Some(view));
+}
+
+/// A native notification; where no notification server runs, only a log line.
+pub fn notify(app: &App, title: &str, body: &str) {
+    show_notification(app, title, body, None);
+}
+
+fn show_notification(app: &App, title: &str, body: &str, view: Option<&'static str>) {
+    let mut n = notify_rust::Notification::new();
+    n.appname("Sluice").summary(title).body(body);
+    #[cfg(all(unix, not(target_os = "macos")))]
+    {
+        // The freedesktop "default" action is a click on the notification itself.
+        if view.is_some() {
+            n.action("default", "Open in Sluice");
+        }
+        match n.show() {
+            Ok(handle) => {
+                let app = app.clone();
+                // Waits on D-Bus until the notification is clicked or goes away.
+                let waited = std::thread::Builder::new().name("sluice-notification".into()).spawn(
+                    move || {
+                        handle.wait_for_action(|action| {
+                            if action == "default"
+                                && let Some(view) = view
+                            {
+                                app.show(Some(view));
+                            }
+                        })
+                    },
+                );
+                if let Err(err) = waited {
+                    tracing::warn!(%err, "cannot wait on a notification");
+                }
+            }
+            Err(err) => tracing::warn!(%err, "cannot show a notification"),
+        }
+    }
+    #[cfg(not(all(unix, not(target_os = "macos"))))]
+    {
+        let _ = (app, view);
+        if let Err(err) = n.show() {
+            tracing::warn!(%err, "cannot show a notification");
+        }
+    }
 }

@@ -1,6 +1,6 @@
 //! The control-center window, seen from the tray process: it runs in a process of its own
-//! ([`crate::webview`]), started when the user opens it and gone when they close it, so that
-//! WebKit's memory goes with it. This module starts that process, answers the commands its
+//! (`sluice-app --window`, src-tauri/src/webview.rs), started when the user opens it and gone
+//! when they close it, so that WebKit's memory goes with it. This module starts that process, answers the commands its
 //! page calls ([`sluice_ipc::dispatch`]) and forwards engine events to it.
 //!
 //! Only the process started here holds the other end of its pipe: nothing the MCP side
@@ -14,9 +14,8 @@ use std::time::{Duration, Instant};
 
 use sluice_ipc::dispatch::{self, Api};
 use sluice_ipc::wire::{self, ToTray, ToWindow};
-use tauri::{AppHandle, Manager};
 
-use crate::engine::Shell;
+use crate::App;
 
 /// The window process, while there is one.
 #[derive(Default)]
@@ -30,9 +29,6 @@ struct Open {
     /// Tells this process from one started later (the reader of an old one may end late).
     serial: u64,
 }
-
-/// The argument that makes `sluice-app` the window process.
-pub const WINDOW: &str = "--window";
 
 impl Window {
     fn lock(&self) -> MutexGuard<'_, Option<Open>> {
@@ -58,9 +54,8 @@ impl Window {
 
 /// Shows, raises and focuses the window, on `view` if given; starts its process when it is not
 /// running.
-pub fn show(app: &AppHandle, view: Option<&str>) {
-    let window = app.state::<Window>();
-    let mut open = window.lock();
+pub fn show(app: &App, view: Option<&str>) {
+    let mut open = app.0.window.lock();
     if let Some(o) = open.as_ref()
         && o.to_window.send(ToWindow::Show { view: view.map(str::to_owned) }).is_ok()
     {
@@ -72,21 +67,24 @@ pub fn show(app: &AppHandle, view: Option<&str>) {
         Ok(started) => *open = Some(started),
         Err(err) => {
             tracing::error!(%err, "cannot open the window");
-            crate::notify(app, "Sluice could not open its window", &err.to_string());
+            crate::native::notify(app, "Sluice could not open its window", &err.to_string());
         }
     }
 }
 
 /// Sends an engine event to the page, if the window is open.
-pub fn emit(app: &AppHandle, event: sluice_ipc::UiEvent) {
-    if let Some(open) = app.state::<Window>().lock().as_ref() {
+pub fn emit(app: &App, event: sluice_ipc::UiEvent) {
+    if let Some(open) = app.0.window.lock().as_ref() {
         let _ = open.to_window.send(ToWindow::Event { event });
     }
 }
 
-fn start(app: &AppHandle, view: Option<&str>, serial: u64) -> std::io::Result<Open> {
-    let mut cmd = Command::new(std::env::current_exe()?);
-    cmd.arg(WINDOW).stdin(Stdio::piped()).stdout(Stdio::piped());
+/// The desktop app's binary, beside this one: Tauri's, with the webview.
+const APP_BINARY: &str = if cfg!(windows) { "sluice-app.exe" } else { "sluice-app" };
+
+fn start(app: &App, view: Option<&str>, serial: u64) -> std::io::Result<Open> {
+    let mut cmd = Command::new(std::env::current_exe()?.with_file_name(APP_BINARY));
+    cmd.arg(wire::WINDOW_ARG).stdin(Stdio::piped()).stdout(Stdio::piped());
     if let Some(view) = view {
         cmd.arg(format!("--view={view}"));
     }
@@ -113,14 +111,14 @@ fn start(app: &AppHandle, view: Option<&str>, serial: u64) -> std::io::Result<Op
 }
 
 /// Answers the page's calls until the window process ends, then forgets it.
-fn serve(app: AppHandle, stdout: ChildStdout, replies: mpsc::Sender<ToWindow>, serial: u64) {
+fn serve(app: App, stdout: ChildStdout, replies: mpsc::Sender<ToWindow>, serial: u64) {
     let mut reader = wire::Reader::new(BufReader::new(stdout));
     loop {
         match reader.read::<ToTray>() {
             Ok(Some(ToTray::Call { id, cmd, args })) => {
                 let (app, replies) = (app.clone(), replies.clone());
                 // Commands block (confirmations wait for the user): off the async workers.
-                tauri::async_runtime::spawn_blocking(move || {
+                app.0.runtime.clone().spawn_blocking(move || {
                     let result = call(&app, &cmd, args);
                     let _ = replies.send(ToWindow::Reply { id, result });
                 });
@@ -132,8 +130,7 @@ fn serve(app: AppHandle, stdout: ChildStdout, replies: mpsc::Sender<ToWindow>, s
             }
         }
     }
-    let window = app.state::<Window>();
-    let mut open = window.lock();
+    let mut open = app.0.window.lock();
     if open.as_ref().is_some_and(|o| o.serial == serial)
         && let Some(mut ended) = open.take()
     {
@@ -144,11 +141,11 @@ fn serve(app: AppHandle, stdout: ChildStdout, replies: mpsc::Sender<ToWindow>, s
 }
 
 fn call(
-    app: &AppHandle,
+    app: &App,
     cmd: &str,
     args: serde_json::Value,
 ) -> Result<serde_json::Value, sluice_ipc::IpcError> {
-    let shell = app.state::<Shell>();
+    let shell = app.shell();
     let desktop = crate::native::Desktop(app.clone());
     let api =
         Api { engine: &shell.engine, ctx: &shell.ctx, connector: connector(), desktop: &desktop };

@@ -9,8 +9,9 @@ use std::time::Duration;
 use anyhow::{Context as _, Result};
 use sluice_engine::{DEFAULT_PORT, Engine, EngineConfig, SecretPreference};
 use sluice_exec::{JobEvent, JobState};
-use tauri::AppHandle;
 use tokio_util::sync::CancellationToken;
+
+use crate::App;
 
 /// What the commands and the tray share: the engine, the facts the window shows, and the
 /// switch that stops the MCP server on quit.
@@ -31,7 +32,15 @@ impl Shell {
     }
 }
 
-fn env_config() -> Result<(PathBuf, u16, SecretPreference)> {
+/// Where Sluice keeps its data, the MCP port and the secret store: the defaults, or
+/// `SLUICE_DATA_DIR`, `SLUICE_PORT` and `SLUICE_SECRET_STORE` (tests, portable use).
+pub struct Config {
+    pub data_dir: PathBuf,
+    port: u16,
+    secret: SecretPreference,
+}
+
+pub fn env_config() -> Result<Config> {
     let data_dir = match std::env::var_os("SLUICE_DATA_DIR").filter(|d| !d.is_empty()) {
         Some(d) => PathBuf::from(d),
         None => sluice_engine::default_data_dir()
@@ -46,7 +55,7 @@ fn env_config() -> Result<(PathBuf, u16, SecretPreference)> {
         Ok("file") => SecretPreference::FileOnly,
         _ => SecretPreference::Auto,
     };
-    Ok((data_dir, port, secret))
+    Ok(Config { data_dir, port, secret })
 }
 
 /// The `sluice` CLI that stdio-only clients run: installed beside the app, else on PATH.
@@ -58,19 +67,20 @@ fn sluice_binary() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from("sluice"))
 }
 
-pub fn start(_app: &AppHandle) -> Result<Shell> {
-    let (data_dir, port, secret) = env_config()?;
+pub fn start(runtime: &tokio::runtime::Runtime, config: Config) -> Result<Shell> {
+    let Config { data_dir, port, secret } = config;
     let engine = Engine::open(&EngineConfig::new(data_dir.clone(), secret))
         .map_err(|f| anyhow::anyhow!("cannot open Sluice's data: {}", f.message))?;
     let engine = Arc::new(engine);
     let shutdown = CancellationToken::new();
-    let listener = tauri::async_runtime::block_on(sluice_mcp::bind(port))
+    let listener = runtime
+        .block_on(sluice_mcp::bind(port))
         .with_context(|| format!("cannot serve MCP on 127.0.0.1:{port}"))?;
     let router =
         sluice_mcp::router(engine.clone(), port, sluice_mcp::Limits::default(), shutdown.clone());
     sluice_engine::write_engine_file(&data_dir, port).context("cannot record the engine's port")?;
     let (watch_engine, stop) = (engine.clone(), shutdown.clone());
-    tauri::async_runtime::spawn(async move {
+    runtime.spawn(async move {
         let watcher = sluice_engine::watch_roots(watch_engine);
         sluice_mcp::serve(listener, router, stop).await;
         watcher.abort();
@@ -85,9 +95,10 @@ pub fn start(_app: &AppHandle) -> Result<Shell> {
 }
 
 /// Engine events → the window and the tray.
-pub fn forward_events(app: AppHandle, engine: Arc<Engine>) {
+pub fn forward_events(app: &App) {
+    let (app, engine) = (app.clone(), app.shell().engine.clone());
     let mut rx = engine.subscribe();
-    tauri::async_runtime::spawn(async move {
+    app.0.runtime.clone().spawn(async move {
         use tokio::sync::broadcast::error::RecvError;
         loop {
             match rx.recv().await {
@@ -97,12 +108,12 @@ pub fn forward_events(app: AppHandle, engine: Arc<Engine>) {
                     | E::ApprovalRequested { .. }
                     | E::ApprovalDecided { .. } = &event
                     {
-                        crate::tray::refresh(&app, &engine);
+                        app.refresh_tray();
                     }
                     if let E::ApprovalRequested { id } = &event
                         && let Ok(a) = sluice_ipc::approval(&engine, id)
                     {
-                        crate::notify_about(
+                        crate::native::notify_about(
                             &app,
                             "approvals",
                             "An assistant asks for your approval",
@@ -113,7 +124,7 @@ pub fn forward_events(app: AppHandle, engine: Arc<Engine>) {
                 }
                 // Missed some: the window reloads on any event, so one is enough.
                 Err(RecvError::Lagged(_)) => {
-                    crate::tray::refresh(&app, &engine);
+                    app.refresh_tray();
                     crate::window::emit(&app, sluice_ipc::UiEvent::ProjectsChanged);
                     crate::window::emit(&app, sluice_ipc::UiEvent::TokensChanged);
                     // Any approval event makes the window reload its list.
@@ -137,9 +148,10 @@ const JOB_ACTIVITY_EVERY: Duration = Duration::from_millis(250);
 /// Job events → the window, the tray, and a notification when a job fails.
 /// Output arrives per chunk: it is coalesced to at most one `jobActivity` per job every
 /// [`JOB_ACTIVITY_EVERY`], so a chatty job cannot flood the window.
-pub fn forward_jobs(app: AppHandle, engine: Arc<Engine>) {
+pub fn forward_jobs(app: &App) {
+    let (app, engine) = (app.clone(), app.shell().engine.clone());
     let mut rx = engine.jobs().subscribe();
-    tauri::async_runtime::spawn(async move {
+    app.0.runtime.clone().spawn(async move {
         use tokio::sync::broadcast::error::RecvError;
         let emit = |e: sluice_ipc::UiEvent| crate::window::emit(&app, e);
         let mut active: BTreeSet<String> = BTreeSet::new();
@@ -156,16 +168,16 @@ pub fn forward_jobs(app: AppHandle, engine: Arc<Engine>) {
                             &event
                             && let Ok(job) = sluice_ipc::job(&engine, &id.0)
                         {
-                            crate::notify_about(&app, "jobs", "A job failed", &job.headline());
+                            crate::native::notify_about(&app, "jobs", "A job failed", &job.headline());
                         }
                         if matches!(event, JobEvent::Started { .. } | JobEvent::Finished { .. }) {
-                            crate::tray::refresh(&app, &engine);
+                            app.refresh_tray();
                         }
                         emit_opt(&emit, sluice_ipc::job_event(&event));
                     }
                     // Missed some: an activity event without an id makes the window reload.
                     Err(RecvError::Lagged(_)) => {
-                        crate::tray::refresh(&app, &engine);
+                        app.refresh_tray();
                         emit(sluice_ipc::UiEvent::JobActivity { id: String::new() });
                     }
                     Err(RecvError::Closed) => break,

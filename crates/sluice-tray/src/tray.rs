@@ -3,24 +3,21 @@
 //! from engine state whenever it changes. An approval, a runaway job and the kill switch are
 //! each at most two clicks from the tray icon and need no window.
 
+use anyhow::{Context as _, Result};
+use muda::{IsMenuItem, Menu, MenuItem, PredefinedMenuItem, Submenu};
 use sluice_engine::Engine;
 use sluice_ipc::{self as ipc, ApprovalDto, DecidedFrom, JobDto, JobStateDto, Verdict};
-use tauri::image::Image;
-use tauri::menu::{IsMenuItem, Menu, MenuItem, PredefinedMenuItem, Submenu};
-use tauri::tray::{MouseButton, MouseButtonState, TrayIconBuilder, TrayIconEvent};
-use tauri::{AppHandle, Manager, Wry};
+use tray_icon::{Icon, MouseButton, MouseButtonState, TrayIcon, TrayIconBuilder, TrayIconEvent};
 
-use crate::engine::Shell;
+use crate::App;
 
-const TRAY_ID: &str = "sluice";
-
-const ICON_ACTIVE: &[u8] = include_bytes!("../../icons/tray-active.png");
-const ICON_PAUSED: &[u8] = include_bytes!("../../icons/tray-paused.png");
+const ICON_ACTIVE: &[u8] = include_bytes!("../../../icons/tray-active.png");
+const ICON_PAUSED: &[u8] = include_bytes!("../../../icons/tray-paused.png");
 // The same glyphs with a red dot: approvals are waiting.
-const ICON_ACTIVE_WAITING: &[u8] = include_bytes!("../../icons/tray-active-waiting.png");
-const ICON_PAUSED_WAITING: &[u8] = include_bytes!("../../icons/tray-paused-waiting.png");
-const ICON_STOPPED: &[u8] = include_bytes!("../../icons/tray-stopped.png");
-const ICON_STOPPED_WAITING: &[u8] = include_bytes!("../../icons/tray-stopped-waiting.png");
+const ICON_ACTIVE_WAITING: &[u8] = include_bytes!("../../../icons/tray-active-waiting.png");
+const ICON_PAUSED_WAITING: &[u8] = include_bytes!("../../../icons/tray-paused-waiting.png");
+const ICON_STOPPED: &[u8] = include_bytes!("../../../icons/tray-stopped.png");
+const ICON_STOPPED_WAITING: &[u8] = include_bytes!("../../../icons/tray-stopped-waiting.png");
 
 /// What the tray shows.
 struct View {
@@ -46,9 +43,9 @@ impl View {
         }
     }
 
-    fn icon(&self) -> tauri::Result<Image<'static>> {
+    fn icon(&self) -> Result<Icon> {
         let waiting = !self.pending.is_empty();
-        Image::from_bytes(match (self.stopped, self.paused, waiting) {
+        png_icon(match (self.stopped, self.paused, waiting) {
             (true, _, false) => ICON_STOPPED,
             (true, _, true) => ICON_STOPPED_WAITING,
             (false, false, false) => ICON_ACTIVE,
@@ -86,90 +83,74 @@ fn label(text: &str) -> String {
     text.replace('&', "&&")
 }
 
-fn approvals_menu(app: &AppHandle, view: &View) -> tauri::Result<Submenu<Wry>> {
+fn approvals_menu(view: &View) -> Result<Submenu> {
     let mut entries = Vec::new();
     for a in &view.pending {
         // Approving while AI access is paused is refused by the engine: say why, disabled.
         let approving = |id: String, text: &str| {
             if view.paused {
-                MenuItem::with_id(
-                    app,
-                    id,
-                    format!("{text} (resume AI access first)"),
-                    false,
-                    None::<&str>,
-                )
+                MenuItem::with_id(id, format!("{text} (resume AI access first)"), false, None)
             } else {
-                MenuItem::with_id(app, id, text, true, None::<&str>)
+                MenuItem::with_id(id, text, true, None)
             }
         };
         let (once, always) = if a.always_allowable {
-            let always = approving(format!("always:{}", a.id), "Always allow this command")?;
-            (approving(format!("approve:{}", a.id), "Approve once")?, Some(always))
+            let always = approving(format!("always:{}", a.id), "Always allow this command");
+            (approving(format!("approve:{}", a.id), "Approve once"), Some(always))
         } else {
-            (approving(format!("approve:{}", a.id), "Approve")?, None)
+            (approving(format!("approve:{}", a.id), "Approve"), None)
         };
-        let deny = MenuItem::with_id(app, format!("deny:{}", a.id), "Deny", true, None::<&str>)?;
-        let details =
-            MenuItem::with_id(app, "show-approvals", "Details in Sluice…", true, None::<&str>)?;
-        let mut items: Vec<&dyn IsMenuItem<Wry>> = vec![&once];
+        let deny = MenuItem::with_id(format!("deny:{}", a.id), "Deny", true, None);
+        let details = MenuItem::with_id("show-approvals", "Details in Sluice…", true, None);
+        let mut items: Vec<&dyn IsMenuItem> = vec![&once];
         if let Some(always) = &always {
             items.push(always);
         }
-        items.extend([&deny as &dyn IsMenuItem<Wry>, &details]);
+        items.extend([&deny as &dyn IsMenuItem, &details]);
         entries.push(Submenu::with_id_and_items(
-            app,
             format!("approval:{}", a.id),
             label(&a.headline()),
             true,
             &items,
         )?);
     }
-    let items: Vec<&dyn IsMenuItem<Wry>> =
-        entries.iter().map(|e| e as &dyn IsMenuItem<Wry>).collect();
-    Submenu::with_id_and_items(
-        app,
+    let items: Vec<&dyn IsMenuItem> = entries.iter().map(|e| e as &dyn IsMenuItem).collect();
+    Ok(Submenu::with_id_and_items(
         "approvals",
         format!("Approvals ({})", view.pending.len()),
         true,
         &items,
-    )
+    )?)
 }
 
 /// "cargo test · my-app · 1:23" per running job, each with Cancel.
-fn jobs_menu(app: &AppHandle, view: &View) -> tauri::Result<Submenu<Wry>> {
+fn jobs_menu(view: &View) -> Result<Submenu> {
     let mut entries = Vec::new();
     for j in &view.running {
-        let cancel =
-            MenuItem::with_id(app, format!("cancel:{}", j.id), "Cancel", true, None::<&str>)?;
-        let details =
-            MenuItem::with_id(app, "show-jobs", "Details in Sluice…", true, None::<&str>)?;
+        let cancel = MenuItem::with_id(format!("cancel:{}", j.id), "Cancel", true, None);
+        let details = MenuItem::with_id("show-jobs", "Details in Sluice…", true, None);
         let secs = j.runtime_ms.unwrap_or(0) / 1000;
         let project = j.project_name.as_deref().unwrap_or("?");
         let line = format!("{} · {project} · {}:{:02}", j.command, secs / 60, secs % 60);
         entries.push(Submenu::with_id_and_items(
-            app,
             format!("job:{}", j.id),
             label(&ipc::visible(&line)),
             true,
             &[&cancel, &details],
         )?);
     }
-    let items: Vec<&dyn IsMenuItem<Wry>> =
-        entries.iter().map(|e| e as &dyn IsMenuItem<Wry>).collect();
-    Submenu::with_id_and_items(
-        app,
+    let items: Vec<&dyn IsMenuItem> = entries.iter().map(|e| e as &dyn IsMenuItem).collect();
+    Ok(Submenu::with_id_and_items(
         "jobs",
         format!("Jobs ({} running)", view.running.len()),
         true,
         &items,
-    )
+    )?)
 }
 
-fn menu(app: &AppHandle, view: &View) -> tauri::Result<Menu<Wry>> {
+fn menu(view: &View) -> Result<Menu> {
     let paused = view.paused;
     let state = MenuItem::with_id(
-        app,
         "state",
         if view.stopped {
             "⛔ Stopped — resume to allow AI access"
@@ -179,29 +160,27 @@ fn menu(app: &AppHandle, view: &View) -> tauri::Result<Menu<Wry>> {
             "● AI access on"
         },
         false,
-        None::<&str>,
-    )?;
+        None,
+    );
     let stop = MenuItem::with_id(
-        app,
         "emergency-stop",
         "Emergency stop (kills every job, denies approvals)",
         !view.stopped,
-        None::<&str>,
-    )?;
+        None,
+    );
     let toggle = MenuItem::with_id(
-        app,
         if paused { "resume" } else { "pause" },
         if paused { "Resume AI access" } else { "Pause AI access" },
         true,
-        None::<&str>,
-    )?;
-    let open = MenuItem::with_id(app, "open", "Open Sluice…", true, None::<&str>)?;
-    let quit = MenuItem::with_id(app, "quit", "Quit Sluice", true, None::<&str>)?;
-    let sep = || PredefinedMenuItem::separator(app);
-    let (s1, s2, s3) = (sep()?, sep()?, sep()?);
-    let approvals = if view.pending.is_empty() { None } else { Some(approvals_menu(app, view)?) };
-    let jobs = if view.running.is_empty() { None } else { Some(jobs_menu(app, view)?) };
-    let mut items: Vec<&dyn IsMenuItem<Wry>> = vec![&state, &s1];
+        None,
+    );
+    let open = MenuItem::with_id("open", "Open Sluice…", true, None);
+    let quit = MenuItem::with_id("quit", "Quit Sluice", true, None);
+    let sep = PredefinedMenuItem::separator;
+    let (s1, s2, s3) = (sep(), sep(), sep());
+    let approvals = if view.pending.is_empty() { None } else { Some(approvals_menu(view)?) };
+    let jobs = if view.running.is_empty() { None } else { Some(jobs_menu(view)?) };
+    let mut items: Vec<&dyn IsMenuItem> = vec![&state, &s1];
     if let Some(a) = &approvals {
         items.push(a);
     }
@@ -216,11 +195,11 @@ fn menu(app: &AppHandle, view: &View) -> tauri::Result<Menu<Wry>> {
     items.push(&s3);
     items.push(&open);
     items.push(&quit);
-    Menu::with_items(app, &items)
+    Ok(Menu::with_items(&items)?)
 }
 
-fn on_menu(app: &AppHandle, id: &str) {
-    let Some(shell) = app.try_state::<Shell>() else { return };
+/// A click on a menu entry (on the main thread).
+pub fn on_menu(app: &App, id: &str) {
     let decision = [
         ("approve:", Verdict::Approve),
         ("always:", Verdict::ApproveAlways),
@@ -231,56 +210,55 @@ fn on_menu(app: &AppHandle, id: &str) {
     match (id, decision) {
         (_, Some((approval, verdict))) => {
             if let Err(e) =
-                ipc::decide_approval(&shell.engine, approval, verdict, None, DecidedFrom::Tray)
+                ipc::decide_approval(app.engine(), approval, verdict, None, DecidedFrom::Tray)
             {
                 tracing::warn!(code = %e.code, "cannot decide an approval from the tray");
-                crate::notify(app, "Sluice could not do that", &e.message);
+                crate::native::notify(app, "Sluice could not do that", &e.message);
             }
             // Decided meanwhile or expired: the menu was stale, so redraw it either way.
-            refresh(app, &shell.engine);
+            app.refresh_tray();
         }
         _ if id.starts_with("cancel:") => {
-            let (app, engine, job) =
-                (app.clone(), shell.engine.clone(), id["cancel:".len()..].to_owned());
+            let (app, job) = (app.clone(), id["cancel:".len()..].to_owned());
             // Killing a tree waits for it to die: not on the UI thread.
             std::thread::spawn(move || {
-                if let Err(e) = ipc::cancel_job(&engine, &job) {
+                if let Err(e) = ipc::cancel_job(app.engine(), &job) {
                     tracing::warn!(code = %e.code, "cannot cancel a job from the tray");
                 }
-                refresh(&app, &engine);
+                app.refresh_tray();
             });
         }
         ("emergency-stop", _) => {
-            let (app, engine) = (app.clone(), shell.engine.clone());
+            let app = app.clone();
             std::thread::spawn(move || {
-                if let Err(f) = engine.emergency_stop() {
+                if let Err(f) = app.engine().emergency_stop() {
                     tracing::error!(code = %f.code, "cannot stop from the tray");
-                    crate::notify(&app, "Sluice could not stop", &f.message);
+                    crate::native::notify(&app, "Sluice could not stop", &f.message);
                 }
-                refresh(&app, &engine);
+                app.refresh_tray();
             });
         }
-        ("resume", _) if shell.engine.is_stopped().unwrap_or(true) => confirm_resume(app),
-        ("pause" | "resume", _) => set_paused(app, &shell.engine, id == "pause"),
-        ("show-approvals", _) => crate::window::show(app, Some("approvals")),
-        ("show-jobs", _) => crate::window::show(app, Some("jobs")),
-        ("open", _) => crate::window::show(app, None),
-        ("quit", _) => app.exit(0),
+        ("resume", _) if app.engine().is_stopped().unwrap_or(true) => confirm_resume(app),
+        ("pause" | "resume", _) => set_paused(app, id == "pause"),
+        ("show-approvals", _) => app.show(Some("approvals")),
+        ("show-jobs", _) => app.show(Some("jobs")),
+        ("open", _) => app.show(None),
+        ("quit", _) => app.quit(),
         _ => {}
     }
 }
 
-fn set_paused(app: &AppHandle, engine: &Engine, paused: bool) {
-    if let Err(f) = engine.set_paused(paused) {
+fn set_paused(app: &App, paused: bool) {
+    if let Err(f) = app.engine().set_paused(paused) {
         tracing::error!(code = %f.code, "cannot change AI access from the tray");
-        crate::notify(app, "Sluice could not do that", &f.message);
+        crate::native::notify(app, "Sluice could not do that", &f.message);
     }
-    refresh(app, engine);
+    app.refresh_tray();
 }
 
 /// After an emergency stop, resuming asks first, as the window does: a native dialog, since the
 /// tray has no page to show it in.
-fn confirm_resume(app: &AppHandle) {
+fn confirm_resume(app: &App) {
     let handle = app.clone();
     crate::native::ask(
         app,
@@ -291,49 +269,65 @@ fn confirm_resume(app: &AppHandle) {
         "Resume",
         "Stay stopped",
         move |resume| {
-            if let (true, Some(shell)) = (resume, handle.try_state::<Shell>()) {
-                set_paused(&handle, &shell.engine, false);
+            if resume {
+                set_paused(&handle, false);
             }
         },
     );
 }
 
-pub fn create(app: &AppHandle, engine: &Engine) -> tauri::Result<()> {
-    let view = View::of(engine);
-    TrayIconBuilder::with_id(TRAY_ID)
-        .icon(view.icon()?)
-        .tooltip(view.tooltip())
-        .menu(&menu(app, &view)?)
-        .show_menu_on_left_click(true)
-        .on_menu_event(|app, event| on_menu(app, event.id.as_ref()))
-        .on_tray_icon_event(|tray, event| {
-            if let TrayIconEvent::DoubleClick { button: MouseButton::Left, .. }
-            | TrayIconEvent::Click {
-                button: MouseButton::Middle,
-                button_state: MouseButtonState::Up,
-                ..
-            } = event
-            {
-                crate::window::show(tray.app_handle(), None);
-            }
-        })
-        .build(app)?;
-    Ok(())
+/// Creates the tray icon (on the main thread, once the event loop runs).
+pub fn create(app: &App) -> Result<TrayIcon> {
+    let view = View::of(app.engine());
+    Ok(TrayIconBuilder::new()
+        .with_id("sluice")
+        .with_icon(view.icon()?)
+        .with_tooltip(view.tooltip())
+        .with_menu(Box::new(menu(&view)?))
+        .with_menu_on_left_click(true)
+        .build()?)
 }
 
-/// Redraws the tray from the engine's state (access, waiting approvals).
-pub fn refresh(app: &AppHandle, engine: &Engine) {
-    let Some(tray) = app.tray_by_id(TRAY_ID) else { return };
-    let view = View::of(engine);
-    let result = (|| -> tauri::Result<()> {
+/// A click on the icon itself: a double click, or a middle click, opens the window (a left
+/// click opens the menu).
+pub fn on_icon(app: &App, event: TrayIconEvent) {
+    if let TrayIconEvent::DoubleClick { button: MouseButton::Left, .. }
+    | TrayIconEvent::Click {
+        button: MouseButton::Middle,
+        button_state: MouseButtonState::Up,
+        ..
+    } = event
+    {
+        app.show(None);
+    }
+}
+
+/// Redraws the tray from the engine's state (access, waiting approvals, running jobs).
+pub fn refresh(app: &App, tray: &TrayIcon) {
+    let view = View::of(app.engine());
+    let result = (|| -> Result<()> {
         tray.set_icon(Some(view.icon()?))?;
         tray.set_tooltip(Some(view.tooltip()))?;
-        tray.set_menu(Some(menu(app, &view)?))?;
+        tray.set_menu(Some(Box::new(menu(&view)?)));
         Ok(())
     })();
     if let Err(err) = result {
         tracing::warn!(%err, "cannot update the tray");
     }
+}
+
+/// A PNG (the tray's icons, embedded) as the RGBA pixels the tray takes.
+fn png_icon(bytes: &[u8]) -> Result<Icon> {
+    let mut decoder = png::Decoder::new(std::io::Cursor::new(bytes));
+    decoder.set_transformations(
+        png::Transformations::normalize_to_color8() | png::Transformations::ALPHA,
+    );
+    let mut reader = decoder.read_info()?;
+    let mut rgba = vec![0; reader.output_buffer_size().context("icon too large")?];
+    let frame = reader.next_frame(&mut rgba)?;
+    rgba.truncate(frame.buffer_size());
+    anyhow::ensure!(frame.color_type == png::ColorType::Rgba, "icon is not RGBA");
+    Ok(Icon::from_rgba(rgba, frame.width, frame.height)?)
 }
 
 #[cfg(test)]

@@ -1,0 +1,154 @@
+//! Sluice's tray process: what runs for as long as Sluice does. It starts the same engine
+//! `sluice serve` runs and serves MCP on 127.0.0.1, draws the tray, shows notifications and
+//! the native confirmations, and starts the control-center window — a process of its own
+//! (`sluice-app --window`, in src-tauri) — while the user has it open.
+//!
+//! No browser engine here: the tray, menus and event loop are the crates Tauri's own tray is
+//! built on (tao, tray-icon, muda), used directly, because Tauri's runtime links WebKit and a
+//! Sluice sitting in the tray should not carry it (docs/ARCHITECTURE.md, "Two processes").
+
+mod engine;
+mod instance;
+mod native;
+mod tray;
+mod window;
+
+use std::sync::{Arc, Mutex};
+
+use tao::event::{Event, StartCause};
+use tao::event_loop::{ControlFlow, EventLoopBuilder, EventLoopProxy};
+
+use sluice_ipc::wire::HIDDEN_ARG as HIDDEN;
+
+/// Something for the main thread, where the tray, the menus and the dialogs live.
+enum Main {
+    Menu(muda::MenuEvent),
+    Icon(tray_icon::TrayIconEvent),
+    /// Redraw the tray from the engine's state.
+    Refresh,
+    Run(Box<dyn FnOnce() + Send>),
+    Quit,
+}
+
+/// What every part of the tray process shares; cheap to clone, usable from any thread.
+#[derive(Clone)]
+pub(crate) struct App(Arc<Inner>);
+
+struct Inner {
+    shell: engine::Shell,
+    window: window::Window,
+    proxy: Mutex<EventLoopProxy<Main>>,
+    runtime: tokio::runtime::Handle,
+}
+
+impl App {
+    pub(crate) fn shell(&self) -> &engine::Shell {
+        &self.0.shell
+    }
+
+    pub(crate) fn engine(&self) -> &sluice_engine::Engine {
+        &self.0.shell.engine
+    }
+
+    fn send(&self, message: Main) {
+        let proxy = self.0.proxy.lock().unwrap_or_else(|p| p.into_inner());
+        // Fails only once the event loop has ended: the process is exiting.
+        let _ = proxy.send_event(message);
+    }
+
+    /// Runs `f` on the main thread (GTK, the tray and the dialogs live there).
+    pub(crate) fn run_on_main(&self, f: impl FnOnce() + Send + 'static) {
+        self.send(Main::Run(Box::new(f)));
+    }
+
+    /// Redraws the tray from the engine's state, on the main thread.
+    pub(crate) fn refresh_tray(&self) {
+        self.send(Main::Refresh);
+    }
+
+    /// Shows the window, on `view` if given.
+    pub(crate) fn show(&self, view: Option<&str>) {
+        window::show(self, view);
+    }
+
+    pub(crate) fn quit(&self) {
+        self.send(Main::Quit);
+    }
+}
+
+/// The tray process's `main`: returns only if Sluice cannot start or another instance runs.
+pub fn main() -> anyhow::Result<()> {
+    let hidden = std::env::args().any(|a| a == HIDDEN);
+    let config = engine::env_config()?;
+    // First: a second launch only asks the running instance to show its window.
+    let claim = match instance::claim(&config.data_dir)? {
+        instance::Claim::First(claim) => claim,
+        instance::Claim::Running => {
+            if !hidden {
+                instance::signal(&config.data_dir)?;
+            }
+            return Ok(());
+        }
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .thread_name("sluice-engine")
+        .build()?;
+    let shell = engine::start(&runtime, config)?;
+    let event_loop = EventLoopBuilder::<Main>::with_user_event().build();
+    let app = App(Arc::new(Inner {
+        shell,
+        window: window::Window::default(),
+        proxy: Mutex::new(event_loop.create_proxy()),
+        runtime: runtime.handle().clone(),
+    }));
+    {
+        let proxy = Mutex::new(event_loop.create_proxy());
+        muda::MenuEvent::set_event_handler(Some(move |e| {
+            let _ = proxy.lock().unwrap_or_else(|p| p.into_inner()).send_event(Main::Menu(e));
+        }));
+        let proxy = Mutex::new(event_loop.create_proxy());
+        tray_icon::TrayIconEvent::set_event_handler(Some(move |e| {
+            let _ = proxy.lock().unwrap_or_else(|p| p.into_inner()).send_event(Main::Icon(e));
+        }));
+    }
+    let shown = app.clone();
+    claim.listen(move || shown.show(None))?;
+    engine::forward_events(&app);
+    engine::forward_jobs(&app);
+
+    let mut tray = None;
+    event_loop.run(move |event, _, control_flow| {
+        *control_flow = ControlFlow::Wait;
+        match event {
+            // The tray is made once the loop runs (macOS requires it).
+            Event::NewEvents(StartCause::Init) => {
+                match tray::create(&app) {
+                    Ok(t) => tray = Some(t),
+                    Err(err) => tracing::error!(%err, "cannot create the tray icon"),
+                }
+                // `cargo xtask bench app` times the start to here (SLUICE_LOG=sluice_tray=info).
+                tracing::info!("tray ready");
+                if !hidden {
+                    app.show(None);
+                }
+            }
+            Event::UserEvent(Main::Menu(e)) => tray::on_menu(&app, e.id.as_ref()),
+            Event::UserEvent(Main::Icon(e)) => tray::on_icon(&app, e),
+            Event::UserEvent(Main::Refresh) => {
+                if let Some(t) = &tray {
+                    tray::refresh(&app, t);
+                }
+            }
+            Event::UserEvent(Main::Run(f)) => f(),
+            Event::UserEvent(Main::Quit) => {
+                // Quit: the window first, then the engine (jobs die with this process).
+                app.0.window.close();
+                app.shell().stop();
+                tray = None;
+                *control_flow = ControlFlow::Exit;
+            }
+            _ => {}
+        }
+    })
+}
