@@ -24,6 +24,7 @@ use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
+use crate::direct::Direct;
 use crate::limits::{Limiter, Limits, Refusal};
 use crate::server::SluiceServer;
 
@@ -71,6 +72,9 @@ pub async fn bind(port: u16) -> Result<TcpListener, BindError> {
 
 struct Gate {
     engine: Arc<Engine>,
+    /// Read-only tool calls that need none of rmcp's per-request machinery (`None` in tests
+    /// that compare the two paths).
+    direct: Option<Direct>,
     /// Exact `Host` values accepted: `127.0.0.1:PORT`, `localhost:PORT`, `[::1]:PORT`.
     hosts: [String; 3],
     /// Exact `Origin` values accepted: the same three, as `http://` origins.
@@ -85,6 +89,19 @@ pub fn router(
     limits: Limits,
     shutdown: CancellationToken,
 ) -> axum::Router {
+    build_router(engine, port, limits, shutdown, true)
+}
+
+/// [`router`], with or without the direct path for read-only tool calls.
+pub(crate) fn build_router(
+    engine: Arc<Engine>,
+    port: u16,
+    limits: Limits,
+    shutdown: CancellationToken,
+    direct: bool,
+) -> axum::Router {
+    // The direct path answers as rmcp does in this configuration only: stateless (no sessions),
+    // JSON responses, no required per-request protocol metadata.
     let config = StreamableHttpServerConfig::default()
         .with_legacy_session_mode(false)
         .with_json_response(true)
@@ -99,15 +116,17 @@ pub fn router(
         .with_allowed_origins(own_origins(port))
         .enforce_origin_validation()
         .with_cancellation_token(shutdown.child_token());
-    let server_engine = engine.clone();
     let tools = Arc::new(SluiceServer::all_tools());
+    let server = SluiceServer::with_router(engine.clone(), tools);
+    let direct = direct.then(|| Direct::new(server.clone()));
     let mcp = StreamableHttpService::new(
-        move || Ok(SluiceServer::with_router(server_engine.clone(), tools.clone())),
+        move || Ok(server.clone()),
         Arc::new(NeverSessionManager::default()),
         config,
     );
     let gate = Arc::new(Gate {
         engine,
+        direct,
         hosts: [format!("127.0.0.1:{port}"), format!("localhost:{port}"), format!("[::1]:{port}")],
         origins: own_origins(port),
         limiter: Limiter::new(limits),
@@ -340,7 +359,7 @@ async fn guard(State(gate): State<Arc<Gate>>, req: Request, next: Next) -> Respo
 
     // Read the (bounded) body once to learn the JSON-RPC method and id: refusals then carry the
     // client's id, and protocol requests other than tool calls reach the audit log too.
-    let (parts, body) = req.into_parts();
+    let (mut parts, body) = req.into_parts();
     let bytes = match tokio::time::timeout(BODY_TIMEOUT, axum::body::to_bytes(body, MAX_BODY_BYTES))
         .await
     {
@@ -355,10 +374,17 @@ async fn guard(State(gate): State<Arc<Gate>>, req: Request, next: Next) -> Respo
         let id = peek.id.unwrap_or(serde_json::Value::Null);
         return rpc_error_with_id(StatusCode::SERVICE_UNAVAILABLE, -32003, &failure, id);
     }
-    let mut req = Request::from_parts(parts, Body::from(bytes));
-    req.extensions_mut().insert::<Caller>(caller.clone());
+    parts.extensions.insert::<Caller>(caller.clone());
     let started = std::time::Instant::now();
-    let res = next.run(req).await;
+    let direct = gate
+        .direct
+        .as_ref()
+        .filter(|_| peek.method.as_deref() == Some("tools/call"))
+        .and_then(|direct| Some((direct, direct.accepts(&parts.headers, &bytes)?)));
+    let res = match direct {
+        Some((direct, call)) => direct.serve(call, parts).await,
+        None => next.run(Request::from_parts(parts, Body::from(bytes))).await,
+    };
     drop(permit);
     // Tool calls and listings are audited by the server with their details; other requests
     // (initialize, discover, ping, …) are recorded here. Notifications are not requests.

@@ -3,6 +3,7 @@
 //! clients reach the running engine through the same front door.
 
 pub mod check;
+mod direct;
 pub mod dto;
 mod exec;
 pub mod http;

@@ -75,6 +75,16 @@ impl SluiceServer {
         &self.engine
     }
 
+    /// Whether `tool` exists and is annotated read-only: it changes nothing and runs nothing,
+    /// so it never asks the user and never talks to the client mid-call.
+    pub(crate) fn is_read_only(&self, tool: &str) -> bool {
+        self.tool_router
+            .get(tool)
+            .and_then(|t| t.annotations.as_ref())
+            .and_then(|a| a.read_only_hint)
+            .unwrap_or(false)
+    }
+
     /// Resolves the project for this caller, runs `f` where `work` says, and turns the outcome
     /// into a tool result.
     pub(crate) async fn in_project<T, E, F>(
@@ -111,7 +121,9 @@ impl SluiceServer {
 }
 
 /// The calling client's channel for progress: while an approval waits for the user, a client
-/// that sent a progress token hears about it (and its request does not time out).
+/// that sent a progress token hears about it (and its request does not time out). Only tools
+/// that are not read-only may take one: read-only calls can be served by the HTTP direct path,
+/// whose peer reaches no client (`direct.rs`).
 pub(crate) struct Progress {
     pub(crate) peer: rmcp::Peer<RoleServer>,
     pub(crate) meta: rmcp::model::RequestMetaObject,
@@ -469,12 +481,7 @@ impl ServerHandler for SluiceServer {
         let (outcome, code) = error_code_of(&result);
         // A read may share a commit with its neighbours; a change or an execution is on disk
         // before its result goes back.
-        let read_only = self
-            .tool_router
-            .get(&tool)
-            .and_then(|t| t.annotations.as_ref())
-            .and_then(|a| a.read_only_hint)
-            .unwrap_or(false);
+        let read_only = self.is_read_only(&tool);
         self.engine.audit_request(
             &caller,
             &tool,
