@@ -61,6 +61,11 @@ pub fn show(app: &App, view: Option<&str>) {
     {
         return;
     }
+    // One whose pipe broke before its reader noticed: it is gone or going; reap it.
+    if let Some(mut gone) = open.take() {
+        let _ = gone.process.kill();
+        let _ = gone.process.wait();
+    }
     static SERIAL: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let serial = SERIAL.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     match start(app, view, serial) {

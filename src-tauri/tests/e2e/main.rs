@@ -315,6 +315,21 @@ async fn window_token_client_pause_resume_approvals_jobs_stop() {
 
     connect::connect_and_disconnect_cursor(&s, &cursor).await;
 
+    // One Sluice per data folder: a second launch asks the first to show its window and exits,
+    // and the first keeps serving.
+    let mut second = std::process::Command::new(app)
+        .env("DISPLAY", &s.display)
+        .env("SLUICE_DATA_DIR", &data)
+        .env("SLUICE_PORT", s.mcp_port.to_string())
+        .env("SLUICE_SECRET_STORE", "file")
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let status = poll_until(|| second.try_wait().unwrap()).await;
+    assert!(status.success(), "a second launch exits quietly: {status}");
+    s.wait_text(By::Css("[data-testid=state-pill]"), "AI access on").await;
+    client_step(&url, &token, "e2e-app", "ok");
+
     s.quit().await;
 }
 
