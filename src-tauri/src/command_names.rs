@@ -32,4 +32,5 @@ pub const COMMAND_NAMES: &[&str] = &[
     "list_allow_rules",
     "remove_allow_rule",
     "copy_secret",
+    "check_port",
 ];

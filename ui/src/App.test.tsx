@@ -2,7 +2,7 @@
 import { act, render, screen, within } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import { beforeEach, describe, expect, it, vi } from "vitest";
-import { approval, created, project, state, token } from "./test/fixtures";
+import { allowRule, approval, created, project, state, token } from "./test/fixtures";
 
 vi.mock("./api", () => import("./test/api"));
 
@@ -155,7 +155,7 @@ describe("projects", () => {
     const user = userEvent.setup();
     m.listProjects.mockResolvedValue([project({ name: "my\u202Eppa" })]);
     m.listTokens.mockResolvedValue([token()]);
-    m.listAllowRules.mockResolvedValue([{ id: 1, command: "rm\u200B -rf x", createdMs: Date.now() }]);
+    m.listAllowRules.mockResolvedValue([allowRule({ id: 1, command: "rm\u200B -rf x", askedBy: "Cur\u202Esor" })]);
     render(<App />);
     await user.click(await screen.findByRole("button", { name: "my⟨U+202E⟩ppa" }));
     const detail = screen.getByRole("region", { name: "Project my⟨U+202E⟩ppa" });
@@ -164,6 +164,7 @@ describe("projects", () => {
     expect(within(detail).getByRole("group", { name: /^Remove my⟨U\+202E⟩ppa\?/ })).toHaveTextContent(
       "Remove my⟨U+202E⟩ppa? The folder stays",
     );
+    expect(within(detail).getByTestId("allow-rule-origin")).toHaveTextContent("asked by Cur⟨U+202E⟩sor");
     expect(detail.textContent).not.toMatch(/[\u202E\u200B]/);
   });
 
@@ -190,7 +191,7 @@ describe("projects", () => {
 describe("always allowed commands", () => {
   it("lists a project's allow rules and removes one", async () => {
     const user = userEvent.setup();
-    const rule = { id: 7, command: "cargo test  (in crates/core)", createdMs: Date.now() };
+    const rule = allowRule({ id: 7, command: "cargo test  (in crates/core)" });
     m.listProjects.mockResolvedValue([project()]);
     m.listTokens.mockResolvedValue([token()]);
     m.listAllowRules.mockResolvedValue([rule]);
@@ -200,13 +201,37 @@ describe("always allowed commands", () => {
     const rules = await screen.findByTestId("allow-rules");
     expect(m.listAllowRules).toHaveBeenCalledWith(project().id);
     expect(within(rules).getByTestId("allow-rule")).toHaveTextContent(
-      "cargo test (in crates/core) · allowed just now",
+      "cargo test (in crates/core) · added just now",
     );
+    expect(within(rules).queryByTestId("allow-rule-origin")).toBeNull();
     await user.click(
       within(rules).getByRole("button", { name: /^Ask again before cargo test \(in crates\/core\)$/ }),
     );
     expect(m.removeAllowRule).toHaveBeenCalledWith(project().id, 7);
     expect(await within(rules).findByText(/None\. Every command asks first/)).toBeInTheDocument();
+  });
+
+  it("says who added each rule and from where, when Sluice recorded it", async () => {
+    const user = userEvent.setup();
+    m.listProjects.mockResolvedValue([project()]);
+    m.listTokens.mockResolvedValue([token()]);
+    m.listAllowRules.mockResolvedValue([
+      allowRule({ id: 1, command: "cargo test", addedFrom: "tray", askedBy: "Cursor" }),
+      allowRule({ id: 2, command: "make build", addedFrom: "cli", askedBy: "Claude" }),
+      allowRule({ id: 3, command: "npm test", addedFrom: "window", askedBy: null }),
+      allowRule({ id: 4, command: "go vet ./...", createdMs: Date.now() - 2 * 86_400_000 }),
+    ]);
+    render(<App />);
+    await user.click(await screen.findByRole("button", { name: "my-app" }));
+    const rows = await screen.findAllByTestId("allow-rule");
+    expect(rows.map((r) => r.textContent?.replace(/\s*Remove$/, ""))).toEqual([
+      "cargo test · added just now from the tray, asked by Cursor",
+      "make build · added just now from the command line, asked by Claude",
+      "npm test · added just now from the window",
+      "go vet ./... · added 2 days ago",
+    ]);
+    // The exact time is on hover, as everywhere.
+    expect(within(rows[3]).getByText("2 days ago")).toHaveAttribute("title");
   });
 });
 
@@ -404,5 +429,54 @@ describe("activity and settings", () => {
     expect(s).toHaveTextContent("/home/me/.local/share/sluice");
     expect(s).toHaveTextContent("Not in the keychain because: no Secret Service");
     expect(s).toHaveTextContent("0.1.0");
+  });
+
+  it("says the port is served by this Sluice and checks another before it is chosen", async () => {
+    const user = userEvent.setup();
+    render(<App />);
+    await screen.findByTestId("state-pill");
+    await user.keyboard("{Control>}6{/Control}");
+    const s = screen.getByRole("region", { name: "Settings" });
+    expect(await within(s).findByTestId("port-status")).toHaveTextContent(
+      "Port 7457 is served by this Sluice: its MCP endpoint listens there.",
+    );
+    expect(m.checkPort).toHaveBeenCalledWith(7457);
+    const field = within(s).getByRole("textbox", { name: "Check another port" });
+    const check = within(s).getByRole("button", { name: "Check" });
+    for (const bad of ["", "0", "70000", "80a", "1.5"]) {
+      await user.clear(field);
+      if (bad) await user.type(field, bad);
+      expect(check).toBeDisabled();
+    }
+    await user.clear(field);
+    await user.type(field, "8080{Enter}");
+    expect(m.checkPort).toHaveBeenLastCalledWith(8080);
+    expect(within(s).getByTestId("port-check")).toHaveTextContent("Port 8080 is free.");
+    m.checkPort.mockResolvedValueOnce({ port: 9000, status: "in-use", message: "Port 9000 is in use by another <i>program</i>." });
+    await user.clear(field);
+    expect(within(s).getByTestId("port-check")).toHaveTextContent("");
+    await user.type(field, "9000");
+    await user.click(check);
+    expect(await within(s).findByTestId("port-check")).toHaveTextContent(
+      "Port 9000 is in use by another <i>program</i>.",
+    );
+    m.checkPort.mockRejectedValueOnce({ code: "invalid_argument", message: "choose a port between 1 and 65535" });
+    await user.click(check);
+    expect(await within(s).findByRole("alert")).toHaveTextContent("choose a port between 1 and 65535");
+  });
+
+  it("warns when this Sluice's own port is no longer served", async () => {
+    const user = userEvent.setup();
+    m.checkPort.mockResolvedValue({
+      port: 7457,
+      status: "free",
+      message: "Port 7457 is free: Sluice's MCP server is not listening on it any more. Quit and restart Sluice.",
+    });
+    render(<App />);
+    await screen.findByTestId("state-pill");
+    await user.keyboard("{Control>}6{/Control}");
+    const line = await screen.findByTestId("port-status");
+    expect(line).toHaveTextContent("not listening on it any more");
+    expect(line).toHaveClass("error");
   });
 });

@@ -111,6 +111,8 @@ export const api = {
   connectApply: (id: string) => call("connect_apply", { id }),
   disconnectPreview: (client: string) => call("disconnect_preview", { client }),
   disconnectApply: (id: string) => call("disconnect_apply", { id }),
+  /** Whether a port on 127.0.0.1 is free, taken by another program, or this Sluice's own. */
+  checkPort: (port: number) => call("check_port", { port }),
 
   /** Whether Sluice starts when the user logs in (the autostart plugin). */
   startAtLogin: async (): Promise<boolean> => {

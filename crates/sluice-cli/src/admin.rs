@@ -528,7 +528,7 @@ pub fn approvals(engine: Engine, cmd: ApprovalsCmd) -> Result<()> {
         ApprovalsCmd::Show { id } => print_approval(&engine.approval(&id).map_err(fail)?),
         ApprovalsCmd::Approve { id, always } => {
             let decision = if always {
-                sluice_engine::Decision::ApproveAlways
+                sluice_engine::Decision::ApproveAlways { from: sluice_engine::Channel::Cli }
             } else {
                 sluice_engine::Decision::Approve
             };
@@ -583,6 +583,8 @@ pub fn rules(engine: Engine, cmd: RulesCmd) -> Result<()> {
                             "id": r.id, "project": r.project_id.as_str(),
                             "program": r.rule.program, "args": r.rule.args, "cwd": r.rule.cwd,
                             "env": r.rule.env, "created_ms": r.created_ms,
+                            "added_from": r.origin.from.map(sluice_engine::Channel::as_str),
+                            "asked_by": r.origin.asked_by,
                         })
                     })
                     .collect();
@@ -592,7 +594,19 @@ pub fn rules(engine: Engine, cmd: RulesCmd) -> Result<()> {
             } else {
                 for r in &list {
                     let project = names.get(r.project_id.as_str()).map_or("?", String::as_str);
-                    println!("{:>4}  {project}  {}", r.id, r.display());
+                    let mut origin = Vec::new();
+                    if let Some(from) = r.origin.from {
+                        origin.push(format!("added from the {}", channel_name(from)));
+                    }
+                    if let Some(who) = &r.origin.asked_by {
+                        origin.push(format!("asked by {who}"));
+                    }
+                    let origin = if origin.is_empty() {
+                        String::new()
+                    } else {
+                        format!("  ({})", origin.join(", "))
+                    };
+                    println!("{:>4}  {project}  {}{origin}", r.id, r.display());
                 }
             }
         }
@@ -602,6 +616,15 @@ pub fn rules(engine: Engine, cmd: RulesCmd) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// How a rule's channel reads in a sentence: "added from the tray".
+fn channel_name(from: sluice_engine::Channel) -> &'static str {
+    match from {
+        sluice_engine::Channel::Window => "window",
+        sluice_engine::Channel::Tray => "tray",
+        sluice_engine::Channel::Cli => "CLI",
+    }
 }
 
 /// `sluice jobs`: the stored job history, oldest first.

@@ -8,7 +8,7 @@
 use std::time::Duration;
 
 use sluice_core::{ErrorCode, Failure, id::base32, random_bytes};
-use sluice_store::{ApprovalRecord, ApprovalState};
+use sluice_store::{ApprovalRecord, ApprovalState, Channel, RuleOrigin};
 use tokio_util::sync::CancellationToken;
 
 use crate::{AuditOutcome, Caller, Engine, EngineEvent, ProjectHandle, store_failure};
@@ -24,8 +24,11 @@ const POLL: Duration = Duration::from_millis(100);
 pub enum Decision {
     Approve,
     /// Approve, and always allow this exact command in this project from now on (commands
-    /// only: the approval must be for a command).
-    ApproveAlways,
+    /// only: the approval must be for a command). `from` is where the user chose it; the rule
+    /// records it with the assistant that asked.
+    ApproveAlways {
+        from: Channel,
+    },
     Deny {
         reason: Option<String>,
     },
@@ -205,7 +208,7 @@ impl Engine {
         if current.expires_ms <= sluice_store::now_ms() {
             return Err(Failure::new(ErrorCode::Conflict, format!("approval {id} has expired")));
         }
-        let approving = matches!(decision, Decision::Approve | Decision::ApproveAlways);
+        let approving = matches!(decision, Decision::Approve | Decision::ApproveAlways { .. });
         if approving && self.is_paused()? {
             return Err(Failure::new(
                 ErrorCode::Paused,
@@ -215,12 +218,16 @@ impl Engine {
         // Look the command up first: "always" for something that is not a command is refused
         // and the approval stays pending.
         let rule = match decision {
-            Decision::ApproveAlways => Some(self.offered_rule(&current)?),
+            Decision::ApproveAlways { from } => {
+                let origin =
+                    RuleOrigin { from: Some(from), asked_by: Some(current.token_label.clone()) };
+                Some((self.offered_rule(&current)?, origin))
+            }
             _ => None,
         };
         let (state, outcome) = match &decision {
             Decision::Approve => (ApprovalState::Approved, AuditOutcome::Ok),
-            Decision::ApproveAlways => (ApprovalState::Approved, AuditOutcome::Ok),
+            Decision::ApproveAlways { .. } => (ApprovalState::Approved, AuditOutcome::Ok),
             Decision::Deny { reason } => {
                 let reason = reason.as_deref().map(crate::clean_reason).filter(|r| !r.is_empty());
                 (ApprovalState::Denied(reason), AuditOutcome::Denied)
@@ -233,10 +240,10 @@ impl Engine {
             ));
         }
         let decided = self.approval(id)?;
-        if let Some(rule) = &rule {
+        if let Some((rule, origin)) = &rule {
             // The approved call itself runs on the approval (its fingerprint is unchanged); the
             // rule is for the next identical command.
-            self.add_allow_rule(&decided.project_id, rule)?;
+            self.add_allow_rule(&decided.project_id, rule, origin)?;
         }
         self.record_human(
             &format!("approval.{}", state.as_str()),

@@ -12,10 +12,11 @@ use std::path::{Path, PathBuf};
 
 use sluice_core::{ErrorCode, ExecMode, Failure, ProjectId};
 use sluice_exec::{
-    AllowRule, CommandSpec, Enforcement, JobRequest, JobStatus, Jobs, Network, Policy,
-    ProjectFacts, Sandbox, SandboxPolicy, TrustedPath, Verdict,
+    AllowRule, CommandSpec, Enforcement, Form, JobRequest, JobStatus, Jobs, Network, Policy,
+    ProjectFacts, Risk, Sandbox, SandboxPolicy, TrustedPath, Verdict,
 };
-use sluice_store::{ApprovalState, Project};
+use sluice_runner::ChangeTally;
+use sluice_store::{ApprovalRecord, ApprovalState, Project, RuleOrigin};
 
 use crate::{
     AuditOutcome, Caller, Engine, EngineEvent, KV_PAUSED, ProjectHandle, lock, store_failure,
@@ -81,6 +82,37 @@ pub struct RuleInfo {
     pub project_id: ProjectId,
     pub rule: AllowRule,
     pub created_ms: i64,
+    /// Who added it: where the user chose "always allow", and which assistant asked.
+    pub origin: RuleOrigin,
+}
+
+/// What the engine knows about the risk of what an approval would do — only what it can back:
+/// for a command, the analysis the verdict came from; for a change to files, the effects its
+/// summary lists.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ApprovalRisk {
+    /// A command waiting for its decision, as [`sluice_exec::assess`] classed it when asked.
+    Command { risk: Risk, form: Form, reason: String },
+    /// A change to files.
+    Change(ChangeTally),
+}
+
+/// The analysis of an offered command, kept beside its rule while the approval waits.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+struct Assessed {
+    risk: Risk,
+    form: Form,
+    reason: String,
+}
+
+/// The command behind a waiting approval, as the kv table keeps it.
+#[derive(serde::Deserialize)]
+struct Offered {
+    project: String,
+    rule: AllowRule,
+    /// Absent in an entry written by a Sluice before risk classes were kept.
+    #[serde(default)]
+    assessed: Option<Assessed>,
 }
 
 impl RuleInfo {
@@ -152,6 +184,10 @@ fn exec_failure(e: sluice_exec::ExecError) -> Failure {
     Failure::new(code, e.to_string())
 }
 
+fn offered_key(fingerprint: &[u8; 32]) -> String {
+    format!("{KV_PENDING_RULE}{}", blake3::Hash::from(*fingerprint).to_hex())
+}
+
 fn to_store(rule: &AllowRule) -> (Vec<String>, String, Vec<(String, String)>) {
     let mut argv = vec![rule.program.to_string_lossy().into_owned()];
     argv.extend(rule.args.iter().cloned());
@@ -172,6 +208,7 @@ fn from_store(r: sluice_store::AllowRule) -> Option<RuleInfo> {
             content: r.content,
         },
         created_ms: r.created_ms,
+        origin: r.origin,
     })
 }
 
@@ -450,60 +487,86 @@ impl Engine {
     // ----- allow rules --------------------------------------------------------------------------
 
     /// Remembers the command behind an approval, so an "always allow" decision (possibly made
-    /// by another process) can turn it into a rule.
+    /// by another process) can turn it into a rule, and the prompt can say how risky it is.
     pub fn offer_rule(&self, project: &ProjectId, fingerprint: &[u8; 32], rule: &AllowRule) {
-        let value = serde_json::json!({ "project": project.as_str(), "rule": rule }).to_string();
-        let key = format!("{KV_PENDING_RULE}{}", blake3::Hash::from(*fingerprint).to_hex());
-        if let Err(err) = self.store.kv_set(&key, &value) {
+        let assessed = self.assess_offered(project, rule);
+        let value =
+            serde_json::json!({ "project": project.as_str(), "rule": rule, "assessed": assessed })
+                .to_string();
+        if let Err(err) = self.store.kv_set(&offered_key(fingerprint), &value) {
             tracing::warn!(%err, "could not record the command behind an approval");
         }
     }
 
+    /// The analysis `plan_exec` made of the offered command, made again from the same inputs
+    /// (its argv, and the project's files in its folder) right after it: the policy's own
+    /// [`sluice_exec::assess`], so the prompt's risk class is the verdict's.
+    fn assess_offered(&self, project: &ProjectId, rule: &AllowRule) -> Option<Assessed> {
+        let root = self.find_project(project.as_str()).ok()?.root;
+        let spec = CommandSpec {
+            program: rule.program.to_string_lossy().into_owned(),
+            args: rule.args.clone(),
+            cwd: rule.cwd.clone(),
+            env: Vec::new(),
+            timeout: None,
+        };
+        let facts = ProjectFacts::load(&facts_dir(&root, &rule.cwd));
+        let a = sluice_exec::assess(&spec, &facts);
+        Some(Assessed { risk: a.risk, form: a.form, reason: a.reason })
+    }
+
     /// Forgets an offered rule (the call ended).
     pub fn withdraw_rule(&self, fingerprint: &[u8; 32]) {
-        let key = format!("{KV_PENDING_RULE}{}", blake3::Hash::from(*fingerprint).to_hex());
-        let _ = self.store.kv_delete(&key);
+        let _ = self.store.kv_delete(&offered_key(fingerprint));
     }
 
     /// The exact command behind approval `record` while its call waits (`None` for other
     /// approvals): what "always allow" would turn into a rule.
-    pub fn approval_command(&self, record: &sluice_store::ApprovalRecord) -> Option<AllowRule> {
+    pub fn approval_command(&self, record: &ApprovalRecord) -> Option<AllowRule> {
         self.offered_rule(record).ok()
     }
 
+    /// How risky the action behind approval `record` is, when the engine can say: a command
+    /// while its call waits, a change to files from its summary; `None` otherwise.
+    pub fn approval_risk(&self, record: &ApprovalRecord) -> Option<ApprovalRisk> {
+        if let Ok(Some(Assessed { risk, form, reason })) = self.offered(record).map(|o| o.assessed)
+        {
+            return Some(ApprovalRisk::Command { risk, form, reason });
+        }
+        ChangeTally::from_summary(&record.summary).map(ApprovalRisk::Change)
+    }
+
     /// The command offered behind approval `record`, as a rule (refused for non-commands).
-    pub(crate) fn offered_rule(
-        &self,
-        record: &sluice_store::ApprovalRecord,
-    ) -> Result<AllowRule, Failure> {
-        let key = format!("{KV_PENDING_RULE}{}", blake3::Hash::from(record.fingerprint).to_hex());
-        let Some(value) = self.store.kv_get(&key).map_err(store_failure)? else {
+    pub(crate) fn offered_rule(&self, record: &ApprovalRecord) -> Result<AllowRule, Failure> {
+        Ok(self.offered(record)?.rule)
+    }
+
+    fn offered(&self, record: &ApprovalRecord) -> Result<Offered, Failure> {
+        let Some(value) =
+            self.store.kv_get(&offered_key(&record.fingerprint)).map_err(store_failure)?
+        else {
             return Err(Failure::invalid(format!(
                 "approval {} is not for a command; \"always\" applies to commands only",
                 record.id
             )));
         };
-        #[derive(serde::Deserialize)]
-        struct Offered {
-            project: String,
-            rule: AllowRule,
-        }
         let offered: Offered = serde_json::from_str(&value).map_err(|_| Failure::internal())?;
         if offered.project != record.project_id.as_str() {
             return Err(Failure::internal());
         }
-        Ok(offered.rule)
+        Ok(offered)
     }
 
-    /// Stores an "always allow" rule the human just granted.
+    /// Stores an "always allow" rule the human just granted, with who granted it.
     pub(crate) fn add_allow_rule(
         &self,
         project: &ProjectId,
         rule: &AllowRule,
+        origin: &RuleOrigin,
     ) -> Result<(), Failure> {
         let (argv, cwd, env) = to_store(rule);
         self.store
-            .insert_allow_rule(project, &argv, &cwd, &env, rule.content.as_deref())
+            .insert_allow_rule(project, &argv, &cwd, &env, rule.content.as_deref(), origin)
             .map_err(store_failure)?;
         self.record_human("rule.add", Some(project), AuditOutcome::Ok, None);
         Ok(())
@@ -743,6 +806,75 @@ mod tests {
             engine.set_network("nope", Some(true)).unwrap_err().code,
             ErrorCode::ProjectNotFound
         );
+    }
+
+    /// An approval for a command carries the policy's own analysis of it, and "always allow"
+    /// records where the user chose it and which assistant asked; a change's approval is
+    /// classed from its summary, and other text is not classed at all.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn an_offered_command_is_classed_as_its_verdict_and_always_records_who_added_it() {
+        let (tmp, engine, caller) = demo(AccessMode::ReadWrite, ExecMode::Project);
+        let engine = Arc::new(engine);
+        let root = tmp.path().canonicalize().unwrap().join("proj");
+        std::fs::write(root.join("Makefile"), "test:\n\techo ok\n").unwrap();
+        let handle = engine.project(&caller, "demo").unwrap();
+        let verdict = engine.plan_exec(&handle, &CommandSpec::new("make", &["test"])).unwrap();
+        assert!(verdict.ask, "project mode asks");
+        let fp = Engine::verdict_fingerprint(&verdict);
+        engine.offer_rule(&handle.id, &fp, &AllowRule::from_verdict(&verdict));
+
+        let (asker, c2) = (engine.clone(), caller.clone());
+        let waiting = tokio::spawn(async move {
+            let h = asker.project(&c2, "demo").unwrap();
+            let req = AskRequest {
+                caller: &c2,
+                project: &h,
+                tool: "run_command",
+                summary: "run make test".into(),
+                fingerprint: fp,
+            };
+            asker.ask(req, CancellationToken::new(), |_| {}).await.unwrap()
+        });
+        let pending = loop {
+            let all = engine.approvals().unwrap();
+            if let Some(a) = all.into_iter().find(|a| a.state == ApprovalState::Pending) {
+                break a;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        };
+        assert_eq!(
+            engine.approval_risk(&pending),
+            Some(ApprovalRisk::Command {
+                risk: verdict.risk,
+                form: Form::Toolchain,
+                reason: verdict.reason.clone()
+            })
+        );
+        assert!(verdict.reason.contains("Makefile"), "{}", verdict.reason);
+
+        let from = sluice_store::Channel::Tray;
+        engine.decide(&pending.id, crate::Decision::ApproveAlways { from }, "local user").unwrap();
+        assert!(matches!(waiting.await.unwrap(), AskOutcome::Approved { .. }));
+        let rules = engine.allow_rules(Some(&handle.id)).unwrap();
+        assert_eq!(rules.len(), 1);
+        assert_eq!(rules[0].origin, RuleOrigin { from: Some(from), asked_by: Some("t".into()) });
+
+        // Once the call ended nothing backs a class for the command's summary; a change's
+        // summary is counted.
+        engine.withdraw_rule(&fp);
+        let decided = engine.approval(&pending.id).unwrap();
+        assert_eq!(engine.approval_risk(&decided), None);
+        let change = ApprovalRecord {
+            summary: "delete a.txt (1 B, restorable)\ncreate b.txt (2 B)".into(),
+            ..decided
+        };
+        let tally = ChangeTally {
+            deleted_files: 1,
+            created_files: 1,
+            destructive: 1,
+            ..ChangeTally::default()
+        };
+        assert_eq!(engine.approval_risk(&change), Some(ApprovalRisk::Change(tally)));
     }
 
     #[test]

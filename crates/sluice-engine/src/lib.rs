@@ -38,11 +38,14 @@ use tokio::sync::broadcast;
 pub use approvals::{AskOutcome, AskRequest, DEFAULT_APPROVAL_TTL, Decision};
 pub use audit::Durability;
 pub use events::EngineEvent;
-pub use exec::{EMERGENCY_STOP, NetworkSetting, RuleInfo, StopSummary, job_confinement};
+pub use exec::{
+    ApprovalRisk, EMERGENCY_STOP, NetworkSetting, RuleInfo, StopSummary, job_confinement,
+};
 pub use jobstore::LOST_REASON;
 pub use paths::{default_data_dir, engine_file, nudge_file, read_engine_file, write_engine_file};
 pub use sluice_exec::JobLimits;
-pub use sluice_store::{ApprovalRecord, ApprovalState, JobRow};
+pub use sluice_runner::ChangeTally;
+pub use sluice_store::{ApprovalRecord, ApprovalState, Channel, JobRow, RuleOrigin};
 pub use watch::watch_roots;
 
 /// The default MCP port: fixed, so client configs keep working across restarts.

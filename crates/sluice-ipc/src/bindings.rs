@@ -42,6 +42,7 @@ pub const COMMANDS: &[(&str, &str, &str)] = &[
     ("list_allow_rules", "{ project: string }", "AllowRuleDto[]"),
     ("remove_allow_rule", "{ project: string; id: number }", "AllowRuleDto[]"),
     ("copy_secret", "{ text: string }", "null"),
+    ("check_port", "{ port: number }", "PortCheck"),
 ];
 
 /// The full text of `ui/src/bindings/ipc.ts`.
@@ -72,9 +73,14 @@ pub fn typescript() -> String {
         ChainStatus::decl(&cfg),
         ApprovalStatus::decl(&cfg),
         CommandDto::decl(&cfg),
+        RiskLevel::decl(&cfg),
+        RiskDto::decl(&cfg),
         ApprovalDto::decl(&cfg),
         Verdict::decl(&cfg),
+        Channel::decl(&cfg),
         AllowRuleDto::decl(&cfg),
+        PortStatus::decl(&cfg),
+        PortCheck::decl(&cfg),
         JobStateDto::decl(&cfg),
         JobDto::decl(&cfg),
         LogStream::decl(&cfg),

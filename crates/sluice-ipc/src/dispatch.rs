@@ -171,6 +171,7 @@ pub fn call(api: &Api<'_>, cmd: &str, args: Value) -> Result<Value, IpcError> {
             out(remove_allow_rule(e, &project, id))
         }
         "copy_secret" => out(api.desktop.copy_secret(arg!(args, text: String))),
+        "check_port" => out(check_port(ctx, arg!(args, port: u16))),
         _ => Err(Failure::new(ErrorCode::InvalidArgument, "the window has no such command").into()),
     }
 }

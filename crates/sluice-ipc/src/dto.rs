@@ -432,6 +432,129 @@ pub struct ApprovalDto {
     pub always_allowable: bool,
     /// The exact command of a pending command approval, token by token.
     pub command: Option<CommandDto>,
+    /// How risky the action is and why, when Sluice can say: a pending command, or a change
+    /// to files.
+    pub risk: Option<RiskDto>,
+}
+
+/// How much harm a command can do if the assistant was misled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "kebab-case")]
+pub enum RiskLevel {
+    /// A version check or read-only inspection.
+    Safe,
+    /// Runs project code or changes files inside the project.
+    Caution,
+    /// Evaluates inline code, installs dependencies, persists beyond the job, raises privileges.
+    Dangerous,
+}
+
+impl From<sluice_exec::Risk> for RiskLevel {
+    fn from(r: sluice_exec::Risk) -> RiskLevel {
+        match r {
+            sluice_exec::Risk::Safe => RiskLevel::Safe,
+            sluice_exec::Risk::Caution => RiskLevel::Caution,
+            sluice_exec::Risk::Dangerous => RiskLevel::Dangerous,
+        }
+    }
+}
+
+/// The risk class of an approval's action and why, in words; deceptive characters already
+/// appear as `⟨U+202E⟩`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct RiskDto {
+    /// For commands: the execution policy's risk level. `null` for changes to files, which
+    /// have no such level (their class says what they destroy and whether it can be undone).
+    pub level: Option<RiskLevel>,
+    /// A few words: "arbitrary program", "deletes 3 files (restorable)".
+    pub class: String,
+    /// One line: why it is in that class.
+    pub why: String,
+}
+
+impl From<&sluice_engine::ApprovalRisk> for RiskDto {
+    fn from(r: &sluice_engine::ApprovalRisk) -> RiskDto {
+        use sluice_engine::ApprovalRisk;
+        use sluice_exec::Form;
+        match r {
+            ApprovalRisk::Command { risk, form, reason } => RiskDto {
+                level: Some((*risk).into()),
+                class: match form {
+                    Form::Inspection => "read-only inspection",
+                    Form::Toolchain => "builds, tests or runs through the project's toolchain",
+                    Form::Arbitrary => "arbitrary program",
+                }
+                .to_owned(),
+                why: crate::visible(reason),
+            },
+            ApprovalRisk::Change(t) => change_risk(t),
+        }
+    }
+}
+
+/// "3 files", "1 file".
+fn count(n: u64, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+/// The class and why of a change to files, from what it does: what it destroys first, with
+/// whether that can be restored, then what it only adds.
+fn change_risk(t: &sluice_engine::ChangeTally) -> RiskDto {
+    let mut deleted = Vec::new();
+    if t.deleted_files > 0 {
+        deleted.push(count(t.deleted_files, "file", "files"));
+    }
+    if t.deleted_folders > 0 {
+        deleted.push(format!(
+            "{} ({})",
+            count(t.deleted_folders, "folder", "folders"),
+            count(t.deleted_entries, "entry", "entries")
+        ));
+    }
+    let mut destroys = Vec::new();
+    if !deleted.is_empty() {
+        destroys.push(format!("deletes {}", deleted.join(" and ")));
+    }
+    if t.moved > 0 {
+        destroys.push(format!("moves {}", count(t.moved, "item", "items")));
+    }
+    if t.overwritten > 0 {
+        destroys.push(format!("overwrites {}", count(t.overwritten, "file", "files")));
+    }
+    let mut class = destroys.join(", ");
+    if t.destructive > 0 {
+        class.push_str(&match t.not_restorable {
+            0 => " (restorable)".to_owned(),
+            n if n == t.destructive => " (not restorable)".to_owned(),
+            n => format!(" ({n} of {} not restorable)", t.destructive),
+        });
+    }
+    let mut created = Vec::new();
+    if t.created_files > 0 {
+        created.push(count(t.created_files, "file", "files"));
+    }
+    if t.created_folders > 0 {
+        created.push(count(t.created_folders, "folder", "folders"));
+    }
+    if !created.is_empty() {
+        if !class.is_empty() {
+            class.push_str("; ");
+        }
+        class.push_str(&format!("creates {}", created.join(" and ")));
+    }
+    let undo = match t.not_restorable {
+        0 => "Sluice backs them up first, so this can be restored",
+        _ => "part of this cannot be restored from Sluice's backups",
+    };
+    let why = if t.deleted_files + t.deleted_folders + t.moved > 0 {
+        format!("files leave their place in the project; {undo}")
+    } else if t.overwritten > 0 {
+        format!("existing contents are replaced; {undo}")
+    } else {
+        "only adds new files and folders; nothing that exists changes".to_owned()
+    };
+    RiskDto { level: None, class, why }
 }
 
 /// A command as it will run: each argument on its own, never a joined string. Deceptive
@@ -494,6 +617,7 @@ impl From<&ApprovalRecord> for ApprovalDto {
             decided_by: a.decided_by.clone(),
             always_allowable: false,
             command: None,
+            risk: None,
         }
     }
 }
@@ -521,12 +645,66 @@ pub struct AllowRuleDto {
     pub command: String,
     #[ts(type = "number")]
     pub created_ms: i64,
+    /// Where the user chose "Always allow"; `null` for rules made before Sluice recorded it.
+    pub added_from: Option<Channel>,
+    /// The label of the assistant's token that asked for the command, as it was then; `null`
+    /// for rules made before Sluice recorded it. Deceptive characters appear as `⟨U+202E⟩`.
+    pub asked_by: Option<String>,
 }
 
 impl From<&sluice_engine::RuleInfo> for AllowRuleDto {
     fn from(r: &sluice_engine::RuleInfo) -> AllowRuleDto {
-        AllowRuleDto { id: r.id, command: crate::visible(&r.display()), created_ms: r.created_ms }
+        AllowRuleDto {
+            id: r.id,
+            command: crate::visible(&r.display()),
+            created_ms: r.created_ms,
+            added_from: r.origin.from.map(Channel::from),
+            asked_by: r.origin.asked_by.as_deref().map(crate::visible),
+        }
     }
+}
+
+/// Where the local user acted: the window, the tray menu or the `sluice` CLI.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "kebab-case")]
+pub enum Channel {
+    Window,
+    Tray,
+    Cli,
+}
+
+impl From<sluice_engine::Channel> for Channel {
+    fn from(c: sluice_engine::Channel) -> Channel {
+        match c {
+            sluice_engine::Channel::Window => Channel::Window,
+            sluice_engine::Channel::Tray => Channel::Tray,
+            sluice_engine::Channel::Cli => Channel::Cli,
+        }
+    }
+}
+
+/// Whether a port on 127.0.0.1 could serve Sluice's MCP endpoint.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "kebab-case")]
+pub enum PortStatus {
+    /// Nothing listens there: Sluice could use it.
+    Free,
+    /// Another program listens there.
+    InUse,
+    /// This Sluice's MCP server listens there.
+    ThisSluice,
+    /// This system does not let Sluice listen there (e.g. a port below 1024).
+    Unavailable,
+}
+
+/// The answer of `check_port`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct PortCheck {
+    pub port: u16,
+    pub status: PortStatus,
+    /// One sentence to show.
+    pub message: String,
 }
 
 /// The user's answer to an approval.

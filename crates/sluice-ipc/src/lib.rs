@@ -69,6 +69,50 @@ pub fn app_state(engine: &Engine, ctx: &Context) -> Res<AppState> {
     })
 }
 
+/// Whether `port` on 127.0.0.1 is free for Sluice's MCP server, taken by another program, or
+/// the one this Sluice serves on (the window cannot change the port: it is chosen before
+/// Sluice starts, with `SLUICE_PORT`). Binds the port for an instant to find out, the way the
+/// server binds it; nothing listens or accepts meanwhile.
+pub fn check_port(ctx: &Context, port: u16) -> Res<PortCheck> {
+    if port == 0 {
+        return Err(invalid("choose a port between 1 and 65535"));
+    }
+    let ours = port == ctx.port;
+    let (status, message) = match std::net::TcpListener::bind((std::net::Ipv4Addr::LOCALHOST, port))
+    {
+        Ok(listener) => {
+            drop(listener);
+            if ours {
+                (
+                    PortStatus::Free,
+                    format!(
+                        "Port {port} is free: Sluice's MCP server is not listening on it any \
+                         more. Quit and restart Sluice."
+                    ),
+                )
+            } else {
+                (PortStatus::Free, format!("Port {port} is free."))
+            }
+        }
+        // This process bound its port when it started and serves MCP there until it quits.
+        Err(e) if e.kind() == std::io::ErrorKind::AddrInUse && ours => (
+            PortStatus::ThisSluice,
+            format!("Port {port} is served by this Sluice: its MCP endpoint listens there."),
+        ),
+        Err(e) if e.kind() == std::io::ErrorKind::AddrInUse => {
+            (PortStatus::InUse, format!("Port {port} is in use by another program."))
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => (
+            PortStatus::Unavailable,
+            format!(
+                "Port {port} needs administrator rights on this system; choose one above 1023."
+            ),
+        ),
+        Err(e) => (PortStatus::Unavailable, format!("Port {port} cannot be used here: {e}.")),
+    };
+    Ok(PortCheck { port, status, message })
+}
+
 /// Pauses AI access, or resumes it — which lifts an emergency stop too.
 pub fn set_paused(engine: &Engine, ctx: &Context, paused: bool) -> Res<AppState> {
     engine.set_paused(paused)?;
@@ -319,6 +363,7 @@ pub fn list_approvals(engine: &Engine) -> Res<Vec<ApprovalDto>> {
 
 fn approval_dto(engine: &Engine, record: &sluice_engine::ApprovalRecord) -> ApprovalDto {
     let mut dto = ApprovalDto::from(record);
+    dto.risk = engine.approval_risk(record).as_ref().map(RiskDto::from);
     if dto.status == ApprovalStatus::Pending
         && let Some(rule) = engine.approval_command(record)
     {
@@ -357,6 +402,14 @@ impl DecidedFrom {
             DecidedFrom::Tray => "local user (tray)",
         }
     }
+
+    /// Where an "always allow" rule decided here says it was added.
+    pub fn channel(self) -> sluice_engine::Channel {
+        match self {
+            DecidedFrom::Window => sluice_engine::Channel::Window,
+            DecidedFrom::Tray => sluice_engine::Channel::Tray,
+        }
+    }
 }
 
 /// Longest reason the window sends back to the assistant.
@@ -374,7 +427,7 @@ pub fn decide_approval(
 ) -> Res<ApprovalDto> {
     let decision = match verdict {
         Verdict::Approve => Decision::Approve,
-        Verdict::ApproveAlways => Decision::ApproveAlways,
+        Verdict::ApproveAlways => Decision::ApproveAlways { from: from.channel() },
         Verdict::Deny => {
             let reason = reason.map(|r| r.trim().to_owned()).filter(|r| !r.is_empty());
             if reason.as_ref().is_some_and(|r| r.chars().count() > MAX_REASON_CHARS) {

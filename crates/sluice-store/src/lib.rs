@@ -35,7 +35,7 @@ pub use db::{BACKUPS_KEPT, DB_FILE, Store};
 pub use error::StoreError;
 pub use jobs::{JOBS_KEPT, JobRow};
 pub use projects::{ModeChange, NewProject, Project, RootFingerprint};
-pub use rules::AllowRule;
+pub use rules::{AllowRule, Channel, RuleOrigin};
 pub use secret::{
     InstallSecret, Keychain, LoadedSecret, SecretContext, SecretKind, SecretPreference,
     SecretSource, hashes_equal, load_or_create, params_hash, token_hash,

@@ -1,5 +1,7 @@
 //! "Always allow this exact command in this project" rules, created from an approval and
 //! reviewable (and removable) by the user. The match is on the exact argv, nothing looser.
+//! Each rule remembers who added it (where the user decided, which assistant asked), so the
+//! list the user reviews says where every rule came from.
 
 use rusqlite::{OptionalExtension, Row, params};
 use sluice_core::ProjectId;
@@ -20,13 +22,46 @@ pub struct AllowRule {
     /// `just`); the rule holds only while it is unchanged.
     pub content: Option<String>,
     pub created_ms: i64,
+    pub origin: RuleOrigin,
 }
 
-const COLUMNS: &str = "id, project_id, argv, created_ms, cwd, env, content";
+/// Where the local user granted a rule: the window, the tray menu or the `sluice` CLI.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Channel {
+    Window,
+    Tray,
+    Cli,
+}
+
+impl Channel {
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Channel::Window => "window",
+            Channel::Tray => "tray",
+            Channel::Cli => "cli",
+        }
+    }
+
+    fn parse(s: &str) -> Option<Channel> {
+        [Channel::Window, Channel::Tray, Channel::Cli].into_iter().find(|c| c.as_str() == s)
+    }
+}
+
+/// Who added a rule. Both are `None` for rules made before Sluice recorded them (schema v8).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RuleOrigin {
+    /// Where the user chose "always allow".
+    pub from: Option<Channel>,
+    /// The label of the assistant's token whose request the user answered, as it was then.
+    pub asked_by: Option<String>,
+}
+
+const COLUMNS: &str = "id, project_id, argv, created_ms, cwd, env, content, added_from, asked_by";
 
 impl Store {
-    /// Adds a rule; adding an existing command again binds it to `content` (the user approved
-    /// the command as it is now) and returns it.
+    /// Adds a rule, recording who added it; adding an existing command again binds it to
+    /// `content` (the user approved the command as it is now) and returns it. The existing
+    /// rule keeps when and by whom it was first added.
     pub fn insert_allow_rule(
         &self,
         project: &ProjectId,
@@ -34,6 +69,7 @@ impl Store {
         cwd: &str,
         env: &[(String, String)],
         content: Option<&str>,
+        origin: &RuleOrigin,
     ) -> Result<AllowRule, StoreError> {
         if argv.is_empty() || argv[0].is_empty() {
             return Err(StoreError::Invalid("an allow rule needs a program".into()));
@@ -47,10 +83,20 @@ impl Store {
         let tx = conn.transaction()?;
         let n = tx
             .execute(
-                "INSERT INTO allow_rules (project_id, argv, cwd, env, created_ms, content)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+                "INSERT INTO allow_rules
+                     (project_id, argv, cwd, env, created_ms, content, added_from, asked_by)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
                  ON CONFLICT (project_id, argv, cwd, env) DO UPDATE SET content = excluded.content",
-                params![project.as_str(), json, cwd, env, now_ms(), content],
+                params![
+                    project.as_str(),
+                    json,
+                    cwd,
+                    env,
+                    now_ms(),
+                    content,
+                    origin.from.map(Channel::as_str),
+                    origin.asked_by,
+                ],
             )
             .map_err(|e| {
                 if crate::error::is_foreign_key_violation(&e) {
@@ -118,5 +164,14 @@ fn rule_from_row(r: &Row<'_>) -> rusqlite::Result<AllowRule> {
             serde_json::from_str(&env).map_err(|e| decode_error(5, e.to_string()))?
         },
         content: r.get(6)?,
+        origin: RuleOrigin {
+            from: r
+                .get::<_, Option<String>>(7)?
+                .map(|s| {
+                    Channel::parse(&s).ok_or_else(|| decode_error(7, format!("bad channel {s:?}")))
+                })
+                .transpose()?,
+            asked_by: r.get(8)?,
+        },
     })
 }

@@ -183,6 +183,15 @@ const V7: &str = r#"
 ALTER TABLE allow_rules ADD COLUMN content TEXT;
 "#;
 
+/// Version 8: who added each allow rule — where the user granted it (`window`, `tray`, `cli`)
+/// and the label of the assistant's token whose request it answered. Rules made before have
+/// neither (NULL), and nothing is guessed for them.
+const V8: &str = r#"
+ALTER TABLE allow_rules ADD COLUMN added_from TEXT
+    CHECK (added_from IS NULL OR added_from IN ('window', 'tray', 'cli'));
+ALTER TABLE allow_rules ADD COLUMN asked_by TEXT;
+"#;
+
 /// Every migration, oldest first.
 pub(crate) fn migrations() -> Migrations<'static> {
     Migrations::new(vec![
@@ -193,8 +202,9 @@ pub(crate) fn migrations() -> Migrations<'static> {
         M::up(V5),
         M::up(V6),
         M::up(V7),
+        M::up(V8),
     ])
 }
 
 /// The schema version this build writes.
-pub(crate) const LATEST: usize = 7;
+pub(crate) const LATEST: usize = 8;

@@ -352,6 +352,7 @@ mod tests {
                 decided_by: None,
                 always_allowable: false,
                 command: None,
+                risk: None,
             })
             .collect()
     }

@@ -186,6 +186,23 @@ network: boolean,
  */
 confinement: string, };
 
+export type RiskLevel = "safe" | "caution" | "dangerous";
+
+export type RiskDto = { 
+/**
+ * For commands: the execution policy's risk level. `null` for changes to files, which
+ * have no such level (their class says what they destroy and whether it can be undone).
+ */
+level: RiskLevel | null, 
+/**
+ * A few words: "arbitrary program", "deletes 3 files (restorable)".
+ */
+class: string, 
+/**
+ * One line: why it is in that class.
+ */
+why: string, };
+
 export type ApprovalDto = { id: string, projectId: string, projectName: string, tokenId: string, 
 /**
  * Who asks: the label of the assistant's token.
@@ -217,16 +234,40 @@ alwaysAllowable: boolean,
 /**
  * The exact command of a pending command approval, token by token.
  */
-command: CommandDto | null, };
+command: CommandDto | null, 
+/**
+ * How risky the action is and why, when Sluice can say: a pending command, or a change
+ * to files.
+ */
+risk: RiskDto | null, };
 
 export type Verdict = "approve" | "approve-always" | "deny";
+
+export type Channel = "window" | "tray" | "cli";
 
 export type AllowRuleDto = { id: number, 
 /**
  * The command line, with its folder and environment when it has them; deceptive
  * characters already appear as `⟨U+202E⟩`.
  */
-command: string, createdMs: number, };
+command: string, createdMs: number, 
+/**
+ * Where the user chose "Always allow"; `null` for rules made before Sluice recorded it.
+ */
+addedFrom: Channel | null, 
+/**
+ * The label of the assistant's token that asked for the command, as it was then; `null`
+ * for rules made before Sluice recorded it. Deceptive characters appear as `⟨U+202E⟩`.
+ */
+askedBy: string | null, };
+
+export type PortStatus = "free" | "in-use" | "this-sluice" | "unavailable";
+
+export type PortCheck = { port: number, status: PortStatus, 
+/**
+ * One sentence to show.
+ */
+message: string, };
 
 export type JobStateDto = "queued" | "running" | "succeeded" | "failed" | "cancelled" | "timed-out";
 
@@ -435,4 +476,5 @@ export type Commands = {
   list_allow_rules: { args: { project: string }; result: AllowRuleDto[] };
   remove_allow_rule: { args: { project: string; id: number }; result: AllowRuleDto[] };
   copy_secret: { args: { text: string }; result: null };
+  check_port: { args: { port: number }; result: PortCheck };
 };

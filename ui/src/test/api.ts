@@ -6,7 +6,7 @@
 import { vi, type Mock } from "vitest";
 import type { Api } from "../api";
 import type { UiEvent } from "../bindings/ipc";
-import { state } from "./fixtures";
+import { portCheck, state } from "./fixtures";
 
 export const CLIPBOARD_CLEAR_MS = 60_000;
 
@@ -51,6 +51,7 @@ export const api: Mocked = {
   connectApply: vi.fn(),
   disconnectPreview: vi.fn(),
   disconnectApply: vi.fn(),
+  checkPort: vi.fn(),
   startAtLogin: vi.fn(),
   setStartAtLogin: vi.fn(),
   pickFolder: vi.fn(),
@@ -83,6 +84,7 @@ export function resetApi(): void {
   m.audit.mockResolvedValue({ entries: [] });
   m.verifyAudit.mockResolvedValue({ entries: 0, intact: true, breakAt: null, breakReason: null });
   m.copy.mockResolvedValue();
+  m.checkPort.mockImplementation(async (port) => portCheck(port));
   m.startAtLogin.mockResolvedValue(false);
   m.setStartAtLogin.mockResolvedValue();
   m.onEvent.mockImplementation(async (h) => {

@@ -1,4 +1,5 @@
 import type {
+  AllowRuleDto,
   ApprovalDto,
   AppState,
   ClientDto,
@@ -6,6 +7,7 @@ import type {
   ConnectResult,
   CreatedToken,
   JobDto,
+  PortCheck,
   ProjectDto,
   TokenDto,
 } from "../bindings/ipc";
@@ -93,8 +95,24 @@ export const approval = (over: Partial<ApprovalDto> = {}): ApprovalDto => ({
   decidedBy: null,
   alwaysAllowable: false,
   command: null,
+  risk: null,
   ...over,
 });
+
+export const allowRule = (over: Partial<AllowRuleDto> = {}): AllowRuleDto => ({
+  id: 7,
+  command: "cargo test",
+  createdMs: Date.now(),
+  addedFrom: null,
+  askedBy: null,
+  ...over,
+});
+
+/** What `check_port` answers on a machine where only this Sluice (on 7457) listens. */
+export const portCheck = (port: number): PortCheck =>
+  port === 7457
+    ? { port, status: "this-sluice", message: `Port ${port} is served by this Sluice: its MCP endpoint listens there.` }
+    : { port, status: "free", message: `Port ${port} is free.` };
 
 export const job = (over: Partial<JobDto> = {}): JobDto => ({
   id: "job_aaaaaaaaaaaaaaaa",

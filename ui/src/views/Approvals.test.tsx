@@ -125,6 +125,45 @@ describe("an approval card", () => {
     expect(tokens().at(-1)).toBe(`arg${ARGS_SHOWN + 2}`);
   });
 
+  it("says the risk class and why, as Sluice worked them out", () => {
+    show([
+      approval({
+        id: "apr_cmd",
+        tool: "run_command",
+        risk: { level: "dangerous", class: "arbitrary program", why: "inline code evaluation (`sh -c`)" },
+      }),
+      approval({
+        id: "apr_del",
+        risk: {
+          level: null,
+          class: "deletes 1 file (restorable)",
+          why: "files leave their place in the project; Sluice backs them up first, so this can be restored",
+        },
+      }),
+      approval({ id: "apr_none", summary: "something Sluice cannot class" }),
+    ]);
+    const [cmd, del, none] = screen.getAllByTestId("approval-card");
+    expect(within(cmd).getByTestId("approval-risk")).toHaveTextContent(
+      "Risk: arbitrary program (dangerous). Why: inline code evaluation (`sh -c`)",
+    );
+    expect(within(del).getByTestId("approval-risk")).toHaveTextContent(
+      "Risk: deletes 1 file (restorable). Why: files leave their place in the project; Sluice backs them up first, so this can be restored",
+    );
+    expect(within(none).queryByTestId("approval-risk")).toBeNull();
+  });
+
+  it("shows the risk's text as text, hidden characters visible", () => {
+    const { container } = show([
+      approval({
+        risk: { level: "caution", class: "<b>arbitrary</b> program", why: "runs `ech\u202Eo`" },
+      }),
+    ]);
+    const line = within(card()).getByTestId("approval-risk");
+    expect(line).toHaveTextContent("Risk: <b>arbitrary</b> program (caution). Why: runs `ech⟨U+202E⟩o`");
+    expect(line.querySelector("b")).toBeNull();
+    expect(container.textContent).not.toMatch(/\u202E/);
+  });
+
   it("shows hidden characters inside command tokens visibly", () => {
     const { container } = show([
       approval({

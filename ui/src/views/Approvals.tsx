@@ -5,7 +5,7 @@
 
 import { type ReactNode, useEffect, useRef, useState } from "react";
 import { api } from "../api";
-import type { ApprovalDto, ApprovalStatus, CommandDto, Verdict } from "../bindings/ipc";
+import type { ApprovalDto, ApprovalStatus, CommandDto, RiskDto, Verdict } from "../bindings/ipc";
 import { ErrorLine, Text, Time, errorMessage, useNow } from "../components";
 import { exactTime, visible } from "../format";
 
@@ -152,6 +152,7 @@ function ApprovalCard(props: {
         ))}
       </pre>
       {a.command && <CommandTokens command={a.command} />}
+      {a.risk && <RiskLine risk={a.risk} />}
       <p className="muted">
         Asked <Time ms={a.createdMs} /> ·{" "}
         <span
@@ -252,6 +253,18 @@ function CommandTokens({ command }: { command: CommandDto }) {
         {command.network ? "Network: allowed." : "Network: off."} {visible(command.confinement)}
       </p>
     </div>
+  );
+}
+
+/** The risk class and why, as Sluice's policy worked them out: "Risk: arbitrary program
+ * (caution). Why: runs `echo`." */
+function RiskLine({ risk }: { risk: RiskDto }) {
+  return (
+    <p className="risk" data-testid="approval-risk">
+      Risk: <Text>{risk.class}</Text>
+      {risk.level && <span className={`risk-${risk.level}`}> ({risk.level})</span>}. Why:{" "}
+      <Text>{risk.why}</Text>
+    </p>
   );
 }
 

@@ -3,7 +3,7 @@
 
 import { useEffect, useState } from "react";
 import { api } from "../api";
-import type { Access, AllowRuleDto, Exec, ProjectDto } from "../bindings/ipc";
+import type { Access, AllowRuleDto, Channel, Exec, ProjectDto } from "../bindings/ipc";
 import { ConfirmButton, ErrorLine, Text, Time, errorMessage } from "../components";
 import { visible } from "../format";
 
@@ -423,8 +423,14 @@ function AllowRules({
         <ul>
           {rules.map((r) => (
             <li key={r.id} data-testid="allow-rule">
-              <Text mono>{r.command}</Text> <span className="muted">· allowed</span>{" "}
-              <Time ms={r.createdMs} />{" "}
+              <Text mono>{r.command}</Text> <span className="muted">· added</span>{" "}
+              <Time ms={r.createdMs} />
+              {ruleOrigin(r) && (
+                <span className="muted" data-testid="allow-rule-origin">
+                  {" "}
+                  <Text>{ruleOrigin(r)}</Text>
+                </span>
+              )}{" "}
               <button
                 type="button"
                 className="small"
@@ -439,6 +445,21 @@ function AllowRules({
       )}
     </fieldset>
   );
+}
+
+const CHANNEL: Record<Channel, string> = {
+  window: "the window",
+  tray: "the tray",
+  cli: "the command line",
+};
+
+/** "from the tray, asked by Cursor": who added a rule, as far as Sluice recorded it (rules
+ * from before it did say nothing). */
+export function ruleOrigin(r: AllowRuleDto): string {
+  const parts: string[] = [];
+  if (r.addedFrom !== null) parts.push(`from ${CHANNEL[r.addedFrom]}`);
+  if (r.askedBy !== null) parts.push(`asked by ${r.askedBy}`);
+  return parts.join(", ");
 }
 
 /** "on (default for this mode)", "off (set by you)": the network of the project's commands. */

@@ -2,7 +2,7 @@
 
 import { useEffect, useState } from "react";
 import { api } from "../api";
-import type { AppState } from "../bindings/ipc";
+import type { AppState, PortCheck } from "../bindings/ipc";
 import { ErrorLine, Text, errorMessage } from "../components";
 
 export function SettingsView({ state }: { state: AppState | null }) {
@@ -18,6 +18,7 @@ export function SettingsView({ state }: { state: AppState | null }) {
             Port {state.port} on this computer only. Set SLUICE_PORT before starting Sluice to
             change it.
           </p>
+          <PortStatus port={state.port} />
         </dd>
         <dt>AI access</dt>
         <dd>
@@ -62,6 +63,73 @@ export function SettingsView({ state }: { state: AppState | null }) {
       </dl>
       <CopyDiagnostics state={state} />
     </section>
+  );
+}
+
+/** Whether this Sluice serves its port now, and a check that another port is free before
+ * choosing it for SLUICE_PORT. The answers are Sluice's own sentences, shown as text. */
+function PortStatus({ port }: { port: number }) {
+  const [own, setOwn] = useState<PortCheck | null>(null);
+  const [other, setOther] = useState("");
+  const [checked, setChecked] = useState<PortCheck | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  useEffect(() => {
+    let live = true;
+    api
+      .checkPort(port)
+      .then((c) => live && setOwn(c))
+      .catch((e) => live && setError(errorMessage(e)));
+    return () => {
+      live = false;
+    };
+  }, [port]);
+  const wanted = Number(other);
+  const valid = other.trim() !== "" && Number.isInteger(wanted) && wanted >= 1 && wanted <= 65535;
+  const check = async () => {
+    if (!valid) return;
+    try {
+      setChecked(await api.checkPort(wanted));
+      setError(null);
+    } catch (e) {
+      setChecked(null);
+      setError(errorMessage(e));
+    }
+  };
+  return (
+    <>
+      {own && (
+        <p data-testid="port-status" className={own.status === "this-sluice" ? "" : "error"}>
+          <Text>{own.message}</Text>
+        </p>
+      )}
+      <form
+        className="row port-check"
+        onSubmit={(e) => {
+          e.preventDefault();
+          void check();
+        }}
+      >
+        <label>
+          Check another port{" "}
+          <input
+            name="port"
+            inputMode="numeric"
+            value={other}
+            onChange={(e) => {
+              setOther(e.target.value);
+              setChecked(null);
+            }}
+          />
+        </label>
+        <button type="submit" disabled={!valid}>
+          Check
+        </button>
+        <span role="status" data-testid="port-check">
+          {checked && <Text>{checked.message}</Text>}
+        </span>
+      </form>
+      <ErrorLine error={error} />
+    </>
   );
 }
 

@@ -103,6 +103,7 @@ fn ap03_an_allow_rule_matches_only_the_exact_command() {
     assert_eq!(out["stdout"], "hello\n");
     let rules = sb.ok(&["rules", "list", "demo"]);
     assert!(rules.contains("echo hello"), "{rules}");
+    assert!(rules.contains("added from the CLI, asked by runner"), "{rules}");
 
     // The same command runs at once now, without asking.
     let out = ok(&call(server.port, &token, "run_command", exact.clone()));
@@ -120,6 +121,7 @@ fn ap03_an_allow_rule_matches_only_the_exact_command() {
 
     // Removing the rule makes the exact command ask again.
     let list: Value = serde_json::from_str(&sb.ok(&["rules", "list", "--json"])).unwrap();
+    assert_eq!((&list[0]["added_from"], &list[0]["asked_by"]), (&json!("cli"), &json!("runner")));
     let id = list[0]["id"].to_string();
     sb.ok(&["rules", "remove", &id]);
     let call = call_async(server.port, &token, "run_command", exact);

@@ -204,3 +204,136 @@ fn approval_events_become_ui_events() {
         serde_json::json!({"kind": "approvalDecided", "id": id, "state": "approved"})
     );
 }
+
+#[test]
+fn a_change_says_what_it_destroys_and_whether_that_can_be_restored() {
+    let f = fixture();
+    let (id, waiting) = ask(
+        &f,
+        "delete notes/old.txt (12 B, restorable)\n\
+         delete folder build/ (40 entries, 1.2 MB, restorable)\n\
+         overwrite README.md (1 B → 2 B, restorable)\n\
+         create src/new.rs (3 B)",
+    );
+    let risk = approval(&f.engine, &id).unwrap().risk.expect("a change is classed");
+    assert_eq!(
+        risk,
+        RiskDto {
+            level: None,
+            class: "deletes 1 file and 1 folder (40 entries), overwrites 1 file (restorable); \
+                    creates 1 file"
+                .into(),
+            why: "files leave their place in the project; Sluice backs them up first, so this \
+                  can be restored"
+                .into(),
+        }
+    );
+    decide_approval(&f.engine, &id, Verdict::Deny, None, DecidedFrom::Window).unwrap();
+    waiting.join().unwrap();
+    // Decided, the summary is the same, and so is what it says.
+    assert_eq!(list_approvals(&f.engine).unwrap()[0].risk, Some(risk));
+
+    let (id, waiting) = ask(&f, "create folder src/\ncreate src/a.rs (3 B)");
+    let risk = approval(&f.engine, &id).unwrap().risk.unwrap();
+    assert_eq!(risk.class, "creates 1 file and 1 folder");
+    assert_eq!(risk.why, "only adds new files and folders; nothing that exists changes");
+    decide_approval(&f.engine, &id, Verdict::Deny, None, DecidedFrom::Window).unwrap();
+    waiting.join().unwrap();
+
+    // Text the file tools never write is not classed: nothing is made up.
+    let (id, waiting) = ask(&f, "something else entirely");
+    assert_eq!(approval(&f.engine, &id).unwrap().risk, None);
+    decide_approval(&f.engine, &id, Verdict::Deny, None, DecidedFrom::Window).unwrap();
+    waiting.join().unwrap();
+}
+
+/// Asks for `program args` as `run_command` does: the verdict, the offered rule, the wait.
+fn ask_command(
+    f: &Fixture,
+    program: &str,
+    args: &[&str],
+) -> (String, std::thread::JoinHandle<AskOutcome>) {
+    let engine = f.engine.clone();
+    let (project, secret) = (f.project.name.clone(), f.secret.clone());
+    let spec = sluice_exec::CommandSpec::new(program, args);
+    let handle = std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        rt.block_on(async {
+            let caller = engine.authenticate(&secret).unwrap();
+            let handle = engine.project(&caller, &project).unwrap();
+            let verdict = engine.plan_exec(&handle, &spec).unwrap();
+            assert!(verdict.ask);
+            let fingerprint = Engine::verdict_fingerprint(&verdict);
+            let rule = sluice_exec::AllowRule::from_verdict(&verdict);
+            engine.offer_rule(&handle.id, &fingerprint, &rule);
+            let req = AskRequest {
+                caller: &caller,
+                project: &handle,
+                tool: "run_command",
+                summary: format!("run {}", verdict.resolved.display()),
+                fingerprint,
+            };
+            let outcome = engine.ask(req, CancellationToken::new(), |_| {}).await.unwrap();
+            engine.withdraw_rule(&fingerprint);
+            outcome
+        })
+    });
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        if let Some(a) = pending_approvals(&f.engine).unwrap().into_iter().next() {
+            return (a.id, handle);
+        }
+        assert!(Instant::now() < deadline, "no approval appeared");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn a_command_shows_its_risk_class_and_always_allow_records_who_added_the_rule() {
+    let f = fixture();
+    let args = SetModes { id: f.project.id.clone(), access: None, exec: Some(Exec::Any) };
+    set_project_modes(&f.engine, args).unwrap();
+
+    let (id, waiting) = ask_command(&f, "echo", &["hi"]);
+    let a = approval(&f.engine, &id).unwrap();
+    assert!(a.always_allowable);
+    assert_eq!(
+        a.risk,
+        Some(RiskDto {
+            level: Some(RiskLevel::Caution),
+            class: "arbitrary program".into(),
+            why: "runs `echo`".into(),
+        })
+    );
+    assert_eq!(
+        serde_json::to_value(&a.risk).unwrap(),
+        serde_json::json!({"level": "caution", "class": "arbitrary program", "why": "runs `echo`"})
+    );
+    decide_approval(&f.engine, &id, Verdict::ApproveAlways, None, DecidedFrom::Window).unwrap();
+    assert!(matches!(waiting.join().unwrap(), AskOutcome::Approved { .. }));
+    // Decided, the command's analysis is gone with its call; nothing else is guessed.
+    assert_eq!(approval(&f.engine, &id).unwrap().risk, None);
+
+    // Inline code is a dangerous arbitrary program, and the rule says who asked, from where.
+    let (id, waiting) = ask_command(&f, "sh", &["-c", "echo hi"]);
+    let risk = approval(&f.engine, &id).unwrap().risk.unwrap();
+    assert_eq!(
+        (risk.level, risk.class.as_str()),
+        (Some(RiskLevel::Dangerous), "arbitrary program")
+    );
+    assert!(risk.why.contains("inline code"), "{}", risk.why);
+    decide_approval(&f.engine, &id, Verdict::ApproveAlways, None, DecidedFrom::Tray).unwrap();
+    waiting.join().unwrap();
+
+    let rules = list_allow_rules(&f.engine, &f.project.id).unwrap();
+    let origins: Vec<_> = rules.iter().map(|r| (r.added_from, r.asked_by.as_deref())).collect();
+    assert_eq!(
+        origins,
+        vec![(Some(Channel::Window), Some("Cursor")), (Some(Channel::Tray), Some("Cursor"))]
+    );
+    let json = serde_json::to_value(&rules[0]).unwrap();
+    assert_eq!(
+        (&json["addedFrom"], &json["askedBy"]),
+        (&serde_json::json!("window"), &serde_json::json!("Cursor"))
+    );
+}

@@ -305,3 +305,40 @@ fn network_for_commands_follows_the_mode_until_set() {
     assert_eq!(widens_network(&f.engine, &bad).unwrap_err().code, "project_not_found");
     assert_eq!(set_project_network(&f.engine, bad).unwrap_err().code, "project_not_found");
 }
+
+#[test]
+fn check_port_tells_free_taken_and_this_sluices_own_port_apart() {
+    let f = fixture();
+    // A port another program holds.
+    let other = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let taken = other.local_addr().unwrap().port();
+    let c = check_port(&f.ctx, taken).unwrap();
+    assert_eq!((c.port, c.status), (taken, PortStatus::InUse));
+    assert_eq!(c.message, format!("Port {taken} is in use by another program."));
+
+    // The same port as the one this Sluice serves on: its own.
+    let ours = Context { port: taken, ..f.ctx.clone() };
+    let c = check_port(&ours, taken).unwrap();
+    assert_eq!(c.status, PortStatus::ThisSluice);
+    assert_eq!(
+        c.message,
+        format!("Port {taken} is served by this Sluice: its MCP endpoint listens there.")
+    );
+
+    // Released: free, and checking it leaves it free (nothing kept listening).
+    drop(other);
+    let c = check_port(&f.ctx, taken).unwrap();
+    assert_eq!(
+        (c.status, c.message.as_str()),
+        (PortStatus::Free, &*format!("Port {taken} is free."))
+    );
+    std::net::TcpListener::bind(("127.0.0.1", taken)).expect("the check let the port go");
+    // This Sluice's own port found free means its server stopped: said so, not "free".
+    let c = check_port(&ours, taken).unwrap();
+    assert_eq!(c.status, PortStatus::Free);
+    assert!(c.message.contains("not listening on it any more"), "{}", c.message);
+
+    let e = check_port(&f.ctx, 0).unwrap_err();
+    assert_eq!(e.code, "invalid_argument");
+    assert_eq!(serde_json::to_value(check_port(&f.ctx, taken).unwrap()).unwrap()["status"], "free");
+}

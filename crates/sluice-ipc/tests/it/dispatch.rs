@@ -110,6 +110,22 @@ fn malformed_arguments_are_refused_and_change_nothing() {
 }
 
 #[test]
+fn check_port_takes_a_port_number_and_answers_a_status() {
+    let f = Fixture::new(false);
+    let held = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = held.local_addr().unwrap().port();
+    let c = f.call("check_port", json!({ "port": port })).unwrap();
+    assert_eq!((&c["port"], &c["status"]), (&json!(port), &json!("in-use")));
+    assert!(c["message"].as_str().unwrap().contains("another program"), "{c}");
+    for bad in [json!({ "port": 70000 }), json!({ "port": "7457" }), json!({})] {
+        let e = f.call("check_port", bad.clone()).unwrap_err();
+        assert_eq!(e.code, "invalid_argument", "{bad}");
+    }
+    assert_eq!(f.call("check_port", json!({ "port": 0 })).unwrap_err().code, "invalid_argument");
+    assert!(f.user.asked.lock().unwrap().is_empty(), "a check asks nothing");
+}
+
+#[test]
 fn authorizing_a_folder_waits_for_the_users_yes() {
     let no = Fixture::new(false);
     let e = no.call("add_project", no.add_args()).unwrap_err();

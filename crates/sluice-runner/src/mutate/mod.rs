@@ -32,6 +32,7 @@ use sluice_guard::{FileId, RelPath};
 
 pub use args::*;
 pub use store::BackupLimits;
+pub use summary::ChangeTally;
 
 use action::{Exec, Step};
 use store::{Record, Status, Store};

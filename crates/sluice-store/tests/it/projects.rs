@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use sluice_core::{AccessMode, Coded, ErrorCode, ExecMode, ProjectState};
-use sluice_store::{ModeChange, NewProject, RootFingerprint};
+use sluice_store::{Channel, ModeChange, NewProject, RootFingerprint, RuleOrigin, Store};
 
 use crate::{add_project, data_dir, open};
 
@@ -122,21 +122,26 @@ fn allow_rules_are_exact_and_go_with_their_project() {
     let (_tmp, dir) = data_dir();
     let s = open(&dir);
     let p = add_project(&s, "rules");
+    let unknown = RuleOrigin::default();
     let argv = vec!["cargo".to_owned(), "test".to_owned()];
-    let r = s.insert_allow_rule(&p.id, &argv, "", &[], None).unwrap();
-    assert_eq!(s.insert_allow_rule(&p.id, &argv, "", &[], None).unwrap(), r, "idempotent");
+    let r = s.insert_allow_rule(&p.id, &argv, "", &[], None, &unknown).unwrap();
+    assert_eq!(
+        s.insert_allow_rule(&p.id, &argv, "", &[], None, &unknown).unwrap(),
+        r,
+        "idempotent"
+    );
     // The same argv in another folder or with other environment additions is another rule.
     let env = [("RUST_LOG".to_owned(), "debug".to_owned())];
-    let in_sub = s.insert_allow_rule(&p.id, &argv, "sub", &[], None).unwrap();
-    let with_env = s.insert_allow_rule(&p.id, &argv, "", &env, None).unwrap();
+    let in_sub = s.insert_allow_rule(&p.id, &argv, "sub", &[], None, &unknown).unwrap();
+    let with_env = s.insert_allow_rule(&p.id, &argv, "", &env, None, &unknown).unwrap();
     assert_ne!(in_sub.id, r.id);
     assert_eq!(with_env.env, env.to_vec());
     assert_eq!(s.list_allow_rules(Some(&p.id)).unwrap(), vec![r.clone(), in_sub, with_env]);
     // Approving "always" again after the scripts changed binds the same rule to the new text.
     let npm = vec!["npm".to_owned(), "run".to_owned(), "build".to_owned()];
-    let first = s.insert_allow_rule(&p.id, &npm, "", &[], Some("aaaa")).unwrap();
+    let first = s.insert_allow_rule(&p.id, &npm, "", &[], Some("aaaa"), &unknown).unwrap();
     assert_eq!(first.content.as_deref(), Some("aaaa"));
-    let again = s.insert_allow_rule(&p.id, &npm, "", &[], Some("bbbb")).unwrap();
+    let again = s.insert_allow_rule(&p.id, &npm, "", &[], Some("bbbb"), &unknown).unwrap();
     assert_eq!((again.id, again.content.as_deref()), (first.id, Some("bbbb")));
     assert_eq!(s.list_allow_rules(Some(&p.id)).unwrap().len(), 4);
     s.delete_project(&p.id).unwrap();
@@ -145,8 +150,70 @@ fn allow_rules_are_exact_and_go_with_their_project() {
 }
 
 #[test]
+fn an_allow_rule_records_who_added_it_and_keeps_its_first_origin() {
+    let (_tmp, dir) = data_dir();
+    let s = open(&dir);
+    let p = add_project(&s, "rules");
+    let argv = vec!["npm".to_owned(), "run".to_owned(), "build".to_owned()];
+    let tray = RuleOrigin { from: Some(Channel::Tray), asked_by: Some("Cursor".into()) };
+    let r = s.insert_allow_rule(&p.id, &argv, "", &[], Some("aaaa"), &tray).unwrap();
+    assert_eq!(r.origin, tray);
+    // Granted again (the scripts changed) from elsewhere: the new text, the first origin.
+    let cli = RuleOrigin { from: Some(Channel::Cli), asked_by: Some("Claude".into()) };
+    let again = s.insert_allow_rule(&p.id, &argv, "", &[], Some("bbbb"), &cli).unwrap();
+    assert_eq!((again.id, again.content.as_deref(), &again.origin), (r.id, Some("bbbb"), &tray));
+    let window = RuleOrigin { from: Some(Channel::Window), asked_by: None };
+    let other = vec!["cargo".to_owned(), "test".to_owned()];
+    let w = s.insert_allow_rule(&p.id, &other, "", &[], None, &window).unwrap();
+    let listed: Vec<RuleOrigin> =
+        s.list_allow_rules(Some(&p.id)).unwrap().into_iter().map(|r| r.origin).collect();
+    assert_eq!(listed, vec![tray, window]);
+    assert_eq!(s.list_allow_rules(None).unwrap()[1], w);
+
+    // A channel the schema does not know is refused by the database itself.
+    let raw = rusqlite::Connection::open(dir.join(sluice_store::DB_FILE)).unwrap();
+    let err = raw
+        .execute("UPDATE allow_rules SET added_from = 'telepathy' WHERE id = ?1", [w.id])
+        .unwrap_err();
+    assert!(err.to_string().contains("CHECK"), "{err}");
+}
+
+/// Rules made before v8 keep their command, folder, environment, content and time, and say
+/// nothing about who added them; the migration backs the v7 database up first.
+#[test]
+fn allow_rules_survive_the_migration_to_v8_without_an_origin() {
+    let (_tmp, dir) = data_dir();
+    let old = Store::open_at_version(&dir, 7).unwrap();
+    let p = add_project(&old, "old-rules");
+    let argv = vec!["make".to_owned(), "test".to_owned()];
+    let env = [("CI".to_owned(), "1".to_owned())];
+    let raw = rusqlite::Connection::open(dir.join(sluice_store::DB_FILE)).unwrap();
+    raw.execute(
+        "INSERT INTO allow_rules (project_id, argv, cwd, env, created_ms, content)
+         VALUES (?1, '[\"make\",\"test\"]', 'sub', '[[\"CI\",\"1\"]]', 1700000000000, 'cafe')",
+        [p.id.as_str()],
+    )
+    .unwrap();
+    drop(raw);
+    drop(old);
+
+    let s = open(&dir);
+    assert_eq!(s.schema_version().unwrap(), 8);
+    let rules = s.list_allow_rules(Some(&p.id)).unwrap();
+    assert_eq!(rules.len(), 1);
+    let r = &rules[0];
+    assert_eq!((&r.argv, r.cwd.as_str(), &r.env), (&argv, "sub", &env.to_vec()));
+    assert_eq!((r.content.as_deref(), r.created_ms), (Some("cafe"), 1_700_000_000_000));
+    assert_eq!(r.origin, RuleOrigin::default());
+    let backups: Vec<String> = std::fs::read_dir(dir.join("backups"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    assert!(backups.iter().any(|n| n.starts_with("sluice.db.v7-")), "{backups:?}");
+}
+
+#[test]
 fn the_network_setting_defaults_to_the_mode_and_survives_a_migration_from_v4() {
-    use sluice_store::Store;
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().canonicalize().unwrap().join("p");
     std::fs::create_dir_all(&root).unwrap();
