@@ -617,6 +617,28 @@ mod tests {
         (tmp, engine, caller)
     }
 
+    /// Asks for approval of `fingerprint` in project `demo` in the background, as a
+    /// `run_command` call does while it waits for the user.
+    fn ask_in_background(
+        engine: &Arc<Engine>,
+        caller: &Caller,
+        summary: &str,
+        fingerprint: [u8; 32],
+    ) -> tokio::task::JoinHandle<AskOutcome> {
+        let (asker, caller, summary) = (engine.clone(), caller.clone(), summary.to_owned());
+        tokio::spawn(async move {
+            let h = asker.project(&caller, "demo").unwrap();
+            let req = AskRequest {
+                caller: &caller,
+                project: &h,
+                tool: "run_command",
+                summary,
+                fingerprint,
+            };
+            asker.ask(req, CancellationToken::new(), |_| {}).await.unwrap()
+        })
+    }
+
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn es_emergency_stop_denies_pending_refuses_requests_and_survives_a_restart() {
         let tmp = tempfile::tempdir().unwrap();
@@ -634,19 +656,8 @@ mod tests {
         assert!(verdict.ask, "any mode asks");
         assert_eq!(verdict.resolved.args, vec!["$(id)".to_owned()]);
 
-        let asker = engine.clone();
-        let (c2, fp) = (caller.clone(), Engine::verdict_fingerprint(&verdict));
-        let waiting = tokio::spawn(async move {
-            let h = asker.project(&c2, "demo").unwrap();
-            let req = AskRequest {
-                caller: &c2,
-                project: &h,
-                tool: "run_command",
-                summary: "run echo".into(),
-                fingerprint: fp,
-            };
-            asker.ask(req, CancellationToken::new(), |_| {}).await.unwrap()
-        });
+        let fp = Engine::verdict_fingerprint(&verdict);
+        let waiting = ask_in_background(&engine, &caller, "run echo", fp);
         while engine.approvals().unwrap().iter().all(|a| a.state != ApprovalState::Pending) {
             tokio::time::sleep(std::time::Duration::from_millis(10)).await;
         }
@@ -823,18 +834,7 @@ mod tests {
         let fp = Engine::verdict_fingerprint(&verdict);
         engine.offer_rule(&handle.id, &fp, &AllowRule::from_verdict(&verdict));
 
-        let (asker, c2) = (engine.clone(), caller.clone());
-        let waiting = tokio::spawn(async move {
-            let h = asker.project(&c2, "demo").unwrap();
-            let req = AskRequest {
-                caller: &c2,
-                project: &h,
-                tool: "run_command",
-                summary: "run make test".into(),
-                fingerprint: fp,
-            };
-            asker.ask(req, CancellationToken::new(), |_| {}).await.unwrap()
-        });
+        let waiting = ask_in_background(&engine, &caller, "run make test", fp);
         let pending = loop {
             let all = engine.approvals().unwrap();
             if let Some(a) = all.into_iter().find(|a| a.state == ApprovalState::Pending) {

@@ -5,14 +5,15 @@ use std::path::PathBuf;
 use sluice_engine::{Engine, EngineConfig, SecretPreference};
 use sluice_ipc::*;
 
-struct Fixture {
+/// A real engine in a temp folder with one folder (`my-app`, holding a README) to authorize.
+pub(crate) struct Fixture {
     _tmp: tempfile::TempDir,
-    folder: PathBuf,
-    engine: Engine,
-    ctx: Context,
+    pub(crate) folder: PathBuf,
+    pub(crate) engine: Engine,
+    pub(crate) ctx: Context,
 }
 
-fn fixture() -> Fixture {
+pub(crate) fn fixture() -> Fixture {
     let tmp = tempfile::tempdir().unwrap();
     let folder = tmp.path().join("my-app");
     std::fs::create_dir(&folder).unwrap();

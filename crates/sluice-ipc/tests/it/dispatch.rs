@@ -2,14 +2,12 @@
 //! is reachable, bad names and arguments change nothing, and widening commands run only after
 //! the native confirmation says yes.
 
-use std::path::PathBuf;
 use std::sync::Mutex;
 
 use serde_json::{Value, json};
 use sluice_engine::clients::Dirs;
-use sluice_engine::{Engine, EngineConfig, SecretPreference};
 use sluice_ipc::dispatch::{self, AUTHORIZE_TITLE, Api, Desktop, Question};
-use sluice_ipc::{Connector, Context, IpcError};
+use sluice_ipc::{Connector, IpcError};
 
 /// A desktop whose user answers every question the same way; it records what it was asked.
 struct ScriptedUser {
@@ -30,35 +28,25 @@ impl Desktop for ScriptedUser {
 }
 
 struct Fixture {
-    tmp: tempfile::TempDir,
-    engine: Engine,
-    ctx: Context,
+    base: crate::commands::Fixture,
     connector: Connector,
     user: ScriptedUser,
 }
 
 impl Fixture {
     fn new(answer: bool) -> Fixture {
-        let tmp = tempfile::tempdir().unwrap();
-        std::fs::create_dir(tmp.path().join("my-app")).unwrap();
-        std::fs::create_dir(tmp.path().join("home")).unwrap();
-        let engine =
-            Engine::open(&EngineConfig::new(tmp.path().join("data"), SecretPreference::FileOnly))
-                .unwrap();
-        let ctx = Context {
-            port: 4321,
-            sluice_binary: PathBuf::from("/opt/sluice/sluice"),
-            version: "9.9.9".into(),
-        };
-        let connector = Connector::with_dirs(Dirs::home(tmp.path().join("home")));
+        let base = crate::commands::fixture();
+        let home = base.folder.with_file_name("home");
+        std::fs::create_dir(&home).unwrap();
+        let connector = Connector::with_dirs(Dirs::home(home));
         let user = ScriptedUser { answer, asked: Mutex::default(), copied: Mutex::default() };
-        Fixture { tmp, engine, ctx, connector, user }
+        Fixture { base, connector, user }
     }
 
     fn call(&self, cmd: &str, args: Value) -> Result<Value, IpcError> {
         let api = Api {
-            engine: &self.engine,
-            ctx: &self.ctx,
+            engine: &self.base.engine,
+            ctx: &self.base.ctx,
             connector: &self.connector,
             desktop: &self.user,
         };
@@ -66,7 +54,7 @@ impl Fixture {
     }
 
     fn folder(&self) -> String {
-        self.tmp.path().join("my-app").display().to_string()
+        self.base.folder.display().to_string()
     }
 
     fn add_args(&self) -> Value {
@@ -159,7 +147,7 @@ fn narrowing_asks_nothing_widening_asks_first() {
             access: sluice_ipc::Access::ReadOnly,
             exec: sluice_ipc::Exec::Off,
         };
-        sluice_ipc::add_project(&f.engine, args).unwrap().id
+        sluice_ipc::add_project(&f.base.engine, args).unwrap().id
     };
     // Read-only → read-write widens: asked, refused, unchanged.
     let widen = json!({ "args": { "id": id, "access": "read-write", "exec": null } });
