@@ -51,17 +51,26 @@ pub fn ask(
     }
     #[cfg(not(target_os = "linux"))]
     {
-        // rfd reports a closed dialog as the cancel button, so `no` must be that button.
-        let dialog = rfd::AsyncMessageDialog::new()
-            .set_level(rfd::MessageLevel::Warning)
-            .set_title(title)
-            .set_description(question)
-            .set_buttons(rfd::MessageButtons::OkCancelCustom(yes.into(), no.into()));
-        let chose = yes.to_owned();
-        app.0.runtime.spawn(async move {
-            let result = dialog.show().await;
-            answer(matches!(result, rfd::MessageDialogResult::Custom(label) if label == chose));
-        });
+        let (title, yes, no) = (title.to_owned(), yes.to_owned(), no.to_owned());
+        let show = move || {
+            // rfd reports a closed dialog as the cancel button, so `no` must be that button.
+            let result = rfd::MessageDialog::new()
+                .set_level(rfd::MessageLevel::Warning)
+                .set_title(title)
+                .set_description(question)
+                .set_buttons(rfd::MessageButtons::OkCancelCustom(yes.clone(), no))
+                .show();
+            answer(matches!(result, rfd::MessageDialogResult::Custom(label) if label == yes));
+        };
+        // macOS shows dialogs from the main thread only; on Windows a thread of its own keeps
+        // the tray responsive while the dialog waits.
+        #[cfg(target_os = "macos")]
+        app.run_on_main(show);
+        #[cfg(not(target_os = "macos"))]
+        {
+            let _ = app;
+            std::thread::spawn(show);
+        }
     }
 }
 

@@ -11,7 +11,7 @@
 //!
 //! Size: both binaries embed the whole engine, and the workspace's release profile keeps their
 //! symbol tables, so the bundler's packages were ~19.6 MB each. Here the app is built once
-//! (`tauri build --no-bundle`), both binaries are stripped, and `tauri bundle` packages the
+//! (`tauri build --no-bundle`), the binaries are stripped, and `tauri bundle` packages the
 //! result (deb and rpm in one run, no relink); the rpm is xz-compressed (`tauri.conf.json`) and the
 //! .deb, which the bundler always gzips, is rebuilt with `dpkg-deb -Zxz` (Debian's default).
 //!
@@ -42,6 +42,8 @@ const BUNDLE_CONFIG: &str = "tauri.bundle.conf.json";
 
 /// The app's executable (`mainBinaryName` in `tauri.conf.json`).
 const APP_BINARY: &str = "sluice-app";
+/// The tray process, which `sluice-app` becomes at start (shipped beside it).
+const TRAY_BINARY: &str = "sluice-tray";
 
 /// What the command line asked for.
 #[derive(Debug, Default)]
@@ -89,6 +91,7 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
     if opts.target.is_none() {
         // The host's `strip` knows the host's binaries only.
         strip(&profile_dir.join(APP_BINARY))?;
+        strip(&profile_dir.join(TRAY_BINARY))?;
     }
     tauri(root, "bundle", opts.target.as_deref(), &["--bundles", LINUX_BUNDLES])?;
     let mut packages = built_since(&profile_dir.join("bundle"), since)?;
