@@ -252,7 +252,7 @@ fn serve(config: EngineConfig, port: u16, limits: sluice_mcp::Limits) -> Result<
         let watcher = sluice_engine::watch_roots(engine.clone());
         // Handlers first, then "ready": a SIGTERM right after it must stop the engine cleanly,
         // not kill it with the default action before the handler exists.
-        let signalled = shutdown_signal();
+        let signalled = sluice_engine::shutdown::signal();
         let stop = shutdown.clone();
         tokio::spawn(async move {
             signalled.await;
@@ -266,46 +266,6 @@ fn serve(config: EngineConfig, port: u16, limits: sluice_mcp::Limits) -> Result<
         let _ = std::fs::remove_file(sluice_engine::engine_file(&dir));
         Ok(())
     })
-}
-
-/// Installs the SIGTERM and Ctrl-C handlers now (creating a listener registers it) and resolves
-/// when one of them fires. Without a handler the signal stops the engine the hard way.
-fn shutdown_signal() -> impl std::future::Future<Output = ()> {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        let listeners = signal(SignalKind::terminate())
-            .and_then(|term| signal(SignalKind::interrupt()).map(|interrupt| (term, interrupt)));
-        async move {
-            match listeners {
-                Ok((mut term, mut interrupt)) => {
-                    tokio::select! {
-                        _ = term.recv() => {}
-                        _ = interrupt.recv() => {}
-                    }
-                }
-                Err(err) => {
-                    tracing::warn!(%err, "cannot listen for signals; stop Sluice by closing it");
-                    std::future::pending::<()>().await;
-                }
-            }
-        }
-    }
-    #[cfg(windows)]
-    {
-        let listener = tokio::signal::windows::ctrl_c();
-        async move {
-            match listener {
-                Ok(mut ctrl_c) => {
-                    ctrl_c.recv().await;
-                }
-                Err(err) => {
-                    tracing::warn!(%err, "cannot listen for Ctrl-C; stop Sluice by closing it");
-                    std::future::pending::<()>().await;
-                }
-            }
-        }
-    }
 }
 
 fn stdio(

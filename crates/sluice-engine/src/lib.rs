@@ -15,6 +15,7 @@ mod jobstore;
 pub mod logging;
 mod paths;
 pub mod roots;
+pub mod shutdown;
 mod watch;
 
 use std::collections::HashMap;

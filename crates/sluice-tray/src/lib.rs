@@ -116,6 +116,12 @@ pub fn main() -> anyhow::Result<()> {
     claim.listen(move || shown.show(None))?;
     engine::forward_events(&app);
     engine::forward_jobs(&app);
+    // SIGTERM (logging out) or Ctrl-C: quit as the tray's Quit does, audit queue written.
+    let stopping = app.clone();
+    runtime.spawn(async move {
+        sluice_engine::shutdown::signal().await;
+        stopping.quit();
+    });
 
     let mut tray = None;
     event_loop.run(move |event, _, control_flow| {
