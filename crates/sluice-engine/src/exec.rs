@@ -487,32 +487,18 @@ impl Engine {
     // ----- allow rules --------------------------------------------------------------------------
 
     /// Remembers the command behind an approval, so an "always allow" decision (possibly made
-    /// by another process) can turn it into a rule, and the prompt can say how risky it is.
-    pub fn offer_rule(&self, project: &ProjectId, fingerprint: &[u8; 32], rule: &AllowRule) {
-        let assessed = self.assess_offered(project, rule);
+    /// by another process) can turn it into a rule, and the prompt can say how risky it is (the
+    /// analysis the verdict came from).
+    pub fn offer_rule(&self, project: &ProjectId, fingerprint: &[u8; 32], verdict: &Verdict) {
+        let rule = AllowRule::from_verdict(verdict);
+        let assessed =
+            Assessed { risk: verdict.risk, form: verdict.form, reason: verdict.reason.clone() };
         let value =
             serde_json::json!({ "project": project.as_str(), "rule": rule, "assessed": assessed })
                 .to_string();
         if let Err(err) = self.store.kv_set(&offered_key(fingerprint), &value) {
             tracing::warn!(%err, "could not record the command behind an approval");
         }
-    }
-
-    /// The analysis `plan_exec` made of the offered command, made again from the same inputs
-    /// (its argv, and the project's files in its folder) right after it: the policy's own
-    /// [`sluice_exec::assess`], so the prompt's risk class is the verdict's.
-    fn assess_offered(&self, project: &ProjectId, rule: &AllowRule) -> Option<Assessed> {
-        let root = self.find_project(project.as_str()).ok()?.root;
-        let spec = CommandSpec {
-            program: rule.program.to_string_lossy().into_owned(),
-            args: rule.args.clone(),
-            cwd: rule.cwd.clone(),
-            env: Vec::new(),
-            timeout: None,
-        };
-        let facts = ProjectFacts::load(&facts_dir(&root, &rule.cwd));
-        let a = sluice_exec::assess(&spec, &facts);
-        Some(Assessed { risk: a.risk, form: a.form, reason: a.reason })
     }
 
     /// Forgets an offered rule (the call ended).
@@ -832,7 +818,7 @@ mod tests {
         let verdict = engine.plan_exec(&handle, &CommandSpec::new("make", &["test"])).unwrap();
         assert!(verdict.ask, "project mode asks");
         let fp = Engine::verdict_fingerprint(&verdict);
-        engine.offer_rule(&handle.id, &fp, &AllowRule::from_verdict(&verdict));
+        engine.offer_rule(&handle.id, &fp, &verdict);
 
         let waiting = ask_in_background(&engine, &caller, "run make test", fp);
         let pending = loop {

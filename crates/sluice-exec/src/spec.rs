@@ -1281,6 +1281,8 @@ pub struct Verdict {
     pub resolved: ResolvedCommand,
     pub fingerprint: Fingerprint,
     pub risk: Risk,
+    /// What kind of command it is (inspection, toolchain form, anything else).
+    pub form: Form,
     /// Shown in the approval prompt: what the command does and why it is risky.
     pub reason: String,
     pub ask: bool,
@@ -1361,6 +1363,7 @@ pub fn decide(
         fingerprint,
         resolved,
         risk: assessment.risk,
+        form: assessment.form,
         reason: assessment.reason,
         ask,
         content,

@@ -19,7 +19,7 @@ use serde::{Deserialize, Serialize};
 use sluice_core::{ErrorCode, Failure};
 use sluice_engine::{AskRequest, Caller, Engine};
 use sluice_exec::detect::{Action, DetectRequest, Toolchain};
-use sluice_exec::{AllowRule, CommandSpec, ExecError, JobId, JobRequest, JobStatus, Stream};
+use sluice_exec::{CommandSpec, ExecError, JobId, JobRequest, JobStatus, Stream};
 use tokio_util::sync::CancellationToken;
 
 use crate::server::{Progress, ProjectCall, SluiceServer, failed, succeeded};
@@ -291,7 +291,7 @@ impl SluiceServer {
                 verdict.reason,
                 if network.allowed { "on" } else { "off" }
             ));
-            engine.offer_rule(&handle.id, &fingerprint, &AllowRule::from_verdict(&verdict));
+            engine.offer_rule(&handle.id, &fingerprint, &verdict);
             let request = AskRequest {
                 caller: &caller,
                 project: &handle,

@@ -264,8 +264,7 @@ fn ask_command(
             let verdict = engine.plan_exec(&handle, &spec).unwrap();
             assert!(verdict.ask);
             let fingerprint = Engine::verdict_fingerprint(&verdict);
-            let rule = sluice_exec::AllowRule::from_verdict(&verdict);
-            engine.offer_rule(&handle.id, &fingerprint, &rule);
+            engine.offer_rule(&handle.id, &fingerprint, &verdict);
             let req = AskRequest {
                 caller: &caller,
                 project: &handle,
