@@ -39,6 +39,8 @@ struct Inner {
     window: window::Window,
     proxy: Mutex<EventLoopProxy<Main>>,
     runtime: tokio::runtime::Handle,
+    /// A redraw of the tray is queued: a burst of engine events makes one redraw, not one each.
+    refresh_queued: std::sync::atomic::AtomicBool,
 }
 
 impl App {
@@ -61,9 +63,12 @@ impl App {
         self.send(Main::Run(Box::new(f)));
     }
 
-    /// Redraws the tray from the engine's state, on the main thread.
+    /// Redraws the tray from the engine's state, on the main thread (once for any number of
+    /// calls made before the redraw starts).
     pub(crate) fn refresh_tray(&self) {
-        self.send(Main::Refresh);
+        if !self.0.refresh_queued.swap(true, std::sync::atomic::Ordering::AcqRel) {
+            self.send(Main::Refresh);
+        }
     }
 
     /// Shows the window, on `view` if given.
@@ -101,6 +106,7 @@ pub fn main() -> anyhow::Result<()> {
         window: window::Window::default(),
         proxy: Mutex::new(event_loop.create_proxy()),
         runtime: runtime.handle().clone(),
+        refresh_queued: Default::default(),
     }));
     {
         let proxy = Mutex::new(event_loop.create_proxy());
@@ -142,6 +148,8 @@ pub fn main() -> anyhow::Result<()> {
             Event::UserEvent(Main::Menu(e)) => tray::on_menu(&app, e.id.as_ref()),
             Event::UserEvent(Main::Icon(e)) => tray::on_icon(&app, e),
             Event::UserEvent(Main::Refresh) => {
+                // Cleared first: a change from here on queues another redraw.
+                app.0.refresh_queued.store(false, std::sync::atomic::Ordering::Release);
                 if let Some(t) = &tray {
                     tray::refresh(&app, t);
                 }

@@ -1,7 +1,8 @@
 //! The control-center window, seen from the tray process: it runs in a process of its own
 //! (`sluice-app --window`, src-tauri/src/webview.rs), started when the user opens it and gone
-//! when they close it, so that WebKit's memory goes with it. This module starts that process, answers the commands its
-//! page calls ([`sluice_ipc::dispatch`]) and forwards engine events to it.
+//! when they close it, so that WebKit's memory goes with it. This module starts that process,
+//! answers the commands its page calls ([`sluice_ipc::dispatch`]) and forwards engine events to
+//! it.
 //!
 //! Only the process started here holds the other end of its pipe: nothing the MCP side
 //! receives can reach these commands.
