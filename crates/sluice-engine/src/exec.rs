@@ -152,10 +152,11 @@ fn refuse_exec_off(handle: &ProjectHandle) -> Result<(), Failure> {
     Ok(())
 }
 
-/// What this system's Landlock enforces for a job with network off (for `sluice doctor` and
-/// the Settings view): `network_rules` false means projects with network off refuse to run.
+/// What confines a job with network off on this system (for `sluice doctor`, the Settings view
+/// and the approval card): the namespaces and Landlock; without namespaces, `network_rules`
+/// false means projects with network off refuse to run.
 pub fn job_confinement() -> sluice_exec::LandlockReport {
-    sluice_exec::landlock_status(true)
+    sluice_exec::confinement(true, true)
 }
 
 /// How many stored (past) jobs a list shows at most.
@@ -287,8 +288,9 @@ impl Engine {
         let roots: Vec<PathBuf> = self.projects()?.into_iter().map(|p| p.root).collect();
         let network = self.network_for(handle)?;
         if !network.allowed {
-            let landlock = sluice_exec::landlock_status(true);
-            if !landlock.network_rules || landlock.status != Enforcement::FullyEnforced {
+            let landlock = job_confinement();
+            let blocks = landlock.namespaces || landlock.network_rules;
+            if !blocks || landlock.status != Enforcement::FullyEnforced {
                 return Err(Failure::new(
                     ErrorCode::Forbidden,
                     format!(
@@ -309,6 +311,7 @@ impl Engine {
                 hidden: vec![self.data_dir.clone()],
                 network: if network.allowed { Network::Allowed } else { Network::Off },
                 policy: SandboxPolicy::Require,
+                namespaces: true,
                 limits: Default::default(),
             },
             path: TrustedPath::from_env(&roots),
@@ -662,6 +665,10 @@ mod tests {
         assert_eq!(engine.check_access().unwrap_err().code, ErrorCode::Stopped);
         engine.start_serving().unwrap();
         assert!(engine.jobs().is_stopped(), "nothing may start after a restart");
+        // A serving engine is non-dumpable: its /proc entries are out of a job's reach.
+        #[cfg(target_os = "linux")]
+        // SAFETY: prctl with integer arguments.
+        assert_eq!(unsafe { libc::prctl(libc::PR_GET_DUMPABLE, 0, 0, 0, 0) }, 0);
         engine.resume().unwrap();
         engine.check_access().unwrap();
         assert!(!engine.jobs().is_stopped());

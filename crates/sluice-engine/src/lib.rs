@@ -265,6 +265,10 @@ impl Engine {
         if let Err(err) = sluice_exec::init_subreaper() {
             tracing::warn!(%err, "cannot become a child subreaper; orphaned job processes may escape");
         }
+        #[cfg(target_os = "linux")]
+        if let Err(err) = sluice_exec::protect_engine() {
+            tracing::warn!(%err, "cannot make the engine non-dumpable");
+        }
         if self.is_stopped()? {
             // A stop survives restarts: nothing may start until the user resumes.
             self.jobs.stop_all();

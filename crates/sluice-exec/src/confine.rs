@@ -32,6 +32,8 @@ pub struct LandlockReport {
     pub abi: Option<i32>,
     /// Whether outbound TCP can be blocked (ABI ≥ 4).
     pub network_rules: bool,
+    /// Whether jobs run in their own namespaces (Linux, [`crate::jail`]) as the first layer.
+    pub namespaces: bool,
     /// A sentence for `sluice doctor` and the Settings view.
     pub summary: String,
 }
@@ -48,6 +50,32 @@ pub enum Enforcement {
 /// kernel does not change under a running engine.
 pub fn landlock_status(network_off: bool) -> LandlockReport {
     imp::status(network_off)
+}
+
+/// What confines a job here, both layers: on Linux the namespaces when the kernel allows them
+/// (then a job's network is off through a network namespace of its own, not Landlock's TCP
+/// rules), and Landlock (Seatbelt on macOS). `namespaces` says whether the caller asks for them.
+pub fn confinement(network_off: bool, namespaces: bool) -> LandlockReport {
+    #[cfg(target_os = "linux")]
+    {
+        let jail = crate::jail::status();
+        let jailed = namespaces && jail.available;
+        let mut report = landlock_status(network_off && !jailed);
+        report.namespaces = jailed;
+        report.summary = if jailed {
+            format!("{}; second layer: {}", jail.summary, report.summary)
+        } else if namespaces {
+            format!("{}; {}", jail.summary, report.summary)
+        } else {
+            report.summary
+        };
+        report
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = namespaces;
+        landlock_status(network_off)
+    }
 }
 
 /// The folders to grant read access beneath so that everything except `hidden` (and what lies
@@ -118,20 +146,19 @@ pub(crate) mod imp {
         Ok(rs)
     }
 
-    /// Builds the ruleset for one job: read beneath [`super::read_roots`] of `hidden`, full
-    /// access beneath `writable`. Paths must exist.
+    /// Builds the ruleset for one job: read beneath `readable`, full access beneath `writable`,
+    /// and with `network_off` no outbound TCP. Paths must exist.
     pub(crate) fn ruleset(
+        readable: &[PathBuf],
         writable: &[&Path],
-        hidden: &[PathBuf],
         network_off: bool,
     ) -> Result<RulesetCreated, ExecError> {
         let err = |e: landlock::RulesetError| {
             ExecError::Unconfinable(format!("cannot build the Landlock ruleset: {e}"))
         };
-        let readable = super::read_roots(hidden);
         base(network_off)
             .and_then(|rs| rs.create())
-            .and_then(|rs| rs.add_rules(path_beneath_rules(&readable, AccessFs::from_read(TARGET))))
+            .and_then(|rs| rs.add_rules(path_beneath_rules(readable, AccessFs::from_read(TARGET))))
             .and_then(|rs| rs.add_rules(path_beneath_rules(writable, AccessFs::from_all(TARGET))))
             .and_then(|rs| {
                 rs.add_rules(path_beneath_rules(["/dev/null"], AccessFs::from_file(TARGET)))
@@ -194,7 +221,7 @@ pub(crate) mod imp {
             ),
             Enforcement::NotEnforced => format!("jobs are not confined by Landlock: {detail}"),
         };
-        LandlockReport { status, abi, network_rules, summary }
+        LandlockReport { status, abi, network_rules, namespaces: false, summary }
     }
 
     pub(crate) fn status(network_off: bool) -> LandlockReport {
@@ -317,6 +344,7 @@ pub(crate) mod imp {
                 status: Enforcement::FullyEnforced,
                 abi: None,
                 network_rules: true,
+                namespaces: false,
                 summary: "Seatbelt (sandbox-exec) confines every job: writes only in the project \
                           and its own folders, Sluice's data folder hidden, outbound network \
                           blocked when off"
@@ -327,6 +355,7 @@ pub(crate) mod imp {
             status: Enforcement::NotEnforced,
             abi: None,
             network_rules: false,
+            namespaces: false,
             summary: "Landlock exists only on Linux; jobs here are not confined by it".into(),
         }
     }

@@ -56,6 +56,22 @@ pub fn init_subreaper() -> std::io::Result<()> {
     Ok(())
 }
 
+/// Makes the engine's process non-dumpable (Linux): no core dumps of its memory, and its
+/// `/proc/<pid>` entries (environment, memory, open files) owned by root, so a process of the
+/// same user without `CAP_SYS_PTRACE` — a job that is not in namespaces — cannot read them.
+/// Jobs themselves are dumpable again: `execve` resets the flag.
+pub fn protect_engine() -> std::io::Result<()> {
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: prctl with integer arguments; no memory is passed.
+        let rc = unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0) };
+        if rc != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
 /// Emergency stop: kills every process of every job this engine started (every process that
 /// carries one of this engine's markers), with `grace` between TERM and KILL.
 pub fn kill_all(grace: Duration) -> KillReport {

@@ -10,6 +10,9 @@
 pub mod confine;
 pub mod detect;
 pub mod error;
+pub mod hide;
+#[cfg(target_os = "linux")]
+pub mod jail;
 pub mod job;
 pub mod kill;
 pub mod output;
@@ -19,13 +22,15 @@ pub mod spec;
 #[cfg(windows)]
 pub mod winjob;
 
-pub use confine::{Enforcement, LandlockReport, landlock_status};
+pub use confine::{Enforcement, LandlockReport, confinement, landlock_status};
 pub use error::ExecError;
+#[cfg(target_os = "linux")]
+pub use jail::{JailReport, status as jail_status};
 pub use job::{
     JobEvent, JobId, JobLimits, JobObserver, JobRecord, JobRequest, JobState, JobStatus, Jobs,
     LogPage, RunOutput, Sample, StopReport, Stream,
 };
-pub use kill::{KillReport, Tree, init_subreaper, kill_all};
+pub use kill::{KillReport, Tree, init_subreaper, kill_all, protect_engine};
 pub use spawn::{Network, ResourceLimits, Sandbox, SandboxPolicy, Spawned};
 pub use spec::{
     AllowRule, Assessment, CommandSpec, Fingerprint, Form, Policy, ProjectFacts, ResolvedCommand,

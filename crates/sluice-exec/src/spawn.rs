@@ -68,6 +68,19 @@ pub struct Sandbox {
     pub network: Network,
     pub policy: SandboxPolicy,
     pub limits: ResourceLimits,
+    /// Linux: run in namespaces ([`crate::jail`]) when the kernel allows it; off, or where it
+    /// does not, Landlock and seccomp alone confine the job (see `sluice doctor`).
+    pub namespaces: bool,
+}
+
+impl Sandbox {
+    /// Where the job's root is assembled (Linux namespaces): beside `state_dir`, not beneath
+    /// it, so the job cannot write there (Landlock grants writes beneath `state_dir`).
+    pub fn jail_root(&self) -> PathBuf {
+        let mut name = self.state_dir.file_name().unwrap_or_default().to_os_string();
+        name.push(".root");
+        self.state_dir.with_file_name(name)
+    }
 }
 
 /// A started process.
@@ -166,9 +179,16 @@ fn working_dir(root: &Path, cwd: &str) -> Result<PathBuf, ExecError> {
     Ok(real)
 }
 
-fn create_private_dirs(state_dir: &Path) -> Result<(), ExecError> {
-    for (_, sub) in PRIVATE_DIRS {
-        let dir = state_dir.join(sub);
+fn create_private_dirs(sandbox: &Sandbox) -> Result<(), ExecError> {
+    let subs = PRIVATE_DIRS.iter().map(|(_, sub)| sandbox.state_dir.join(sub));
+    let extra = [sandbox.state_dir.join(SHM_DIR), sandbox.jail_root()];
+    for dir in subs.chain(extra) {
+        // A job may have replaced one of its folders with a link (to plant a mount source for
+        // the next job): a private folder is a real folder, or it is made one again.
+        if std::fs::symlink_metadata(&dir).is_ok_and(|m| !m.is_dir()) {
+            std::fs::remove_file(&dir)
+                .map_err(|e| ExecError::os("replacing a job's private folder", e))?;
+        }
         let mut builder = std::fs::DirBuilder::new();
         builder.recursive(true);
         #[cfg(unix)]
@@ -181,6 +201,9 @@ fn create_private_dirs(state_dir: &Path) -> Result<(), ExecError> {
     Ok(())
 }
 
+/// The job's `/dev/shm`, beneath `state_dir`.
+const SHM_DIR: &str = "shm";
+
 /// Spawns `cmd` in `sandbox`. The program must already be resolved (absolute).
 pub fn spawn(
     cmd: &ResolvedCommand,
@@ -191,8 +214,8 @@ pub fn spawn(
         return Err(ExecError::Invalid("the program must be resolved to an absolute path".into()));
     }
     let cwd = working_dir(&sandbox.project_root, &cmd.cwd)?;
-    create_private_dirs(&sandbox.state_dir)?;
-    let confinement = confine::landlock_status(sandbox.network == Network::Off);
+    create_private_dirs(sandbox)?;
+    let confinement = confine::confinement(sandbox.network == Network::Off, sandbox.namespaces);
     let required = match sandbox.policy {
         SandboxPolicy::Require => Enforcement::FullyEnforced,
         SandboxPolicy::BestEffort => Enforcement::NotEnforced,
@@ -224,7 +247,7 @@ pub fn spawn(
         .stderr(Stdio::piped());
     let marker = crate::kill::imp::next_marker();
     #[cfg(unix)]
-    prepare_unix(&mut command, sandbox, marker, required)?;
+    prepare_unix(&mut command, cmd, sandbox, path, &cwd, marker, required, &confinement)?;
     #[cfg(not(windows))]
     let child =
         spawn_on_spawner_thread(command).map_err(|e| ExecError::os("starting the program", e))?;
@@ -263,11 +286,16 @@ fn seatbelt_argv(
 }
 
 #[cfg(unix)]
+#[allow(clippy::too_many_arguments)]
 fn prepare_unix(
     command: &mut Command,
+    cmd: &ResolvedCommand,
     sandbox: &Sandbox,
+    path: &TrustedPath,
+    cwd: &Path,
     marker: Option<u64>,
     required: Enforcement,
+    confinement: &LandlockReport,
 ) -> Result<(), ExecError> {
     use std::os::unix::process::CommandExt;
 
@@ -287,12 +315,31 @@ fn prepare_unix(
         }
     }
     #[cfg(not(target_os = "linux"))]
-    let _ = marker;
+    let _ = (marker, cmd, path, cwd, confinement);
 
     #[cfg(target_os = "linux")]
+    let jail =
+        if confinement.namespaces { Some(linux_jail(cmd, sandbox, path, cwd)?) } else { None };
+    #[cfg(target_os = "linux")]
     let mut ruleset = {
-        let writable = [sandbox.project_root.as_path(), sandbox.state_dir.as_path()];
-        match confine::imp::ruleset(&writable, &sandbox.hidden, sandbox.network == Network::Off) {
+        // `/tmp` and `/dev/shm` are these folders mounted elsewhere: Landlock sees them through
+        // their mount, not beneath `state_dir`, so they are rules of their own.
+        let (tmp, shm) = (sandbox.state_dir.join("tmp"), sandbox.state_dir.join(SHM_DIR));
+        let writable = [
+            sandbox.project_root.as_path(),
+            sandbox.state_dir.as_path(),
+            tmp.as_path(),
+            shm.as_path(),
+        ];
+        // In namespaces the job's root holds only what it may read; without them, everything
+        // but the hidden folders and the credential stores.
+        let (readable, tcp_rules) = match &jail {
+            Some(_) => (vec![sandbox.jail_root()], false),
+            None => {
+                (confine::read_roots(&fallback_hidden(sandbox)), sandbox.network == Network::Off)
+            }
+        };
+        match confine::imp::ruleset(&readable, &writable, tcp_rules) {
             Ok(rs) => Some(rs),
             Err(e) if required == Enforcement::FullyEnforced => return Err(e),
             Err(_) => None,
@@ -300,9 +347,10 @@ fn prepare_unix(
     };
     #[cfg(not(target_os = "linux"))]
     let _ = required;
+    // Without a network namespace of its own, a job whose network is off gets no IP socket.
     #[cfg(target_os = "linux")]
     let no_ip = match sandbox.network {
-        Network::Off => Some(confine::NoIpSockets::new().ok_or_else(|| {
+        Network::Off if jail.is_none() => Some(confine::NoIpSockets::new().ok_or_else(|| {
             ExecError::Unconfinable(
                 "network access cannot be turned off for commands on this processor \
                  architecture; turn the project's network on to run them"
@@ -330,6 +378,12 @@ fn prepare_unix(
                 if libc::getppid() != parent {
                     return Err(std::io::Error::from_raw_os_error(libc::ESRCH));
                 }
+                // Only stdin, stdout and stderr reach the program: whatever the engine itself
+                // inherited without close-on-exec (a descriptor of the program that started it)
+                // is closed at exec.
+                if libc::close_range(3, libc::c_uint::MAX, libc::CLOSE_RANGE_CLOEXEC as i32) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
             }
             #[cfg(not(target_os = "linux"))]
             let _ = parent;
@@ -341,18 +395,78 @@ fn prepare_unix(
             }
         }
         #[cfg(target_os = "linux")]
-        if let Some(rs) = ruleset.take() {
-            confine::imp::apply(rs, required)?;
-        }
-        #[cfg(target_os = "linux")]
-        if let Some(filter) = &no_ip {
-            filter.apply()?;
+        {
+            let mut confine = || -> std::io::Result<()> {
+                if let Some(rs) = ruleset.take() {
+                    confine::imp::apply(rs, required)?;
+                }
+                if let Some(filter) = &no_ip {
+                    filter.apply()?;
+                }
+                Ok(())
+            };
+            match &jail {
+                Some(jail) => jail.enter(confine)?,
+                None => {
+                    // SAFETY: prctl and capset on stack values.
+                    unsafe { crate::jail::drop_capabilities()? };
+                    confine()?;
+                }
+            }
         }
         Ok(())
     };
     // SAFETY: the closure only makes async-signal-safe calls (see above).
     unsafe { command.pre_exec(pre_exec) };
     Ok(())
+}
+
+/// What Landlock alone keeps out of reach when namespaces are not available: the hidden
+/// folders and the credential stores.
+#[cfg(target_os = "linux")]
+fn fallback_hidden(sandbox: &Sandbox) -> Vec<PathBuf> {
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let mut hidden = sandbox.hidden.clone();
+    hidden.extend(
+        crate::hide::credential_stores(home.as_deref())
+            .into_iter()
+            .filter(|p| std::fs::symlink_metadata(p).is_ok())
+            .filter(|p| !sandbox.project_root.starts_with(p) && !sandbox.state_dir.starts_with(p)),
+    );
+    hidden
+}
+
+/// The job's own view of the machine (see [`crate::jail`]).
+#[cfg(target_os = "linux")]
+fn linux_jail(
+    cmd: &ResolvedCommand,
+    sandbox: &Sandbox,
+    path: &TrustedPath,
+    cwd: &Path,
+) -> Result<crate::jail::Jail, ExecError> {
+    let home = std::env::var_os("HOME").map(PathBuf::from).filter(|h| h.is_absolute());
+    let mut path_dirs = path.dirs().to_vec();
+    if let Some(dir) = cmd.program.parent() {
+        path_dirs.push(dir.to_path_buf());
+    }
+    let project = std::fs::canonicalize(&sandbox.project_root)
+        .map_err(|e| ExecError::os("resolving the project folder", e))?;
+    let state = std::fs::canonicalize(&sandbox.state_dir)
+        .map_err(|e| ExecError::os("resolving the job's private folders", e))?;
+    crate::jail::Jail::new(&crate::jail::JailSpec {
+        root: &sandbox.jail_root(),
+        project: &project,
+        project_writable: true,
+        state_dir: &state,
+        tmp: &state.join("tmp"),
+        shm: &state.join(SHM_DIR),
+        home: home.as_deref(),
+        path_dirs,
+        hidden: &sandbox.hidden,
+        credentials: crate::hide::credential_stores(home.as_deref()),
+        network_off: sandbox.network == Network::Off,
+        cwd,
+    })
 }
 
 /// How many processes the engine's user runs now (for `RLIMIT_NPROC`, which counts them all).

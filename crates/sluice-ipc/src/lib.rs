@@ -65,7 +65,7 @@ pub fn app_state(engine: &Engine, ctx: &Context) -> Res<AppState> {
         data_dir: engine.data_dir().display().to_string(),
         secret: keychain,
         version: ctx.version.clone(),
-        confinement: sluice_exec::landlock_status(true).summary,
+        confinement: sluice_engine::job_confinement().summary,
     })
 }
 

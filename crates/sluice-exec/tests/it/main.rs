@@ -1,6 +1,8 @@
 //! Integration tests of sluice-exec with real processes. Attacks from SECURITY-CASES are named
 //! after their ids.
 
+#[cfg(target_os = "linux")]
+mod jail;
 mod jobs;
 mod output;
 mod policy;

@@ -23,18 +23,24 @@ fn ci_01_metacharacters_are_literal_and_only_one_process_runs() {
         &TrustedPath::from_env(&[fx.root()]),
     )
     .expect("spawn");
-    let pid = spawned.tree.leader;
-    let cmdline = wait_for("the process to exec", Duration::from_secs(5), || {
-        let raw = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
-        let parts: Vec<String> = raw
-            .split(|b| *b == 0)
-            .filter(|p| !p.is_empty())
-            .map(|p| String::from_utf8_lossy(p).into_owned())
+    // In namespaces the tree is the engine's fork that waits, the namespace's init (both the
+    // engine's program, never exec'd) and the program: exactly one process runs something.
+    let me = std::env::current_exe().expect("exe");
+    let cmdlines = wait_for("the process to exec", Duration::from_secs(5), || {
+        let execd: Vec<Vec<String>> = kill::tree_pids(&spawned.tree)
+            .into_iter()
+            .filter(|pid| std::fs::read_link(format!("/proc/{pid}/exe")).ok().as_ref() != Some(&me))
+            .filter_map(|pid| std::fs::read(format!("/proc/{pid}/cmdline")).ok())
+            .map(|raw| {
+                raw.split(|b| *b == 0)
+                    .filter(|p| !p.is_empty())
+                    .map(|p| String::from_utf8_lossy(p).into_owned())
+                    .collect()
+            })
             .collect();
-        (parts.first().is_some_and(|p| p.ends_with("tail"))).then_some(parts)
+        (execd.len() == 1 && execd[0].first().is_some_and(|p| p.ends_with("tail"))).then_some(execd)
     });
-    assert_eq!(cmdline[2..], args.map(String::from));
-    assert_eq!(kill::tree_pids(&spawned.tree), vec![pid]);
+    assert_eq!(cmdlines[0][2..], args.map(String::from));
     let report = kill::kill_tree(&spawned.tree, Duration::from_millis(100));
     assert!(report.survivors.is_empty());
     let mut child = spawned.child;
@@ -135,11 +141,20 @@ fn landlock_confines_writes_to_the_project() {
          echo t > \"$TMPDIR/t\" && echo ok-tmp; pwd",
         outside.display()
     );
-    let out = rt().block_on(jobs.run(fx.request("sh", &["-c", &script]))).expect("run");
+    // Landlock alone (the second layer, and what runs where namespaces are not available).
+    let mut req = fx.request("sh", &["-c", &script]);
+    req.sandbox.namespaces = false;
+    let out = rt().block_on(jobs.run(req)).expect("run");
     assert!(out.stdout.contains("ok-inside"), "{out:?}");
     assert!(out.stdout.contains("denied-outside"), "{out:?}");
     assert!(out.stdout.contains("ok-tmp"), "{out:?}");
     assert!(out.stderr.contains("Permission denied"), "EACCES expected: {out:?}");
+    assert!(!outside.exists());
+    // In namespaces the folder beside the project is not even there.
+    std::fs::remove_file(fx.root().join("inside.txt")).expect("rm");
+    let out = rt().block_on(jobs.run(fx.request("sh", &["-c", &script]))).expect("run");
+    assert!(out.stdout.contains("ok-inside") && out.stdout.contains("ok-tmp"), "{out:?}");
+    assert!(out.stdout.contains("denied-outside"), "{out:?}");
     assert!(!outside.exists());
     assert!(fx.root().join("inside.txt").exists());
     // The physical project root is rewritten to `.` in output.
@@ -154,14 +169,24 @@ fn network_off_blocks_tcp_connect_and_allowed_does_not() {
     let script = format!("echo hello > /dev/tcp/127.0.0.1/{port} && echo connected");
     let jobs = Jobs::new(JobLimits::default());
 
-    let out = rt().block_on(jobs.run(fx.request("bash", &["-c", &script]))).expect("run");
+    // Landlock's TCP rules (without namespaces; with them, see `jail::sb_net_off_…`).
+    let mut req = fx.request("bash", &["-c", &script]);
+    req.sandbox.namespaces = false;
+    let out = rt().block_on(jobs.run(req)).expect("run");
     assert!(!out.stdout.contains("connected"), "{out:?}");
     assert!(out.stderr.contains("Permission denied"), "{out:?}");
 
-    let mut req = fx.request("bash", &["-c", &script]);
-    req.sandbox.network = Network::Allowed;
-    let out = rt().block_on(jobs.run(req)).expect("run");
-    assert!(out.stdout.contains("connected"), "{out:?}");
+    for namespaces in [false, true] {
+        let mut req = fx.request("bash", &["-c", &script]);
+        req.sandbox.network = Network::Allowed;
+        req.sandbox.namespaces = namespaces;
+        let out = rt().block_on(jobs.run(req)).expect("run");
+        assert!(out.stdout.contains("connected"), "{out:?}");
+    }
+    let (mut conn, _) = listener.accept().expect("accept");
+    let mut got = String::new();
+    conn.read_to_string(&mut got).expect("read");
+    assert_eq!(got, "hello\n");
     let (mut conn, _) = listener.accept().expect("accept");
     let mut got = String::new();
     conn.read_to_string(&mut got).expect("read");
@@ -177,7 +202,13 @@ fn network_off_blocks_udp_too_and_keeps_unix_sockets() {
     let script = format!("echo hello > /dev/udp/127.0.0.1/{port} && echo sent");
     let jobs = Jobs::new(JobLimits::default());
 
-    let out = rt().block_on(jobs.run(fx.request("bash", &["-c", &script]))).expect("run");
+    // The seccomp filter (without namespaces; with them, see `jail::sb_net_off_…`).
+    let fallback = |program: &str, args: &[&str]| {
+        let mut req = fx.request(program, args);
+        req.sandbox.namespaces = false;
+        req
+    };
+    let out = rt().block_on(jobs.run(fallback("bash", &["-c", &script]))).expect("run");
     assert!(!out.stdout.contains("sent"), "{out:?}");
     assert!(out.stderr.contains("Permission denied"), "{out:?}");
     let mut buf = [0u8; 64];
@@ -189,7 +220,7 @@ fn network_off_blocks_udp_too_and_keeps_unix_sockets() {
         \ttry:\n\t\tsocket.socket(family, socket.SOCK_DGRAM)\n\t\tprint('ip open')\n\
         \texcept PermissionError:\n\t\tprint('ip refused')\n\
         socket.socket(socket.AF_UNIX, socket.SOCK_STREAM).close()\nprint('unix ok')\n";
-    let out = rt().block_on(jobs.run(fx.request("python3", &["-c", python]))).expect("run");
+    let out = rt().block_on(jobs.run(fallback("python3", &["-c", python]))).expect("run");
     assert_eq!(out.stdout, "ip refused\nip refused\nunix ok\n", "{out:?}");
 
     let mut req = fx.request("bash", &["-c", &script]);
@@ -201,7 +232,7 @@ fn network_off_blocks_udp_too_and_keeps_unix_sockets() {
 }
 
 #[test]
-fn a_job_cannot_read_or_write_the_hidden_data_folder_but_reads_everything_else() {
+fn a_job_cannot_read_or_write_the_hidden_data_folder() {
     let fx = Fixture::new();
     let data = fx.dir.path().canonicalize().expect("canonical").join("data");
     std::fs::create_dir_all(data.join("backups")).expect("mkdir");
@@ -229,6 +260,16 @@ fn a_job_cannot_read_or_write_the_hidden_data_folder_but_reads_everything_else()
     req.sandbox.hidden = vec![data.clone()];
     // The engine keeps its database open: the job must not reach it through /proc either.
     let held = std::fs::File::open(data.join("sluice.db")).expect("open");
+    // In namespaces: none of it is there, the folder beside the project included.
+    let out = rt().block_on(Jobs::new(JobLimits::default()).run(req.clone())).expect("run");
+    assert!(!out.stdout.contains("CANARY") && !out.stdout.contains("fd-read"), "{out:?}");
+    for want in ["denied-db", "denied-bak", "usr-ok", "tmp-ok"] {
+        assert!(out.stdout.contains(want), "{want} missing: {out:?}");
+    }
+    assert!(!out.stdout.contains("OUTSIDE-READABLE"), "{out:?}");
+    assert!(!data.join("planted").exists());
+    // Landlock alone: everything else stays readable.
+    req.sandbox.namespaces = false;
     let out = rt().block_on(Jobs::new(JobLimits::default()).run(req)).expect("run");
     drop(held);
     assert!(!out.stdout.contains("CANARY") && !out.stdout.contains("fd-read"), "{out:?}");

@@ -36,6 +36,7 @@ impl Fixture {
             hidden: Vec::new(),
             network,
             policy: SandboxPolicy::Require,
+            namespaces: true,
             limits: ResourceLimits::default(),
         }
     }

@@ -1,0 +1,371 @@
+//! The namespace sandbox, attacked from inside a job: credential stores, host sockets, the
+//! engine's process, capabilities, inherited descriptors, leftovers, the network — and the
+//! ordinary things a test suite needs, which must keep working.
+
+use std::os::unix::net::UnixListener;
+use std::path::Path;
+use std::time::Duration;
+
+use sluice_exec::{JobLimits, Jobs, Network, RunOutput};
+
+use crate::support::{Fixture, rt, survivors};
+
+fn run(fx: &Fixture, program: &str, args: &[&str]) -> RunOutput {
+    run_with(fx, program, args, |_| {})
+}
+
+fn run_with(
+    fx: &Fixture,
+    program: &str,
+    args: &[&str],
+    edit: impl FnOnce(&mut sluice_exec::JobRequest),
+) -> RunOutput {
+    let mut req = fx.request(program, args);
+    edit(&mut req);
+    rt().block_on(Jobs::new(JobLimits::default()).run(req)).expect("run")
+}
+
+#[test]
+fn namespaces_are_available_here() {
+    let status = sluice_exec::jail_status();
+    assert!(status.available, "{}", status.summary);
+}
+
+/// The credential stores a user's home holds, with a canary in each; run with HOME pointing at
+/// a fake home (the outer half re-runs this test binary so the engine's HOME is the fake one).
+const STORES: &[&str] = &[
+    ".ssh/id_rsa",
+    ".aws/credentials",
+    ".config/gh/hosts.yml",
+    ".docker/config.json",
+    ".netrc",
+    ".git-credentials",
+    ".npmrc",
+    ".kube/config",
+    ".gnupg/private-keys-v1.d/key.key",
+    ".local/share/keyrings/login.keyring",
+    ".mozilla/firefox/p/logins.json",
+    ".config/google-chrome/Default/Cookies",
+    ".Xauthority",
+    ".pypirc",
+    ".cargo/credentials.toml",
+    ".gradle/gradle.properties",
+    ".m2/settings.xml",
+    ".config/sluice/sluice.db",
+];
+
+#[test]
+fn sb_credentials_every_default_store_is_unreadable_from_a_job() {
+    if let Some(home) = std::env::var_os("SLUICE_FAKE_HOME") {
+        return credentials_inner(Path::new(&home));
+    }
+    let home = tempfile::tempdir().expect("tempdir");
+    for store in STORES {
+        let p = home.path().join(store);
+        std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
+        std::fs::write(&p, format!("CANARY-{store}")).expect("write");
+    }
+    // Toolchain folders beside the stores: exposed, so what sits beside them must not leak.
+    std::fs::create_dir_all(home.path().join(".cargo/bin")).expect("mkdir");
+    std::fs::write(home.path().join(".cargo/bin/tool"), "TOOL-VISIBLE").expect("write");
+    std::fs::create_dir_all(home.path().join(".m2/repository")).expect("mkdir");
+    std::fs::create_dir_all(home.path().join(".gradle/caches")).expect("mkdir");
+    let exe = std::env::current_exe().expect("current exe");
+    let out = std::process::Command::new(exe)
+        .args([
+            "--exact",
+            "jail::sb_credentials_every_default_store_is_unreadable_from_a_job",
+            "--test-threads=1",
+        ])
+        .env("SLUICE_FAKE_HOME", home.path())
+        .env("HOME", home.path())
+        .output()
+        .expect("run inner harness");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(text.contains("1 passed"), "{text}");
+}
+
+fn credentials_inner(home: &Path) {
+    let fx = Fixture::new();
+    let mut script = String::new();
+    for store in STORES {
+        let p = home.join(store);
+        // Unreadable, or read as empty (a store inside an exposed folder is covered).
+        script.push_str(&format!(
+            "c=$(cat '{}' 2>/dev/null); [ -z \"$c\" ] && echo 'hidden {store}'; ",
+            p.display()
+        ));
+    }
+    // A whole listing of the home, and a search through it.
+    script.push_str(&format!(
+        "ls -a '{h}' '{h}/.ssh' 2>&1; grep -r CANARY '{h}' 2>/dev/null; \
+         cat '{h}/.cargo/bin/tool'; echo",
+        h = home.display()
+    ));
+    // Both network settings: the view must not depend on it.
+    for network in [Network::Off, Network::Allowed] {
+        let out = run_with(&fx, "sh", &["-c", &script], |r| r.sandbox.network = network);
+        assert!(!out.stdout.contains("CANARY"), "{network:?}: {out:?}");
+        for store in STORES {
+            assert!(out.stdout.contains(&format!("hidden {store}")), "{store}: {out:?}");
+        }
+        assert!(out.stdout.contains("TOOL-VISIBLE"), "toolchains stay: {out:?}");
+    }
+}
+
+/// Stand-ins for the host's sockets, in a folder beside the project and in the host's /tmp:
+/// a job connects to none of them, while a socket in its own temp folder works.
+#[test]
+fn sb_ipc_no_unix_socket_outside_the_project_and_the_jobs_temp() {
+    let fx = Fixture::new();
+    let host_tmp = tempfile::Builder::new().prefix("sluice-host-ipc").tempdir().expect("tmp");
+    let mut listeners = Vec::new();
+    let mut paths = Vec::new();
+    for (dir, name) in [
+        (fx.outside(), "bus"),
+        (fx.outside(), "docker.sock"),
+        (fx.outside(), "ssh-agent.sock"),
+        (fx.outside(), "systemd-private"),
+        (host_tmp.path().to_path_buf(), "X0"),
+    ] {
+        let p = dir.join(name);
+        let l = UnixListener::bind(&p).expect("bind");
+        l.set_nonblocking(true).expect("nonblocking");
+        listeners.push(l);
+        paths.push(p);
+    }
+    let abstract_name = format!("sluice-test-{}", std::process::id());
+    let abstract_listener = abstract_listener(&abstract_name);
+    let mut python = String::from("import socket, os\n");
+    for p in &paths {
+        python.push_str(&format!(
+            "s = socket.socket(socket.AF_UNIX)\n\
+             try:\n    s.connect({p:?})\n    print('CONNECTED', {p:?})\n\
+             except OSError as e:\n    print('refused', e.errno)\n",
+            p = p.display().to_string()
+        ));
+    }
+    python.push_str(&format!(
+        "s = socket.socket(socket.AF_UNIX)\n\
+         try:\n    s.connect('\\0{abstract_name}')\n    print('CONNECTED abstract')\n\
+         except OSError as e:\n    print('refused', e.errno)\n\
+         own = os.path.join(os.environ['TMPDIR'], 'own.sock')\n\
+         os.path.exists(own) and os.unlink(own)\n\
+         srv = socket.socket(socket.AF_UNIX); srv.bind(own); srv.listen(1)\n\
+         c = socket.socket(socket.AF_UNIX); c.connect(own); print('own ok')\n\
+         proj = 'p.sock'\n\
+         srv2 = socket.socket(socket.AF_UNIX); srv2.bind(proj); srv2.listen(1)\n\
+         c2 = socket.socket(socket.AF_UNIX); c2.connect(proj); print('project ok')\n"
+    ));
+    for network in [Network::Off, Network::Allowed] {
+        let out = run_with(&fx, "python3", &["-c", &python], |r| r.sandbox.network = network);
+        assert!(!out.stdout.contains("CONNECTED"), "{network:?}: {out:?}");
+        assert_eq!(out.stdout.matches("refused").count(), paths.len() + 1, "{out:?}");
+        assert!(out.stdout.contains("own ok") && out.stdout.contains("project ok"), "{out:?}");
+        let _ = std::fs::remove_file(fx.root().join("p.sock"));
+        for l in &listeners {
+            assert!(l.accept().is_err(), "{network:?}: a host socket was reached");
+        }
+        assert!(
+            abstract_listener.accept().is_err(),
+            "{network:?}: the abstract socket was reached"
+        );
+    }
+}
+
+fn abstract_listener(name: &str) -> UnixListener {
+    use std::os::linux::net::SocketAddrExt;
+    let addr = std::os::unix::net::SocketAddr::from_abstract_name(name).expect("addr");
+    let l = UnixListener::bind_addr(&addr).expect("bind abstract");
+    l.set_nonblocking(true).expect("nonblocking");
+    l
+}
+
+/// The engine's process is out of sight: its `/proc` entries (environment, open files), its
+/// signals; a job sees only its own processes.
+#[test]
+fn sb_proc_the_engine_is_invisible_and_unsignalable() {
+    let fx = Fixture::new();
+    let me = std::process::id();
+    let script = format!(
+        "cat /proc/{me}/environ 2>/dev/null && echo READ-ENVIRON; \
+         ls /proc/{me}/fd 2>/dev/null && echo LISTED-FD; \
+         kill -0 {me} 2>/dev/null && echo SIGNALLED; kill -0 1 && echo init-is-ours; \
+         ls /proc | grep -c '^[0-9]'"
+    );
+    let out = run(&fx, "sh", &["-c", &script]);
+    for bad in ["READ-ENVIRON", "LISTED-FD", "SIGNALLED"] {
+        assert!(!out.stdout.contains(bad), "{bad}: {out:?}");
+    }
+    assert!(out.stdout.contains("init-is-ours"), "{out:?}");
+    // init, sh, ls, grep (and maybe a subshell): nothing of the host.
+    let count: u32 =
+        out.stdout.lines().last().and_then(|l| l.trim().parse().ok()).expect("a count");
+    assert!(count <= 6, "{count} processes visible: {out:?}");
+}
+
+/// No capability in any set, also when the engine runs as root (as here).
+#[test]
+fn sb_caps_jobs_run_without_capabilities() {
+    let fx = Fixture::new();
+    let out = run(&fx, "grep", &["^Cap\\(Inh\\|Prm\\|Eff\\|Bnd\\|Amb\\)", "/proc/self/status"]);
+    let lines: Vec<&str> = out.stdout.lines().collect();
+    assert_eq!(lines.len(), 5, "{out:?}");
+    for line in lines {
+        assert!(line.ends_with("0000000000000000"), "{line}: {out:?}");
+    }
+    // Mounting (what a capability in its namespace would allow) fails: the view is fixed.
+    let out = run(
+        &fx,
+        "sh",
+        &["-c", "umount /etc 2>&1 || echo refused; mount -t tmpfs x /tmp 2>&1 || echo refused"],
+    );
+    assert_eq!(out.stdout.matches("refused").count(), 2, "{out:?}");
+}
+
+/// A descriptor the engine inherited without close-on-exec never reaches a job.
+#[test]
+fn sb_fds_a_job_inherits_only_stdio() {
+    let fx = Fixture::new();
+    let target = fx.outside().join("through-fd");
+    let path = std::ffi::CString::new(target.to_str().expect("utf-8")).expect("cstr");
+    // SAFETY: open(2) without O_CLOEXEC on purpose, as a launching program might leave one.
+    let fd = unsafe { libc::open(path.as_ptr(), libc::O_WRONLY | libc::O_CREAT, 0o600) };
+    assert!(fd > 2);
+    let script = format!("echo planted >&{fd} && echo WROTE; ls /proc/self/fd");
+    let out = run(&fx, "sh", &["-c", &script]);
+    // SAFETY: closes the descriptor opened above.
+    unsafe { libc::close(fd) };
+    assert!(!out.stdout.contains("WROTE"), "{out:?}");
+    assert_eq!(std::fs::read_to_string(&target).expect("read"), "");
+    // stdin, stdout, stderr and the folder ls itself opened.
+    let fds: Vec<&str> = out.stdout.lines().collect();
+    assert!(fds.len() <= 4, "{out:?}");
+}
+
+/// When the command ends, what it started ends: a double-forked `setsid` daemon included.
+#[test]
+fn sb_tree_a_daemon_dies_with_its_command() {
+    let fx = Fixture::new();
+    let marker = crate::support::marker();
+    let script = format!("(setsid sleep 300 {marker} &) ; (sleep 301 {marker} &) ; echo started");
+    let out = run(&fx, "sh", &["-c", &script]);
+    assert!(out.stdout.contains("started"), "{out:?}");
+    let left = crate::support::wait_for("the namespace to end", Duration::from_secs(5), || {
+        let s = survivors(&marker);
+        s.is_empty().then_some(s)
+    });
+    assert!(left.is_empty());
+}
+
+/// Network off: nothing reaches the host (TCP, UDP), and loopback inside the job still works.
+#[test]
+fn sb_net_off_reaches_nothing_and_keeps_its_own_loopback() {
+    let fx = Fixture::new();
+    let tcp = std::net::TcpListener::bind("127.0.0.1:0").expect("listen");
+    tcp.set_nonblocking(true).expect("nonblocking");
+    let udp = std::net::UdpSocket::bind("127.0.0.1:0").expect("bind");
+    udp.set_read_timeout(Some(Duration::from_millis(300))).expect("timeout");
+    let python = format!(
+        "import socket, threading\n\
+         try:\n    socket.create_connection(('127.0.0.1', {tcp}), timeout=2); print('HOST-TCP')\n\
+         except OSError as e: print('tcp refused')\n\
+         u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); u.sendto(b'x', ('127.0.0.1', {udp}))\n\
+         try:\n    socket.create_connection(('1.1.1.1', 53), timeout=2); print('INTERNET')\n\
+         except OSError as e: print('internet refused')\n\
+         srv = socket.socket(); srv.bind(('127.0.0.1', 0)); srv.listen(1)\n\
+         port = srv.getsockname()[1]\n\
+         c = socket.create_connection(('127.0.0.1', port)); a, _ = srv.accept()\n\
+         c.sendall(b'ping'); print('loopback', a.recv(4).decode())\n",
+        tcp = tcp.local_addr().expect("addr").port(),
+        udp = udp.local_addr().expect("addr").port(),
+    );
+    let out = run(&fx, "python3", &["-c", &python]);
+    assert!(!out.stdout.contains("HOST-TCP") && !out.stdout.contains("INTERNET"), "{out:?}");
+    assert!(
+        out.stdout.contains("tcp refused") && out.stdout.contains("internet refused"),
+        "{out:?}"
+    );
+    assert!(out.stdout.contains("loopback ping"), "{out:?}");
+    assert!(tcp.accept().is_err(), "the host's listener was reached");
+    let mut buf = [0u8; 8];
+    assert!(udp.recv_from(&mut buf).is_err(), "a datagram reached the host");
+}
+
+/// What test suites need: `multiprocessing` (semaphores in /dev/shm), a Unix socket in the
+/// job's temp, git, make, node's worker threads.
+#[test]
+fn sb_works_multiprocessing_git_make_and_worker_threads() {
+    let fx = Fixture::new();
+    let python = "import multiprocessing as mp, socket, tempfile, os\n\
+        def sq(x): return x * x\n\
+        if __name__ == '__main__':\n\
+        \twith mp.Pool(2) as p: print('pool', sum(p.map(sq, range(10))))\n\
+        \tq = mp.Queue(); q.put(7); print('queue', q.get())\n\
+        \td = tempfile.mkdtemp(); s = socket.socket(socket.AF_UNIX); s.bind(os.path.join(d, 's')); print('unix ok')\n";
+    std::fs::write(fx.root().join("t.py"), python).expect("write");
+    let out = run(&fx, "python3", &["t.py"]);
+    assert!(out.stdout.contains("pool 285") && out.stdout.contains("queue 7"), "{out:?}");
+    assert!(out.stdout.contains("unix ok"), "{out:?}");
+
+    let git = "git init -q . && git -c user.name=t -c user.email=t@t add -A && \
+        git -c user.name=t -c user.email=t@t commit -qm one && git log --oneline | wc -l";
+    let out = run(&fx, "sh", &["-c", git]);
+    assert_eq!(out.stdout.trim(), "1", "{out:?}");
+
+    std::fs::write(fx.root().join("Makefile"), "all:\n\t@echo made > made.txt\n").expect("write");
+    let out = run(&fx, "make", &[]);
+    assert!(fx.root().join("made.txt").exists(), "{out:?}");
+
+    if which("node") {
+        let js = "const { Worker } = require('worker_threads');\n\
+            new Worker('require(\"worker_threads\").parentPort.postMessage(6*7)', { eval: true })\n\
+            .on('message', (m) => console.log('worker', m));\n";
+        let out = run(&fx, "node", &["-e", js]);
+        assert!(out.stdout.contains("worker 42"), "{out:?}");
+    }
+}
+
+fn which(program: &str) -> bool {
+    std::env::var_os("PATH")
+        .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(program).is_file()))
+}
+
+/// A job that replaces its private temp folder with a link to a secret cannot make the next
+/// job mount that secret as its /tmp.
+#[test]
+fn sb_mounts_a_planted_link_does_not_redirect_the_next_job() {
+    let fx = Fixture::new();
+    std::fs::write(fx.outside().join("secret"), "OUTSIDE-SECRET").expect("write");
+    let state = fx.dir.path().join("state");
+    // First job: the folders exist; a link replaces `tmp`.
+    let out = run(&fx, "true", &[]);
+    assert_eq!(out.exit_code, Some(0), "{out:?}");
+    std::fs::remove_dir_all(state.join("tmp")).expect("rm");
+    std::os::unix::fs::symlink(fx.outside(), state.join("tmp")).expect("plant");
+    let out = run(&fx, "sh", &["-c", "cat /tmp/secret; ls /tmp; echo done"]);
+    assert!(!out.stdout.contains("OUTSIDE-SECRET"), "{out:?}");
+    assert!(out.stdout.contains("done"), "the engine repairs the folder: {out:?}");
+    assert!(state.join("tmp").is_dir() && !state.join("tmp").is_symlink());
+}
+
+/// Without namespaces (a kernel or container without user namespaces), Landlock alone still
+/// hides the credential stores and the data folder, and seccomp keeps IP sockets closed.
+#[test]
+fn sb_fallback_landlock_alone_still_hides_and_blocks() {
+    let fx = Fixture::new();
+    let out = run_with(
+        &fx,
+        "sh",
+        &[
+            "-c",
+            "cat /etc/shadow > /dev/null && echo SHADOW; echo x > /dev/tcp/127.0.0.1/9 || echo no-net",
+        ],
+        |r| {
+            r.sandbox.namespaces = false;
+        },
+    );
+    assert!(!out.stdout.contains("SHADOW"), "{out:?}");
+    assert!(out.stdout.contains("no-net"), "{out:?}");
+}
