@@ -459,7 +459,28 @@ pub fn doctor(dir: &Path, pref: SecretPreference) -> Result<()> {
     println!("AI access:     {access}");
     let landlock = sluice_engine::job_confinement();
     println!("confinement:   {}", landlock.summary);
-    if !landlock.network_rules {
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let present = |paths: Vec<PathBuf>| -> Vec<String> {
+        paths.into_iter().filter(|p| p.exists()).map(|p| p.display().to_string()).collect()
+    };
+    #[cfg(target_os = "linux")]
+    if landlock.namespaces {
+        let toolchains = home.as_ref().map_or(Vec::new(), |h| {
+            present(sluice_engine::job_view::TOOLCHAINS.iter().map(|t| h.join(t)).collect())
+        });
+        println!(
+            "jobs see:      their project, their private folders, the system folders and the \
+             toolchains here: {}",
+            toolchains.join(", ")
+        );
+    }
+    let hidden = present(sluice_engine::job_view::credential_stores(home.as_deref()));
+    println!(
+        "hidden:        {} credential stores present here, never readable by a job: {}",
+        hidden.len(),
+        hidden.join(", ")
+    );
+    if !landlock.namespaces && !landlock.network_rules {
         println!(
             "network rules: this system cannot block a job's network: jobs of projects whose \
              network is off refuse to run"

@@ -45,6 +45,12 @@ pub use exec::{
 pub use jobstore::LOST_REASON;
 pub use paths::{default_data_dir, engine_file, nudge_file, read_engine_file, write_engine_file};
 pub use sluice_exec::JobLimits;
+/// What jobs see and never see (for `sluice doctor` and the Settings view).
+pub mod job_view {
+    pub use sluice_exec::hide::credential_stores;
+    #[cfg(target_os = "linux")]
+    pub use sluice_exec::jail::TOOLCHAINS;
+}
 pub use sluice_runner::ChangeTally;
 pub use sluice_store::{ApprovalRecord, ApprovalState, Channel, JobRow, RuleOrigin};
 pub use watch::watch_roots;

@@ -32,6 +32,10 @@ use std::sync::OnceLock;
 
 use crate::error::ExecError;
 
+/// Where a job sees its private folders (HOME, caches, temp): the sandbox's `state_dir` is
+/// mounted here, so nothing of the path to Sluice's data folder is in the job's view.
+pub const JOB_VIEW: &str = "/run/sluice-job";
+
 /// Folders of the user's home that hold toolchains and their caches, exposed read-only when
 /// they exist. Everything else in the home is absent from the job's view.
 pub const TOOLCHAINS: &[&str] = &[
@@ -262,12 +266,16 @@ impl Jail {
             }
         }
         bind(&mut steps, &mut exposed, spec.project, spec.project_writable, false)?;
-        bind(&mut steps, &mut exposed, spec.state_dir, true, false)?;
+        steps.push(Step::Bind {
+            src: cstr(spec.state_dir.as_os_str())?,
+            dest: dest(Path::new(JOB_VIEW))?,
+            file: false,
+            writable: true,
+            devices: false,
+        });
         // What must stay hidden even beneath an exposed folder.
-        let ro_exposed: Vec<&PathBuf> = exposed
-            .iter()
-            .filter(|e| !e.starts_with(spec.project) && !e.starts_with(spec.state_dir))
-            .collect();
+        let ro_exposed: Vec<&PathBuf> =
+            exposed.iter().filter(|e| !e.starts_with(spec.project)).collect();
         for h in spec.credentials.iter().chain(spec.hidden) {
             let beneath = ro_exposed.iter().any(|e| h.starts_with(e) && *e != h);
             let Ok(meta) = std::fs::symlink_metadata(h) else { continue };

@@ -118,10 +118,12 @@ const PRIVATE_DIRS: &[(&str, &str)] = &[
 ];
 
 /// The complete environment of a job: nothing inherited except the locale and where rustup
-/// keeps its toolchains (read-only for the job), then the command's vetted additions.
+/// keeps its toolchains (read-only for the job), then the command's vetted additions. The
+/// private folders are named as the job sees them: beneath `private` (the sandbox's
+/// `state_dir`, or where the namespaces show it).
 pub fn job_env(
     cmd: &ResolvedCommand,
-    sandbox: &Sandbox,
+    private: &Path,
     path: &TrustedPath,
 ) -> Vec<(OsString, OsString)> {
     let mut env: Vec<(OsString, OsString)> = vec![
@@ -131,7 +133,7 @@ pub fn job_env(
         ("CARGO_TERM_COLOR".into(), "never".into()),
     ];
     for (var, sub) in PRIVATE_DIRS {
-        env.push(((*var).into(), sandbox.state_dir.join(sub).into_os_string()));
+        env.push(((*var).into(), private.join(sub).into_os_string()));
     }
     let mut has_lang = false;
     for (name, value) in std::env::vars_os() {
@@ -216,6 +218,15 @@ pub fn spawn(
     let cwd = working_dir(&sandbox.project_root, &cmd.cwd)?;
     create_private_dirs(sandbox)?;
     let confinement = confine::confinement(sandbox.network == Network::Off, sandbox.namespaces);
+    // In namespaces the private folders are at one fixed place, whatever the data folder is.
+    #[cfg(target_os = "linux")]
+    let private = if confinement.namespaces {
+        PathBuf::from(crate::jail::JOB_VIEW)
+    } else {
+        sandbox.state_dir.clone()
+    };
+    #[cfg(not(target_os = "linux"))]
+    let private = sandbox.state_dir.clone();
     let required = match sandbox.policy {
         SandboxPolicy::Require => Enforcement::FullyEnforced,
         SandboxPolicy::BestEffort => Enforcement::NotEnforced,
@@ -241,7 +252,7 @@ pub fn spawn(
         .args(args.iter())
         .current_dir(&cwd)
         .env_clear()
-        .envs(job_env(cmd, sandbox, path))
+        .envs(job_env(cmd, &private, path))
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());

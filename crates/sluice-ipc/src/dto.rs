@@ -94,8 +94,10 @@ pub struct AppState {
     pub data_dir: String,
     pub secret: SecretInfo,
     pub version: String,
-    /// How commands are confined on this system (Landlock), one sentence.
+    /// How commands are confined on this system (namespaces and Landlock), one sentence.
     pub confinement: String,
+    /// The credential stores on this machine that no command can read (the home as `~`).
+    pub hidden_from_jobs: Vec<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]

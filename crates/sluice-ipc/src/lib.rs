@@ -66,7 +66,21 @@ pub fn app_state(engine: &Engine, ctx: &Context) -> Res<AppState> {
         secret: keychain,
         version: ctx.version.clone(),
         confinement: sluice_engine::job_confinement().summary,
+        hidden_from_jobs: hidden_from_jobs(),
     })
+}
+
+/// The default credential stores that exist here, the home written `~`.
+fn hidden_from_jobs() -> Vec<String> {
+    let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+    sluice_engine::job_view::credential_stores(home.as_deref())
+        .into_iter()
+        .filter(|p| std::fs::symlink_metadata(p).is_ok())
+        .map(|p| match home.as_deref().and_then(|h| p.strip_prefix(h).ok()) {
+            Some(rest) => format!("~/{}", rest.display()),
+            None => p.display().to_string(),
+        })
+        .collect()
 }
 
 /// Whether `port` on 127.0.0.1 is free for Sluice's MCP server, taken by another program, or

@@ -31,9 +31,13 @@ paused: boolean,
  */
 stopped: boolean, port: number, mcpUrl: string, dataDir: string, secret: SecretInfo, version: string, 
 /**
- * How commands are confined on this system (Landlock), one sentence.
+ * How commands are confined on this system (namespaces and Landlock), one sentence.
  */
-confinement: string, };
+confinement: string, 
+/**
+ * The credential stores on this machine that no command can read (the home as `~`).
+ */
+hiddenFromJobs: Array<string>, };
 
 export type ProjectStatus = "available" | "disabled" | "root-lost";
 

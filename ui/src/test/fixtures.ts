@@ -21,6 +21,7 @@ export const state = (over: Partial<AppState> = {}): AppState => ({
   secret: { inKeychain: false, location: "/home/me/.local/share/sluice/secret", reason: "no Secret Service" },
   version: "0.1.0",
   confinement: "Landlock ABI 6: writes confined to the project; outbound TCP blocked",
+  hiddenFromJobs: ["~/.ssh", "~/.aws"],
   ...over,
 });
 

@@ -440,6 +440,16 @@ describe("the emergency stop", () => {
     const s = screen.getByRole("region", { name: "Settings" });
     expect(s).toHaveTextContent("Stopped (emergency stop)");
     expect(screen.getByTestId("confinement")).toHaveTextContent("Landlock ABI 6");
+    expect(screen.getByTestId("hidden-from-jobs")).toHaveTextContent("~/.ssh, ~/.aws");
+  });
+
+  it("says so when no credential store was found", async () => {
+    m.appState.mockResolvedValue(state({ hiddenFromJobs: [] }));
+    const user = userEvent.setup();
+    render(<App />);
+    await screen.findByTestId("state-pill");
+    await user.keyboard("{Control>}6{/Control}");
+    expect(screen.getByTestId("hidden-from-jobs")).toHaveTextContent("No credential store found");
   });
 });
 

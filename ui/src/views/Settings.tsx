@@ -37,6 +37,14 @@ export function SettingsView({ state }: { state: AppState | null }) {
           <Text>{state.confinement}</Text>
           <p className="muted">Commands run as argv without a shell, in a cleared environment, writing only inside their project.</p>
         </dd>
+        <dt>Hidden from commands</dt>
+        <dd data-testid="hidden-from-jobs">
+          {state.hiddenFromJobs.length === 0 ? (
+            <span className="muted">No credential store found on this machine.</span>
+          ) : (
+            <Text mono>{state.hiddenFromJobs.join(", ")}</Text>
+          )}
+        </dd>
         <dt>Data folder</dt>
         <dd>
           <Text mono>{state.dataDir}</Text>
@@ -150,6 +158,7 @@ export function diagnostics(state: AppState, platform: string): string {
     `MCP endpoint: ${state.mcpUrl}`,
     `AI access: ${access}`,
     `Command confinement: ${state.confinement}`,
+    `Hidden from commands: ${state.hiddenFromJobs.join(", ") || "none found"}`,
     `Install secret: ${secret}`,
     `Data folder: ${home(state.dataDir)}`,
   ].join("\n");
