@@ -103,6 +103,14 @@ pub(crate) fn env_name_denied(name: &str) -> bool {
         || DENIED_ENV_PREFIXES.iter().any(|p| upper.starts_with(p))
 }
 
+/// What a job's environment depends on besides the command.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct JobView {
+    /// The job runs in namespaces (the user's toolchain homes are there, read-only).
+    pub namespaces: bool,
+    pub network_off: bool,
+}
+
 /// The private folders of a job under `state_dir`: `(variable, sub-folder)`.
 const PRIVATE_DIRS: &[(&str, &str)] = &[
     ("HOME", "home"),
@@ -125,6 +133,7 @@ pub fn job_env(
     cmd: &ResolvedCommand,
     private: &Path,
     path: &TrustedPath,
+    view: JobView,
 ) -> Vec<(OsString, OsString)> {
     let mut env: Vec<(OsString, OsString)> = vec![
         ("PATH".into(), path.joined()),
@@ -159,6 +168,23 @@ pub fn job_env(
     }
     if let Some(tc) = std::env::var_os("RUSTUP_TOOLCHAIN") {
         env.push(("RUSTUP_TOOLCHAIN".into(), tc));
+    }
+    // In namespaces the user's cargo home is there, read-only: the crates it already holds
+    // build without a download (cargo works from a read-only home; `cargo install` does not).
+    if view.namespaces {
+        let cargo_home = std::env::var_os("CARGO_HOME").map(PathBuf::from).or_else(|| {
+            std::env::var_os("HOME").map(|h| Path::new(&h).join(".cargo")).filter(|p| p.is_dir())
+        });
+        if let Some(home) = cargo_home {
+            env.retain(|(n, _)| n != "CARGO_HOME");
+            env.push(("CARGO_HOME".into(), home.into_os_string()));
+        }
+    }
+    // Without a network, package managers are told so: they use what is cached and fail at
+    // once instead of retrying a registry they cannot reach.
+    if view.network_off {
+        env.push(("CARGO_NET_OFFLINE".into(), "true".into()));
+        env.push(("npm_config_offline".into(), "true".into()));
     }
     for (k, v) in &cmd.env {
         env.retain(|(n, _)| n != k.as_str());
@@ -252,7 +278,15 @@ pub fn spawn(
         .args(args.iter())
         .current_dir(&cwd)
         .env_clear()
-        .envs(job_env(cmd, &private, path))
+        .envs(job_env(
+            cmd,
+            &private,
+            path,
+            JobView {
+                namespaces: confinement.namespaces,
+                network_off: sandbox.network == Network::Off,
+            },
+        ))
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());

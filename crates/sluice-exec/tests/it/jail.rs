@@ -369,3 +369,53 @@ fn sb_fallback_landlock_alone_still_hides_and_blocks() {
     assert!(!out.stdout.contains("SHADOW"), "{out:?}");
     assert!(out.stdout.contains("no-net"), "{out:?}");
 }
+
+/// `cargo build` and `cargo test` of a workspace with a build script and a crate from the
+/// registry, network off: the user's toolchain and the crates it already holds are used as
+/// they are, nothing is fetched.
+#[test]
+fn sb_works_cargo_workspace_with_a_build_script_offline() {
+    if !which("cargo") {
+        return;
+    }
+    let fx = Fixture::new();
+    let root = fx.root();
+    let write = |p: &str, text: &str| {
+        let path = root.join(p);
+        std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+        std::fs::write(path, text).expect("write");
+    };
+    write("Cargo.toml", "[workspace]\nmembers = [\"gen\", \"app\"]\nresolver = \"2\"\n");
+    write(
+        "gen/Cargo.toml",
+        "[package]\nname = \"gen\"\nversion = \"0.1.0\"\nedition = \"2021\"\nbuild = \"build.rs\"\n",
+    );
+    write(
+        "gen/build.rs",
+        "fn main() {\n    let out = std::env::var(\"OUT_DIR\").unwrap();\n    \
+         std::fs::write(format!(\"{out}/answer.rs\"), \"pub const ANSWER: u32 = 42;\").unwrap();\n}\n",
+    );
+    write("gen/src/lib.rs", "include!(concat!(env!(\"OUT_DIR\"), \"/answer.rs\"));\n");
+    write(
+        "app/Cargo.toml",
+        "[package]\nname = \"app\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[dependencies]\n\
+         gen = { path = \"../gen\" }\nlibc = \"0.2\"\n",
+    );
+    write(
+        "app/src/main.rs",
+        "fn main() { println!(\"answer {} pid {}\", gen::ANSWER, unsafe { libc::getpid() }); }\n\
+         #[test]\nfn answers() { assert_eq!(gen::ANSWER, 42); }\n",
+    );
+    let cargo = |args: &[&str]| {
+        let mut req = fx.request("cargo", args);
+        req.command.timeout = Some(Duration::from_secs(600));
+        rt().block_on(Jobs::new(JobLimits::default()).run(req)).expect("run")
+    };
+    let out = cargo(&["build", "--quiet"]);
+    assert_eq!(out.exit_code, Some(0), "{out:?}");
+    let out = cargo(&["test", "--quiet"]);
+    assert_eq!(out.exit_code, Some(0), "{out:?}");
+    assert!(out.stdout.contains("1 passed"), "{out:?}");
+    let out = cargo(&["run", "--quiet", "-p", "app"]);
+    assert!(out.stdout.contains("answer 42"), "{out:?}");
+}

@@ -117,6 +117,8 @@ fn es_01_inner() {
             "XDG_DATA_HOME",
             "XDG_STATE_HOME",
             "CARGO_HOME",
+            "CARGO_NET_OFFLINE",
+            "npm_config_offline",
             "GOPATH",
             "LANG",
             "LANGUAGE",
