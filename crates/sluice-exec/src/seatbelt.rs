@@ -57,10 +57,22 @@ pub fn profile(
         out.push_str(")\n");
     }
     if network_off {
-        // Stricter than Landlock's TCP-only rule: UDP to any address is denied too. Unix
-        // sockets stay allowed (local IPC the system libraries rely on).
+        // Stricter than Landlock's TCP-only rule: UDP to any address is denied too.
         out.push_str("(deny network-outbound (remote ip \"*:*\"))\n");
     }
+    // No host IPC: no Unix socket outside the job's own folders (the user's agents, Docker,
+    // the window server's helpers), but the resolver's (DNS goes through it) when the network
+    // is on. Mach services stay reachable: see docs/SANDBOX.md.
+    out.push_str("(deny network-outbound (remote unix-socket))\n(allow network-outbound\n");
+    for dir in writable {
+        out.push_str(&format!("    (remote unix-socket (subpath {}))\n", quote(dir)?));
+    }
+    if !network_off {
+        out.push_str(
+            "    (remote unix-socket (path-literal \"/private/var/run/mDNSResponder\"))\n",
+        );
+    }
+    out.push_str(")\n");
     Ok(out)
 }
 
@@ -121,6 +133,19 @@ mod tests {
     use super::*;
 
     #[test]
+    fn unix_sockets_are_denied_but_in_the_jobs_folders_and_dns_with_the_network_on() {
+        let (project, state) = (Path::new("/Users/a/app"), Path::new("/private/var/j1"));
+        for network_off in [true, false] {
+            let p = profile(&[project, state], &[], network_off).unwrap();
+            let deny = p.find("(deny network-outbound (remote unix-socket))").unwrap();
+            let allow = p.rfind("(remote unix-socket (subpath \"/Users/a/app\"))").unwrap();
+            assert!(deny < allow, "{p}");
+            assert!(p.contains("(remote unix-socket (subpath \"/private/var/j1\"))"), "{p}");
+            assert_eq!(p.contains("mDNSResponder"), !network_off, "{p}");
+        }
+    }
+
+    #[test]
     fn the_data_folder_is_hidden_but_the_jobs_own_folders_in_it_stay_writable() {
         let (project, data) = (Path::new("/Users/a/app"), Path::new("/Users/a/Library/Sluice"));
         let state = data.join("jobs/j1");
@@ -153,7 +178,7 @@ mod tests {
         assert!(p.contains("(subpath \"/Users/ann/code/demo\")"), "{p}");
         assert!(p.contains("(subpath \"/private/var/sluice/jobs/j1\")"), "{p}");
         assert!(p.contains("(literal \"/dev/null\")"), "{p}");
-        assert!(!p.contains("network"), "network stays allowed: {p}");
+        assert!(!p.contains("remote ip"), "IP network stays allowed: {p}");
         // Balanced parentheses: one form per line group, nothing left open.
         assert_eq!(p.matches('(').count(), p.matches(')').count(), "{p}");
     }
@@ -162,7 +187,10 @@ mod tests {
     fn network_off_denies_outbound_ip() {
         let w = writable();
         let p = profile(&refs(&w), &[], true).unwrap();
-        assert!(p.ends_with("(deny network-outbound (remote ip \"*:*\"))\n"), "{p}");
+        assert!(p.contains("\n(deny network-outbound (remote ip \"*:*\"))\n"), "{p}");
+        // and it is not allowed again by a later rule
+        let deny = p.find("(deny network-outbound (remote ip").unwrap();
+        assert!(!p[deny..].contains("remote ip \"*:*\"))\n(allow"), "{p}");
     }
 
     #[test]

@@ -321,8 +321,16 @@ fn seatbelt_argv(
         std::fs::canonicalize(p).map_err(|e| ExecError::os("resolving a folder of the sandbox", e))
     };
     let writable = [canonical(&sandbox.project_root)?, canonical(&sandbox.state_dir)?];
-    let hidden: Vec<PathBuf> =
-        sandbox.hidden.iter().filter_map(|h| std::fs::canonicalize(h).ok()).collect();
+    // Sluice's data folder and every credential store there is (the same list as on Linux);
+    // the profile allows the job's own folders again, also where they lie beneath one.
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let stores = crate::hide::credential_stores(home.as_deref());
+    let hidden: Vec<PathBuf> = sandbox
+        .hidden
+        .iter()
+        .chain(&stores)
+        .filter_map(|h| std::fs::canonicalize(h).ok())
+        .collect();
     let writable: Vec<&Path> = writable.iter().map(PathBuf::as_path).collect();
     let hidden: Vec<&Path> = hidden.iter().map(PathBuf::as_path).collect();
     let profile = crate::seatbelt::profile(&writable, &hidden, sandbox.network == Network::Off)?;

@@ -103,9 +103,15 @@ fn credentials_inner(home: &Path) {
          cat '{h}/.cargo/bin/tool'; echo",
         h = home.display()
     ));
-    // Both network settings: the view must not depend on it.
-    for network in [Network::Off, Network::Allowed] {
-        let out = run_with(&fx, "sh", &["-c", &script], |r| r.sandbox.network = network);
+    // Both network settings: the view must not depend on it; and Landlock alone (no
+    // namespaces) hides the same stores.
+    for (network, namespaces) in
+        [(Network::Off, true), (Network::Allowed, true), (Network::Allowed, false)]
+    {
+        let out = run_with(&fx, "sh", &["-c", &script], |r| {
+            r.sandbox.network = network;
+            r.sandbox.namespaces = namespaces;
+        });
         assert!(!out.stdout.contains("CANARY"), "{network:?}: {out:?}");
         for store in STORES {
             assert!(out.stdout.contains(&format!("hidden {store}")), "{store}: {out:?}");
