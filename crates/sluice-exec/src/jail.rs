@@ -256,10 +256,14 @@ impl Jail {
             let Ok(real) = std::fs::canonicalize(dir) else { continue };
             let dir = &real;
             let inside = |roots: &[PathBuf]| roots.iter().any(|r| dir.starts_with(r));
+            // Never the home, Sluice's data folder or a folder above them (a PATH with `~`
+            // or `/` in it): those would bring everything beneath into view.
+            let above = |p: &Path| std::fs::canonicalize(p).is_ok_and(|p| p.starts_with(dir));
             if dir.is_dir()
                 && !inside(&exposed)
                 && !inside(spec.hidden)
-                && spec.home.is_none_or(|h| h != dir)
+                && !spec.home.is_some_and(above)
+                && !spec.hidden.iter().any(|h| above(h))
                 && !spec.credentials.iter().any(|c| dir.starts_with(c))
             {
                 bind(&mut steps, &mut exposed, dir, false, false)?;

@@ -425,3 +425,24 @@ fn sb_works_cargo_workspace_with_a_build_script_offline() {
     let out = cargo(&["run", "--quiet", "-p", "app"]);
     assert!(out.stdout.contains("answer 42"), "{out:?}");
 }
+
+/// A PATH that names the home (or `/`) does not bring the home into view: only real
+/// toolchain folders are exposed.
+#[test]
+fn sb_path_naming_the_home_or_root_exposes_nothing_more() {
+    let fx = Fixture::new();
+    let home = std::env::var("HOME").expect("HOME");
+    let secret_dir = tempfile::tempdir_in(&home).expect("tempdir in home");
+    std::fs::write(secret_dir.path().join("note"), "HOME-CANARY").expect("write");
+    let mut req = fx
+        .request("sh", &["-c", &format!("cat '{}/note'; echo done", secret_dir.path().display())]);
+    let joined = std::env::join_paths([
+        std::path::PathBuf::from(&home),
+        std::path::PathBuf::from("/"),
+        std::path::PathBuf::from("/usr/bin"),
+    ])
+    .expect("join");
+    req.path = sluice_exec::TrustedPath::new(&joined, &[fx.root()]);
+    let out = rt().block_on(Jobs::new(JobLimits::default()).run(req)).expect("run");
+    assert!(out.stdout.contains("done") && !out.stdout.contains("HOME-CANARY"), "{out:?}");
+}
