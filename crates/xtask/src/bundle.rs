@@ -32,7 +32,7 @@ use std::time::{Instant, SystemTime};
 
 use anyhow::{Context, Result, bail};
 
-use crate::{build_ui, deps, sh};
+use crate::{build_ui, deps, sh, target_dir};
 
 /// The bundles built on this machine, in one bundler run.
 const LINUX_BUNDLES: &str = "deb,rpm";
@@ -122,11 +122,6 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
         eprintln!("xtask bundle: build and install test took {} s", started.elapsed().as_secs());
     }
     Ok(())
-}
-
-/// Where cargo puts build output (`CARGO_TARGET_DIR` or `target/`).
-fn target_dir(root: &Path) -> PathBuf {
-    std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|| root.join("target"))
 }
 
 /// The host's target triple, as `rustc -vV` reports it (the sidecar's file name carries it).

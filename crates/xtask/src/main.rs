@@ -1,7 +1,8 @@
 //! `cargo xtask`: Sluice's dev automation, as a crate instead of scripts (as rust-analyzer
 //! does). Every command installs what it needs, idempotently, on a fresh Debian/Ubuntu machine.
 //!
-//! - `cargo xtask run`   — build and run the desktop app (`--headless`: `sluice serve`).
+//! - `cargo xtask run`   — build (optimized, in minutes: `run-release`) and run the desktop
+//!   app (`--headless`: `sluice serve`).
 //! - `cargo xtask test`  — install test dependencies, build the window, then run every test
 //!   (Rust, the window's vitest suite, and the app end to end in WebKit).
 //! - `cargo xtask deps`  — only install the dependencies.
@@ -84,37 +85,41 @@ fn test(root: &Path, extra: &[String]) -> Result<()> {
     sh(&mut cmd)
 }
 
-/// The desktop app (engine, MCP server, tray and window) in release mode; `--headless` runs
-/// `sluice serve` instead, for machines without a display.
+/// The profile `run` builds with (root Cargo.toml): optimized, but without `release`'s fat
+/// LTO and single codegen unit, so a first build takes minutes instead of ~40 on 2 cores.
+/// Bundles and benchmarks keep `release`: what ships is what is measured.
+pub const RUN_PROFILE: &str = "run-release";
+
+/// Where cargo puts build output (`CARGO_TARGET_DIR` or `target/`).
+pub fn target_dir(root: &Path) -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|| root.join("target"))
+}
+
+/// Builds the desktop app as `run` does (UI embedded, [`RUN_PROFILE`]) and returns its binary.
+fn build_run_app(root: &Path) -> Result<PathBuf> {
+    build_ui(root)?;
+    // Both binaries: `sluice-app` becomes `sluice-tray` at start (src-tauri/src/main.rs).
+    sh(Command::new("cargo")
+        .args(["build", "--profile", RUN_PROFILE, "--locked", "-p", "sluice-app"])
+        .args(["--features", "custom-protocol"]))?;
+    Ok(target_dir(root).join(RUN_PROFILE).join("sluice-app"))
+}
+
+/// The desktop app (engine, MCP server, tray and window), optimized ([`RUN_PROFILE`]);
+/// `--headless` runs `sluice serve` instead, for machines without a display.
 fn run(root: &Path, extra: &[String]) -> Result<()> {
     if extra.first().map(String::as_str) != Some("--headless") {
         deps::apt(deps::APP_APT_PACKAGES)?;
         if !deps::have("npm") {
             deps::apt(&["nodejs", "npm"])?;
         }
-        build_ui(root)?;
-        // Both binaries: `sluice-app` becomes `sluice-tray` at start (src-tauri/src/main.rs).
-        sh(Command::new("cargo")
-            .args(["build", "--release", "--locked", "-p", "sluice-app"])
-            .args(["--features", "custom-protocol"]))?;
-        let target = std::env::var_os("CARGO_TARGET_DIR")
-            .map(std::path::PathBuf::from)
-            .unwrap_or_else(|| root.join("target"));
-        return sh(Command::new(target.join("release/sluice-app")).args(extra));
+        let app = build_run_app(root)?;
+        return sh(Command::new(app).args(extra));
     }
     let extra = &extra[1..];
     let mut cmd = Command::new("cargo");
-    cmd.args([
-        "run",
-        "--release",
-        "--locked",
-        "-p",
-        "sluice-cli",
-        "--bin",
-        "sluice",
-        "--",
-        "serve",
-    ])
-    .args(extra);
+    cmd.args(["run", "--profile", RUN_PROFILE, "--locked", "-p", "sluice-cli"])
+        .args(["--bin", "sluice", "--", "serve"])
+        .args(extra);
     sh(&mut cmd)
 }
