@@ -26,6 +26,8 @@ enum Main {
     Icon(tray_icon::TrayIconEvent),
     /// Redraw the tray from the engine's state.
     Refresh,
+    /// Work for the main thread ([`App::run_on_main`]).
+    #[cfg(any(target_os = "linux", target_os = "macos"))]
     Run(Box<dyn FnOnce() + Send>),
     Quit,
 }
@@ -58,7 +60,9 @@ impl App {
         let _ = proxy.send_event(message);
     }
 
-    /// Runs `f` on the main thread (GTK, the tray and the dialogs live there).
+    /// Runs `f` on the main thread (GTK, the tray and the dialogs live there). Only Linux and
+    /// macOS need it (GTK; AppKit's dialogs): on Windows a dialog runs on a thread of its own.
+    #[cfg(any(target_os = "linux", target_os = "macos"))]
     pub(crate) fn run_on_main(&self, f: impl FnOnce() + Send + 'static) {
         self.send(Main::Run(Box::new(f)));
     }
@@ -154,6 +158,7 @@ pub fn main() -> anyhow::Result<()> {
                     tray::refresh(&app, t);
                 }
             }
+            #[cfg(any(target_os = "linux", target_os = "macos"))]
             Event::UserEvent(Main::Run(f)) => f(),
             Event::UserEvent(Main::Quit) => {
                 // Quit: the window first, then the engine (jobs die with this process).

@@ -125,7 +125,7 @@ pub fn copy_secret(app: &App, text: String) -> Result<(), IpcError> {
     {
         // The page copies it (on a click) and clears it itself; see ui/src/api.ts.
         let _ = (app, text);
-        Err(Failure::new(
+        Err(sluice_core::Failure::new(
             sluice_core::ErrorCode::Forbidden,
             "the window copies secrets on this system",
         )
