@@ -183,18 +183,22 @@ async def landlock(client, binary, outside, port):
     out = res.structured_content
     check(not res.is_error and out["state"] == "failed" and out["exit_code"] != 0,
           "the write outside failed", out)
-    check("Permission denied" in out["stderr"], "with EACCES", out)
+    # Refused by Landlock (EACCES), or the folder is not in the job's view at all (namespaces).
+    check("Permission denied" in out["stderr"] or "No such file or directory" in out["stderr"],
+          "refused, or not there", out)
     check(not os.path.exists(escape), "and the file does not exist", escape)
     # Inside the project the same program writes fine.
     out = await approved(client, binary, "run_command", run("demo", "touch", "inside.txt"))
     await ok(client, "stat", {"project": "demo", "path": "inside.txt"})
-    # Network off: not even the loopback server is reachable.
+    # Network off: not even the host's loopback server is reachable.
     connect = ("import socket\n"
                f"try:\n socket.create_connection(('127.0.0.1', {port}), 5)\n print('connected')\n"
                "except OSError as e:\n print('refused', e.errno)\n")
     out = await approved(client, binary, "run_command", run("demo", "/usr/bin/python3", "-c",
                                                             connect))
-    check(out["stdout"].strip() == "refused 13", "connect() fails with EACCES", out)
+    # EACCES from Landlock, or ECONNREFUSED in the job's own network namespace, where nothing
+    # listens: the host's listener is never reached either way.
+    check(out["stdout"].strip() in ("refused 13", "refused 111"), "connect() fails", out)
 
 
 async def tree_cancel(client, binary, marker):
