@@ -79,6 +79,18 @@ def alive(pid, marker):
     return state != "Z" and marker in cmdline
 
 
+def marked(marker):
+    """The live `sleep` processes of this run (their command line carries `marker`)."""
+    def is_sleep(pid):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                return os.path.basename(f.read().split(b"\0")[0]) == b"sleep"
+        except OSError:
+            return False
+    return sorted(int(p) for p in os.listdir("/proc")
+                  if p.isdigit() and alive(p, marker) and is_sleep(p))
+
+
 async def modes(client, binary):
     # off: nothing runs, whatever it is.
     for tool in ("run_command", "start_job"):
@@ -216,12 +228,15 @@ async def tree_cancel(client, binary, marker):
         await asyncio.sleep(0.05)
     st = await ok(client, "job_status", {"job_id": job_id})
     check(st["state"] == "running" and st["confinement"], "running, confined", st)
-    for pid in pids:
-        check(alive(pid, marker), "each descendant runs before the cancel", pid)
+    # The job prints its children's ids in its own PID namespace; here they are found by the
+    # marker in their command lines.
+    host_pids = marked(marker)
+    check(len(host_pids) == 3, "each descendant runs before the cancel", (pids, host_pids))
     done = await ok(client, "cancel_job", {"job_id": job_id})
     check(done["state"] == "cancelled", "the job is cancelled", done)
-    for pid in pids:
+    for pid in host_pids:
         check(not alive(pid, marker), "no descendant survives the cancel", pid)
+    check(marked(marker) == [], "nothing of the job is left", marked(marker))
     listed = await ok(client, "list_jobs", {"project": "demo"})
     check(any(j["job_id"] == job_id and j["state"] == "cancelled" for j in listed["jobs"]),
           "list_jobs shows it cancelled", listed)
