@@ -3,12 +3,14 @@
 //!
 //! This crate has no I/O and no async: it is the common language, not a layer.
 
+pub mod autorun;
 pub mod code;
 pub mod id;
 pub mod mode;
 pub mod redact;
 pub mod schema;
 
+pub use autorun::{AutoRunAction, AutoRunHit, AutoRunRule};
 pub use code::{Coded, ErrorCode, Failure};
 pub use id::{ProjectId, TokenId, random_bytes};
 pub use mode::{AccessMode, ExecMode, ProjectState};

@@ -10,14 +10,13 @@
 //! `/`, which anchors it at the project root. `X/**` also matches the folder `X` itself, so the
 //! folder is hidden from listings rather than shown empty.
 
-use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
-
+use crate::globs::PathGlobs;
 use crate::{GuardError, RelPath};
 
 /// The compiled shield. Cheap to share behind an `Arc`; matching is lock-free.
 #[derive(Debug, Clone)]
 pub struct Shield {
-    set: GlobSet,
+    globs: PathGlobs,
     patterns: Vec<String>,
 }
 
@@ -77,29 +76,8 @@ impl Shield {
 
     /// Compiles `patterns`. A bad glob is refused with its text, so the user can fix it.
     pub fn new(patterns: &[String]) -> Result<Shield, GuardError> {
-        let mut builder = GlobSetBuilder::new();
-        for pattern in patterns {
-            if pattern.trim().is_empty() {
-                continue;
-            }
-            for expanded in expand(pattern) {
-                let glob = GlobBuilder::new(&expanded)
-                    .case_insensitive(true)
-                    .literal_separator(true)
-                    .backslash_escape(true)
-                    .build()
-                    .map_err(|e| GuardError::BadPattern {
-                        pattern: pattern.clone(),
-                        reason: e.kind().to_string(),
-                    })?;
-                builder.add(glob);
-            }
-        }
-        let set = builder.build().map_err(|e| GuardError::BadPattern {
-            pattern: e.glob().unwrap_or_default().to_owned(),
-            reason: e.kind().to_string(),
-        })?;
-        Ok(Shield { set, patterns: patterns.to_vec() })
+        let globs = PathGlobs::new(patterns.iter().map(String::as_str))?;
+        Ok(Shield { globs, patterns: patterns.to_vec() })
     }
 
     /// The default patterns as owned strings, e.g. to seed a project's editable list.
@@ -117,13 +95,13 @@ impl Shield {
         if path.is_root() {
             return false;
         }
-        path.ancestors().any(|a| self.set.is_match(a)) || self.set.is_match(path.as_str())
+        self.globs.covers(path)
     }
 
     /// True if `path` itself matches, ignoring ancestors. For walkers that never descend into a
     /// shielded folder, so ancestors are known to be clean.
     pub fn matches_entry(&self, path: &RelPath) -> bool {
-        !path.is_root() && self.set.is_match(path.as_str())
+        !path.is_root() && self.globs.is_match(path.as_str())
     }
 
     /// `Err(Shielded)` if [`Shield::is_shielded`].
@@ -143,21 +121,4 @@ impl Default for Shield {
         // this file, not an input error.
         Shield::new(&Shield::default_patterns()).expect("default shield patterns compile")
     }
-}
-
-/// Turns one user pattern into the globs that implement the rules in the module docs.
-fn expand(pattern: &str) -> Vec<String> {
-    let pattern = pattern.trim();
-    let (anchored, body) = match pattern.strip_prefix('/') {
-        Some(rest) => (true, rest),
-        None => (false, pattern.strip_prefix("**/").unwrap_or(pattern)),
-    };
-    let mut bodies = vec![body.to_owned()];
-    if let Some(dir) = body.strip_suffix("/**").filter(|d| !d.is_empty()) {
-        bodies.push(dir.to_owned());
-    }
-    bodies
-        .into_iter()
-        .map(|b| if anchored || b.starts_with("**") { b } else { format!("**/{b}") })
-        .collect()
 }
