@@ -14,6 +14,9 @@
 //!   walks go directory handle by directory handle without following links.
 //! - The shield is applied to the requested and the resolved path of every access, and walks
 //!   never show or search a shielded entry.
+//! - Every plan names the auto-run paths it touches ([`Plan::autorun`]) — requested and
+//!   resolved paths, both ends of a move, everything inside a moved or deleted folder — and a
+//!   plan touching a refused one is never made.
 
 mod error;
 mod find;
@@ -27,7 +30,8 @@ mod walk;
 
 use std::path::Path;
 
-use sluice_guard::{RelPath, Root, Shield};
+use sluice_core::AutoRunRule;
+use sluice_guard::{AutoRun, RelPath, Root, Shield};
 
 pub use error::RunnerError;
 pub use find::{FindFilesArgs, FindFilesOutput, FoundEntry, find_files};
@@ -49,18 +53,35 @@ pub const READ_FILE_HARD_MAX_BYTES: u64 = read::MAX_BYTES;
 /// The cap on `search_text`'s `max_results`.
 pub const SEARCH_MAX_RESULTS_CAP: u64 = search::MAX_RESULTS as u64;
 
-/// One authorized project as the tools see it: its root, held open, and its shield.
+/// One authorized project as the tools see it: its root, held open, its shield and its
+/// auto-run list.
 #[derive(Debug)]
 pub struct Workspace {
     root: Root,
     shield: Shield,
+    autorun: AutoRun,
 }
 
 impl Workspace {
     /// Opens `root` and compiles `shield_patterns` as given (see
-    /// [`Shield::default_patterns`] for the defaults a new project starts with).
+    /// [`Shield::default_patterns`] for the defaults a new project starts with), with the
+    /// default auto-run list.
     pub fn open(root: &Path, shield_patterns: &[String]) -> Result<Workspace, RunnerError> {
-        Ok(Workspace { root: Root::open(root)?, shield: Shield::new(shield_patterns)? })
+        Workspace::open_with(root, shield_patterns, &AutoRun::default_rules())
+    }
+
+    /// [`Workspace::open`] with the project's own auto-run list (see
+    /// [`AutoRun::default_rules`] for the defaults).
+    pub fn open_with(
+        root: &Path,
+        shield_patterns: &[String],
+        autorun: &[AutoRunRule],
+    ) -> Result<Workspace, RunnerError> {
+        Ok(Workspace {
+            root: Root::open(root)?,
+            shield: Shield::new(shield_patterns)?,
+            autorun: AutoRun::new(autorun)?,
+        })
     }
 
     pub fn root(&self) -> &Root {
@@ -69,6 +90,10 @@ impl Workspace {
 
     pub fn shield(&self) -> &Shield {
         &self.shield
+    }
+
+    pub fn autorun(&self) -> &AutoRun {
+        &self.autorun
     }
 
     /// Parses a client path and refuses it early if the shield covers it, before any

@@ -7,6 +7,12 @@
 //! [`Mutations::commit`], which re-verifies every target against the plan under the project's
 //! mutation lock and aborts with `Conflict` on any difference (AP-01).
 //!
+//! Auto-run paths (files another program runs on its own, [`sluice_guard::AutoRun`]): a plan
+//! records every one it touches in [`Plan::autorun`] — requested and resolved paths, both ends of
+//! a move, every entry of a moved or deleted folder, at both ends — and its fingerprint covers
+//! them, so the approval that must follow names exactly those. A plan touching one the project
+//! refuses is not made at all (`Forbidden`).
+//!
 //! Commit protocol (PE-03, PC-01): a journal listing every step is written and fsynced before
 //! the project is touched; each step first saves the bytes it will destroy to the backups, then
 //! re-checks its target and changes it with temp file + rename; a failure rolls back the steps
@@ -23,11 +29,12 @@ mod store;
 pub(crate) mod summary;
 mod text;
 
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashSet};
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use sluice_core::{AutoRunAction, AutoRunHit, AutoRunRule};
 use sluice_guard::{FileId, RelPath};
 
 pub use args::*;
@@ -91,6 +98,10 @@ pub struct Plan {
     pub deletes: bool,
     /// Creates or changes something.
     pub writes: bool,
+    /// The auto-run paths the change touches, by path: other programs run them on their own, so
+    /// the change asks the user whatever the policy. Never a refused one (such a plan is not
+    /// made). Already safe to display.
+    pub autorun: Vec<AutoRunHit>,
     steps: Vec<Step>,
     /// New content of each `Step::Write`, by step index.
     contents: Vec<Option<Arc<Vec<u8>>>>,
@@ -106,6 +117,7 @@ impl std::fmt::Debug for Plan {
             .field("effects", &self.effects)
             .field("deletes", &self.deletes)
             .field("writes", &self.writes)
+            .field("autorun", &self.autorun)
             .finish_non_exhaustive()
     }
 }
@@ -117,10 +129,12 @@ impl Plan {
         steps: Vec<Step>,
         contents: Vec<Option<Arc<Vec<u8>>>>,
         effects: Vec<Effect>,
+        touched: Vec<RelPath>,
     ) -> Result<Plan, RunnerError> {
         if steps.is_empty() {
             return Err(RunnerError::invalid(format!("{tool}: nothing to change")));
         }
+        let autorun = autorun_hits(m, &steps, touched)?;
         let mut hasher = blake3::Hasher::new();
         hasher.update(b"sluice-plan-v1\0");
         hasher.update(tool.as_bytes());
@@ -128,6 +142,14 @@ impl Plan {
         let encoded = serde_json::to_vec(&steps)
             .map_err(|_| RunnerError::State(std::io::ErrorKind::InvalidData))?;
         hasher.update(&encoded);
+        // What the approval says runs on its own is part of what was approved: a list edited
+        // in between, or a tree that gained such a file, makes another plan.
+        if !autorun.is_empty() {
+            hasher.update(b"\0autorun\0");
+            let encoded = serde_json::to_vec(&autorun)
+                .map_err(|_| RunnerError::State(std::io::ErrorKind::InvalidData))?;
+            hasher.update(&encoded);
+        }
         let deletes = steps.iter().any(|s| matches!(s, Step::Remove { .. } | Step::Rename { .. }));
         Ok(Plan {
             tool,
@@ -135,6 +157,7 @@ impl Plan {
             effects,
             deletes,
             writes: true,
+            autorun,
             steps,
             contents,
             owner: m.owner,
@@ -146,6 +169,61 @@ impl Plan {
     pub fn summary(&self) -> String {
         summary::render(&self.effects)
     }
+}
+
+/// The auto-run rules covering the paths a plan touches (every step's path and `touched`), by
+/// path; `Forbidden` if any of them is refused.
+fn autorun_hits(
+    m: &Mutations,
+    steps: &[Step],
+    touched: Vec<RelPath>,
+) -> Result<Vec<AutoRunHit>, RunnerError> {
+    let list = m.ws.autorun();
+    let step_paths = steps.iter().flat_map(|s| s.paths()).filter_map(|p| RelPath::parse(p).ok());
+    let mut hits: BTreeMap<String, &AutoRunRule> = BTreeMap::new();
+    for path in step_paths.chain(touched) {
+        if let Some(rule) = list.rule_for(&path) {
+            hits.entry(path.to_string()).or_insert(rule);
+        }
+    }
+    let refused: Vec<(&String, &&AutoRunRule)> =
+        hits.iter().filter(|(_, r)| r.action == AutoRunAction::Refuse).collect();
+    if let Some((path, rule)) = refused.first() {
+        let more = match refused.len() {
+            1 => String::new(),
+            n => format!(" (and {} more such paths)", n - 1),
+        };
+        return Err(RunnerError::Forbidden(format!(
+            "`{}`{more} is on this project's auto-run list: {} — Sluice refuses changes to it \
+             through assistants, approved or not. Nothing was changed; the user can make this \
+             change themselves, or set the entry to ask in Sluice",
+            summary::visible(path),
+            summary::visible(&rule.consequence),
+        )));
+    }
+    // A folder the list names (`.github/workflows`) says nothing more than the file below it
+    // that the same rule covers: one line per thing that runs.
+    // Descendants of `path` sort after `path/` (not necessarily right after: `a/b-x` sorts
+    // between `a/b` and `a/b/c`), so a range scan that stops at the first match stays cheap
+    // for a folder of thousands of entries.
+    let shown: Vec<(&String, &&AutoRunRule)> = hits
+        .iter()
+        .filter(|(path, rule)| {
+            let prefix = format!("{path}/");
+            !hits
+                .range(prefix.clone()..)
+                .take_while(|(other, _)| other.starts_with(&prefix))
+                .any(|(_, r)| r.pattern == rule.pattern)
+        })
+        .collect();
+    Ok(shown
+        .into_iter()
+        .map(|(path, rule)| AutoRunHit {
+            path: summary::visible(path),
+            program: summary::visible(&rule.program),
+            consequence: summary::visible(&rule.consequence),
+        })
+        .collect())
 }
 
 impl Mutations {

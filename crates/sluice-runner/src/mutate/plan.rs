@@ -36,16 +36,48 @@ pub(crate) struct Target {
     pub base_id: Option<Ident>,
 }
 
-/// Collects steps with their contents and effects.
+/// Collects steps with their contents and effects, and the paths the plan touches besides its
+/// steps' own (for the auto-run list: what the client asked for, and what lands where inside a
+/// moved folder).
 #[derive(Default)]
 struct Builder {
     steps: Vec<Step>,
     contents: Vec<Option<Arc<Vec<u8>>>>,
     effects: Vec<Effect>,
     planned_dirs: HashSet<RelPath>,
+    touched: Vec<RelPath>,
 }
 
 impl Builder {
+    /// Records a target's requested and resolved paths: a program reads a file by the path it
+    /// knows, which may go through an in-project link to where the change lands.
+    fn saw(&mut self, t: &Target) {
+        self.touched.push(t.requested.clone());
+        self.touched.push(t.resolved.clone());
+    }
+
+    /// Records every entry of a folder's `tree` (resolved paths below `from.resolved`) under
+    /// the folder's requested path, and under `to`'s requested and resolved paths when the
+    /// folder moves there.
+    fn saw_tree(&mut self, from: &Target, tree: &[(RelPath, State, Ident)], to: Option<&Target>) {
+        for (path, _, _) in tree {
+            let Some(rel) = path.strip_prefix(&from.resolved) else { continue };
+            let mut bases = vec![&from.requested, &from.resolved];
+            if let Some(to) = to {
+                bases.extend([&to.requested, &to.resolved]);
+            }
+            for base in bases {
+                if let Some(p) = under(base, rel) {
+                    self.touched.push(p);
+                }
+            }
+        }
+    }
+
+    fn plan(self, m: &Mutations, tool: &'static str) -> Result<Plan, RunnerError> {
+        Plan::new(m, tool, self.steps, self.contents, self.effects, self.touched)
+    }
+
     fn push(&mut self, step: Step, content: Option<Vec<u8>>) {
         self.steps.push(step);
         self.contents.push(content.map(Arc::new));
@@ -72,6 +104,7 @@ impl Builder {
     }
 
     fn write(&mut self, t: &Target, bytes: Vec<u8>, mode: u32) {
+        self.saw(t);
         self.mkdirs(t);
         let step = Step::Write {
             path: t.resolved.as_str().to_owned(),
@@ -83,6 +116,14 @@ impl Builder {
         };
         self.push(step, Some(bytes));
     }
+}
+
+/// `base/rel` (`base` itself for an empty `rel`).
+fn under(base: &RelPath, rel: &str) -> Option<RelPath> {
+    if rel.is_empty() {
+        return Some(base.clone());
+    }
+    RelPath::parse(&format!("{}/{rel}", base.as_str())).ok()
 }
 
 fn effect(
@@ -337,7 +378,7 @@ impl Mutations {
             }
             other => return Err(not_a_file(&t.requested, other)),
         }
-        Plan::new(self, "write_file", b.steps, b.contents, b.effects)
+        b.plan(self, "write_file")
     }
 
     pub fn plan_edit_file(&self, args: &EditFileArgs) -> Result<Plan, RunnerError> {
@@ -368,7 +409,7 @@ impl Mutations {
         let size_after = Some(bytes.len() as u64);
         b.write(&t, bytes, preserved_mode(*mode));
         b.effects.push(effect(&t.resolved, EffectKind::Overwrite, Some(*size), size_after, true));
-        Plan::new(self, "edit_file", b.steps, b.contents, b.effects)
+        b.plan(self, "edit_file")
     }
 
     pub fn plan_create_directory(&self, args: &CreateDirectoryArgs) -> Result<Plan, RunnerError> {
@@ -377,6 +418,7 @@ impl Mutations {
             return Err(RunnerError::Conflict(format!("`{}` already exists", t.requested)));
         }
         let mut b = Builder::default();
+        b.saw(&t);
         b.mkdirs(&t);
         b.push(
             Step::Mkdir {
@@ -387,12 +429,13 @@ impl Mutations {
             None,
         );
         b.effects.push(effect(&t.resolved, EffectKind::Mkdir, None, None, true));
-        Plan::new(self, "create_directory", b.steps, b.contents, b.effects)
+        b.plan(self, "create_directory")
     }
 
     pub fn plan_delete_path(&self, args: &DeletePathArgs) -> Result<Plan, RunnerError> {
         let t = self.target(&args.path, false, false)?;
         let mut b = Builder::default();
+        b.saw(&t);
         match &t.state {
             State::Absent => {
                 return Err(RunnerError::Guard(GuardError::NotFound {
@@ -410,6 +453,7 @@ impl Mutations {
                     )));
                 }
                 let bytes: u64 = tree.iter().filter_map(|(_, s, _)| s.size()).sum();
+                b.saw_tree(&t, &tree, None);
                 for (path, state, parent) in tree.iter().rev() {
                     let step = Step::Remove {
                         path: path.as_str().to_owned(),
@@ -442,7 +486,7 @@ impl Mutations {
                 b.effects.push(effect(&t.resolved, EffectKind::Delete, t.state.size(), None, true));
             }
         }
-        Plan::new(self, "delete_path", b.steps, b.contents, b.effects)
+        b.plan(self, "delete_path")
     }
 
     pub fn plan_move_path(&self, args: &MovePathArgs) -> Result<Plan, RunnerError> {
@@ -472,10 +516,14 @@ impl Mutations {
             )));
         }
         let mut b = Builder::default();
+        b.saw(&from);
+        b.saw(&to);
         let mut files_in_dir = None;
         let mut size = from.state.size();
         if let State::Dir { .. } = from.state {
+            // Everything inside leaves its path and lands below the destination: both count.
             let tree = self.scan(&from)?;
+            b.saw_tree(&from, &tree, Some(&to));
             files_in_dir = Some(tree.len() as u64);
             size = Some(tree.iter().filter_map(|(_, s, _)| s.size()).sum());
         }
@@ -532,7 +580,7 @@ impl Mutations {
         );
         e.files_in_dir = files_in_dir;
         b.effects.insert(0, e);
-        Plan::new(self, "move_path", b.steps, b.contents, b.effects)
+        b.plan(self, "move_path")
     }
 
     pub fn plan_apply_patch(&self, args: &ApplyPatchArgs) -> Result<Plan, RunnerError> {
@@ -599,6 +647,7 @@ impl Mutations {
                     let State::File { size, .. } = &t.state else {
                         return Err(ctx(not_a_file(&t.requested, &t.state)));
                     };
+                    b.saw(&t);
                     if !file.hunks.is_empty() {
                         let (old, enc) =
                             text::decode(t.content.as_deref().unwrap_or_default(), path)
@@ -668,6 +717,7 @@ impl Mutations {
                                 ))));
                             }
                             b.write(&d, bytes, preserved_mode(*mode));
+                            b.saw(&t);
                             b.push(
                                 Step::Remove {
                                     path: t.resolved.as_str().to_owned(),
@@ -688,7 +738,7 @@ impl Mutations {
                 }
             }
         }
-        Plan::new(self, "apply_patch", b.steps, b.contents, b.effects)
+        b.plan(self, "apply_patch")
     }
 
     pub fn plan_restore(&self, args: &RestoreArgs) -> Result<Plan, RunnerError> {
@@ -717,6 +767,7 @@ impl Mutations {
             match step {
                 Step::Write { path, before, new_hash, .. } => {
                     let t = self.restore_target(path, op)?;
+                    b.saw(&t);
                     match &t.state {
                         State::File { hash, .. } if hash == new_hash => {}
                         _ => return Err(changed_since(&t.resolved, op)),
@@ -730,6 +781,7 @@ impl Mutations {
                 }
                 Step::Mkdir { path, .. } => {
                     let t = self.restore_target(path, op)?;
+                    b.saw(&t);
                     if !matches!(t.state, State::Dir { .. }) {
                         return Err(changed_since(&t.resolved, op));
                     }
@@ -737,6 +789,7 @@ impl Mutations {
                 }
                 Step::Link { path, target, .. } => {
                     let t = self.restore_target(path, op)?;
+                    b.saw(&t);
                     if !matches!(&t.state, State::Link { target: now, .. } if now == target) {
                         return Err(changed_since(&t.resolved, op));
                     }
@@ -744,6 +797,7 @@ impl Mutations {
                 }
                 Step::Remove { path, before, .. } => {
                     let t = self.restore_target(path, op)?;
+                    b.saw(&t);
                     if t.state != State::Absent {
                         return Err(changed_since(&t.resolved, op));
                     }
@@ -766,6 +820,13 @@ impl Mutations {
                 Step::Rename { from, to, before_from, before_to, .. } => {
                     let f = self.restore_target(from, op)?;
                     let t = self.restore_target(to, op)?;
+                    b.saw(&f);
+                    b.saw(&t);
+                    if let State::Dir { .. } = t.state {
+                        // The folder's contents land back at their old paths.
+                        let tree = self.scan(&t)?;
+                        b.saw_tree(&t, &tree, Some(&f));
+                    }
                     let moved = match (&t.state, before_from) {
                         (State::Dir { id: a, .. }, State::Dir { id: b, .. }) => a == b,
                         (State::File { hash: a, .. }, State::File { hash: b, .. }) => a == b,
@@ -795,7 +856,7 @@ impl Mutations {
             }
         }
         b.effects = generic_effects(&b.steps);
-        Plan::new(self, "restore", b.steps, b.contents, b.effects)
+        b.plan(self, "restore")
     }
 
     /// A path recorded in a manifest, resolved again (and shield-checked again, since the
