@@ -7,8 +7,8 @@
 
 use std::time::Duration;
 
-use sluice_core::{ErrorCode, Failure, id::base32, random_bytes};
-use sluice_store::{ApprovalRecord, ApprovalState, Channel, RuleOrigin};
+use sluice_core::{AutoRunHit, ErrorCode, Failure, id::base32, random_bytes};
+use sluice_store::{ActorKind, ApprovalRecord, ApprovalState, AuditRecord, Channel, RuleOrigin};
 use tokio_util::sync::CancellationToken;
 
 use crate::{AuditOutcome, Caller, Engine, EngineEvent, ProjectHandle, store_failure};
@@ -81,12 +81,45 @@ fn new_id() -> String {
     format!("apr_{}", base32(&random_bytes::<10>()))
 }
 
+/// The audit detail of an approval that touches auto-run paths: each path with what runs it,
+/// bounded (the lines are already safe to display).
+fn autorun_detail(autorun: &[AutoRunHit]) -> Option<String> {
+    const MAX: usize = 2000;
+    if autorun.is_empty() {
+        return None;
+    }
+    let lines: Vec<String> = autorun.iter().map(AutoRunHit::line).collect();
+    let mut detail = format!("runs on its own: {}", lines.join(" | "));
+    if detail.len() > MAX {
+        let mut end = MAX;
+        while !detail.is_char_boundary(end) {
+            end -= 1;
+        }
+        detail.truncate(end);
+        detail.push('…');
+    }
+    Some(detail)
+}
+
 impl Engine {
     /// Registers an approval and waits for its outcome. `progress` is called every few seconds
     /// while waiting (the MCP layer turns it into progress notifications).
     pub async fn ask(
         &self,
         req: AskRequest<'_>,
+        cancel: CancellationToken,
+        progress: impl FnMut(Duration),
+    ) -> Result<AskOutcome, Failure> {
+        self.ask_change(req, Vec::new(), cancel, progress).await
+    }
+
+    /// [`Engine::ask`] for a change to files that touches auto-run paths (`Plan::autorun`): the
+    /// approval carries each path with the program that runs it and what happens, for the
+    /// window, the tray, the CLI and the audit log alike.
+    pub async fn ask_change(
+        &self,
+        req: AskRequest<'_>,
+        autorun: Vec<AutoRunHit>,
         cancel: CancellationToken,
         mut progress: impl FnMut(Duration),
     ) -> Result<AskOutcome, Failure> {
@@ -100,6 +133,7 @@ impl Engine {
             token_label: req.caller.label.clone(),
             tool: req.tool.to_owned(),
             summary: req.summary,
+            autorun,
             fingerprint: req.fingerprint,
             created_ms: now,
             expires_ms: now.saturating_add(ttl),
@@ -245,11 +279,12 @@ impl Engine {
             // rule is for the next identical command.
             self.add_allow_rule(&decided.project_id, rule, origin)?;
         }
-        self.record_human(
+        self.record_human_detail(
             &format!("approval.{}", state.as_str()),
             Some(&decided.project_id),
             outcome,
             None,
+            autorun_detail(&decided.autorun),
         );
         self.decided.notify_waiters();
         self.emit(EngineEvent::ApprovalDecided { id: id.to_owned(), state: state.as_str() });
@@ -263,17 +298,146 @@ impl Engine {
         outcome: AuditOutcome,
         code: Option<&str>,
     ) {
-        let caller =
-            Caller { token_id: r.token_id.clone(), label: r.token_label.clone(), scope: None };
-        self.audit_request(
-            &caller,
-            action,
-            Some(r.project_id.as_str()),
+        // The assistant's side of the approval: its request, and how it ended without a human
+        // decision. Written at once (a denial might be someone probing; a request is what the
+        // user is about to decide on).
+        let record = AuditRecord {
+            time_ms: sluice_store::now_ms(),
+            actor: r.token_label.clone(),
+            actor_kind: ActorKind::Mcp,
+            token_id: Some(r.token_id.clone()),
+            action: action.to_owned(),
+            project_id: Some(r.project_id.clone()),
             outcome,
-            code,
-            0,
-            None,
-            crate::Durability::Now,
-        );
+            error_code: code.map(str::to_owned),
+            duration_ms: Some(0),
+            params_hash: None,
+            detail: autorun_detail(&r.autorun),
+        };
+        self.audit.append(record, crate::Durability::Now);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use sluice_core::{AccessMode, AutoRunAction, AutoRunRule, Coded, ExecMode};
+    use sluice_store::AuditFilter;
+
+    use super::*;
+    use crate::{EngineConfig, SecretPreference};
+
+    fn demo() -> (tempfile::TempDir, Arc<Engine>, Caller) {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().canonicalize().unwrap();
+        std::fs::create_dir_all(root.join("proj")).unwrap();
+        let config = EngineConfig::new(root.join("data"), SecretPreference::FileOnly);
+        let engine = Engine::open(&config).unwrap();
+        engine
+            .add_project(&root.join("proj"), Some("demo"), AccessMode::ReadWrite, ExecMode::Off)
+            .unwrap();
+        let (_, plaintext) = engine.create_token("Cursor", None, None).unwrap();
+        let caller = engine.authenticate(&plaintext).unwrap();
+        (tmp, Arc::new(engine), caller)
+    }
+
+    fn hit() -> AutoRunHit {
+        AutoRunHit {
+            path: ".vscode/tasks.json".into(),
+            program: "VS Code".into(),
+            consequence: "VS Code runs tasks marked runOn folderOpen when you open the folder"
+                .into(),
+        }
+    }
+
+    /// The approval of a change to an auto-run path carries what runs it, and the audit log
+    /// records that line on the request and on the decision.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn an_autorun_approval_says_what_runs_in_the_record_and_the_audit() {
+        let (_tmp, engine, caller) = demo();
+        let asker = engine.clone();
+        let c = caller.clone();
+        let waiting = tokio::spawn(async move {
+            let h = asker.project(&c, "demo").unwrap();
+            let req = AskRequest {
+                caller: &c,
+                project: &h,
+                tool: "write_file",
+                summary: "create .vscode/tasks.json (2 B)".into(),
+                fingerprint: [1; 32],
+            };
+            asker.ask_change(req, vec![hit()], CancellationToken::new(), |_| {}).await.unwrap()
+        });
+        let pending = loop {
+            let list = engine.approvals().unwrap();
+            if let Some(a) = list.into_iter().find(|a| a.state == ApprovalState::Pending) {
+                break a;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        };
+        assert_eq!(pending.autorun, vec![hit()]);
+        let e = engine.clone();
+        let id = pending.id.clone();
+        tokio::task::spawn_blocking(move || e.decide(&id, Decision::Approve, "local user"))
+            .await
+            .unwrap()
+            .unwrap();
+        assert!(matches!(waiting.await.unwrap(), AskOutcome::Approved { .. }));
+        assert_eq!(engine.approval(&pending.id).unwrap().autorun, vec![hit()]);
+        let audit = engine.audit_list(&AuditFilter::default(), 100, None).unwrap();
+        for action in ["approval.requested", "approval.approved"] {
+            let entry = audit.iter().find(|e| e.record.action == action).unwrap();
+            let detail = entry.record.detail.as_deref().unwrap_or_default();
+            assert!(detail.contains(&hit().line()), "{action}: {detail:?}");
+        }
+        assert!(engine.audit_verify().unwrap().intact);
+    }
+
+    #[test]
+    fn autorun_detail_is_bounded_and_absent_without_hits() {
+        assert_eq!(autorun_detail(&[]), None);
+        let many = vec![hit(); 100];
+        let detail = autorun_detail(&many).unwrap();
+        assert!(detail.len() <= 2000 + '…'.len_utf8() && detail.ends_with('…'), "{detail}");
+    }
+
+    #[test]
+    fn a_project_uses_its_own_autorun_list_once_set() {
+        let (_tmp, engine, caller) = demo();
+        let rule = AutoRunRule {
+            pattern: "/deploy/**".into(),
+            action: AutoRunAction::Refuse,
+            program: "the deploy bot".into(),
+            consequence: "the deploy bot runs these scripts every night".into(),
+        };
+        for bad in [
+            AutoRunRule { pattern: "a[".into(), ..rule.clone() },
+            AutoRunRule { pattern: " ".into(), ..rule.clone() },
+            AutoRunRule { consequence: "runs\nfake: line".into(), ..rule.clone() },
+            AutoRunRule { program: "bot\u{202e}".into(), ..rule.clone() },
+            AutoRunRule { consequence: String::new(), ..rule.clone() },
+        ] {
+            let err = engine.set_autorun("demo", Some(vec![bad.clone()])).unwrap_err();
+            assert_eq!(err.code, ErrorCode::InvalidArgument, "{bad:?}");
+        }
+        let p = engine.set_autorun("demo", Some(vec![rule.clone()])).unwrap();
+        assert_eq!(p.autorun_rules, Some(vec![rule.clone()]));
+        let h = engine.project(&caller, "demo").unwrap();
+        assert_eq!(h.workspace.autorun().rules(), [rule]);
+        // The change manager follows the new list at once.
+        let m = engine.mutations(&h).unwrap();
+        let args = sluice_runner::WriteFileArgs {
+            path: "deploy/run.sh".into(),
+            content: "x".into(),
+            create_parents: true,
+            ..Default::default()
+        };
+        assert_eq!(m.plan_write_file(&args).unwrap_err().code(), ErrorCode::Forbidden);
+        let p = engine.set_autorun("demo", None).unwrap();
+        assert_eq!(p.autorun_rules, None);
+        let h = engine.project(&caller, "demo").unwrap();
+        assert_eq!(h.workspace.autorun().rules(), crate::default_autorun_rules());
+        assert!(engine.mutations(&h).unwrap().plan_write_file(&args).is_ok());
     }
 }

@@ -191,6 +191,7 @@ mod tests {
             error_code: None,
             duration_ms: Some(0),
             params_hash: None,
+            detail: None,
         }
     }
 

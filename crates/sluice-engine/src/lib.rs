@@ -24,8 +24,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use sluice_core::{
-    AccessMode, ErrorCode, ExecMode, Failure, ProjectId, ProjectState, TokenId, id::base32,
-    random_bytes,
+    AccessMode, AutoRunRule, ErrorCode, ExecMode, Failure, ProjectId, ProjectState, TokenId,
+    id::base32, random_bytes,
 };
 use sluice_runner::{BackupLimits, Mutations, Workspace};
 pub use sluice_store::{
@@ -529,7 +529,8 @@ impl Engine {
             return Ok(ws.clone());
         }
         let patterns = project.shield_patterns.clone().unwrap_or_else(default_shield_patterns);
-        let ws = Workspace::open(&project.root, &patterns).map_err(|e| {
+        let autorun = project.autorun_rules.clone().unwrap_or_else(default_autorun_rules);
+        let ws = Workspace::open_with(&project.root, &patterns, &autorun).map_err(|e| {
             tracing::warn!(project = %project.id, err = %e, "cannot open project root");
             Failure::new(
                 ErrorCode::ProjectUnavailable,
@@ -614,6 +615,7 @@ impl Engine {
             duration_ms: Some(duration_ms),
             params_hash: params
                 .map(|p| sluice_store::params_hash(&self.secret, p.to_string().as_bytes())),
+            detail: None,
         };
         // A refusal is worth a commit of its own: it may be someone probing.
         let durability = if outcome == AuditOutcome::Denied { Durability::Now } else { durability };
@@ -627,6 +629,18 @@ impl Engine {
         outcome: AuditOutcome,
         error_code: Option<&str>,
     ) {
+        self.record_human_detail(action, project, outcome, error_code, None);
+    }
+
+    /// [`Engine::record_human`] with a detail line (see [`AuditRecord::detail`]).
+    fn record_human_detail(
+        &self,
+        action: &str,
+        project: Option<&ProjectId>,
+        outcome: AuditOutcome,
+        error_code: Option<&str>,
+        detail: Option<String>,
+    ) {
         let record = AuditRecord {
             time_ms: sluice_store::now_ms(),
             actor: LOCAL_USER.to_owned(),
@@ -638,6 +652,7 @@ impl Engine {
             error_code: error_code.map(str::to_owned),
             duration_ms: None,
             params_hash: None,
+            detail,
         };
         self.audit.append(record, Durability::Now);
     }
@@ -779,6 +794,22 @@ impl Engine {
         self.find_project(p.id.as_str())
     }
 
+    /// Replaces the auto-run list (`None` restores the defaults). Every pattern must compile,
+    /// and the program and consequence are shown on approvals: printable, one line, bounded.
+    pub fn set_autorun(
+        &self,
+        reference: &str,
+        rules: Option<Vec<AutoRunRule>>,
+    ) -> Result<Project, Failure> {
+        let p = self.find_project(reference)?;
+        if let Some(rules) = &rules {
+            check_autorun(rules)?;
+        }
+        self.store.set_project_autorun(&p.id, rules.as_deref()).map_err(store_failure)?;
+        self.after_change("project.autorun", Some(&p.id));
+        self.find_project(p.id.as_str())
+    }
+
     /// Creates a token and returns it with its plaintext, which exists only in this return
     /// value: the store keeps a keyed hash.
     pub fn create_token(
@@ -873,9 +904,10 @@ impl Engine {
         paths::nudge(&self.data_dir);
         if let Some(id) = project {
             lock(&self.workspaces).remove(id);
-            // The shield lives in the workspace the change manager holds; a removed project's
-            // manager must go too. Other settings leave it in place, since it serializes changes.
-            if action == "project.shield" || action == "project.remove" {
+            // The shield and the auto-run list live in the workspace the change manager holds;
+            // a removed project's manager must go too. Other settings leave it in place, since
+            // it serializes changes.
+            if matches!(action, "project.shield" | "project.autorun" | "project.remove") {
                 lock(&self.mutations).remove(id);
             }
         }
@@ -898,6 +930,42 @@ fn find<'a>(projects: &'a [Project], reference: &str) -> Option<&'a Project> {
 /// The default sensitive-file patterns, for display and as the base of a custom list.
 pub fn default_shield_patterns() -> Vec<String> {
     sluice_guard::Shield::DEFAULT_PATTERNS.iter().map(|s| (*s).to_owned()).collect()
+}
+
+/// The default auto-run list, for display and as the base of a custom list.
+pub fn default_autorun_rules() -> Vec<AutoRunRule> {
+    sluice_guard::AutoRun::default_rules()
+}
+
+/// Most entries a project's auto-run list may hold, and the longest text of one.
+const MAX_AUTORUN_RULES: usize = 500;
+const MAX_AUTORUN_TEXT: usize = 300;
+
+fn check_autorun(rules: &[AutoRunRule]) -> Result<(), Failure> {
+    if rules.len() > MAX_AUTORUN_RULES {
+        return Err(Failure::invalid(format!(
+            "an auto-run list holds at most {MAX_AUTORUN_RULES} entries"
+        )));
+    }
+    for r in rules {
+        for (what, text) in
+            [("pattern", &r.pattern), ("program", &r.program), ("consequence", &r.consequence)]
+        {
+            if text.trim().is_empty() || text.chars().count() > MAX_AUTORUN_TEXT {
+                return Err(Failure::invalid(format!(
+                    "each auto-run entry needs a {what} of 1 to {MAX_AUTORUN_TEXT} characters"
+                )));
+            }
+            if text.chars().any(|c| c.is_control() || sluice_core::redact::is_deceptive(c)) {
+                return Err(Failure::invalid(format!(
+                    "an auto-run {what} may not contain control, bidirectional or zero-width \
+                     characters"
+                )));
+            }
+        }
+    }
+    sluice_guard::AutoRun::new(rules).map_err(|e| Failure::invalid(e.to_string()))?;
+    Ok(())
 }
 
 /// Action names can come from the client (a tool or method name): short and printable before

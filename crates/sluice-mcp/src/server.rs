@@ -137,11 +137,23 @@ impl Progress {
         request: sluice_engine::AskRequest<'_>,
         cancel: tokio_util::sync::CancellationToken,
     ) -> Result<sluice_engine::AskOutcome, Failure> {
+        self.ask_change(engine, request, Vec::new(), cancel).await
+    }
+
+    /// [`Engine::ask_change`]: [`Progress::ask`] for a change naming the auto-run paths it
+    /// touches.
+    pub(crate) async fn ask_change(
+        self,
+        engine: &Engine,
+        request: sluice_engine::AskRequest<'_>,
+        autorun: Vec<sluice_core::AutoRunHit>,
+        cancel: tokio_util::sync::CancellationToken,
+    ) -> Result<sluice_engine::AskOutcome, Failure> {
         let token = self.meta.get_progress_token();
         let peer = self.peer;
         let summary = request.summary.clone();
         engine
-            .ask(request, cancel, move |waited: std::time::Duration| {
+            .ask_change(request, autorun, cancel, move |waited: std::time::Duration| {
                 if let Some(token) = token.clone() {
                     let peer = peer.clone();
                     let param =

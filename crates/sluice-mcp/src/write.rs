@@ -1,7 +1,9 @@
 //! The tools that change files. Each goes through one path, [`SluiceServer::change`]: plan the
 //! exact action (resolved targets, identities, hashes), ask the user when the project's policy
-//! says so, re-plan after the decision and refuse if anything differs from what was approved,
-//! check pause once more, then commit. Only read-write projects accept any of them.
+//! says so — and always when the change touches a path another program runs on its own (the
+//! project's auto-run list; a refused one never gets a plan) — re-plan after the decision and
+//! refuse if anything differs from what was approved, check pause once more, then commit. Only
+//! read-write projects accept any of them.
 
 use std::sync::Arc;
 
@@ -71,7 +73,11 @@ impl SluiceServer {
         }
         let mutations = engine.mutations(&handle)?;
         let planned = blocking(&mutations, &plan).await?;
-        let ask = (planned.deletes && handle.ask_deletes) || (planned.writes && handle.ask_writes);
+        // A file another program runs on its own asks whatever the policy: allowing writes
+        // without asking must not mean an editor task or an MCP server lands silently.
+        let ask = !planned.autorun.is_empty()
+            || (planned.deletes && handle.ask_deletes)
+            || (planned.writes && handle.ask_writes);
         let planned = if ask {
             let request = AskRequest {
                 caller,
@@ -80,7 +86,8 @@ impl SluiceServer {
                 summary: planned.summary(),
                 fingerprint: planned.fingerprint,
             };
-            let outcome = progress.ask(engine, request, cancel).await?;
+            let autorun = planned.autorun.clone();
+            let outcome = progress.ask_change(engine, request, autorun, cancel).await?;
             if let Some(refusal) = outcome.refusal() {
                 return Err(refusal);
             }

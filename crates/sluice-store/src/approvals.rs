@@ -4,7 +4,7 @@
 //! conditional update from `pending`, so each approval is decided once.
 
 use rusqlite::{OptionalExtension, Row, params};
-use sluice_core::{ProjectId, TokenId};
+use sluice_core::{AutoRunHit, ProjectId, TokenId};
 
 use crate::projects::decode_error;
 use crate::{Store, StoreError, now_ms};
@@ -45,6 +45,9 @@ pub struct ApprovalRecord {
     pub token_label: String,
     pub tool: String,
     pub summary: String,
+    /// The auto-run paths the change touches, with what runs them (empty for most changes and
+    /// for commands). Already safe to display.
+    pub autorun: Vec<AutoRunHit>,
     pub fingerprint: [u8; 32],
     pub created_ms: i64,
     pub expires_ms: i64,
@@ -54,7 +57,8 @@ pub struct ApprovalRecord {
 }
 
 const COLUMNS: &str = "id, project_id, project_name, token_id, token_label, tool, summary, \
-                       fingerprint, created_ms, expires_ms, state, decided_ms, decided_by, reason";
+                       fingerprint, created_ms, expires_ms, state, decided_ms, decided_by, reason, \
+                       autorun";
 
 fn approval_from_row(r: &Row<'_>) -> rusqlite::Result<ApprovalRecord> {
     let project: String = r.get(1)?;
@@ -62,6 +66,9 @@ fn approval_from_row(r: &Row<'_>) -> rusqlite::Result<ApprovalRecord> {
     let fingerprint: Vec<u8> = r.get(7)?;
     let state: String = r.get(10)?;
     let reason: Option<String> = r.get(13)?;
+    let autorun: String = r.get(14)?;
+    let autorun = serde_json::from_str(&autorun)
+        .map_err(|e| decode_error(14, format!("bad auto-run list: {e}")))?;
     Ok(ApprovalRecord {
         id: r.get(0)?,
         project_id: ProjectId::parse(&project)
@@ -72,6 +79,7 @@ fn approval_from_row(r: &Row<'_>) -> rusqlite::Result<ApprovalRecord> {
         token_label: r.get(4)?,
         tool: r.get(5)?,
         summary: r.get(6)?,
+        autorun,
         fingerprint: fingerprint
             .try_into()
             .map_err(|_| decode_error(7, "fingerprint is not 32 bytes".into()))?,
@@ -93,8 +101,10 @@ fn approval_from_row(r: &Row<'_>) -> rusqlite::Result<ApprovalRecord> {
 
 impl Store {
     pub fn insert_approval(&self, a: &ApprovalRecord) -> Result<(), StoreError> {
+        let autorun = serde_json::to_string(&a.autorun)
+            .map_err(|e| StoreError::Invalid(format!("bad auto-run list: {e}")))?;
         self.conn().execute(
-            &format!("INSERT INTO approvals ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, 'pending', NULL, NULL, NULL)"),
+            &format!("INSERT INTO approvals ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, 'pending', NULL, NULL, NULL, ?11)"),
             params![
                 a.id,
                 a.project_id.as_str(),
@@ -106,6 +116,7 @@ impl Store {
                 a.fingerprint.as_slice(),
                 a.created_ms,
                 a.expires_ms,
+                autorun,
             ],
         )?;
         Ok(())

@@ -7,7 +7,9 @@
 //! kv table, so dropping the last rows is noticed unless the editor also rewinds that record.
 //!
 //! What goes in is metadata only: who, which tool, which project, outcome, duration, error
-//! code and a keyed hash of the parameters — never file contents, outputs or secrets.
+//! code, a keyed hash of the parameters and an optional detail line Sluice writes itself (what
+//! an approval said would run on its own) — never file contents, outputs or secrets. An entry
+//! without a detail encodes exactly as before the field existed, so older chains verify.
 
 use rusqlite::{OptionalExtension, Row, params};
 use sluice_core::{ProjectId, TokenId};
@@ -20,6 +22,7 @@ use crate::{InstallSecret, Store, StoreError};
 /// The kv key holding the newest entry as `<seq>:<mac hex>`.
 const HEAD_KEY: &str = "sluice.audit.head";
 const MAX_TEXT: usize = 256;
+const MAX_DETAIL: usize = 2048;
 const MAX_LIST: usize = 10_000;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -83,6 +86,9 @@ pub struct AuditRecord {
     pub duration_ms: Option<u64>,
     /// [`crate::params_hash`] of the canonical parameters, never the parameters themselves.
     pub params_hash: Option<[u8; 32]>,
+    /// One line Sluice writes about the entry, e.g. what an approval said would run on its own
+    /// (`.vscode/tasks.json: VS Code runs …`). Never parameters or contents.
+    pub detail: Option<String>,
 }
 
 /// A stored record and its position in the chain.
@@ -130,10 +136,11 @@ struct StoredRow {
     error_code: Option<String>,
     duration_ms: Option<i64>,
     params_hash: Option<String>,
+    detail: Option<String>,
 }
 
 const COLUMNS: &str = "seq, time_ms, actor, actor_kind, token_id, action, project_id, outcome, \
-                       error_code, duration_ms, params_hash, mac";
+                       error_code, duration_ms, params_hash, mac, detail";
 
 impl StoredRow {
     fn from_record(seq: i64, r: &AuditRecord) -> StoredRow {
@@ -149,6 +156,7 @@ impl StoredRow {
             error_code: r.error_code.clone(),
             duration_ms: r.duration_ms.map(|d| i64::try_from(d).unwrap_or(i64::MAX)),
             params_hash: r.params_hash.as_ref().map(|h| to_hex(h)),
+            detail: r.detail.clone(),
         }
     }
 
@@ -166,6 +174,7 @@ impl StoredRow {
                 error_code: r.get(8)?,
                 duration_ms: r.get(9)?,
                 params_hash: r.get(10)?,
+                detail: r.get(12)?,
             },
             r.get(11)?,
         ))
@@ -188,6 +197,13 @@ impl StoredRow {
             Some(d) => h.update(&[1]).update(&d.to_be_bytes()),
         };
         put_str(&mut h, self.params_hash.as_deref());
+        // Added in schema 9: absent, nothing is hashed for it, so entries written before hash
+        // as they did; present, a tag byte first, so no entry with a detail encodes like one
+        // without.
+        if let Some(detail) = &self.detail {
+            h.update(b"d");
+            put_str(&mut h, Some(detail));
+        }
         h.update(prev);
         *h.finalize().as_bytes()
     }
@@ -215,6 +231,7 @@ impl StoredRow {
             actor: self.actor,
             action: self.action,
             error_code: self.error_code,
+            detail: self.detail,
         };
         let seq = u64::try_from(self.seq).map_err(|_| "negative audit seq".to_owned())?;
         Ok(AuditEntry { seq, record })
@@ -266,6 +283,13 @@ impl Store {
             if let Some(code) = &record.error_code {
                 check_text("error code", code, true)?;
             }
+            if let Some(detail) = &record.detail
+                && (detail.len() > MAX_DETAIL || detail.chars().any(char::is_control))
+            {
+                return Err(StoreError::Invalid(format!(
+                    "an audit detail must be at most {MAX_DETAIL} bytes without control characters"
+                )));
+            }
         }
         let key = secret.audit_key();
         let mut conn = self.conn();
@@ -288,7 +312,7 @@ impl Store {
             return Ok(seq as u64);
         }
         let mut insert = tx.prepare_cached(&format!(
-            "INSERT INTO audit ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)"
+            "INSERT INTO audit ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)"
         ))?;
         for record in records {
             seq += 1;
@@ -307,6 +331,7 @@ impl Store {
                 row.duration_ms,
                 row.params_hash,
                 &mac[..],
+                row.detail,
             ])?;
             prev = mac;
         }
@@ -420,5 +445,59 @@ impl Store {
             }
         }
         Ok(ChainReport { entries, intact: true, first_break: None })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The MAC exactly as schema 8 computed it, before entries could carry a detail.
+    fn mac_before_details(row: &StoredRow, key: &[u8; 32], prev: &[u8; 32]) -> [u8; 32] {
+        let mut h = blake3::Hasher::new_keyed(key);
+        h.update(b"sluice.audit.v1\0");
+        h.update(&row.seq.to_be_bytes());
+        h.update(&row.time_ms.to_be_bytes());
+        put_str(&mut h, Some(&row.actor));
+        put_str(&mut h, Some(&row.actor_kind));
+        put_str(&mut h, row.token_id.as_deref());
+        put_str(&mut h, Some(&row.action));
+        put_str(&mut h, row.project_id.as_deref());
+        put_str(&mut h, Some(&row.outcome));
+        put_str(&mut h, row.error_code.as_deref());
+        match row.duration_ms {
+            None => h.update(&[0]),
+            Some(d) => h.update(&[1]).update(&d.to_be_bytes()),
+        };
+        put_str(&mut h, row.params_hash.as_deref());
+        h.update(prev);
+        *h.finalize().as_bytes()
+    }
+
+    /// Chains written before schema 9 keep verifying: an entry without a detail hashes as it
+    /// always did, and one with a detail never hashes like it.
+    #[test]
+    fn entries_without_a_detail_hash_as_before() {
+        let record = AuditRecord {
+            time_ms: 1_700_000_000_000,
+            actor: "Cursor".into(),
+            actor_kind: ActorKind::Mcp,
+            token_id: None,
+            action: "approval.requested".into(),
+            project_id: None,
+            outcome: Outcome::Ok,
+            error_code: None,
+            duration_ms: Some(3),
+            params_hash: None,
+            detail: None,
+        };
+        let (key, prev) = ([7u8; 32], [9u8; 32]);
+        let plain = StoredRow::from_record(4, &record);
+        assert_eq!(plain.mac(&key, &prev), mac_before_details(&plain, &key, &prev));
+        let detailed = StoredRow::from_record(
+            4,
+            &AuditRecord { detail: Some(".mcp.json: Claude Code starts it".into()), ..record },
+        );
+        assert_ne!(detailed.mac(&key, &prev), plain.mac(&key, &prev));
     }
 }

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use rusqlite::types::Type;
 use rusqlite::{OptionalExtension, Row, params};
-use sluice_core::{AccessMode, ExecMode, ProjectId, ProjectState};
+use sluice_core::{AccessMode, AutoRunRule, ExecMode, ProjectId, ProjectState};
 
 use crate::error::unique_violation;
 use crate::{Store, StoreError, now_ms};
@@ -48,6 +48,8 @@ pub struct Project {
     pub state: ProjectState,
     /// `None`: the default shield list; otherwise the user's own list.
     pub shield_patterns: Option<Vec<String>>,
+    /// `None`: the default auto-run list; otherwise the user's own list.
+    pub autorun_rules: Option<Vec<AutoRunRule>>,
     pub fingerprint: Option<RootFingerprint>,
     pub created_ms: i64,
     pub updated_ms: i64,
@@ -82,7 +84,7 @@ pub struct ModeChange {
 
 const COLUMNS: &str = "id, name, root, access, exec, state, state_reason, shield_patterns, \
                        root_dev, root_ino, created_ms, updated_ms, ask_deletes, ask_writes, \
-                       network";
+                       network, autorun_rules";
 
 const MAX_NAME_CHARS: usize = 80;
 
@@ -100,6 +102,7 @@ impl Store {
             exec: new.exec,
             state: ProjectState::Available,
             shield_patterns: None,
+            autorun_rules: None,
             fingerprint: new.fingerprint,
             created_ms: now,
             updated_ms: now,
@@ -275,6 +278,26 @@ impl Store {
         expect_one(n, id)
     }
 
+    /// `None` restores the default auto-run list.
+    pub fn set_project_autorun(
+        &self,
+        id: &ProjectId,
+        rules: Option<&[AutoRunRule]>,
+    ) -> Result<(), StoreError> {
+        let json = match rules {
+            None => None,
+            Some(r) => Some(
+                serde_json::to_string(r)
+                    .map_err(|e| StoreError::Invalid(format!("bad auto-run rules: {e}")))?,
+            ),
+        };
+        let n = self.conn().execute(
+            "UPDATE projects SET autorun_rules = ?2, updated_ms = ?3 WHERE id = ?1",
+            params![id.as_str(), json, now_ms()],
+        )?;
+        expect_one(n, id)
+    }
+
     /// Records a new fingerprint, e.g. after the user confirmed a replaced root is theirs.
     pub fn set_project_fingerprint(
         &self,
@@ -389,6 +412,14 @@ fn project_from_row(r: &Row<'_>) -> rusqlite::Result<Project> {
                 .map_err(|e| decode_error(7, format!("bad shield patterns: {e}")))?,
         ),
     };
+    let autorun: Option<String> = r.get(15)?;
+    let autorun_rules = match autorun {
+        None => None,
+        Some(json) => Some(
+            serde_json::from_str(&json)
+                .map_err(|e| decode_error(15, format!("bad auto-run rules: {e}")))?,
+        ),
+    };
     let dev: Option<i64> = r.get(8)?;
     let ino: Option<i64> = r.get(9)?;
     Ok(Project {
@@ -399,6 +430,7 @@ fn project_from_row(r: &Row<'_>) -> rusqlite::Result<Project> {
         exec: exec.parse().map_err(|e| decode_error(4, e))?,
         state,
         shield_patterns,
+        autorun_rules,
         fingerprint: match (dev, ino) {
             (Some(dev), Some(ino)) => Some(RootFingerprint { dev: dev as u64, ino: ino as u64 }),
             _ => None,

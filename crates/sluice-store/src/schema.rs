@@ -192,6 +192,19 @@ ALTER TABLE allow_rules ADD COLUMN added_from TEXT
 ALTER TABLE allow_rules ADD COLUMN asked_by TEXT;
 "#;
 
+/// Version 9: the auto-run list (paths other programs run on their own, whose changes ask or
+/// are refused) of each project, NULL for the defaults; what an approval said would run on its
+/// own; and an optional detail line on audit entries (an approval's auto-run consequences), so
+/// the log alone says why a change asked. Older entries have none, and their MACs are computed
+/// as before.
+const V9: &str = r#"
+ALTER TABLE projects ADD COLUMN autorun_rules TEXT
+    CHECK (autorun_rules IS NULL OR json_type(autorun_rules) = 'array');
+ALTER TABLE approvals ADD COLUMN autorun TEXT NOT NULL DEFAULT '[]'
+    CHECK (json_type(autorun) = 'array');
+ALTER TABLE audit ADD COLUMN detail TEXT;
+"#;
+
 /// Every migration, oldest first.
 pub(crate) fn migrations() -> Migrations<'static> {
     Migrations::new(vec![
@@ -203,8 +216,9 @@ pub(crate) fn migrations() -> Migrations<'static> {
         M::up(V6),
         M::up(V7),
         M::up(V8),
+        M::up(V9),
     ])
 }
 
 /// The schema version this build writes.
-pub(crate) const LATEST: usize = 8;
+pub(crate) const LATEST: usize = 9;

@@ -22,6 +22,7 @@ fn record(n: u64, secret: &InstallSecret, project: Option<&ProjectId>) -> AuditR
         error_code: n.is_multiple_of(3).then(|| "path_shielded".to_owned()),
         duration_ms: Some(n),
         params_hash: Some(params_hash(secret, format!("{{\"n\":{n}}}").as_bytes())),
+        detail: None,
     }
 }
 
@@ -210,4 +211,28 @@ fn oversized_or_empty_fields_are_refused() {
     r.action = String::new();
     assert!(store.audit_append(&secret, &r).is_err());
     assert_eq!(store.audit_verify(&secret).unwrap().entries, 0);
+}
+
+/// An approval's detail line (what would run on its own) is stored, listed and covered by the
+/// MAC like every other field: editing it or dropping it breaks the chain at that entry.
+#[test]
+fn a_detail_is_kept_and_covered_by_the_chain() {
+    let (_tmp, store, secret, raw) = log_of(2);
+    let detail = ".vscode/tasks.json: VS Code runs tasks marked runOn folderOpen".to_owned();
+    let mut r = record(3, &secret, None);
+    r.detail = Some(detail.clone());
+    store.audit_append(&secret, &r).unwrap();
+    store.audit_append(&secret, &record(4, &secret, None)).unwrap();
+    let listed = store.audit_list(&AuditFilter::default(), 10, None).unwrap();
+    let details: Vec<Option<&str>> = listed.iter().map(|e| e.record.detail.as_deref()).collect();
+    assert_eq!(details, [None, Some(detail.as_str()), None, None]);
+    assert!(store.audit_verify(&secret).unwrap().intact);
+    raw.execute("UPDATE audit SET detail = 'README.md: nothing' WHERE seq = 3", []).unwrap();
+    assert_eq!(broken_at(&store.audit_verify(&secret).unwrap()), 3);
+    raw.execute("UPDATE audit SET detail = NULL WHERE seq = 3", []).unwrap();
+    assert_eq!(broken_at(&store.audit_verify(&secret).unwrap()), 3);
+    // Control characters could forge a second line wherever the log is printed.
+    let mut bad = record(5, &secret, None);
+    bad.detail = Some("a\nseq 9: ok".into());
+    assert!(store.audit_append(&secret, &bad).is_err());
 }

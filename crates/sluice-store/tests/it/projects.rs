@@ -198,7 +198,7 @@ fn allow_rules_survive_the_migration_to_v8_without_an_origin() {
     drop(old);
 
     let s = open(&dir);
-    assert_eq!(s.schema_version().unwrap(), 8);
+    assert_eq!(s.schema_version().unwrap(), 9);
     let rules = s.list_allow_rules(Some(&p.id)).unwrap();
     assert_eq!(rules.len(), 1);
     let r = &rules[0];
@@ -239,4 +239,34 @@ fn the_network_setting_defaults_to_the_mode_and_survives_a_migration_from_v4() {
     assert_eq!(store.project(&p.id).unwrap().unwrap().network, None);
     let missing = sluice_core::ProjectId::generate();
     assert!(store.set_project_network(&missing, Some(true)).is_err());
+}
+
+/// A project follows the default auto-run list until the user sets its own, which survives a
+/// reopen; projects made before v9 follow the defaults.
+#[test]
+fn the_autorun_list_is_the_default_until_set_and_survives_a_migration_from_v8() {
+    use sluice_core::{AutoRunAction, AutoRunRule};
+    let (_tmp, dir) = data_dir();
+    let old = Store::open_at_version(&dir, 8).unwrap();
+    let p = add_project(&old, "old-project");
+    drop(old);
+    let s = open(&dir);
+    assert_eq!(s.project(&p.id).unwrap().unwrap().autorun_rules, None);
+    let rules = vec![AutoRunRule {
+        pattern: "/deploy/**".into(),
+        action: AutoRunAction::Refuse,
+        program: "the deploy bot".into(),
+        consequence: "the deploy bot runs these scripts every night".into(),
+    }];
+    s.set_project_autorun(&p.id, Some(&rules)).unwrap();
+    drop(s);
+    let s = open(&dir);
+    assert_eq!(s.project(&p.id).unwrap().unwrap().autorun_rules, Some(rules));
+    s.set_project_autorun(&p.id, None).unwrap();
+    assert_eq!(s.project(&p.id).unwrap().unwrap().autorun_rules, None);
+    let raw = rusqlite::Connection::open(dir.join(sluice_store::DB_FILE)).unwrap();
+    let err = raw
+        .execute("UPDATE projects SET autorun_rules = '{}' WHERE id = ?1", [p.id.as_str()])
+        .unwrap_err();
+    assert!(err.to_string().contains("CHECK"), "{err}");
 }
