@@ -6,10 +6,10 @@ use std::time::{Duration, UNIX_EPOCH};
 
 use anyhow::{Result, anyhow};
 use clap::Subcommand;
-use sluice_core::{AccessMode, ExecMode, Failure, ProjectState};
+use sluice_core::{AccessMode, AutoRunAction, AutoRunRule, ExecMode, Failure, ProjectState};
 use sluice_engine::{
     AuditFilter, Engine, NetworkSetting, Project, SecretPreference, SecretSource, clients,
-    default_shield_patterns,
+    default_autorun_rules, default_shield_patterns,
 };
 
 use crate::{parse_access, parse_exec};
@@ -81,6 +81,34 @@ pub enum ProjectCmd {
         /// Restore the default list.
         #[arg(long)]
         reset: bool,
+    },
+    /// Show or change a project's auto-run list: paths other programs run on their own (editor
+    /// tasks, MCP configs, git hooks, CI, …). Changes to them ask you — whatever the approval
+    /// policy — or are refused.
+    Autorun {
+        project: String,
+        /// Ask before any change to paths matching this pattern (adds it, or makes a refused
+        /// entry ask).
+        #[arg(long, value_name = "PATTERN")]
+        ask: Vec<String>,
+        /// Refuse every change to paths matching this pattern (adds it, or makes an asking
+        /// entry refuse).
+        #[arg(long, value_name = "PATTERN")]
+        refuse: Vec<String>,
+        /// Remove the entry with this pattern.
+        #[arg(long, value_name = "PATTERN")]
+        remove: Vec<String>,
+        /// For entries added here: which program runs these files.
+        #[arg(long)]
+        program: Option<String>,
+        /// For entries added here: what happens when one changes, one line for the approval.
+        #[arg(long)]
+        consequence: Option<String>,
+        /// Restore the default list.
+        #[arg(long)]
+        reset: bool,
+        #[arg(long)]
+        json: bool,
     },
 }
 
@@ -298,6 +326,61 @@ pub fn project(engine: Engine, cmd: ProjectCmd) -> Result<()> {
                 println!("  {pat}");
             }
         }
+        ProjectCmd::Autorun { project, ask, refuse, remove, program, consequence, reset, json } => {
+            let p = engine.find_project(&project).map_err(fail)?;
+            let p = if reset {
+                engine.set_autorun(&project, None).map_err(fail)?
+            } else if !ask.is_empty() || !refuse.is_empty() || !remove.is_empty() {
+                let mut list = p.autorun_rules.clone().unwrap_or_else(default_autorun_rules);
+                list.retain(|r| !remove.contains(&r.pattern));
+                let program = program.unwrap_or_else(|| "set by you".to_owned());
+                let consequence = consequence
+                    .unwrap_or_else(|| format!("{program} runs or reads this file on its own"));
+                let added = ask
+                    .iter()
+                    .map(|p| (p, AutoRunAction::Ask))
+                    .chain(refuse.iter().map(|p| (p, AutoRunAction::Refuse)));
+                for (pattern, action) in added {
+                    match list.iter_mut().find(|r| &r.pattern == pattern) {
+                        Some(existing) => existing.action = action,
+                        None => list.push(AutoRunRule {
+                            pattern: pattern.clone(),
+                            action,
+                            program: program.clone(),
+                            consequence: consequence.clone(),
+                        }),
+                    }
+                }
+                engine.set_autorun(&project, Some(list)).map_err(fail)?
+            } else {
+                p
+            };
+            let custom = p.autorun_rules.is_some();
+            let rules = p.autorun_rules.unwrap_or_else(default_autorun_rules);
+            if json {
+                let v: Vec<_> = rules
+                    .iter()
+                    .map(|r| {
+                        serde_json::json!({
+                            "pattern": r.pattern, "action": r.action.as_str(),
+                            "program": r.program, "consequence": r.consequence,
+                        })
+                    })
+                    .collect();
+                println!("{}", serde_json::to_string_pretty(&v)?);
+                return Ok(());
+            }
+            println!(
+                "Auto-run list of {} ({}): changes to these ask you, or are refused, whatever \
+                 the approval policy.",
+                p.name,
+                if custom { "customized" } else { "defaults" }
+            );
+            for r in &rules {
+                println!("  {:<6}  {}", r.action.as_str(), r.pattern);
+                println!("          {}: {}", r.program, r.consequence);
+            }
+        }
     }
     Ok(())
 }
@@ -388,7 +471,7 @@ pub fn audit(engine: Engine, cmd: AuditCmd) -> Result<()> {
                             "seq": e.seq, "time_ms": r.time_ms, "actor": r.actor,
                             "action": r.action, "project": r.project_id,
                             "outcome": r.outcome.as_str(), "error_code": r.error_code,
-                            "duration_ms": r.duration_ms,
+                            "duration_ms": r.duration_ms, "detail": r.detail,
                         })
                     );
                 } else {
@@ -402,6 +485,9 @@ pub fn audit(engine: Engine, cmd: AuditCmd) -> Result<()> {
                         r.project_id.as_ref().map(|p| format!(" {p}")).unwrap_or_default(),
                         r.error_code.as_ref().map(|c| format!(" [{c}]")).unwrap_or_default(),
                     );
+                    if let Some(detail) = &r.detail {
+                        println!("    {detail}");
+                    }
                 }
             }
         }
@@ -509,6 +595,9 @@ fn print_approval(a: &sluice_engine::ApprovalRecord) {
         a.project_name
     );
     println!("  action:   {}", a.summary);
+    for hit in &a.autorun {
+        println!("  auto-run: {}", hit.line());
+    }
     println!("  created:  {}", time(Some(a.created_ms)));
     if a.state == sluice_engine::ApprovalState::Pending {
         println!("  expires:  {}", time(Some(a.expires_ms)));
@@ -536,6 +625,7 @@ pub fn approvals(engine: Engine, cmd: ApprovalsCmd) -> Result<()> {
                             "id": a.id, "state": a.state.as_str(), "tool": a.tool,
                             "project": a.project_name, "client": a.token_label,
                             "summary": a.summary, "expires_ms": a.expires_ms,
+                            "autorun": a.autorun,
                         })
                     })
                     .collect();
@@ -555,6 +645,9 @@ pub fn approvals(engine: Engine, cmd: ApprovalsCmd) -> Result<()> {
             };
             let a = engine.decide(&id, decision, sluice_engine::LOCAL_USER).map_err(fail)?;
             println!("Approved {}: {}", a.id, a.summary);
+            for hit in &a.autorun {
+                println!("  auto-run: {}", hit.line());
+            }
             if always {
                 println!("This exact command is now always allowed in {}.", a.project_name);
             }
