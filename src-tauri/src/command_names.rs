@@ -11,6 +11,8 @@ pub const COMMAND_NAMES: &[&str] = &[
     "remove_project",
     "set_shield",
     "default_shield",
+    "set_autorun",
+    "default_autorun",
     "list_tokens",
     "create_token",
     "revoke_token",

@@ -2,7 +2,15 @@
 import { act, render, screen, within } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import { beforeEach, describe, expect, it, vi } from "vitest";
-import { allowRule, approval, created, project, state, token } from "./test/fixtures";
+import {
+  allowRule,
+  approval,
+  autorunDefaults,
+  created,
+  project,
+  state,
+  token,
+} from "./test/fixtures";
 
 vi.mock("./api", () => import("./test/api"));
 
@@ -188,6 +196,72 @@ describe("projects", () => {
   });
 });
 
+describe("files that run on their own", () => {
+  it("shows the auto-run list and guards an entry less, more, or anew", async () => {
+    const user = userEvent.setup();
+    m.listProjects.mockResolvedValue([project({ access: "read-write" })]);
+    m.listTokens.mockResolvedValue([token()]);
+    m.setAutorun.mockResolvedValue(project());
+    render(<App />);
+    await user.click(await screen.findByRole("button", { name: "my-app" }));
+    const list = within(screen.getByRole("region", { name: "Project my-app" })).getByTestId("autorun");
+    expect(list).toHaveTextContent("(the defaults)");
+    await user.click(within(list).getByText("3 entries, 1 refused"));
+    const rows = within(list).getAllByTestId("autorun-rule");
+    expect(rows[0]).toHaveTextContent(".claude/settings.json refused · Claude Code:");
+    expect(rows[1]).toHaveTextContent(".vscode/tasks.json asks you · VS Code: VS Code runs tasks marked runOn folderOpen");
+    const defaults = autorunDefaults();
+    await user.click(within(list).getByRole("button", { name: "Ask instead of refusing changes to .claude/settings.json" }));
+    expect(m.setAutorun).toHaveBeenLastCalledWith(project().id, [
+      { ...defaults[0], action: "ask" },
+      defaults[1],
+      defaults[2],
+    ]);
+    await user.click(within(list).getByRole("button", { name: "Stop guarding .mcp.json" }));
+    expect(m.setAutorun).toHaveBeenLastCalledWith(project().id, defaults.slice(0, 2));
+    await user.click(within(list).getByRole("button", { name: "Refuse changes to .vscode/tasks.json" }));
+    expect(m.setAutorun).toHaveBeenLastCalledWith(project().id, [
+      defaults[0],
+      { ...defaults[1], action: "refuse" },
+      defaults[2],
+    ]);
+    expect(within(list).queryByRole("button", { name: "Restore defaults" })).toBeNull();
+    await user.type(within(list).getByRole("textbox", { name: "New auto-run pattern" }), "deploy/**");
+    await user.type(within(list).getByRole("textbox", { name: "Which program runs it" }), "the deploy bot");
+    await user.selectOptions(within(list).getByRole("combobox", { name: "A change to it" }), "refuse");
+    await user.click(within(list).getByRole("button", { name: "Add entry" }));
+    expect(m.setAutorun).toHaveBeenLastCalledWith(project().id, [
+      ...defaults,
+      {
+        pattern: "deploy/**",
+        action: "refuse",
+        program: "the deploy bot",
+        consequence: "the deploy bot runs or reads this file on its own",
+      },
+    ]);
+    expect(within(list).getByRole("textbox", { name: "New auto-run pattern" })).toHaveValue("");
+  });
+
+  it("restores the defaults of a project with its own list, and shows a refusal to guard less", async () => {
+    const user = userEvent.setup();
+    const own = [{ pattern: "deploy/**", action: "ask" as const, program: "bot", consequence: "bot runs it" }];
+    m.listProjects.mockResolvedValue([project({ autorun: own })]);
+    m.listTokens.mockResolvedValue([token()]);
+    m.setAutorun.mockRejectedValueOnce({ code: "denied", message: 'nothing changed: you chose "Keep guarding"' });
+    render(<App />);
+    await user.click(await screen.findByRole("button", { name: "my-app" }));
+    const detail = screen.getByRole("region", { name: "Project my-app" });
+    const list = within(detail).getByTestId("autorun");
+    expect(list).toHaveTextContent("(your own list)");
+    await user.click(within(list).getByText("1 entry, 0 refused"));
+    await user.click(within(list).getByRole("button", { name: "Stop guarding deploy/**" }));
+    expect(await within(detail).findByText(/Keep guarding/)).toBeInTheDocument();
+    m.setAutorun.mockResolvedValue(project());
+    await user.click(within(list).getByRole("button", { name: "Restore defaults" }));
+    expect(m.setAutorun).toHaveBeenLastCalledWith(project().id, null);
+  });
+});
+
 describe("always allowed commands", () => {
   it("lists a project's allow rules and removes one", async () => {
     const user = userEvent.setup();
@@ -303,7 +377,7 @@ describe("activity and settings", () => {
         {
           seq: 2, timeMs: Date.now(), actor: "Cursor", byAssistant: true, tokenId: token().id,
           action: "read_file", projectId: project().id, projectName: "my-app", outcome: "ok",
-          errorCode: null, durationMs: 3,
+          errorCode: null, durationMs: 3, detail: null,
         },
       ],
     });
@@ -318,6 +392,24 @@ describe("activity and settings", () => {
     expect(m.audit).toHaveBeenLastCalledWith(expect.objectContaining({ token: token().id }));
   });
 
+  it("shows what an approval said would run on its own", async () => {
+    const user = userEvent.setup();
+    m.audit.mockResolvedValue({
+      entries: [
+        {
+          seq: 5, timeMs: Date.now(), actor: "Cursor", byAssistant: true, tokenId: token().id,
+          action: "approval.requested", projectId: project().id, projectName: "my-app",
+          outcome: "ok", errorCode: null, durationMs: 0,
+          detail: "runs on its own: .mcp.json: Claude Code and VS Code's agent offer to start the MCP servers in this file",
+        },
+      ],
+    });
+    render(<App />);
+    await user.keyboard("{Control>}5{/Control}");
+    const row = await screen.findByTestId("audit-row");
+    expect(within(row).getByTestId("audit-detail")).toHaveTextContent("runs on its own: .mcp.json: Claude Code");
+  });
+
   it("shows relative times with the exact time on hover, and filter names made visible", async () => {
     const user = userEvent.setup();
     const at = Date.now() - 3 * 60_000;
@@ -328,7 +420,7 @@ describe("activity and settings", () => {
         {
           seq: 1, timeMs: at, actor: "Cur\u202Esor", byAssistant: true, tokenId: token().id,
           action: "read_file", projectId: project().id, projectName: "my\u200Bapp", outcome: "ok",
-          errorCode: null, durationMs: 3,
+          errorCode: null, durationMs: 3, detail: null,
         },
       ],
     });
@@ -350,7 +442,7 @@ describe("activity and settings", () => {
     const entry = (seq: number) => ({
       seq, timeMs: Date.now(), actor: "Cursor", byAssistant: true, tokenId: token().id,
       action: `tool_${seq}`, projectId: null, projectName: null, outcome: "ok" as const,
-      errorCode: null, durationMs: 1,
+      errorCode: null, durationMs: 1, detail: null,
     });
     const full = Array.from({ length: PAGE }, (_, i) => entry(PAGE + 10 - i));
     m.audit.mockImplementation(async (q) =>

@@ -9,6 +9,7 @@ import { EVENT_CHANNEL } from "./bindings/ipc";
 import type {
   AddProject,
   AuditQuery,
+  AutoRunRuleDto,
   Commands,
   CreateToken,
   IpcError,
@@ -83,6 +84,9 @@ export const api = {
   removeProject: (id: string) => call("remove_project", { id }),
   setShield: (id: string, patterns: string[] | null) => call("set_shield", { id, patterns }),
   defaultShield: () => call("default_shield", {}),
+  /** Replaces a project's auto-run list (`null`: the defaults); guarding less asks natively. */
+  setAutorun: (id: string, rules: AutoRunRuleDto[] | null) => call("set_autorun", { id, rules }),
+  defaultAutorun: () => call("default_autorun", {}),
   listTokens: () => call("list_tokens", {}),
   createToken: (args: CreateToken) => call("create_token", { args }),
   revokeToken: (id: string) => call("revoke_token", { id }),

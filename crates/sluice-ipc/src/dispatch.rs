@@ -107,6 +107,28 @@ pub fn call(api: &Api<'_>, cmd: &str, args: Value) -> Result<Value, IpcError> {
             out(set_shield(e, &id, patterns))
         }
         "default_shield" => out(Ok(default_shield())),
+        "set_autorun" => {
+            let (id, rules) = arg!(args, id: String, rules: Option<Vec<AutoRunRuleDto>>);
+            let relaxed = relaxed_autorun(e, &id, rules.as_deref())?;
+            if !relaxed.is_empty() {
+                let project = e.find_project(&id)?;
+                let text = format!(
+                    "Guard {} less in {}?\n\nOther programs run these files on their own \
+                     (editors, assistants, git hooks, CI). Changes to them would no longer be \
+                     refused, or would no longer ask you first.",
+                    visible(&relaxed.join(", ")),
+                    visible(&project.name)
+                );
+                api.ask(Question {
+                    title: WIDEN_TITLE,
+                    text,
+                    yes: "Guard less",
+                    no: "Keep guarding",
+                })?;
+            }
+            out(set_autorun(e, &id, rules))
+        }
+        "default_autorun" => out(Ok(default_autorun())),
         "list_tokens" => out(list_tokens(e)),
         "create_token" => out(create_token(e, ctx, arg!(args, args: CreateToken))),
         "revoke_token" => out(revoke_token(e, &arg!(args, id: String))),

@@ -2,7 +2,7 @@
 //! milliseconds since the Unix epoch as plain numbers.
 
 use serde::{Deserialize, Serialize};
-use sluice_core::{AccessMode, ExecMode, ProjectState};
+use sluice_core::{AccessMode, AutoRunAction, AutoRunHit, AutoRunRule, ExecMode, ProjectState};
 use sluice_engine::{
     ApprovalRecord, ApprovalState, AuditEntry, AuditOutcome, Project, TokenRecord,
 };
@@ -121,6 +121,8 @@ pub struct ProjectDto {
     pub reason: Option<String>,
     /// The project's own sensitive-file patterns; `null` means the defaults apply.
     pub shield: Option<Vec<String>>,
+    /// The project's own auto-run list; `null` means the defaults apply.
+    pub autorun: Option<Vec<AutoRunRuleDto>>,
     /// Which changes ask the user first.
     pub policy: ApprovalPolicy,
     /// The user's network setting for the project's commands; `null` follows the execution
@@ -175,10 +177,99 @@ impl From<&Project> for ProjectDto {
             status,
             reason,
             shield: p.shield_patterns.clone(),
+            autorun: p
+                .autorun_rules
+                .as_ref()
+                .map(|rules| rules.iter().map(AutoRunRuleDto::from).collect()),
             policy: ApprovalPolicy { ask_deletes: p.ask_deletes, ask_writes: p.ask_writes },
             network: p.network,
             network_allowed: sluice_engine::NetworkSetting::of_project(p).allowed,
             created_ms: p.created_ms,
+        }
+    }
+}
+
+/// What a change to an auto-run path gets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "kebab-case")]
+pub enum AutoRunActionDto {
+    /// The user approves it first, whatever the approval policy.
+    Ask,
+    /// Refused through assistants, approved or not.
+    Refuse,
+}
+
+impl From<AutoRunAction> for AutoRunActionDto {
+    fn from(a: AutoRunAction) -> AutoRunActionDto {
+        match a {
+            AutoRunAction::Ask => AutoRunActionDto::Ask,
+            AutoRunAction::Refuse => AutoRunActionDto::Refuse,
+        }
+    }
+}
+
+impl From<AutoRunActionDto> for AutoRunAction {
+    fn from(a: AutoRunActionDto) -> AutoRunAction {
+        match a {
+            AutoRunActionDto::Ask => AutoRunAction::Ask,
+            AutoRunActionDto::Refuse => AutoRunAction::Refuse,
+        }
+    }
+}
+
+/// One entry of a project's auto-run list: paths another program runs on its own.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct AutoRunRuleDto {
+    /// A glob with the shield's rules (no `/`: a name at any depth; `X/**` covers the folder).
+    pub pattern: String,
+    pub action: AutoRunActionDto,
+    /// Which program runs it ("VS Code", "direnv").
+    pub program: String,
+    /// What happens when it changes, one line, shown on the approval.
+    pub consequence: String,
+}
+
+impl From<&AutoRunRule> for AutoRunRuleDto {
+    fn from(r: &AutoRunRule) -> AutoRunRuleDto {
+        AutoRunRuleDto {
+            pattern: r.pattern.clone(),
+            action: r.action.into(),
+            program: r.program.clone(),
+            consequence: r.consequence.clone(),
+        }
+    }
+}
+
+impl From<AutoRunRuleDto> for AutoRunRule {
+    fn from(r: AutoRunRuleDto) -> AutoRunRule {
+        AutoRunRule {
+            pattern: r.pattern.trim().to_owned(),
+            action: r.action.into(),
+            program: r.program.trim().to_owned(),
+            consequence: r.consequence.trim().to_owned(),
+        }
+    }
+}
+
+/// A path an approval's change touches that another program runs on its own. Deceptive
+/// characters already appear as `⟨U+202E⟩`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct AutoRunHitDto {
+    pub path: String,
+    pub program: String,
+    /// What happens, one line: "VS Code runs tasks marked runOn folderOpen when you open the
+    /// folder".
+    pub consequence: String,
+}
+
+impl From<&AutoRunHit> for AutoRunHitDto {
+    fn from(h: &AutoRunHit) -> AutoRunHitDto {
+        AutoRunHitDto {
+            path: crate::visible(&h.path),
+            program: crate::visible(&h.program),
+            consequence: crate::visible(&h.consequence),
         }
     }
 }
@@ -349,6 +440,8 @@ pub struct AuditEntryDto {
     pub error_code: Option<String>,
     #[ts(type = "number | null")]
     pub duration_ms: Option<u64>,
+    /// A line Sluice wrote about the entry: for an approval, what would run on its own.
+    pub detail: Option<String>,
 }
 
 impl AuditEntryDto {
@@ -366,6 +459,7 @@ impl AuditEntryDto {
             outcome: r.outcome.into(),
             error_code: r.error_code.clone(),
             duration_ms: r.duration_ms,
+            detail: r.detail.as_deref().map(crate::visible),
         }
     }
 }
@@ -417,6 +511,9 @@ pub struct ApprovalDto {
     /// The exact action, one line per effect (paths, sizes, whether it can be undone); never
     /// shortened. Deceptive characters already appear as `⟨U+202E⟩`.
     pub summary: String,
+    /// The paths the change touches that another program runs on its own, with what happens:
+    /// the reason it asks even where changes otherwise do not. Empty for most approvals.
+    pub autorun: Vec<AutoRunHitDto>,
     #[ts(type = "number")]
     pub created_ms: i64,
     #[ts(type = "number")]
@@ -611,6 +708,7 @@ impl From<&ApprovalRecord> for ApprovalDto {
             token_label: a.token_label.clone(),
             tool: a.tool.clone(),
             summary: a.summary.clone(),
+            autorun: a.autorun.iter().map(AutoRunHitDto::from).collect(),
             created_ms: a.created_ms,
             expires_ms: a.expires_ms,
             status,
@@ -626,13 +724,36 @@ impl From<&ApprovalRecord> for ApprovalDto {
 
 impl ApprovalDto {
     /// One line for the tray and notifications: "<who> · <what> · <project>". The summary's
-    /// first effect is shown whole; further effects are counted, never silently dropped.
+    /// first effect is shown whole; further effects are counted, never silently dropped. A
+    /// change another program runs on its own says so at the end, with which program.
     pub fn headline(&self) -> String {
         let mut lines = self.summary.lines();
         let first = lines.next().unwrap_or(self.tool.as_str());
         let more = lines.count();
         let what = if more == 0 { first.to_owned() } else { format!("{first} (+{more} more)") };
-        crate::visible(&format!("{} · {what} · {}", self.token_label, self.project_name))
+        let mut line = format!("{} · {what} · {}", self.token_label, self.project_name);
+        if let Some(first) = self.autorun.first() {
+            line.push_str(&format!(" · ⚠ {} runs it on its own", first.program));
+            if self.autorun.len() > 1 {
+                line.push_str(&format!(" (+{} more)", self.autorun.len() - 1));
+            }
+        }
+        crate::visible(&line)
+    }
+
+    /// What runs on its own, one line per path: "`path`: consequence" (the tray's items, the
+    /// notification's body).
+    pub fn autorun_lines(&self) -> Vec<String> {
+        self.autorun
+            .iter()
+            .map(|h| crate::visible(&format!("{}: {}", h.path, h.consequence)))
+            .collect()
+    }
+
+    /// The body of the notification that announces the approval: the headline, then what runs
+    /// on its own.
+    pub fn notification(&self) -> String {
+        std::iter::once(self.headline()).chain(self.autorun_lines()).collect::<Vec<_>>().join("\n")
     }
 }
 

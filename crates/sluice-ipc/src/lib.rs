@@ -164,6 +164,61 @@ pub fn set_shield(engine: &Engine, id: &str, patterns: Option<Vec<String>>) -> R
     Ok(ProjectDto::from(&engine.set_shield(id, patterns)?))
 }
 
+/// Replaces the auto-run list; `None` restores the defaults.
+pub fn set_autorun(
+    engine: &Engine,
+    id: &str,
+    rules: Option<Vec<AutoRunRuleDto>>,
+) -> Res<ProjectDto> {
+    let rules = rules.map(|r| r.into_iter().map(sluice_core::AutoRunRule::from).collect());
+    Ok(ProjectDto::from(&engine.set_autorun(id, rules)?))
+}
+
+/// The default auto-run list, shown beside a project's own list.
+pub fn default_autorun() -> Vec<AutoRunRuleDto> {
+    sluice_engine::default_autorun_rules().iter().map(AutoRunRuleDto::from).collect()
+}
+
+/// The auto-run patterns `rules` (`None`: the defaults) would guard less than now: dropped
+/// from the list, or turned from refuse to ask. Changes to matching files would then land
+/// without the user's approval, or with only their approval.
+pub fn relaxed_autorun(
+    engine: &Engine,
+    id: &str,
+    rules: Option<&[AutoRunRuleDto]>,
+) -> Res<Vec<String>> {
+    let p = engine.find_project(id)?;
+    let now: Vec<AutoRunRuleDto> = match &p.autorun_rules {
+        Some(r) => r.iter().map(AutoRunRuleDto::from).collect(),
+        None => default_autorun(),
+    };
+    let next: Vec<AutoRunRuleDto> = rules.map_or_else(default_autorun, <[_]>::to_vec);
+    let action_of = |list: &[AutoRunRuleDto], pattern: &str| {
+        let trimmed = pattern.trim();
+        let mut found = list.iter().filter(|r| r.pattern.trim() == trimmed).map(|r| r.action);
+        let first = found.next();
+        // Several entries with one pattern: the strictest applies.
+        if first == Some(AutoRunActionDto::Refuse) || found.any(|a| a == AutoRunActionDto::Refuse) {
+            Some(AutoRunActionDto::Refuse)
+        } else {
+            first
+        }
+    };
+    let mut relaxed: Vec<String> = Vec::new();
+    for r in &now {
+        let was = action_of(&now, &r.pattern);
+        let will = action_of(&next, &r.pattern);
+        let weaker = matches!(
+            (was, will),
+            (Some(_), None) | (Some(AutoRunActionDto::Refuse), Some(AutoRunActionDto::Ask))
+        );
+        if weaker && !relaxed.contains(&r.pattern) {
+            relaxed.push(r.pattern.clone());
+        }
+    }
+    Ok(relaxed)
+}
+
 /// Shield patterns as stored: trimmed, blanks dropped.
 fn clean_patterns(patterns: &[String]) -> Vec<String> {
     patterns.iter().map(|p| p.trim().to_owned()).filter(|p| !p.is_empty()).collect()
@@ -378,6 +433,23 @@ pub fn list_approvals(engine: &Engine) -> Res<Vec<ApprovalDto>> {
 fn approval_dto(engine: &Engine, record: &sluice_engine::ApprovalRecord) -> ApprovalDto {
     let mut dto = ApprovalDto::from(record);
     dto.risk = engine.approval_risk(record).as_ref().map(RiskDto::from);
+    // What another program runs on its own is the weightiest part of a change: the class says
+    // so first, and why names the program and what it does.
+    if let Some(first) = dto.autorun.first() {
+        const CLASS: &str = "another program runs it on its own";
+        let why = match dto.autorun.len() {
+            1 => first.consequence.clone(),
+            n => format!("{} (and {} more such paths)", first.consequence, n - 1),
+        };
+        dto.risk = Some(match dto.risk.take() {
+            Some(r) => RiskDto {
+                level: r.level,
+                class: format!("{CLASS}; {}", r.class),
+                why: format!("{why}; {}", r.why),
+            },
+            None => RiskDto { level: None, class: CLASS.to_owned(), why },
+        });
+    }
     if dto.status == ApprovalStatus::Pending
         && let Some(rule) = engine.approval_command(record)
     {

@@ -117,7 +117,7 @@ pub fn forward_events(app: &App) {
                             &app,
                             "approvals",
                             "An assistant asks for your approval",
-                            &a.headline(),
+                            &a.notification(),
                         );
                     }
                     crate::window::emit(&app, sluice_ipc::event(&event));

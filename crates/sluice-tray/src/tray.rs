@@ -102,7 +102,16 @@ fn approvals_menu(view: &View) -> Result<Submenu> {
         };
         let deny = MenuItem::with_id(format!("deny:{}", a.id), "Deny", true, None);
         let details = MenuItem::with_id("show-approvals", "Details in Sluice…", true, None);
-        let mut items: Vec<&dyn IsMenuItem> = vec![&once];
+        // What runs on its own comes first, where the eye lands before Approve: disabled
+        // items, text only.
+        let warnings: Vec<MenuItem> = a
+            .autorun_lines()
+            .iter()
+            .map(|line| MenuItem::new(label(&format!("⚠ {line}")), false, None))
+            .collect();
+        let mut items: Vec<&dyn IsMenuItem> =
+            warnings.iter().map(|w| w as &dyn IsMenuItem).collect();
+        items.push(&once);
         if let Some(always) = &always {
             items.push(always);
         }
@@ -344,6 +353,7 @@ mod tests {
                 token_label: "Cursor".into(),
                 tool: "delete_path".into(),
                 summary: "delete a.txt (1 B, restorable)".into(),
+                autorun: vec![],
                 created_ms: 0,
                 expires_ms: 1,
                 status: sluice_ipc::ApprovalStatus::Pending,

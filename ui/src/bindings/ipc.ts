@@ -51,6 +51,29 @@ askDeletes: boolean,
  */
 askWrites: boolean, };
 
+export type AutoRunActionDto = "ask" | "refuse";
+
+export type AutoRunRuleDto = { 
+/**
+ * A glob with the shield's rules (no `/`: a name at any depth; `X/**` covers the folder).
+ */
+pattern: string, action: AutoRunActionDto, 
+/**
+ * Which program runs it ("VS Code", "direnv").
+ */
+program: string, 
+/**
+ * What happens when it changes, one line, shown on the approval.
+ */
+consequence: string, };
+
+export type AutoRunHitDto = { path: string, program: string, 
+/**
+ * What happens, one line: "VS Code runs tasks marked runOn folderOpen when you open the
+ * folder".
+ */
+consequence: string, };
+
 export type ProjectDto = { id: string, name: string, 
 /**
  * The folder on this computer (shown to the local user only; never sent to AI clients).
@@ -60,6 +83,10 @@ root: string, access: Access, exec: Exec, status: ProjectStatus, reason: string 
  * The project's own sensitive-file patterns; `null` means the defaults apply.
  */
 shield: Array<string> | null, 
+/**
+ * The project's own auto-run list; `null` means the defaults apply.
+ */
+autorun: Array<AutoRunRuleDto> | null, 
 /**
  * Which changes ask the user first.
  */
@@ -156,7 +183,11 @@ export type AuditEntryDto = { seq: number, timeMs: number,
 /**
  * The token's label, or "local user".
  */
-actor: string, byAssistant: boolean, tokenId: string | null, action: string, projectId: string | null, projectName: string | null, outcome: Outcome, errorCode: string | null, durationMs: number | null, };
+actor: string, byAssistant: boolean, tokenId: string | null, action: string, projectId: string | null, projectName: string | null, outcome: Outcome, errorCode: string | null, durationMs: number | null, 
+/**
+ * A line Sluice wrote about the entry: for an approval, what would run on its own.
+ */
+detail: string | null, };
 
 export type AuditPage = { entries: Array<AuditEntryDto>, };
 
@@ -220,7 +251,12 @@ tool: string,
  * The exact action, one line per effect (paths, sizes, whether it can be undone); never
  * shortened. Deceptive characters already appear as `⟨U+202E⟩`.
  */
-summary: string, createdMs: number, expiresMs: number, status: ApprovalStatus, 
+summary: string, 
+/**
+ * The paths the change touches that another program runs on its own, with what happens:
+ * the reason it asks even where changes otherwise do not. Empty for most approvals.
+ */
+autorun: Array<AutoRunHitDto>, createdMs: number, expiresMs: number, status: ApprovalStatus, 
 /**
  * The user's reason, for a denial that gave one.
  */
@@ -459,6 +495,8 @@ export type Commands = {
   remove_project: { args: { id: string }; result: ProjectDto };
   set_shield: { args: { id: string; patterns: string[] | null }; result: ProjectDto };
   default_shield: { args: Record<string, never>; result: string[] };
+  set_autorun: { args: { id: string; rules: AutoRunRuleDto[] | null }; result: ProjectDto };
+  default_autorun: { args: Record<string, never>; result: AutoRunRuleDto[] };
   list_tokens: { args: Record<string, never>; result: TokenDto[] };
   create_token: { args: { args: CreateToken }; result: CreatedToken };
   revoke_token: { args: { id: string }; result: TokenDto };

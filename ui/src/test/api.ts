@@ -6,7 +6,7 @@
 import { vi, type Mock } from "vitest";
 import type { Api } from "../api";
 import type { UiEvent } from "../bindings/ipc";
-import { portCheck, state } from "./fixtures";
+import { autorunDefaults, portCheck, state } from "./fixtures";
 
 export const CLIPBOARD_CLEAR_MS = 60_000;
 
@@ -31,6 +31,8 @@ export const api: Mocked = {
   removeProject: vi.fn(),
   setShield: vi.fn(),
   defaultShield: vi.fn(),
+  setAutorun: vi.fn(),
+  defaultAutorun: vi.fn(),
   listTokens: vi.fn(),
   createToken: vi.fn(),
   revokeToken: vi.fn(),
@@ -81,6 +83,7 @@ export function resetApi(): void {
   m.listJobs.mockResolvedValue([]);
   m.listClients.mockResolvedValue([]);
   m.defaultShield.mockResolvedValue([".env", "*.pem"]);
+  m.defaultAutorun.mockResolvedValue(autorunDefaults());
   m.audit.mockResolvedValue({ entries: [] });
   m.verifyAudit.mockResolvedValue({ entries: 0, intact: true, breakAt: null, breakReason: null });
   m.copy.mockResolvedValue();

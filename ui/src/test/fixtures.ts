@@ -2,6 +2,7 @@ import type {
   AllowRuleDto,
   ApprovalDto,
   AppState,
+  AutoRunRuleDto,
   ClientDto,
   ConfigPreview,
   ConnectResult,
@@ -34,6 +35,7 @@ export const project = (over: Partial<ProjectDto> = {}): ProjectDto => ({
   status: "available",
   reason: null,
   shield: null,
+  autorun: null,
   policy: { askDeletes: true, askWrites: false },
   network: null,
   networkAllowed: false,
@@ -88,6 +90,7 @@ export const approval = (over: Partial<ApprovalDto> = {}): ApprovalDto => ({
   tokenLabel: "Cursor",
   tool: "delete_path",
   summary: "delete src/old.rs (2.1 KB, restorable)",
+  autorun: [],
   createdMs: Date.now(),
   expiresMs: Date.now() + 300_000,
   status: "pending",
@@ -99,6 +102,28 @@ export const approval = (over: Partial<ApprovalDto> = {}): ApprovalDto => ({
   risk: null,
   ...over,
 });
+
+/** A short default auto-run list: one refused entry, two that ask. */
+export const autorunDefaults = (): AutoRunRuleDto[] => [
+  {
+    pattern: ".claude/settings.json",
+    action: "refuse",
+    program: "Claude Code",
+    consequence: "Claude Code runs the hooks this file names without asking you",
+  },
+  {
+    pattern: ".vscode/tasks.json",
+    action: "ask",
+    program: "VS Code",
+    consequence: "VS Code runs tasks marked runOn folderOpen when you open the folder",
+  },
+  {
+    pattern: ".mcp.json",
+    action: "ask",
+    program: "Claude Code, VS Code",
+    consequence: "Claude Code and VS Code's agent offer to start the MCP servers in this file",
+  },
+];
 
 export const allowRule = (over: Partial<AllowRuleDto> = {}): AllowRuleDto => ({
   id: 7,

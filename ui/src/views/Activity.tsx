@@ -143,6 +143,11 @@ export function ActivityView(props: { projects: ProjectDto[]; tokens: TokenDto[]
                 </td>
                 <td>
                   <Text mono>{e.action}</Text>
+                  {e.detail && (
+                    <div className="muted" data-testid="audit-detail">
+                      <Text>{e.detail}</Text>
+                    </div>
+                  )}
                 </td>
                 <td>{e.projectName ? <Text>{e.projectName}</Text> : <span className="muted">—</span>}</td>
                 <td className={`outcome-${e.outcome}`}>

@@ -45,6 +45,32 @@ describe("an approval card", () => {
     expect(c).toHaveTextContent("Asked just now");
   });
 
+  it("says which file of the change another program runs on its own, and what it does", () => {
+    show([
+      approval({
+        tool: "write_file",
+        summary: "create .vscode/tasks.json (120 B)",
+        autorun: [
+          {
+            path: ".vscode/tasks\u202E.json",
+            program: "VS Code",
+            consequence: "VS Code runs tasks marked runOn folderOpen when you open the folder",
+          },
+        ],
+      }),
+    ]);
+    const note = within(card()).getByTestId("approval-autorun");
+    expect(note).toHaveTextContent(
+      "Runs on its own. Another program runs this file without asking you: .vscode/tasks⟨U+202E⟩.json: VS Code runs tasks marked runOn folderOpen when you open the folder",
+    );
+    expect(note.textContent).not.toMatch(/\u202E/);
+  });
+
+  it("shows no such note for an ordinary change", () => {
+    show();
+    expect(within(card()).queryByTestId("approval-autorun")).toBeNull();
+  });
+
   it("focuses Deny and keeps both buttons inert for about half a second", async () => {
     const user = setup();
     show();

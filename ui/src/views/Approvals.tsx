@@ -5,7 +5,14 @@
 
 import { type ReactNode, useEffect, useRef, useState } from "react";
 import { api } from "../api";
-import type { ApprovalDto, ApprovalStatus, CommandDto, RiskDto, Verdict } from "../bindings/ipc";
+import type {
+  ApprovalDto,
+  ApprovalStatus,
+  AutoRunHitDto,
+  CommandDto,
+  RiskDto,
+  Verdict,
+} from "../bindings/ipc";
 import { ErrorLine, Text, Time, errorMessage, useNow } from "../components";
 import { exactTime, visible } from "../format";
 
@@ -151,6 +158,7 @@ function ApprovalCard(props: {
           <div key={i}>{l}</div>
         ))}
       </pre>
+      {a.autorun.length > 0 && <AutoRunWarning autorun={a.autorun} />}
       {a.command && <CommandTokens command={a.command} />}
       {a.risk && <RiskLine risk={a.risk} />}
       <p className="muted">
@@ -210,6 +218,25 @@ function ApprovalCard(props: {
         {props.paused && <span className="muted">Resume AI access to approve.</span>}
       </div>
     </article>
+  );
+}
+
+/** The files of the change that another program runs on its own, and what it does: the reason
+ * this change asks even where changes otherwise do not. */
+function AutoRunWarning({ autorun }: { autorun: AutoRunHitDto[] }) {
+  return (
+    <div className="autorun-warning" role="note" data-testid="approval-autorun">
+      <strong>Runs on its own.</strong>{" "}
+      {autorun.length === 1 ? "Another program runs this file" : "Other programs run these files"}{" "}
+      without asking you:{" "}
+      <ul>
+        {autorun.map((h, i) => (
+          <li key={i}>
+            <Text mono>{h.path}</Text>: <Text>{h.consequence}</Text>
+          </li>
+        ))}
+      </ul>
+    </div>
   );
 }
 

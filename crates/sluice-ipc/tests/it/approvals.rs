@@ -38,6 +38,15 @@ fn fixture() -> Fixture {
 /// Starts an `ask` on its own thread, as the MCP layer does for a delete, and returns the
 /// approval's id once it is pending along with the handle to the outcome.
 fn ask(f: &Fixture, summary: &str) -> (String, std::thread::JoinHandle<AskOutcome>) {
+    ask_noting(f, summary, Vec::new())
+}
+
+/// [`ask`] for a change that touches auto-run paths, as `write_file` asks for `.vscode/tasks.json`.
+fn ask_noting(
+    f: &Fixture,
+    summary: &str,
+    autorun: Vec<sluice_core::AutoRunHit>,
+) -> (String, std::thread::JoinHandle<AskOutcome>) {
     let engine = f.engine.clone();
     let project = f.project.name.clone();
     let summary = summary.to_owned();
@@ -56,7 +65,7 @@ fn ask(f: &Fixture, summary: &str) -> (String, std::thread::JoinHandle<AskOutcom
                 summary,
                 fingerprint: [7; 32],
             };
-            engine.ask(req, CancellationToken::new(), |_| {}).await.unwrap()
+            engine.ask_change(req, autorun, CancellationToken::new(), |_| {}).await.unwrap()
         })
     });
     let deadline = Instant::now() + Duration::from_secs(10);
@@ -334,5 +343,60 @@ fn a_command_shows_its_risk_class_and_always_allow_records_who_added_the_rule() 
     assert_eq!(
         (&json["addedFrom"], &json["askedBy"]),
         (&serde_json::json!("window"), &serde_json::json!("Cursor"))
+    );
+}
+
+/// The window's card, the tray's menu and the notification all say what runs on its own, from
+/// the approval itself; the risk class puts it first.
+#[test]
+fn an_autorun_approval_says_what_runs_on_every_surface() {
+    let f = fixture();
+    let hit = sluice_core::AutoRunHit {
+        path: ".vscode/tasks.json".into(),
+        program: "VS Code".into(),
+        consequence: "VS Code runs tasks marked runOn folderOpen when you open the folder".into(),
+    };
+    let (id, waiting) = ask_noting(&f, "create .vscode/tasks.json (2 B)", vec![hit.clone()]);
+    let a = approval(&f.engine, &id).unwrap();
+    assert_eq!(
+        a.autorun,
+        [AutoRunHitDto {
+            path: hit.path.clone(),
+            program: hit.program.clone(),
+            consequence: hit.consequence.clone()
+        }]
+    );
+    assert_eq!(
+        a.headline(),
+        "Cursor · create .vscode/tasks.json (2 B) · my-app · ⚠ VS Code runs it on its own"
+    );
+    assert_eq!(a.autorun_lines(), [format!(".vscode/tasks.json: {}", hit.consequence)]);
+    assert_eq!(
+        a.notification(),
+        format!("{}\n.vscode/tasks.json: {}", a.headline(), hit.consequence)
+    );
+    let risk = a.risk.as_ref().unwrap();
+    assert!(
+        risk.class.starts_with("another program runs it on its own; creates 1 file"),
+        "{risk:?}"
+    );
+    assert!(risk.why.starts_with(&hit.consequence), "{risk:?}");
+    decide_approval(&f.engine, &id, Verdict::Deny, None, DecidedFrom::Tray).unwrap();
+    assert!(matches!(waiting.join().unwrap(), AskOutcome::Denied { .. }));
+    // Decided, it still says what it was about; the audit log carries the line too.
+    assert_eq!(approval(&f.engine, &id).unwrap().autorun.len(), 1);
+    let query = AuditQuery {
+        project: None,
+        token: None,
+        action: Some("approval.denied".into()),
+        outcome: None,
+        limit: 50,
+        before_seq: None,
+    };
+    let page = audit(&f.engine, query).unwrap();
+    assert!(
+        page.entries.iter().any(|e| e.action == "approval.denied"
+            && e.detail.as_deref().is_some_and(|d| d.contains(&hit.consequence))),
+        "{page:?}"
     );
 }

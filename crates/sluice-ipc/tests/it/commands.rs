@@ -131,6 +131,47 @@ fn widening_modes_or_dropping_shield_patterns_is_told_apart_for_a_native_confirm
     assert_eq!(unshielded(&f.engine, &p.id, None).unwrap(), vec!["*.secret".to_owned()]);
 }
 
+/// The auto-run list: the defaults until set, trimmed when stored; dropping an entry or turning
+/// refuse into ask guards less (the window confirms natively), adding one does not.
+#[test]
+fn autorun_list_round_trips_and_relaxing_it_is_told_apart() {
+    let f = fixture();
+    let p = add(&f);
+    assert_eq!(p.autorun, None);
+    let defaults = default_autorun();
+    let mcp = defaults.iter().position(|r| r.pattern == ".mcp.json").unwrap();
+    let claude = defaults.iter().position(|r| r.pattern == ".claude/settings.json").unwrap();
+    assert_eq!(defaults[claude].action, AutoRunActionDto::Refuse);
+    let mine = AutoRunRuleDto {
+        pattern: " /deploy/** ".into(),
+        action: AutoRunActionDto::Ask,
+        program: "the deploy bot".into(),
+        consequence: "the deploy bot runs these scripts every night".into(),
+    };
+    let more: Vec<AutoRunRuleDto> = defaults.iter().cloned().chain([mine.clone()]).collect();
+    assert!(relaxed_autorun(&f.engine, &p.id, Some(&more)).unwrap().is_empty());
+    let mut fewer = defaults.clone();
+    fewer.remove(mcp);
+    assert_eq!(relaxed_autorun(&f.engine, &p.id, Some(&fewer)).unwrap(), [".mcp.json"]);
+    let mut softer = defaults.clone();
+    softer[claude].action = AutoRunActionDto::Ask;
+    assert_eq!(
+        relaxed_autorun(&f.engine, &p.id, Some(&softer)).unwrap(),
+        [".claude/settings.json"]
+    );
+    let p = set_autorun(&f.engine, &p.id, Some(more)).unwrap();
+    let stored = p.autorun.as_ref().unwrap();
+    assert_eq!(stored.last().unwrap().pattern, "/deploy/**");
+    // Back to the defaults drops the user's own entry: that guards less.
+    assert_eq!(relaxed_autorun(&f.engine, &p.id, None).unwrap(), ["/deploy/**"]);
+    let bad = AutoRunRuleDto { pattern: "a[".into(), ..mine };
+    assert_eq!(
+        set_autorun(&f.engine, &p.id, Some(vec![bad])).unwrap_err().code,
+        "invalid_argument"
+    );
+    assert_eq!(set_autorun(&f.engine, &p.id, None).unwrap().autorun, None);
+}
+
 #[test]
 fn errors_cross_as_code_and_message() {
     let f = fixture();

@@ -161,6 +161,42 @@ fn narrowing_asks_nothing_widening_asks_first() {
     assert_eq!(f.user.asked.lock().unwrap().len(), 1);
 }
 
+/// Guarding an auto-run path less asks natively first; a no keeps the list; guarding more
+/// asks nothing.
+#[test]
+fn relaxing_the_autorun_list_asks_first() {
+    let f = Fixture::new(false);
+    let args = sluice_ipc::AddProject {
+        path: f.folder(),
+        name: None,
+        access: sluice_ipc::Access::ReadWrite,
+        exec: sluice_ipc::Exec::Off,
+    };
+    let id = sluice_ipc::add_project(&f.base.engine, args).unwrap().id;
+    let mut rules = serde_json::to_value(sluice_ipc::default_autorun()).unwrap();
+    let list = rules.as_array_mut().unwrap();
+    list.retain(|r| r["pattern"] != ".vscode/tasks.json");
+    let e = f.call("set_autorun", json!({ "id": id, "rules": rules })).unwrap_err();
+    assert_eq!(e.code, "denied");
+    let asked = f.user.asked.lock().unwrap().clone();
+    assert_eq!(asked.len(), 1);
+    assert!(asked[0].text.contains(".vscode/tasks.json"), "{:?}", asked[0]);
+    assert_eq!(f.call("list_projects", json!({})).unwrap()[0]["autorun"], Value::Null);
+    // An entry of one's own guards more: no question, saved.
+    let mut more = serde_json::to_value(sluice_ipc::default_autorun()).unwrap();
+    more.as_array_mut().unwrap().push(json!({
+        "pattern": "/deploy/**", "action": "refuse", "program": "the deploy bot",
+        "consequence": "the deploy bot runs these scripts every night"
+    }));
+    let p = f.call("set_autorun", json!({ "id": id, "rules": more })).unwrap();
+    assert_eq!(p["autorun"].as_array().unwrap().last().unwrap()["pattern"], "/deploy/**");
+    assert_eq!(f.user.asked.lock().unwrap().len(), 1);
+    assert_eq!(
+        f.call("default_autorun", json!({})).unwrap(),
+        serde_json::to_value(sluice_ipc::default_autorun()).unwrap()
+    );
+}
+
 #[test]
 fn copy_secret_goes_to_the_desktop() {
     let f = Fixture::new(false);
