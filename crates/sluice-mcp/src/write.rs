@@ -187,7 +187,9 @@ macro_rules! change_tools {
 change_tools! {
     /// Create a file, or replace one: replacing needs `expected_hash`, the hash read_file
     /// returned, so you never overwrite changes you have not seen. Read-write projects only; the
-    /// previous content is backed up and can be restored.
+    /// previous content is backed up and can be restored. Any change (by any tool) to a file
+    /// another program runs on its own — editor tasks, MCP configs, git hooks, CI workflows —
+    /// waits for the user's approval; AI agents' own settings and hooks are refused.
     write_file(WriteFileArgs) => plan_write_file, destructive: true, idempotent: false;
     /// Edit a text file by exact replacements: each `old_text` must occur exactly once (or set
     /// `replace_all`). All edits apply or none. Encoding and line endings are kept.
