@@ -122,6 +122,7 @@ async fn take_all(app: &Path, out: &Path, suffix: &str, env: &[(&str, &str)]) {
     env.extend([("HOME", home.to_str().unwrap()), ("XDG_CONFIG_HOME", config.to_str().unwrap())]);
     let s = Session::start_with(app, &data, &env).await;
     let url = format!("http://127.0.0.1:{}/mcp", s.mcp_port);
+    s.wait_view("projects").await;
     s.wait_text(By::Css("[data-testid=state-pill]"), "AI access on").await;
 
     // What assistants did: reads (the activity log).
@@ -153,16 +154,19 @@ async fn take_all(app: &Path, out: &Path, suffix: &str, env: &[(&str, &str)]) {
 
     // Each view.
     s.click(by_text("nav", "Projects")).await;
+    s.wait_view("projects").await;
     s.click(By::XPath("//tr[@data-testid='project-row']//button[normalize-space()='web-shop']"))
         .await;
     s.wait_text(By::Css("section[aria-label='Project web-shop']"), "Execution").await;
     shot(&s, out, suffix, "projects").await;
 
     s.click(by_text("nav", "Tokens")).await;
+    s.wait_view("tokens").await;
     s.wait_text(By::Css("section[aria-label='Tokens']"), "Old laptop").await;
     shot(&s, out, suffix, "tokens").await;
 
     s.click(by_text("nav", "Clients")).await;
+    s.wait_view("clients").await;
     s.wait_text(By::Css("section[aria-label='Clients']"), "Cursor").await;
     shot(&s, out, suffix, "clients").await;
 
@@ -172,6 +176,7 @@ async fn take_all(app: &Path, out: &Path, suffix: &str, env: &[(&str, &str)]) {
     shot(&s, out, suffix, "approvals").await;
 
     s.click(By::XPath("//nav//button[starts-with(normalize-space(), 'Jobs')]")).await;
+    s.wait_view("jobs").await;
     s.click(By::XPath("//tr[@data-testid='job-row']//button[contains(., 'test-watch')]")).await;
     s.wait_text(By::Css("[data-testid=job-log]"), "Round 2").await;
     s.wait_text(By::Css("[data-testid=job-row]"), "%").await;
@@ -180,11 +185,13 @@ async fn take_all(app: &Path, out: &Path, suffix: &str, env: &[(&str, &str)]) {
     shot(&s, out, suffix, "jobs").await;
 
     s.click(by_text("nav", "Activity")).await;
+    s.wait_view("activity").await;
     s.wait_text(By::Css("[data-testid=chain-status]"), "Audit chain intact").await;
     s.wait_text(By::Css("section[aria-label='Activity'] table"), "start_job").await;
     shot(&s, out, suffix, "activity").await;
 
     s.click(by_text("nav", "Settings")).await;
+    s.wait_view("settings").await;
     s.wait_text(By::Css("section[aria-label='Settings']"), "Command confinement").await;
     shot(&s, out, suffix, "settings").await;
 

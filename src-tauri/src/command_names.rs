@@ -35,4 +35,5 @@ pub const COMMAND_NAMES: &[&str] = &[
     "remove_allow_rule",
     "copy_secret",
     "check_port",
+    "window_shown",
 ];

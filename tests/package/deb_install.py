@@ -1,10 +1,12 @@
 """The .deb, installed for real: `apt-get install ./sluice.deb` (so the declared dependencies
-resolve), the installed app started under Xvfb, the installed `sluice` CLI creating a project and
+resolve), its AppArmor profile shipped (and put in place where AppArmor 4 is), the installed
+app started under Xvfb, the installed `sluice` CLI creating a project and
 a token in a temporary data folder, the official Python MCP SDK (written by others) calling
 list_projects on the installed app's MCP endpoint with that token — over HTTP and through the
 installed `sluice stdio` (the sidecar) — a second launch that hands over to the running app
 (single instance, on a private session bus); then "Start at login": the installed app driven
-through tauri-driver over plain W3C WebDriver (Settings, the start-at-login box ticked) writes a
+through tauri-driver over plain W3C WebDriver (its window drawing the Projects view, then
+Settings, the start-at-login box ticked) writes a
 login item in the private home that starts the installed app with `--hidden`, and that login
 item's own command, run as a session start would, serves MCP from the tray without opening the
 window (no WebKit web process below it); then `dpkg --purge` and a check that every file and
@@ -50,6 +52,11 @@ STEP = 30.0
 POLL = 0.2
 # How long the app started at login is watched for a window's web process once MCP is up.
 WATCH = 5.0
+# The AppArmor profile the package ships, and where its post-install script puts it when the
+# system has AppArmor 4 (Ubuntu 24.04+ needs it for the jobs' user namespaces).
+APPARMOR_SHIPPED = "/usr/share/sluice/apparmor/sluice"
+APPARMOR_ACTIVE = "/etc/apparmor.d/sluice"
+APPARMOR_4 = "/etc/apparmor.d/abi/4.0"
 # How W3C WebDriver names an element in its answers.
 ELEMENT = "element-6066-11e4-a52e-4f735466cecf"
 
@@ -389,6 +396,26 @@ def usable(session, using, selector):
         time.sleep(POLL)
 
 
+def draws_view(session, view):
+    """Polls until the page has drawn `view` with the app's state loaded (`main[data-view]`,
+    which only Sluice's own script sets): an error page such as "asset not found" fails here,
+    with the text it shows."""
+    deadline = time.monotonic() + STEP
+    selector = f"main[data-view={view}]"
+    while True:
+        ok, _ = webdriver("POST", f"{session}/element", {"using": "css selector", "value": selector})
+        if ok:
+            return
+        if time.monotonic() > deadline:
+            shown = None
+            found, body = webdriver("POST", f"{session}/element",
+                                    {"using": "tag name", "value": "body"})
+            if found:
+                shown = webdriver("GET", f"{session}/element/{body[ELEMENT]}/text")
+            fail(f"the installed app's window draws the {view} view within {STEP} s", shown)
+        time.sleep(POLL)
+
+
 def click(session, using, selector):
     """Clicks a control once it is usable, again if the request was reset (for a control that
     clicking twice does not undo)."""
@@ -474,7 +501,10 @@ def enable_start_at_login(tmp, app_env, home):
         apps = apps_below(driver.pid)
         if len(apps) != 1:
             fail(f"the WebDriver session runs one {APP}", apps)
+        draws_view(session, "projects")
+        log("the installed app's window draws the Projects view")
         click(session, "xpath", "//nav//button[normalize-space()='Settings']")
+        draws_view(session, "settings")
         item = tick_start_at_login(session, os.path.join(home, ".config", "autostart"))
         shows_ticked(session)
         # The same look for WebKit's web process that the start at login is checked with finds
@@ -511,6 +541,33 @@ def starts_hidden_at_login(tmp, app_env, argv, token):
                 fail("the app started at login keeps running", read_tail(log_path))
             time.sleep(POLL)
         log(f"no WebKit web process below it for {WATCH:.0f} s: tray only, no window")
+
+
+def apparmor_profile():
+    """The profile is shipped for the app and CLI, with the one rule it exists for, and is in
+    place (and parses) exactly where AppArmor 4 is installed. Returns whether it was put in
+    place, so the purge can be checked to remove it."""
+    try:
+        text = open(APPARMOR_SHIPPED).read()
+    except OSError as e:
+        fail(f"the package ships its AppArmor profile at {APPARMOR_SHIPPED}", repr(e))
+    rules = [line.strip() for line in text.splitlines()]
+    if "userns," not in rules or not any(APP.rsplit("/", 1)[0] in r and "sluice-app" in r
+                                         for r in rules if r.startswith("profile ")):
+        fail("the AppArmor profile grants user namespaces to /usr/bin/sluice-app", text)
+    if not os.path.exists(APPARMOR_4):
+        if os.path.lexists(APPARMOR_ACTIVE):
+            fail(f"no {APPARMOR_ACTIVE} without AppArmor 4 ({APPARMOR_4} is absent)")
+        log("AppArmor 4 is not installed: the profile is shipped, not put in place")
+        return False
+    if open(APPARMOR_ACTIVE).read() != text:
+        fail(f"the post-install script puts the profile at {APPARMOR_ACTIVE}")
+    parser = shutil.which("apparmor_parser")
+    if parser:
+        run(root_cmd([parser, "-Q", "-T", "-K", APPARMOR_ACTIVE]))
+    log(f"AppArmor 4: the profile is in place at {APPARMOR_ACTIVE}"
+        + (" and parses" if parser else " (no apparmor_parser to parse it)"))
+    return True
 
 
 def exercise(tmp):
@@ -570,8 +627,10 @@ def main():
     run(root_cmd(["apt-get", "-o", "DPkg::Lock::Timeout=300", "install", "-y", "-qq",
                   "--no-install-recommends", deb]), env=env)
     log(f"installed {pkg} in {time.monotonic() - started:.0f} s")
+    profile_active = False
     try:
         listed = [p for p in run(["dpkg", "-L", pkg]).splitlines() if p.strip() and p != "/."]
+        profile_active = apparmor_profile()
         for must in (APP, CLI):
             if must not in listed or not os.access(must, os.X_OK):
                 fail(f"dpkg -L {pkg} lists an executable {must}", listed)
@@ -591,6 +650,8 @@ def main():
     if installed(pkg):
         fail(f"{pkg} is gone after dpkg --purge")
     left = [p for p in set(listed) | set(contents) if p not in existed and os.path.lexists(p)]
+    if profile_active:
+        left += [APPARMOR_ACTIVE] if os.path.lexists(APPARMOR_ACTIVE) else []
     if left:
         fail("nothing the package installed is left after the purge", sorted(left))
     log(f"purged {pkg}: none of its {len(listed)} paths is left")

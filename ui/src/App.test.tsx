@@ -51,6 +51,22 @@ describe("top bar", () => {
     }
   });
 
+  it("marks the drawn view only once the state has loaded, and tells the tray", async () => {
+    let answer: (s: ReturnType<typeof state>) => void = () => {};
+    m.appState.mockReturnValue(new Promise((r) => (answer = r)));
+    const user = userEvent.setup();
+    render(<App />);
+    const main = screen.getByRole("main");
+    expect(main).not.toHaveAttribute("data-view");
+    expect(m.windowShown).not.toHaveBeenCalled();
+    await act(async () => answer(state()));
+    expect(main).toHaveAttribute("data-view", "projects");
+    expect(m.windowShown).toHaveBeenLastCalledWith("projects");
+    await user.keyboard("{Control>}4{/Control}");
+    expect(screen.getByRole("main")).toHaveAttribute("data-view", "jobs");
+    expect(m.windowShown).toHaveBeenLastCalledWith("jobs");
+  });
+
   it("switches views with Ctrl+1…7", async () => {
     const user = userEvent.setup();
     render(<App />);

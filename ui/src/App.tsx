@@ -3,6 +3,7 @@
 
 import { useCallback, useEffect, useState } from "react";
 import { api } from "./api";
+import { VIEWS } from "./bindings/ipc";
 import type { ApprovalDto, AppState, JobDto, ProjectDto, StopResult, TokenDto } from "./bindings/ipc";
 import { ErrorLine, errorMessage } from "./components";
 import { ActivityView } from "./views/Activity";
@@ -15,7 +16,7 @@ import { SettingsView } from "./views/Settings";
 import { TokensView } from "./views/Tokens";
 
 // In the brief's order (Ctrl+1…6), then Clients (Ctrl+7).
-export const VIEWS = ["projects", "tokens", "approvals", "jobs", "activity", "settings", "clients"] as const;
+export { VIEWS };
 export type View = (typeof VIEWS)[number];
 
 const TITLES: Record<View, string> = {
@@ -113,6 +114,14 @@ export function App() {
       stop?.();
     };
   }, [loadState, loadProjects, loadTokens, loadApprovals, loadJobs]);
+
+  // Once the state has loaded and a view is drawn, say so: the page's own marker that checks
+  // outside it (the package test, `bench app`) wait for, as the e2e test waits for
+  // `main[data-view]`. An error page never sends it.
+  const loaded = state !== null;
+  useEffect(() => {
+    if (loaded) api.windowShown(view).catch(() => {});
+  }, [loaded, view]);
 
   // "Last used" changes without an event: refresh the list when the view opens.
   useEffect(() => {
@@ -249,7 +258,7 @@ export function App() {
                 `${stopped.deniedApprovals} ${stopped.deniedApprovals === 1 ? "approval" : "approvals"} denied.`}
           </p>
         )}
-        <main className="content" aria-label={TITLES[view]}>
+        <main className="content" aria-label={TITLES[view]} data-view={loaded ? view : undefined}>
           <ErrorLine error={error} />
           {firstRun && (view === "projects" || view === "tokens") && (
             <FirstRun

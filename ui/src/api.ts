@@ -117,6 +117,8 @@ export const api = {
   disconnectApply: (id: string) => call("disconnect_apply", { id }),
   /** Whether a port on 127.0.0.1 is free, taken by another program, or this Sluice's own. */
   checkPort: (port: number) => call("check_port", { port }),
+  /** Tells the tray the page has drawn `view` (logged; see `App`). */
+  windowShown: (view: string) => call("window_shown", { view }),
 
   /** Whether Sluice starts when the user logs in (the autostart plugin). */
   startAtLogin: async (): Promise<boolean> => {

@@ -45,6 +45,7 @@ pub const COMMANDS: &[(&str, &str, &str)] = &[
     ("remove_allow_rule", "{ project: string; id: number }", "AllowRuleDto[]"),
     ("copy_secret", "{ text: string }", "null"),
     ("check_port", "{ port: number }", "PortCheck"),
+    ("window_shown", "{ view: string }", "null"),
 ];
 
 /// The full text of `ui/src/bindings/ipc.ts`.
@@ -109,6 +110,8 @@ pub fn typescript() -> String {
         out.push_str("\n\n");
     }
     out.push_str(&format!("export const EVENT_CHANNEL = {EVENT_CHANNEL:?};\n\n"));
+    let views: Vec<String> = crate::VIEWS.iter().map(|v| format!("{v:?}")).collect();
+    out.push_str(&format!("export const VIEWS = [{}] as const;\n\n", views.join(", ")));
     out.push_str("export type Commands = {\n");
     for (name, args, result) in COMMANDS {
         out.push_str(&format!("  {name}: {{ args: {args}; result: {result} }};\n"));

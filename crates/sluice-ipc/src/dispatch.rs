@@ -194,6 +194,7 @@ pub fn call(api: &Api<'_>, cmd: &str, args: Value) -> Result<Value, IpcError> {
         }
         "copy_secret" => out(api.desktop.copy_secret(arg!(args, text: String))),
         "check_port" => out(check_port(ctx, arg!(args, port: u16))),
+        "window_shown" => out(window_shown(&arg!(args, view: String))),
         _ => Err(Failure::new(ErrorCode::InvalidArgument, "the window has no such command").into()),
     }
 }

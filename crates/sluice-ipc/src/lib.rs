@@ -83,6 +83,22 @@ fn hidden_from_jobs() -> Vec<String> {
         .collect()
 }
 
+/// The window's views, in the sidebar's order (Ctrl+1…7); the page takes them from the
+/// bindings.
+pub const VIEWS: &[&str] =
+    &["projects", "tokens", "approvals", "jobs", "activity", "settings", "clients"];
+
+/// The page reports that it has rendered `view` with the app's state loaded. Logged, so a check
+/// outside the page (the package test, `bench app`) can tell a window showing Sluice from one
+/// showing an error page: the message comes only from the page's own script, after it drew.
+pub fn window_shown(view: &str) -> Res<()> {
+    if !VIEWS.contains(&view) {
+        return Err(invalid("the window has no such view"));
+    }
+    tracing::info!(view, "window shows the view");
+    Ok(())
+}
+
 /// Whether `port` on 127.0.0.1 is free for Sluice's MCP server, taken by another program, or
 /// the one this Sluice serves on (the window cannot change the port: it is chosen before
 /// Sluice starts, with `SLUICE_PORT`). Binds the port for an instant to find out, the way the

@@ -8,11 +8,13 @@
 //! between them count once. "Window closed" is a real close request (`WM_DELETE_WINDOW`, what a
 //! window manager sends when the user clicks ×), after which Sluice keeps running in the tray;
 //! "started at login" is the app started as its login item starts it (`--hidden`), the window
-//! never opened.
+//! never opened. "Window open" is measured only after the page has said it drew the Projects
+//! view (`window_shown`, logged by the tray), so an error page cannot pass for the window.
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
@@ -50,7 +52,7 @@ pub fn run(root: &Path, target: &Path) -> Result<String> {
         cmd.env("SLUICE_DATA_DIR", data)
             .env("SLUICE_PORT", free_port()?.to_string())
             .env("SLUICE_SECRET_STORE", "file")
-            .env("SLUICE_LOG", "sluice_tray=info");
+            .env("SLUICE_LOG", "sluice_tray=info,sluice_ipc=info");
         Ok(cmd)
     };
     for i in 0..RUNS {
@@ -59,7 +61,8 @@ pub fn run(root: &Path, target: &Path) -> Result<String> {
         let mut cmd = sluice_cmd(&data)?;
         let started = Instant::now();
         let mut sluice = xvfb.spawn(&mut cmd, &data)?;
-        ready.push(wait_for_line(&mut sluice, "tray ready", started)?);
+        ready.push(wait_for_line(&mut sluice, &["tray ready"], started)?);
+        wait_for_line(&mut sluice, &["window shows the view", "projects"], started)?;
         wait_for_webkit(sluice.child.id(), true)?;
         std::thread::sleep(SETTLE);
         open.push(pss_tree(sluice.child.id()));
@@ -77,7 +80,7 @@ pub fn run(root: &Path, target: &Path) -> Result<String> {
 
         // As the login item starts it: tray only, the window never opened.
         let mut sluice = xvfb.spawn(sluice_cmd(&data)?.arg("--hidden"), &data)?;
-        wait_for_line(&mut sluice, "tray ready", Instant::now())?;
+        wait_for_line(&mut sluice, &["tray ready"], Instant::now())?;
         std::thread::sleep(SETTLE);
         login.push(pss_tree(sluice.child.id()));
         drop(sluice);
@@ -182,7 +185,7 @@ impl Xvfb {
             .stderr(Stdio::piped())
             .spawn()
             .with_context(|| format!("cannot start {cmd:?}"))?;
-        Ok(Running { child })
+        Ok(Running { child, lines: None })
     }
 }
 
@@ -196,6 +199,8 @@ impl Drop for Xvfb {
 /// An app under measurement; killed, with whatever WebKit left, on drop.
 struct Running {
     child: Child,
+    /// The app's stderr, line by line, once something waits for a line.
+    lines: Option<mpsc::Receiver<String>>,
 }
 
 impl Drop for Running {
@@ -209,24 +214,35 @@ impl Drop for Running {
     }
 }
 
-/// Waits for a line containing `needle` on the app's stderr; returns the time since `since`.
-fn wait_for_line(app: &mut Running, needle: &str, since: Instant) -> Result<Duration> {
-    let stderr = app.child.stderr.take().context("stderr")?;
-    let mut lines = BufReader::new(stderr).lines();
-    loop {
-        match lines.next() {
-            Some(line) => {
-                if line?.contains(needle) {
-                    break;
-                }
+/// Waits for a line of the app's stderr containing every one of `needles`; returns the time
+/// since `since`. A reader thread drains stderr meanwhile, so the app never blocks on a full
+/// pipe.
+fn wait_for_line(app: &mut Running, needles: &[&str], since: Instant) -> Result<Duration> {
+    if app.lines.is_none() {
+        let stderr = app.child.stderr.take().context("stderr")?;
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines() {
+                let Ok(line) = line else { break };
+                // After the wait, the rest is only drained.
+                let _ = tx.send(line);
             }
-            None => bail!("the app exited before logging {needle:?}"),
+        });
+        app.lines = Some(rx);
+    }
+    let lines = app.lines.as_ref().context("stderr")?;
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match lines.recv_timeout(left) {
+            Ok(line) if needles.iter().all(|n| line.contains(n)) => return Ok(since.elapsed()),
+            Ok(_) => {}
+            Err(mpsc::RecvTimeoutError::Timeout) => bail!("the app never logged {needles:?}"),
+            Err(mpsc::RecvTimeoutError::Disconnected) => {
+                bail!("the app exited before logging {needles:?}")
+            }
         }
     }
-    let at = since.elapsed();
-    // Keep draining, so the app never blocks on a full pipe.
-    std::thread::spawn(move || lines.for_each(drop));
-    Ok(at)
 }
 
 /// Waits until a WebKit web process runs below `pid` (`present`) or none does.

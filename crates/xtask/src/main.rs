@@ -2,7 +2,8 @@
 //! does). Every command installs what it needs, idempotently, on a fresh Debian/Ubuntu machine.
 //!
 //! - `cargo xtask run`   — build (optimized, in minutes: `run-release`) and run the desktop
-//!   app (`--headless`: `sluice serve`).
+//!   app (`--headless`: `sluice serve`; `--check`: start that very build under Xvfb and check
+//!   its window draws the Projects view, as the end-to-end test does).
 //! - `cargo xtask test`  — install test dependencies, build the window, then run every test
 //!   (Rust, the window's vitest suite, and the app end to end in WebKit).
 //! - `cargo xtask deps`  — only install the dependencies.
@@ -105,9 +106,27 @@ fn build_run_app(root: &Path) -> Result<PathBuf> {
     Ok(target_dir(root).join(RUN_PROFILE).join("sluice-app"))
 }
 
+/// The end-to-end test `window_opens_on_the_projects_view` built in [`RUN_PROFILE`], so its
+/// app is the binary `run` starts (same profile, features and target folder).
+fn check_run_app(root: &Path) -> Result<()> {
+    let env = deps::install(root)?;
+    build_ui(root)?;
+    let mut cmd = Command::new("cargo");
+    cmd.args(["test", "--profile", RUN_PROFILE, "--locked", "-p", "sluice-app"])
+        .args(["--features", "custom-protocol", "--test", "e2e"])
+        .args(["--", "window_opens_on_the_projects_view"]);
+    for (k, v) in &env.vars {
+        cmd.env(k, v);
+    }
+    sh(&mut cmd)
+}
+
 /// The desktop app (engine, MCP server, tray and window), optimized ([`RUN_PROFILE`]);
 /// `--headless` runs `sluice serve` instead, for machines without a display.
 fn run(root: &Path, extra: &[String]) -> Result<()> {
+    if extra.first().map(String::as_str) == Some("--check") {
+        return check_run_app(root);
+    }
     if extra.first().map(String::as_str) != Some("--headless") {
         deps::apt(deps::APP_APT_PACKAGES)?;
         if !deps::have("npm") {

@@ -1,44 +1,28 @@
 //! `cargo xtask screenshots`: a PNG of every view of the real app, in `docs/screenshots/`.
 //!
-//! Builds the window and the app with the UI embedded (as the end-to-end test does), then runs
-//! `src-tauri/examples/screenshots.rs`, which seeds a temporary data folder with demo content
+//! Builds the window and the app as `cargo xtask run` does (UI embedded, the optimized
+//! [`RUN_PROFILE`]: the pictures show what users run), then runs
+//! `src-tauri/examples/screenshots.rs` in the same profile, which seeds a temporary data folder with demo content
 //! through the engine and the Python MCP SDK, starts the app under Xvfb and drives it with the
 //! end-to-end test's WebDriver harness. Nothing in the pictures is staged by hand.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use anyhow::{Result, bail};
 
-use crate::{APP_FEATURES, build_ui, deps, sh};
+use crate::{RUN_PROFILE, build_run_app, deps, sh};
 
 /// Screenshots larger than this make the README slow to load.
 const MAX_PNG_BYTES: u64 = 300 * 1024;
 
 pub fn run(root: &Path, extra: &[String]) -> Result<()> {
     let env = deps::install(root)?;
-    build_ui(root)?;
-    sh(Command::new("cargo")
-        .args([
-            "build",
-            "--locked",
-            "-p",
-            "sluice-app",
-            "--bin",
-            "sluice-app",
-            "--bin",
-            "sluice-tray",
-        ])
-        .args(APP_FEATURES))?;
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| root.join("target"));
-    let app = target.join("debug").join("sluice-app");
+    let app = build_run_app(root)?;
     let out = root.join("docs/screenshots");
     let mut cmd = Command::new("cargo");
-    cmd.args(["run", "--locked", "-p", "sluice-app", "--example", "screenshots"])
-        .args(APP_FEATURES)
-        .arg("--")
+    cmd.args(["run", "--profile", RUN_PROFILE, "--locked", "-p", "sluice-app"])
+        .args(["--features", "custom-protocol", "--example", "screenshots", "--"])
         .arg("--app")
         .arg(&app)
         .arg("--out")

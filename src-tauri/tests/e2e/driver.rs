@@ -218,6 +218,25 @@ impl Session {
         }
     }
 
+    /// Polls until the page has drawn `view` with the app's state loaded (`main[data-view]`,
+    /// which only Sluice's own script sets); on a timeout the failure shows what the window
+    /// does show — an error page such as "asset not found" fails here.
+    pub async fn wait_view(&self, view: &str) {
+        let by = By::Css(format!("main[data-view={view}]"));
+        let deadline = Instant::now() + STEP;
+        while self.d().find(by.clone()).await.is_err() {
+            if Instant::now() >= deadline {
+                let shown = self.d().find(By::Tag("body")).await.ok();
+                let shown = match shown {
+                    Some(body) => body.text().await.unwrap_or_default(),
+                    None => String::new(),
+                };
+                panic!("the window never drew the {view} view; it shows: {shown:?}");
+            }
+            tokio::time::sleep(POLL).await;
+        }
+    }
+
     /// Polls until the element's value starts with `prefix`; returns the value.
     pub async fn wait_value(&self, by: By, prefix: &str) -> String {
         let deadline = Instant::now() + STEP;

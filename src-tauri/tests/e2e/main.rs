@@ -33,6 +33,22 @@ const AUTHORIZE: &str = "Sluice — authorize a folder?";
 /// The job the assistant starts: lines over a few seconds, then on until cancelled.
 const TICKS: &str = "i=0; while [ $i -lt 900 ]; do i=$((i+1)); echo \"tick $i\"; sleep 0.2; done";
 
+/// The window as a user first sees it: the page embedded in this very binary, drawn. `cargo
+/// xtask run --check` runs this test against the optimized build `cargo xtask run` starts.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn window_opens_on_the_projects_view() {
+    let tmp = tempfile::tempdir().unwrap();
+    let app = Path::new(env!("CARGO_BIN_EXE_sluice-app"));
+    let home = tmp.path().join("home");
+    std::fs::create_dir(&home).unwrap();
+    let s = Session::start_with(app, &tmp.path().join("data"), &[("HOME", home.to_str().unwrap())])
+        .await;
+    s.wait_view("projects").await;
+    s.wait_text(By::Css("main[data-view=projects] h1"), "Projects").await;
+    s.wait_text(By::Css("[data-testid=state-pill]"), "AI access on").await;
+    s.quit().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn window_token_client_pause_resume_approvals_jobs_stop() {
     let tmp = tempfile::tempdir().unwrap();
@@ -58,6 +74,7 @@ async fn window_token_client_pause_resume_approvals_jobs_stop() {
     let url = format!("http://127.0.0.1:{}/mcp", s.mcp_port);
 
     // The window is up, AI access is on, and a first-time user sees the checklist.
+    s.wait_view("projects").await;
     s.wait_text(By::Css("[data-testid=state-pill]"), "AI access on").await;
     s.wait_text(By::Css("section[aria-label='Getting started']"), "Authorize a project").await;
 

@@ -485,6 +485,8 @@ export type UiEvent = { "kind": "projectsChanged" } | { "kind": "tokensChanged" 
 
 export const EVENT_CHANNEL = "engine-event";
 
+export const VIEWS = ["projects", "tokens", "approvals", "jobs", "activity", "settings", "clients"] as const;
+
 export type Commands = {
   app_state: { args: Record<string, never>; result: AppState };
   set_paused: { args: { paused: boolean }; result: AppState };
@@ -519,4 +521,5 @@ export type Commands = {
   remove_allow_rule: { args: { project: string; id: number }; result: AllowRuleDto[] };
   copy_secret: { args: { text: string }; result: null };
   check_port: { args: { port: number }; result: PortCheck };
+  window_shown: { args: { view: string }; result: null };
 };

@@ -54,6 +54,7 @@ export const api: Mocked = {
   disconnectPreview: vi.fn(),
   disconnectApply: vi.fn(),
   checkPort: vi.fn(),
+  windowShown: vi.fn(),
   startAtLogin: vi.fn(),
   setStartAtLogin: vi.fn(),
   pickFolder: vi.fn(),
@@ -88,6 +89,7 @@ export function resetApi(): void {
   m.verifyAudit.mockResolvedValue({ entries: 0, intact: true, breakAt: null, breakReason: null });
   m.copy.mockResolvedValue();
   m.checkPort.mockImplementation(async (port) => portCheck(port));
+  m.windowShown.mockResolvedValue(null);
   m.startAtLogin.mockResolvedValue(false);
   m.setStartAtLogin.mockResolvedValue();
   m.onEvent.mockImplementation(async (h) => {
