@@ -26,6 +26,7 @@ pub const COMMAND_NAMES: &[&str] = &[
     "cancel_job",
     "emergency_stop",
     "set_project_network",
+    "set_registries",
     "list_clients",
     "connect_preview",
     "connect_apply",

@@ -107,6 +107,8 @@ export const api = {
   emergencyStop: () => call("emergency_stop", {}),
   /** On, off, or `null` for the mode's default; turning it on asks in a native dialog. */
   setProjectNetwork: (args: SetNetwork) => call("set_project_network", { args }),
+  /** The hosts of the "registries" network (`null`: the defaults); adding one asks natively. */
+  setRegistries: (hosts: string[] | null) => call("set_registries", { hosts }),
   /** The clients Sluice can connect, with whether each is connected. */
   listClients: () => call("list_clients", {}),
   /** The exact change connecting a client makes; nothing is written yet. */

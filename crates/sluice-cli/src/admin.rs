@@ -6,7 +6,9 @@ use std::time::{Duration, UNIX_EPOCH};
 
 use anyhow::{Result, anyhow};
 use clap::Subcommand;
-use sluice_core::{AccessMode, AutoRunAction, AutoRunRule, ExecMode, Failure, ProjectState};
+use sluice_core::{
+    AccessMode, AutoRunAction, AutoRunRule, ExecMode, Failure, NetworkMode, ProjectState,
+};
 use sluice_engine::{
     AuditFilter, Engine, NetworkSetting, Project, SecretPreference, SecretSource, clients,
     default_autorun_rules, default_shield_patterns,
@@ -38,8 +40,9 @@ pub enum ProjectCmd {
         access: Option<AccessMode>,
         #[arg(long, value_parser = parse_exec)]
         exec: Option<ExecMode>,
-        /// Outbound network for the project's jobs: `on`, `off`, or `default` (on in project
-        /// mode, off otherwise). Applies to jobs started afterwards.
+        /// Outbound network for the project's jobs: `off`, `registries` (only HTTPS to the
+        /// package registries of `sluice registries list`), `on`, or `default` (registries in
+        /// project mode, off otherwise). Applies to jobs started afterwards.
         #[arg(long, value_parser = parse_network)]
         network: Option<NetworkChoice>,
     },
@@ -141,16 +144,17 @@ pub enum TokenCmd {
     Revoke { token: String },
 }
 
-/// `--network`: an explicit on/off, or back to the mode's default.
+/// `--network`: an explicit mode, or back to the execution mode's default.
 #[derive(Debug, Clone, Copy)]
-pub struct NetworkChoice(Option<bool>);
+pub struct NetworkChoice(Option<NetworkMode>);
 
 fn parse_network(s: &str) -> Result<NetworkChoice, String> {
     match s {
-        "on" => Ok(NetworkChoice(Some(true))),
-        "off" => Ok(NetworkChoice(Some(false))),
         "default" => Ok(NetworkChoice(None)),
-        other => Err(format!("expected `on`, `off` or `default`, not {other:?}")),
+        other => other
+            .parse()
+            .map(|m| NetworkChoice(Some(m)))
+            .map_err(|_| format!("expected `off`, `registries`, `on` or `default`, not {other:?}")),
     }
 }
 
@@ -248,9 +252,8 @@ pub fn project(engine: Engine, cmd: ProjectCmd) -> Result<()> {
                         serde_json::json!({
                             "id": p.id, "name": p.name, "root": p.root,
                             "access": p.access.as_str(), "exec": p.exec.as_str(),
-                            "network": NetworkSetting::of_project(p).allowed,
-                            "network_setting": p.network.map(|on| if on { "on" } else { "off" })
-                                .unwrap_or("default"),
+                            "network": NetworkSetting::of_project(p).mode.as_str(),
+                            "network_setting": p.network.map_or("default", NetworkMode::as_str),
                             "status": state_text(&p.state),
                         })
                     })
@@ -572,6 +575,19 @@ pub fn doctor(dir: &Path, pref: SecretPreference) -> Result<()> {
              network is off refuse to run"
         );
     }
+    let registries = engine.registries().map_err(fail)?;
+    if landlock.namespaces {
+        println!(
+            "registries:    {} hosts, over HTTPS through Sluice's proxy, for projects on the \
+             registries network (`sluice registries list`)",
+            registries.hosts().len()
+        );
+    } else {
+        println!(
+            "registries:    cannot be enforced here (jobs do not run in namespaces): jobs of \
+             projects on the registries network refuse to run"
+        );
+    }
     for p in &projects {
         let net = NetworkSetting::of_project(p);
         println!("  {:<20} exec {:<7} network {}", p.name, p.exec.as_str(), net.describe(p.exec));
@@ -673,6 +689,63 @@ pub enum RulesCmd {
     },
     /// Remove a rule: that command asks again.
     Remove { id: i64 },
+}
+
+#[derive(Subcommand)]
+pub enum RegistriesCmd {
+    /// The hosts, and what each known one serves.
+    List {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Let projects on the `registries` network reach these hosts too (`pypi.corp.example`,
+    /// or `*.corp.example` for its subdomains).
+    Add {
+        #[arg(required = true)]
+        hosts: Vec<String>,
+    },
+    Remove {
+        #[arg(required = true)]
+        hosts: Vec<String>,
+    },
+    /// Back to the default list.
+    Reset,
+}
+
+pub fn registries(engine: Engine, cmd: RegistriesCmd) -> Result<()> {
+    let now = engine.registries().map_err(fail)?;
+    let list = match cmd {
+        RegistriesCmd::List { json } => {
+            if json {
+                println!("{}", serde_json::to_string_pretty(now.hosts())?);
+                return Ok(());
+            }
+            now
+        }
+        RegistriesCmd::Add { hosts } => {
+            let mut next = now.hosts().to_vec();
+            next.extend(hosts);
+            engine.set_registries(Some(next)).map_err(fail)?
+        }
+        RegistriesCmd::Remove { hosts } => {
+            let hosts: Vec<String> = hosts.iter().map(|h| h.trim().to_ascii_lowercase()).collect();
+            if let Some(missing) = hosts.iter().find(|h| !now.hosts().contains(h)) {
+                return Err(anyhow!("{missing} is not on the list; nothing changed"));
+            }
+            let next = now.hosts().iter().filter(|h| !hosts.contains(h)).cloned().collect();
+            engine.set_registries(Some(next)).map_err(fail)?
+        }
+        RegistriesCmd::Reset => engine.set_registries(None).map_err(fail)?,
+    };
+    println!("Projects on the `registries` network reach, over HTTPS only:");
+    for host in list.hosts() {
+        let serves = sluice_engine::job_view::DEFAULT_REGISTRIES.iter().find(|(h, _)| h == host);
+        match serves {
+            Some((_, what)) => println!("  {host:<24} {what}"),
+            None => println!("  {host}"),
+        }
+    }
+    Ok(())
 }
 
 pub fn rules(engine: Engine, cmd: RulesCmd) -> Result<()> {

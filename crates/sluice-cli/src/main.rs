@@ -91,6 +91,9 @@ enum Command {
     /// See and remove the "always allow this exact command" rules.
     #[command(subcommand)]
     Rules(admin::RulesCmd),
+    /// The hosts projects on the `registries` network reach (package registries).
+    #[command(subcommand)]
+    Registries(admin::RegistriesCmd),
     /// The jobs assistants started (kept across restarts; output is not).
     Jobs {
         /// Only this project's jobs (id or name).
@@ -205,6 +208,7 @@ fn run(cli: Cli) -> Result<()> {
         Command::Approvals(cmd) => admin::approvals(open_engine(dir, cli.secret_store)?, cmd),
 
         Command::Rules(cmd) => admin::rules(open_engine(dir, cli.secret_store)?, cmd),
+        Command::Registries(cmd) => admin::registries(open_engine(dir, cli.secret_store)?, cmd),
         Command::Jobs { project, limit, json } => {
             admin::jobs(open_engine(dir, cli.secret_store)?, project.as_deref(), limit, json)
         }

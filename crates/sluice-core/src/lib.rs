@@ -13,4 +13,4 @@ pub mod schema;
 pub use autorun::{AutoRunAction, AutoRunHit, AutoRunRule};
 pub use code::{Coded, ErrorCode, Failure};
 pub use id::{ProjectId, TokenId, random_bytes};
-pub use mode::{AccessMode, ExecMode, ProjectState};
+pub use mode::{AccessMode, ExecMode, NetworkMode, ProjectState};

@@ -31,6 +31,18 @@ pub enum ExecMode {
     Any,
 }
 
+/// What a project's jobs may reach over the network, ordered from the least to the most.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum NetworkMode {
+    /// Nothing leaves the job (loopback inside it still works).
+    Off,
+    /// Only HTTPS to the package registries on the user's list, through Sluice's proxy.
+    Registries,
+    /// Anything.
+    On,
+}
+
 /// Whether tools may use a project right now.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "state", content = "reason", rename_all = "kebab-case")]
@@ -83,6 +95,7 @@ macro_rules! str_enum {
 
 str_enum!(AccessMode { ReadOnly = "read-only", ReadWrite = "read-write" });
 str_enum!(ExecMode { Off = "off", Safe = "safe", Project = "project", Any = "any" });
+str_enum!(NetworkMode { Off = "off", Registries = "registries", On = "on" });
 
 impl ExecMode {
     /// The modes that let the assistant change files through processes need read-write access.

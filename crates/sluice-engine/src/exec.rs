@@ -9,11 +9,12 @@
 //! another (`sluice stop` in a terminal). Only an explicit resume lifts it.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
-use sluice_core::{ErrorCode, ExecMode, Failure, ProjectId};
+use sluice_core::{ErrorCode, ExecMode, Failure, NetworkMode, ProjectId};
 use sluice_exec::{
-    AllowRule, CommandSpec, Enforcement, Form, JobRequest, JobStatus, Jobs, Network, Policy,
-    ProjectFacts, Risk, Sandbox, SandboxPolicy, TrustedPath, Verdict,
+    AllowRule, CommandSpec, Enforcement, Form, HostList, JobRequest, JobStatus, Jobs, Network,
+    Policy, ProjectFacts, Risk, Sandbox, SandboxPolicy, TrustedPath, Verdict,
 };
 use sluice_runner::ChangeTally;
 use sluice_store::{ApprovalRecord, ApprovalState, Project, RuleOrigin};
@@ -23,6 +24,8 @@ use crate::{
 };
 
 pub(crate) const KV_STOPPED: &str = "stopped";
+/// The user's list of registries (JSON array of hosts); absent: the default list.
+const KV_REGISTRIES: &str = "network.registries";
 
 /// Who denied the approvals an emergency stop ended.
 pub const EMERGENCY_STOP: &str = "emergency stop";
@@ -40,24 +43,30 @@ pub struct StopSummary {
 
 /// The outbound network of a project's jobs: the user's setting and what applies.
 ///
-/// Without a setting, `project` mode allows it and every other mode blocks it. `project` mode
-/// runs the project's own build and test entry points, and those toolchains fetch dependencies
-/// (cargo, npm, go, gradle, maven, dotnet) into the job's private, initially empty caches: with
-/// no network nearly every first build would fail. Those runs ask the user by default and the
-/// prompt shows the network state. `any` mode runs arbitrary programs, so its default is off
-/// (the issue's rule); `safe` mode's inspections need no network. Landlock blocks outbound TCP
-/// only (UDP, e.g. DNS, is not covered).
+/// Without a setting, `project` mode gets `registries` and every other mode `off`. `project`
+/// mode runs the project's own build and test entry points, whose toolchains fetch dependencies
+/// (cargo, npm, pip, go, gradle, maven, dotnet) from their registries: with no network nearly
+/// every first build would fail, and with the whole network a build script could reach any
+/// host; the registries are exactly what it needs ([`sluice_exec::egress`]). `any` mode runs
+/// arbitrary programs, so nothing leaves unless the user says so; `safe` mode's inspections
+/// need no network. Where jobs cannot run in namespaces, `registries` cannot be enforced and
+/// such jobs are refused with a message that says so: the user then chooses `off` or `on`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 pub struct NetworkSetting {
     /// The user's explicit choice; `None` follows the execution mode's default.
-    pub configured: Option<bool>,
-    /// Whether the project's jobs may open outbound TCP connections.
-    pub allowed: bool,
+    pub configured: Option<NetworkMode>,
+    /// What the project's jobs get.
+    pub mode: NetworkMode,
 }
 
 impl NetworkSetting {
-    pub fn of(exec: ExecMode, configured: Option<bool>) -> NetworkSetting {
-        NetworkSetting { configured, allowed: configured.unwrap_or(exec == ExecMode::Project) }
+    /// What a project in execution mode `exec` gets without a choice of the user's.
+    pub fn default_for(exec: ExecMode) -> NetworkMode {
+        if exec == ExecMode::Project { NetworkMode::Registries } else { NetworkMode::Off }
+    }
+
+    pub fn of(exec: ExecMode, configured: Option<NetworkMode>) -> NetworkSetting {
+        NetworkSetting { configured, mode: configured.unwrap_or(NetworkSetting::default_for(exec)) }
     }
 
     /// For a project, from its stored setting and mode.
@@ -65,9 +74,9 @@ impl NetworkSetting {
         NetworkSetting::of(project.exec, project.network)
     }
 
-    /// `on` / `off`, and whether by default: "off (default for any mode)".
+    /// The mode, and whether by default: "off (default for any mode)".
     pub fn describe(&self, exec: ExecMode) -> String {
-        let state = if self.allowed { "on" } else { "off" };
+        let state = self.mode;
         match self.configured {
             Some(_) => format!("{state} (set by the user)"),
             None => format!("{state} (default for {exec} mode)"),
@@ -266,13 +275,47 @@ impl Engine {
         Ok(NetworkSetting::of(handle.exec, project.network))
     }
 
-    /// Sets a project's network: `Some(on)`, or `None` for the execution mode's default. Jobs
+    /// Sets a project's network: `Some(mode)`, or `None` for the execution mode's default. Jobs
     /// started afterwards get it; running ones keep the confinement they started with.
-    pub fn set_network(&self, reference: &str, network: Option<bool>) -> Result<Project, Failure> {
+    pub fn set_network(
+        &self,
+        reference: &str,
+        network: Option<NetworkMode>,
+    ) -> Result<Project, Failure> {
         let p = self.find_project(reference)?;
         self.store.set_project_network(&p.id, network).map_err(store_failure)?;
         self.after_change("project.network", Some(&p.id));
         self.find_project(p.id.as_str())
+    }
+
+    /// The hosts a `registries` network reaches: the user's list, or the default one.
+    pub fn registries(&self) -> Result<HostList, Failure> {
+        let Some(stored) = self.store.kv_get(KV_REGISTRIES).map_err(store_failure)? else {
+            return Ok(HostList::registries());
+        };
+        let hosts: Vec<String> = serde_json::from_str(&stored).map_err(|_| {
+            Failure::new(ErrorCode::Internal, "the stored list of registries is not a list")
+        })?;
+        HostList::parse(&hosts).map_err(|e| Failure::new(ErrorCode::Internal, e))
+    }
+
+    /// Sets the list every `registries` project reaches (`None`: the default list); each entry
+    /// is a host name or `*.domain`. Jobs started afterwards get it.
+    pub fn set_registries(&self, hosts: Option<Vec<String>>) -> Result<HostList, Failure> {
+        match hosts {
+            None => {
+                self.store.kv_delete(KV_REGISTRIES).map_err(store_failure)?;
+            }
+            Some(hosts) => {
+                let list = HostList::parse(&hosts)
+                    .map_err(|e| Failure::new(ErrorCode::InvalidArgument, e))?;
+                let json = serde_json::to_string(list.hosts())
+                    .map_err(|e| Failure::new(ErrorCode::Internal, e.to_string()))?;
+                self.store.kv_set(KV_REGISTRIES, &json).map_err(store_failure)?;
+            }
+        }
+        self.after_change("network.registries", None);
+        self.registries()
     }
 
     /// Everything needed to start the verdict's command in this project: the project's network
@@ -287,7 +330,20 @@ impl Engine {
         let root = handle.workspace.root().path().to_path_buf();
         let roots: Vec<PathBuf> = self.projects()?.into_iter().map(|p| p.root).collect();
         let network = self.network_for(handle)?;
-        if !network.allowed {
+        if network.mode == NetworkMode::Registries && !job_confinement().namespaces {
+            return Err(Failure::new(
+                ErrorCode::Forbidden,
+                format!(
+                    "project {:?} reaches only the package registries (network \"registries\"), \
+                     which needs jobs to run in namespaces of their own, and here {}; so \
+                     nothing ran. Only the user can change this project's network to off or on \
+                     in Sluice.",
+                    handle.name,
+                    job_confinement().summary
+                ),
+            ));
+        }
+        if network.mode == NetworkMode::Off {
             let landlock = job_confinement();
             let blocks = landlock.namespaces || landlock.network_rules;
             if !blocks || landlock.status != Enforcement::FullyEnforced {
@@ -309,7 +365,11 @@ impl Engine {
                 project_root: root,
                 state_dir: self.data_dir.join("projects").join(handle.id.as_str()).join("exec"),
                 hidden: vec![self.data_dir.clone()],
-                network: if network.allowed { Network::Allowed } else { Network::Off },
+                network: match network.mode {
+                    NetworkMode::Off => Network::Off,
+                    NetworkMode::Registries => Network::Registries(Arc::new(self.registries()?)),
+                    NetworkMode::On => Network::Allowed,
+                },
                 policy: SandboxPolicy::Require,
                 namespaces: true,
                 limits: Default::default(),
@@ -795,21 +855,47 @@ mod tests {
         assert!(req.sandbox.state_dir.starts_with(engine.data_dir()));
 
         engine.set_modes("demo", None, Some(ExecMode::Project)).unwrap();
-        assert_eq!(request(&engine).sandbox.network, Network::Allowed, "project mode: on");
-        let p = engine.set_network("demo", Some(false)).unwrap();
-        assert_eq!(p.network, Some(false));
+        let registries = Network::Registries(Arc::new(HostList::registries()));
+        assert_eq!(request(&engine).sandbox.network, registries, "project mode: registries");
+        let p = engine.set_network("demo", Some(NetworkMode::Off)).unwrap();
+        assert_eq!(p.network, Some(NetworkMode::Off));
         assert_eq!(NetworkSetting::of_project(&p).describe(p.exec), "off (set by the user)");
         assert_eq!(request(&engine).sandbox.network, Network::Off);
         engine.set_modes("demo", None, Some(ExecMode::Any)).unwrap();
-        let p = engine.set_network("demo", Some(true)).unwrap();
+        let p = engine.set_network("demo", Some(NetworkMode::On)).unwrap();
         assert_eq!(request(&engine).sandbox.network, Network::Allowed);
         let p2 = engine.set_network("demo", None).unwrap();
         assert_eq!(p2.network, None);
         assert_eq!(NetworkSetting::of_project(&p2).describe(p.exec), "off (default for any mode)");
         assert_eq!(
-            engine.set_network("nope", Some(true)).unwrap_err().code,
+            engine.set_network("nope", Some(NetworkMode::On)).unwrap_err().code,
             ErrorCode::ProjectNotFound
         );
+    }
+
+    /// The registries list is the user's to edit: a bad entry changes nothing, a good list is
+    /// what the next job gets, and `None` restores the default.
+    #[test]
+    fn the_registries_list_is_checked_kept_and_given_to_the_next_job() {
+        let (_tmp, engine, caller) = demo(AccessMode::ReadWrite, ExecMode::Project);
+        let request = |engine: &Engine| {
+            let handle = engine.project(&caller, "demo").unwrap();
+            let verdict =
+                engine.plan_exec(&handle, &CommandSpec::new("git", &["--version"])).unwrap();
+            engine.job_request(&handle, &verdict).unwrap().sandbox.network
+        };
+        assert_eq!(engine.registries().unwrap(), HostList::registries());
+        for bad in ["127.0.0.1", "localhost", "pypi.org:8080", "https://pypi.org"] {
+            let err = engine.set_registries(Some(vec!["pypi.org".into(), bad.into()])).unwrap_err();
+            assert_eq!(err.code, ErrorCode::InvalidArgument, "{bad}");
+            assert_eq!(engine.registries().unwrap(), HostList::registries(), "{bad} changed it");
+        }
+        let mine = engine.set_registries(Some(vec!["pypi.org".into(), "*.corp.example".into()]));
+        let mine = mine.unwrap();
+        assert_eq!(mine.hosts(), ["pypi.org", "*.corp.example"]);
+        assert_eq!(request(&engine), Network::Registries(Arc::new(mine)));
+        engine.set_registries(None).unwrap();
+        assert_eq!(request(&engine), Network::Registries(Arc::new(HostList::registries())));
     }
 
     /// An approval for a command carries the policy's own analysis of it, and "always allow"

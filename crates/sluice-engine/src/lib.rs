@@ -47,6 +47,7 @@ pub use paths::{default_data_dir, engine_file, nudge_file, read_engine_file, wri
 pub use sluice_exec::JobLimits;
 /// What jobs see and never see (for `sluice doctor` and the Settings view).
 pub mod job_view {
+    pub use sluice_exec::egress::{DEFAULT_REGISTRIES, HostList};
     pub use sluice_exec::hide::credential_stores;
     #[cfg(target_os = "linux")]
     pub use sluice_exec::jail::TOOLCHAINS;

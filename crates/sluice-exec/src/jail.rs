@@ -79,6 +79,12 @@ const SYSTEM: &[&str] = &[
     "/snap", "/sys",
 ];
 
+/// Where the tmpfs behind a copy-on-write folder is mounted in the job's root.
+const OVERLAY_SCRATCH: &str = "/run/sluice-overlay";
+
+/// The most a job may write into its copy of the cargo home (downloads), in memory.
+const OVERLAY_SIZE: &std::ffi::CStr = c"size=2g,mode=0700";
+
 /// The devices a job gets, bound from the host's.
 const DEVICES: &[&str] = &["null", "zero", "full", "random", "urandom", "tty"];
 
@@ -110,13 +116,17 @@ enum Step {
     Bind { src: CString, dest: Dest, file: bool, writable: bool, devices: bool },
     /// Covers what an earlier bind exposed: an empty read-only tmpfs or `/dev/null`.
     Hide { dest: Dest, file: bool },
+    /// A host folder (canonical path) copy-on-write at `dest`: an overlay whose upper layer is
+    /// a tmpfs of the job's own, mounted at `scratch` (so it goes with the job, and no folder a
+    /// job could have planted a link in is ever part of it).
+    Overlay { lower: CString, dest: Dest, scratch: Dest },
 }
 
 impl Step {
     fn dest(&self) -> &Dest {
         match self {
             Step::Dir(d) | Step::Link { dest: d, .. } | Step::Bind { dest: d, .. } => d,
-            Step::Hide { dest, .. } => dest,
+            Step::Hide { dest, .. } | Step::Overlay { dest, .. } => dest,
         }
     }
 }
@@ -130,6 +140,9 @@ pub(crate) struct Jail {
     uid_map: Vec<u8>,
     gid_map: Vec<u8>,
     new_net: bool,
+    /// The job's end of the socket pair its proxy listener is passed to the engine over
+    /// (`registries` network, [`crate::egress`]).
+    proxy: Option<i32>,
     cwd: CString,
 }
 
@@ -149,7 +162,15 @@ pub(crate) struct JailSpec<'a> {
     pub hidden: &'a [PathBuf],
     /// Credential stores, covered when beneath an exposed folder.
     pub credentials: Vec<PathBuf>,
-    pub network_off: bool,
+    /// The user's cargo home: it becomes the job's (`JOB_VIEW/cargo`), copy-on-write, so the
+    /// crates and the configuration the user has are there and what cargo downloads is the
+    /// job's own.
+    pub cargo_home: Option<&'a Path>,
+    /// A network namespace of its own: no network, or only the proxy.
+    pub own_network: bool,
+    /// With [`JailSpec::own_network`]: the descriptor (close-on-exec) over which the job's
+    /// proxy listener goes to the engine.
+    pub proxy: Option<i32>,
     pub cwd: &'a Path,
 }
 
@@ -245,11 +266,11 @@ impl Jail {
                 }
             }
         }
-        if let Ok(rustup) = std::env::var("RUSTUP_HOME") {
-            let p = PathBuf::from(rustup);
-            if p.is_absolute() && p.is_dir() && !exposed.iter().any(|e| p.starts_with(e)) {
-                bind(&mut steps, &mut exposed, &p, false, false)?;
-            }
+        if let Some(p) = crate::spawn::user_tool_home("RUSTUP_HOME", ".rustup")
+            && p.is_dir()
+            && !exposed.iter().any(|e| p.starts_with(e))
+        {
+            bind(&mut steps, &mut exposed, &p, false, false)?;
         }
         for dir in &spec.path_dirs {
             // Through its links: `/bin` is `/usr/bin`, already there.
@@ -277,14 +298,31 @@ impl Jail {
             writable: true,
             devices: false,
         });
-        // What must stay hidden even beneath an exposed folder.
+        let cargo = Path::new(JOB_VIEW).join("cargo");
+        let cargo_home = spec.cargo_home.and_then(|c| Some((c, std::fs::canonicalize(c).ok()?)));
+        if let Some((_, real)) = &cargo_home {
+            steps.push(Step::Overlay {
+                lower: cstr(real.as_os_str())?,
+                dest: dest(&cargo)?,
+                scratch: dest(Path::new(OVERLAY_SCRATCH))?,
+            });
+        }
+        // What must stay hidden even beneath an exposed folder, and in the cargo home's copy.
         let ro_exposed: Vec<&PathBuf> =
             exposed.iter().filter(|e| !e.starts_with(spec.project)).collect();
         for h in spec.credentials.iter().chain(spec.hidden) {
-            let beneath = ro_exposed.iter().any(|e| h.starts_with(e) && *e != h);
             let Ok(meta) = std::fs::symlink_metadata(h) else { continue };
-            if beneath && !meta.file_type().is_symlink() {
+            if meta.file_type().is_symlink() {
+                continue;
+            }
+            if ro_exposed.iter().any(|e| h.starts_with(e) && *e != h) {
                 steps.push(Step::Hide { dest: dest(h)?, file: !meta.is_dir() });
+            }
+            let in_cargo = cargo_home.as_ref().and_then(|(given, real)| {
+                h.strip_prefix(given).or_else(|_| h.strip_prefix(real)).ok()
+            });
+            if let Some(rel) = in_cargo.filter(|r| !r.as_os_str().is_empty()) {
+                steps.push(Step::Hide { dest: dest(&cargo.join(rel))?, file: !meta.is_dir() });
             }
         }
         // Parents before children; a hide after the bind it covers.
@@ -299,7 +337,8 @@ impl Jail {
             steps,
             uid_map: format!("{uid} {uid} 1\n").into_bytes(),
             gid_map: format!("{gid} {gid} 1\n").into_bytes(),
-            new_net: spec.network_off,
+            new_net: spec.own_network,
+            proxy: spec.proxy.filter(|_| spec.own_network),
             cwd: cstr(spec.cwd.as_os_str())?,
         })
     }
@@ -344,6 +383,9 @@ impl Jail {
             }
             if self.new_net {
                 loopback_up();
+                if let Some(channel) = self.proxy {
+                    send_proxy_listener(channel)?;
+                }
             }
             let proc_dir = open_at(root.0, c"proc".as_ptr(), Make::Dir)?;
 
@@ -417,6 +459,38 @@ impl Jail {
                     }
                     set_attr(mounted.0, attr, true)?;
                 }
+                Step::Overlay { lower, scratch, .. } => {
+                    let mut buf = FdPath::new();
+                    let at = walk_parts(root, CStrs(&scratch.0), Make::Dir)?;
+                    check(libc::mount(
+                        c"tmpfs".as_ptr(),
+                        buf.of(at.0),
+                        c"tmpfs".as_ptr(),
+                        libc::MS_NOSUID | libc::MS_NODEV,
+                        OVERLAY_SIZE.as_ptr().cast(),
+                    ))?;
+                    drop(at);
+                    let tmp = walk_parts(root, CStrs(&scratch.0), Make::No)?;
+                    let upper = open_at(tmp.0, c"upper".as_ptr(), Make::Dir)?;
+                    let work = open_at(tmp.0, c"work".as_ptr(), Make::Dir)?;
+                    let lower = open_nofollow(lower, libc::O_DIRECTORY)?;
+                    let target = walk_parts(root, parts_ref, Make::Dir)?;
+                    let mut data = StackText::new();
+                    data.push(b"lowerdir=/proc/self/fd/");
+                    data.number(lower.0);
+                    data.push(b",upperdir=/proc/self/fd/");
+                    data.number(upper.0);
+                    data.push(b",workdir=/proc/self/fd/");
+                    data.number(work.0);
+                    data.push(b",userxattr");
+                    check(libc::mount(
+                        c"overlay".as_ptr(),
+                        buf.of(target.0),
+                        c"overlay".as_ptr(),
+                        libc::MS_NOSUID | libc::MS_NODEV,
+                        data.as_ptr().cast(),
+                    ))?;
+                }
                 Step::Hide { file, .. } => {
                     let target = walk_parts(root, parts_ref, Make::No)?;
                     let mut buf = FdPath::new();
@@ -454,6 +528,46 @@ impl Jail {
 #[derive(Clone, Copy)]
 struct CStrs<'a>(&'a [CString]);
 
+/// A NUL-terminated string built on the stack between fork and exec (mount options).
+struct StackText {
+    buf: [u8; 128],
+    len: usize,
+}
+
+impl StackText {
+    fn new() -> StackText {
+        StackText { buf: [0; 128], len: 0 }
+    }
+
+    /// Appends what fits, always leaving the final NUL (a cut option fails the mount).
+    fn push(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            if self.len + 1 < self.buf.len() {
+                self.buf[self.len] = b;
+                self.len += 1;
+            }
+        }
+    }
+
+    fn number(&mut self, n: i32) {
+        let mut digits = [0u8; 10];
+        let (mut n, mut i) = (n.unsigned_abs(), digits.len());
+        loop {
+            i -= 1;
+            digits[i] = b'0' + (n % 10) as u8;
+            n /= 10;
+            if n == 0 {
+                break;
+            }
+        }
+        self.push(&digits[i..]);
+    }
+
+    fn as_ptr(&self) -> *const u8 {
+        self.buf.as_ptr()
+    }
+}
+
 /// An owned descriptor, closed on drop (`close` is async-signal-safe).
 struct Fd(i32);
 
@@ -472,31 +586,17 @@ enum Make {
 }
 
 /// `/proc/self/fd/N` in a stack buffer, without allocating.
-struct FdPath([u8; 32]);
+struct FdPath(StackText);
 
 impl FdPath {
     fn new() -> FdPath {
-        FdPath([0; 32])
+        FdPath(StackText::new())
     }
 
     fn of(&mut self, fd: i32) -> *const libc::c_char {
-        const PREFIX: &[u8] = b"/proc/self/fd/";
-        self.0 = [0; 32];
-        self.0[..PREFIX.len()].copy_from_slice(PREFIX);
-        let mut digits = [0u8; 12];
-        let mut n = fd.unsigned_abs();
-        let mut len = 0;
-        loop {
-            digits[len] = b'0' + (n % 10) as u8;
-            len += 1;
-            n /= 10;
-            if n == 0 || len == digits.len() {
-                break;
-            }
-        }
-        for i in 0..len {
-            self.0[PREFIX.len() + i] = digits[len - 1 - i];
-        }
+        self.0 = StackText::new();
+        self.0.push(b"/proc/self/fd/");
+        self.0.number(fd);
         self.0.as_ptr().cast()
     }
 }
@@ -658,6 +758,44 @@ unsafe fn loopback_up() {
         }
         libc::close(s);
     }
+}
+
+/// Listens on `127.0.0.1:PROXY_PORT` in the job's network namespace and sends the listening
+/// socket over `channel` to the engine, which serves the proxy on it ([`crate::egress`]). The
+/// socket is close-on-exec here, and this process's copy is closed: only the engine accepts.
+unsafe fn send_proxy_listener(channel: i32) -> std::io::Result<()> {
+    // SAFETY: socket calls on a descriptor this function owns and on structs on the stack.
+    unsafe {
+        let s = Fd(check(libc::socket(libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0))?);
+        let mut addr: libc::sockaddr_in = std::mem::zeroed();
+        addr.sin_family = libc::AF_INET as libc::sa_family_t;
+        addr.sin_port = crate::egress::PROXY_PORT.to_be();
+        addr.sin_addr.s_addr = u32::from(std::net::Ipv4Addr::LOCALHOST).to_be();
+        check(libc::bind(
+            s.0,
+            (&addr as *const libc::sockaddr_in).cast(),
+            std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t,
+        ))?;
+        check(libc::listen(s.0, 128))?;
+        // One descriptor as SCM_RIGHTS, in a buffer aligned for cmsghdr.
+        let mut control = [0u64; 4];
+        let mut byte = 0u8;
+        let mut iov = libc::iovec { iov_base: (&mut byte as *mut u8).cast(), iov_len: 1 };
+        let mut msg: libc::msghdr = std::mem::zeroed();
+        msg.msg_iov = &mut iov;
+        msg.msg_iovlen = 1;
+        msg.msg_control = control.as_mut_ptr().cast();
+        msg.msg_controllen = libc::CMSG_SPACE(std::mem::size_of::<i32>() as u32) as _;
+        let cmsg = libc::CMSG_FIRSTHDR(&msg);
+        (*cmsg).cmsg_level = libc::SOL_SOCKET;
+        (*cmsg).cmsg_type = libc::SCM_RIGHTS;
+        (*cmsg).cmsg_len = libc::CMSG_LEN(std::mem::size_of::<i32>() as u32) as _;
+        std::ptr::write_unaligned(libc::CMSG_DATA(cmsg).cast::<i32>(), s.0);
+        if libc::sendmsg(channel, &msg, libc::MSG_NOSIGNAL) != 1 {
+            return Err(std::io::Error::last_os_error());
+        }
+    }
+    Ok(())
 }
 
 /// No capabilities, in any set, for this process and whatever it executes (also as root).

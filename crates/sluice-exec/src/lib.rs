@@ -9,6 +9,7 @@
 
 pub mod confine;
 pub mod detect;
+pub mod egress;
 pub mod error;
 pub mod hide;
 #[cfg(target_os = "linux")]
@@ -23,6 +24,7 @@ pub mod spec;
 pub mod winjob;
 
 pub use confine::{Enforcement, LandlockReport, confinement, landlock_status};
+pub use egress::{DEFAULT_REGISTRIES, HostList};
 pub use error::ExecError;
 #[cfg(target_os = "linux")]
 pub use jail::{JailReport, status as jail_status};

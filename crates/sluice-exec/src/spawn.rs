@@ -9,20 +9,27 @@
 //! a short-lived worker thread would kill jobs at random.
 
 use std::ffi::OsString;
+#[cfg(target_os = "linux")]
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::confine::{self, Enforcement, LandlockReport};
+use crate::egress::{HostList, PROXY_PORT};
 use crate::error::ExecError;
 use crate::kill::Tree;
 use crate::spec::{ResolvedCommand, TrustedPath};
 
 /// Outbound network for a job.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub enum Network {
     Allowed,
+    /// Only HTTPS to the hosts of the list (the package registries), through the engine's
+    /// filtering proxy ([`crate::egress`]); nothing else leaves the job's network namespace.
+    /// Needs namespaces (Linux); elsewhere such a job is refused.
+    Registries(Arc<HostList>),
     /// No outbound TCP (Landlock ABI ≥ 4), and no IPv4 or IPv6 socket at all (a seccomp
     /// filter: UDP and DNS included). Unix sockets stay.
     #[default]
@@ -106,9 +113,9 @@ pub(crate) fn env_name_denied(name: &str) -> bool {
 /// What a job's environment depends on besides the command.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct JobView {
-    /// The job runs in namespaces (the user's toolchain homes are there, read-only).
-    pub namespaces: bool,
     pub network_off: bool,
+    /// The job reaches the network only through the proxy on `127.0.0.1:`[`PROXY_PORT`].
+    pub proxy: bool,
 }
 
 /// The private folders of a job under `state_dir`: `(variable, sub-folder)`.
@@ -159,26 +166,13 @@ pub fn job_env(
         env.push(("LANG".into(), "C.UTF-8".into()));
     }
     // rustup's proxies (`cargo` in ~/.cargo/bin) find toolchains through RUSTUP_HOME; with a
-    // private HOME they would look in the wrong place.
-    let rustup_home = std::env::var_os("RUSTUP_HOME").map(PathBuf::from).or_else(|| {
-        std::env::var_os("HOME").map(|h| Path::new(&h).join(".rustup")).filter(|p| p.is_dir())
-    });
-    if let Some(home) = rustup_home {
+    // private HOME they would look in the wrong place. (CARGO_HOME stays the private one: in
+    // namespaces it is the user's cargo home, copy-on-write — see `jail::JailSpec`.)
+    if let Some(home) = user_tool_home("RUSTUP_HOME", ".rustup") {
         env.push(("RUSTUP_HOME".into(), home.into_os_string()));
     }
     if let Some(tc) = std::env::var_os("RUSTUP_TOOLCHAIN") {
         env.push(("RUSTUP_TOOLCHAIN".into(), tc));
-    }
-    // In namespaces the user's cargo home is there, read-only: the crates it already holds
-    // build without a download (cargo works from a read-only home; `cargo install` does not).
-    if view.namespaces {
-        let cargo_home = std::env::var_os("CARGO_HOME").map(PathBuf::from).or_else(|| {
-            std::env::var_os("HOME").map(|h| Path::new(&h).join(".cargo")).filter(|p| p.is_dir())
-        });
-        if let Some(home) = cargo_home {
-            env.retain(|(n, _)| n != "CARGO_HOME");
-            env.push(("CARGO_HOME".into(), home.into_os_string()));
-        }
     }
     // Without a network, package managers are told so: they use what is cached and fail at
     // once instead of retrying a registry they cannot reach.
@@ -186,12 +180,37 @@ pub fn job_env(
         env.push(("CARGO_NET_OFFLINE".into(), "true".into()));
         env.push(("npm_config_offline".into(), "true".into()));
     }
+    // Through the proxy: the variables curl, cargo, npm, pip, go and git read; the JVM's own
+    // properties for Maven and Gradle. Loopback stays direct (a test server in the job).
+    if view.proxy {
+        let url = format!("http://127.0.0.1:{PROXY_PORT}");
+        for var in ["HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY"] {
+            env.push((var.into(), url.clone().into()));
+        }
+        for var in ["NO_PROXY", "no_proxy"] {
+            env.push((var.into(), "localhost,127.0.0.1,::1".into()));
+        }
+        let java = format!(
+            "-Dhttps.proxyHost=127.0.0.1 -Dhttps.proxyPort={PROXY_PORT} \
+             -Dhttp.proxyHost=127.0.0.1 -Dhttp.proxyPort={PROXY_PORT} \
+             -Dhttp.nonProxyHosts=localhost|127.0.0.1"
+        );
+        env.push(("JAVA_TOOL_OPTIONS".into(), java.into()));
+    }
     for (k, v) in &cmd.env {
         env.retain(|(n, _)| n != k.as_str());
         env.push((k.into(), v.into()));
     }
     env.retain(|(n, _)| !n.to_str().is_none_or(env_name_denied));
     env
+}
+
+/// A toolchain home of the user's: `$var` when set to an absolute path, else `~/default` when
+/// that is a folder.
+pub(crate) fn user_tool_home(var: &str, default: &str) -> Option<PathBuf> {
+    std::env::var_os(var).map(PathBuf::from).filter(|p| p.is_absolute()).or_else(|| {
+        std::env::var_os("HOME").map(|h| Path::new(&h).join(default)).filter(|p| p.is_dir())
+    })
 }
 
 /// Checks the working directory: a folder, really inside the project (links resolved).
@@ -244,6 +263,22 @@ pub fn spawn(
     let cwd = working_dir(&sandbox.project_root, &cmd.cwd)?;
     create_private_dirs(sandbox)?;
     let confinement = confine::confinement(sandbox.network == Network::Off, sandbox.namespaces);
+    let registries = match &sandbox.network {
+        Network::Registries(hosts) if confinement.namespaces => Some(hosts.clone()),
+        Network::Registries(_) => {
+            return Err(ExecError::Unconfinable(format!(
+                "this project's network is \"registries\", which needs jobs to run in \
+                 namespaces of their own, and here {}; turn the project's network off, or on",
+                confinement.summary
+            )));
+        }
+        _ => None,
+    };
+    #[cfg(target_os = "linux")]
+    let channel = match registries {
+        Some(_) => Some(ProxyChannel::new()?),
+        None => None,
+    };
     // In namespaces the private folders are at one fixed place, whatever the data folder is.
     #[cfg(target_os = "linux")]
     let private = if confinement.namespaces {
@@ -283,19 +318,37 @@ pub fn spawn(
             &private,
             path,
             JobView {
-                namespaces: confinement.namespaces,
                 network_off: sandbox.network == Network::Off,
+                proxy: registries.is_some(),
             },
         ))
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     let marker = crate::kill::imp::next_marker();
+    #[cfg(target_os = "linux")]
+    let proxy = channel.as_ref().map(|c| c.job.as_raw_fd());
+    #[cfg(all(unix, not(target_os = "linux")))]
+    let proxy = None;
     #[cfg(unix)]
-    prepare_unix(&mut command, cmd, sandbox, path, &cwd, marker, required, &confinement)?;
+    prepare_unix(&mut command, cmd, sandbox, path, &cwd, marker, required, &confinement, proxy)?;
     #[cfg(not(windows))]
-    let child =
+    #[allow(unused_mut)]
+    let mut child =
         spawn_on_spawner_thread(command).map_err(|e| ExecError::os("starting the program", e))?;
+    // The job's side made its proxy listener before exec: take it and serve it until the job
+    // ends. Without it the job would have no network at all: it is not started half-way.
+    #[cfg(target_os = "linux")]
+    if let (Some(channel), Some(hosts)) = (channel, registries) {
+        let served = channel
+            .receive()
+            .and_then(|listener| crate::egress::serve(listener, child.id(), hosts));
+        if let Err(e) = served {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(ExecError::os("starting the job's registries proxy", e));
+        }
+    }
     // Windows: in its own Job Object (kill on close), which the kill functions terminate.
     #[cfg(windows)]
     let child = {
@@ -349,6 +402,7 @@ fn prepare_unix(
     marker: Option<u64>,
     required: Enforcement,
     confinement: &LandlockReport,
+    proxy: Option<i32>,
 ) -> Result<(), ExecError> {
     use std::os::unix::process::CommandExt;
 
@@ -368,11 +422,14 @@ fn prepare_unix(
         }
     }
     #[cfg(not(target_os = "linux"))]
-    let _ = (marker, cmd, path, cwd, confinement);
+    let _ = (marker, cmd, path, cwd, confinement, proxy);
 
     #[cfg(target_os = "linux")]
-    let jail =
-        if confinement.namespaces { Some(linux_jail(cmd, sandbox, path, cwd)?) } else { None };
+    let jail = if confinement.namespaces {
+        Some(linux_jail(cmd, sandbox, path, cwd, proxy)?)
+    } else {
+        None
+    };
     #[cfg(target_os = "linux")]
     let mut ruleset = {
         // `/tmp` and `/dev/shm` are these folders mounted elsewhere: Landlock sees them through
@@ -496,6 +553,7 @@ fn linux_jail(
     sandbox: &Sandbox,
     path: &TrustedPath,
     cwd: &Path,
+    proxy: Option<i32>,
 ) -> Result<crate::jail::Jail, ExecError> {
     let home = std::env::var_os("HOME").map(PathBuf::from).filter(|h| h.is_absolute());
     let mut path_dirs = path.dirs().to_vec();
@@ -506,6 +564,7 @@ fn linux_jail(
         .map_err(|e| ExecError::os("resolving the project folder", e))?;
     let state = std::fs::canonicalize(&sandbox.state_dir)
         .map_err(|e| ExecError::os("resolving the job's private folders", e))?;
+    let cargo_home = user_tool_home("CARGO_HOME", ".cargo").filter(|c| c.is_dir());
     crate::jail::Jail::new(&crate::jail::JailSpec {
         root: &sandbox.jail_root(),
         project: &project,
@@ -517,9 +576,74 @@ fn linux_jail(
         path_dirs,
         hidden: &sandbox.hidden,
         credentials: crate::hide::credential_stores(home.as_deref()),
-        network_off: sandbox.network == Network::Off,
+        cargo_home: cargo_home.as_deref(),
+        own_network: sandbox.network != Network::Allowed,
+        proxy,
         cwd,
     })
+}
+
+/// The socket pair over which a job's proxy listener comes from its network namespace
+/// ([`crate::jail`] sends it before exec; both ends are close-on-exec).
+#[cfg(target_os = "linux")]
+struct ProxyChannel {
+    engine: OwnedFd,
+    job: OwnedFd,
+}
+
+#[cfg(target_os = "linux")]
+impl ProxyChannel {
+    fn new() -> Result<ProxyChannel, ExecError> {
+        let mut fds = [0; 2];
+        // SAFETY: socketpair fills two descriptors, owned below.
+        let rc = unsafe {
+            libc::socketpair(
+                libc::AF_UNIX,
+                libc::SOCK_SEQPACKET | libc::SOCK_CLOEXEC,
+                0,
+                fds.as_mut_ptr(),
+            )
+        };
+        if rc != 0 {
+            return Err(ExecError::os(
+                "preparing the job's proxy",
+                std::io::Error::last_os_error(),
+            ));
+        }
+        // SAFETY: both were just created and are owned only here.
+        let (engine, job) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+        Ok(ProxyChannel { engine, job })
+    }
+
+    /// The listener the job's side sent before its exec (so it is there once spawn returned).
+    fn receive(self) -> std::io::Result<OwnedFd> {
+        drop(self.job);
+        let mut control = [0u64; 4];
+        let mut byte = 0u8;
+        let mut iov = libc::iovec { iov_base: (&mut byte as *mut u8).cast(), iov_len: 1 };
+        // SAFETY: recvmsg into buffers on the stack; a received descriptor is checked and owned.
+        unsafe {
+            let mut msg: libc::msghdr = std::mem::zeroed();
+            msg.msg_iov = &mut iov;
+            msg.msg_iovlen = 1;
+            msg.msg_control = control.as_mut_ptr().cast();
+            msg.msg_controllen = std::mem::size_of_val(&control) as _;
+            let flags = libc::MSG_DONTWAIT | libc::MSG_CMSG_CLOEXEC;
+            if libc::recvmsg(self.engine.as_raw_fd(), &mut msg, flags) != 1 {
+                return Err(std::io::Error::other("the job sent no proxy listener"));
+            }
+            let cmsg = libc::CMSG_FIRSTHDR(&msg);
+            if cmsg.is_null()
+                || (*cmsg).cmsg_level != libc::SOL_SOCKET
+                || (*cmsg).cmsg_type != libc::SCM_RIGHTS
+                || (*cmsg).cmsg_len as usize != libc::CMSG_LEN(4) as usize
+            {
+                return Err(std::io::Error::other("the job sent no proxy listener"));
+            }
+            let fd = std::ptr::read_unaligned(libc::CMSG_DATA(cmsg).cast::<i32>());
+            Ok(OwnedFd::from_raw_fd(fd))
+        }
+    }
 }
 
 /// How many processes the engine's user runs now (for `RLIMIT_NPROC`, which counts them all).

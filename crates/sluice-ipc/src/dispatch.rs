@@ -9,7 +9,7 @@
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
-use sluice_core::{ErrorCode, Failure};
+use sluice_core::{ErrorCode, Failure, NetworkMode};
 use sluice_engine::Engine;
 
 use crate::*;
@@ -165,18 +165,52 @@ pub fn call(api: &Api<'_>, cmd: &str, args: Value) -> Result<Value, IpcError> {
         "emergency_stop" => out(emergency_stop(e, ctx)),
         "set_project_network" => {
             let args = arg!(args, args: SetNetwork);
-            if widens_network(e, &args)? {
+            if let Some(next) = widens_network(e, &args)? {
                 let project = e.find_project(&args.id)?;
-                let text = format!(
-                    "Let commands in {} open network connections?\n\nA command could then \
-                     download code or send the project's files elsewhere. Commands that run \
-                     later get the new setting; running ones keep theirs.",
-                    visible(&project.name)
-                );
-                let title = "Sluice — allow network?";
-                api.ask(Question { title, text, yes: "Allow network", no: "Keep off" })?;
+                let later = "Commands that run later get the new setting; running ones keep \
+                             theirs.";
+                let question = if next == NetworkMode::Registries {
+                    let text = format!(
+                        "Let commands in {} reach the package registries?\n\nOnly HTTPS to the \
+                         {} hosts listed in Settings (crates.io, npm, PyPI and others): a \
+                         command could download packages, or publish the project's files to a \
+                         registry with an account of its own. Nothing else is reachable. {later}",
+                        visible(&project.name),
+                        e.registries()?.hosts().len()
+                    );
+                    let title = "Sluice — allow the package registries?";
+                    Question { title, text, yes: "Allow registries", no: "Keep off" }
+                } else {
+                    let text = format!(
+                        "Let commands in {} open network connections to anywhere?\n\nA command \
+                         could then download code or send the project's files elsewhere. {later}",
+                        visible(&project.name)
+                    );
+                    Question {
+                        title: "Sluice — allow network?",
+                        text,
+                        yes: "Allow network",
+                        no: "Keep off",
+                    }
+                };
+                api.ask(question)?;
             }
             out(set_project_network(e, args))
+        }
+        "set_registries" => {
+            let hosts = arg!(args, hosts: Option<Vec<String>>);
+            let added = added_registries(e, hosts.as_deref())?;
+            if !added.is_empty() {
+                let shown: Vec<String> = added.iter().map(|h| visible(h)).collect();
+                let text = format!(
+                    "Let commands of every project on the \"registries\" network reach {}?\n\n\
+                     They could download from these hosts and send data to them.",
+                    shown.join(", ")
+                );
+                let title = "Sluice — add registries?";
+                api.ask(Question { title, text, yes: "Add", no: "Keep the list" })?;
+            }
+            out(set_registries(e, hosts))
         }
         "list_clients" => out(api.connector.list(e, ctx)),
         "connect_preview" => {

@@ -2,7 +2,9 @@
 //! milliseconds since the Unix epoch as plain numbers.
 
 use serde::{Deserialize, Serialize};
-use sluice_core::{AccessMode, AutoRunAction, AutoRunHit, AutoRunRule, ExecMode, ProjectState};
+use sluice_core::{
+    AccessMode, AutoRunAction, AutoRunHit, AutoRunRule, ExecMode, NetworkMode, ProjectState,
+};
 use sluice_engine::{
     ApprovalRecord, ApprovalState, AuditEntry, AuditOutcome, Project, TokenRecord,
 };
@@ -60,6 +62,43 @@ impl From<ExecMode> for Exec {
     }
 }
 
+/// What a project's commands may reach: nothing, only the package registries, or anything.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "kebab-case")]
+pub enum Net {
+    Off,
+    Registries,
+    On,
+}
+
+impl From<NetworkMode> for Net {
+    fn from(m: NetworkMode) -> Net {
+        match m {
+            NetworkMode::Off => Net::Off,
+            NetworkMode::Registries => Net::Registries,
+            NetworkMode::On => Net::On,
+        }
+    }
+}
+
+impl From<Net> for NetworkMode {
+    fn from(m: Net) -> NetworkMode {
+        match m {
+            Net::Off => NetworkMode::Off,
+            Net::Registries => NetworkMode::Registries,
+            Net::On => NetworkMode::On,
+        }
+    }
+}
+
+/// A host the `registries` network reaches, and what it serves when it is a known registry.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct RegistryDto {
+    pub host: String,
+    pub serves: Option<String>,
+}
+
 impl From<Exec> for ExecMode {
     fn from(m: Exec) -> ExecMode {
         match m {
@@ -98,6 +137,10 @@ pub struct AppState {
     pub confinement: String,
     /// The credential stores on this machine that no command can read (the home as `~`).
     pub hidden_from_jobs: Vec<String>,
+    /// The hosts projects on the `registries` network reach.
+    pub registries: Vec<RegistryDto>,
+    /// Whether `registries` can be enforced here (it needs jobs in namespaces).
+    pub registries_available: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
@@ -127,19 +170,19 @@ pub struct ProjectDto {
     pub policy: ApprovalPolicy,
     /// The user's network setting for the project's commands; `null` follows the execution
     /// mode's default.
-    pub network: Option<bool>,
-    /// Whether the project's commands may open outbound connections now.
-    pub network_allowed: bool,
+    pub network: Option<Net>,
+    /// What the project's commands may reach now.
+    pub network_mode: Net,
     #[ts(type = "number")]
     pub created_ms: i64,
 }
 
-/// Sets a project's network for commands: on, off, or `null` for the mode's default.
+/// Sets a project's network for commands, or `null` for the mode's default.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct SetNetwork {
     pub id: String,
-    pub network: Option<bool>,
+    pub network: Option<Net>,
 }
 
 /// Which changes in a project ask the user first (`true`) or run without asking (`false`).
@@ -182,8 +225,8 @@ impl From<&Project> for ProjectDto {
                 .as_ref()
                 .map(|rules| rules.iter().map(AutoRunRuleDto::from).collect()),
             policy: ApprovalPolicy { ask_deletes: p.ask_deletes, ask_writes: p.ask_writes },
-            network: p.network,
-            network_allowed: sluice_engine::NetworkSetting::of_project(p).allowed,
+            network: p.network.map(Net::from),
+            network_mode: sluice_engine::NetworkSetting::of_project(p).mode.into(),
             created_ms: p.created_ms,
         }
     }
@@ -667,8 +710,8 @@ pub struct CommandDto {
     pub cwd: String,
     /// Environment additions, `NAME=value`.
     pub env: Vec<String>,
-    /// Whether it may open outbound connections (the project's network setting for commands).
-    pub network: bool,
+    /// What it may reach (the project's network setting for commands).
+    pub network: Net,
     /// How it is confined, one sentence (Landlock on Linux).
     pub confinement: String,
 }
@@ -676,11 +719,7 @@ pub struct CommandDto {
 impl CommandDto {
     /// The command an approval would run (as its allow rule would match it), with the network
     /// and confinement it would run under.
-    pub(crate) fn new(
-        r: &sluice_exec::AllowRule,
-        network: bool,
-        confinement: String,
-    ) -> CommandDto {
+    pub(crate) fn new(r: &sluice_exec::AllowRule, network: Net, confinement: String) -> CommandDto {
         let argv = std::iter::once(r.program.to_string_lossy().into_owned())
             .chain(r.args.iter().cloned())
             .map(|a| crate::visible(&a))

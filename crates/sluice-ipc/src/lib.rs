@@ -14,7 +14,7 @@ pub mod wire;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use sluice_core::{ErrorCode, Failure};
+use sluice_core::{ErrorCode, Failure, NetworkMode};
 use sluice_engine::{AuditFilter, Decision, Engine, EngineEvent, clients};
 
 pub use connect::*;
@@ -67,6 +67,8 @@ pub fn app_state(engine: &Engine, ctx: &Context) -> Res<AppState> {
         version: ctx.version.clone(),
         confinement: sluice_engine::job_confinement().summary,
         hidden_from_jobs: hidden_from_jobs(),
+        registries: registries(engine)?,
+        registries_available: sluice_engine::job_confinement().namespaces,
     })
 }
 
@@ -407,19 +409,52 @@ pub fn widens_policy(engine: &Engine, args: &SetPolicy) -> Res<bool> {
         || (p.ask_writes && args.ask_writes == Some(false)))
 }
 
-/// Sets whether a project's commands may open outbound connections: `Some(on)`, or `None`
-/// for the execution mode's default. Running jobs keep the setting they started with.
+/// Sets what a project's commands may reach, or `None` for the execution mode's default.
+/// Running jobs keep the setting they started with.
 pub fn set_project_network(engine: &Engine, args: SetNetwork) -> Res<ProjectDto> {
-    Ok(ProjectDto::from(&engine.set_network(&args.id, args.network)?))
+    Ok(ProjectDto::from(&engine.set_network(&args.id, args.network.map(NetworkMode::from))?))
 }
 
-/// Whether `args` would let the project's commands reach the network where they could not
-/// (the shell confirms that natively before calling [`set_project_network`]).
-pub fn widens_network(engine: &Engine, args: &SetNetwork) -> Res<bool> {
+/// The network `args` would give the project's commands when it reaches more than now (the
+/// shell confirms that natively before calling [`set_project_network`]); `None` otherwise.
+pub fn widens_network(engine: &Engine, args: &SetNetwork) -> Res<Option<NetworkMode>> {
     let p = engine.find_project(&args.id)?;
-    let now = sluice_engine::NetworkSetting::of_project(&p).allowed;
-    let next = sluice_engine::NetworkSetting::of(p.exec, args.network).allowed;
-    Ok(!now && next)
+    let now = sluice_engine::NetworkSetting::of_project(&p).mode;
+    let next = sluice_engine::NetworkSetting::of(p.exec, args.network.map(NetworkMode::from)).mode;
+    Ok((next > now).then_some(next))
+}
+
+/// The hosts of the `registries` network, with what each known one serves.
+pub fn registries(engine: &Engine) -> Res<Vec<RegistryDto>> {
+    Ok(registry_dtos(&engine.registries()?))
+}
+
+fn registry_dtos(list: &sluice_exec::HostList) -> Vec<RegistryDto> {
+    list.hosts()
+        .iter()
+        .map(|host| RegistryDto {
+            host: host.clone(),
+            serves: sluice_exec::DEFAULT_REGISTRIES
+                .iter()
+                .find(|(h, _)| h == host)
+                .map(|(_, what)| (*what).to_owned()),
+        })
+        .collect()
+}
+
+/// Sets the list (`None`: the default one). A bad entry changes nothing.
+pub fn set_registries(engine: &Engine, hosts: Option<Vec<String>>) -> Res<Vec<RegistryDto>> {
+    Ok(registry_dtos(&engine.set_registries(hosts)?))
+}
+
+/// The hosts `hosts` would add to the list (the shell confirms them natively first).
+pub fn added_registries(engine: &Engine, hosts: Option<&[String]>) -> Res<Vec<String>> {
+    let now = engine.registries()?;
+    let next = match hosts {
+        Some(hosts) => sluice_exec::HostList::parse(hosts).map_err(invalid)?,
+        None => sluice_exec::HostList::registries(),
+    };
+    Ok(next.hosts().iter().filter(|h| !now.hosts().contains(h)).cloned().collect())
 }
 
 /// The exact commands project `project` runs without asking, oldest first.
@@ -472,7 +507,7 @@ fn approval_dto(engine: &Engine, record: &sluice_engine::ApprovalRecord) -> Appr
         dto.always_allowable = true;
         let network = engine
             .find_project(record.project_id.as_str())
-            .is_ok_and(|p| sluice_engine::NetworkSetting::of_project(&p).allowed);
+            .map_or(Net::Off, |p| sluice_engine::NetworkSetting::of_project(&p).mode.into());
         let confinement = sluice_engine::job_confinement().summary;
         dto.command = Some(CommandDto::new(&rule, network, confinement));
     }

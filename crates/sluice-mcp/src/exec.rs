@@ -16,7 +16,7 @@ use rmcp::model::{CallToolResult, RequestMetaObject};
 use rmcp::{ErrorData, Peer, RoleServer, tool, tool_router};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use sluice_core::{ErrorCode, Failure};
+use sluice_core::{ErrorCode, Failure, NetworkMode};
 use sluice_engine::{AskRequest, Caller, Engine};
 use sluice_exec::detect::{Action, DetectRequest, Toolchain};
 use sluice_exec::{CommandSpec, ExecError, JobId, JobRequest, JobStatus, Stream};
@@ -289,7 +289,11 @@ impl SluiceServer {
                 " — risk {}: {}; writes confined to the project, network {}",
                 verdict.risk,
                 verdict.reason,
-                if network.allowed { "on" } else { "off" }
+                match network.mode {
+                    NetworkMode::Off => "off",
+                    NetworkMode::Registries => "only the package registries",
+                    NetworkMode::On => "on",
+                }
             ));
             engine.offer_rule(&handle.id, &fingerprint, &verdict);
             let request = AskRequest {
@@ -542,8 +546,9 @@ exec_tools! {
     /// Run a command in a project and wait for it (up to `timeout_seconds`, default 60, at most
     /// 600): a program and an argument array, never a shell string. The project's execution
     /// mode decides what may run; some commands wait for the user's approval. Runs confined:
-    /// writes only inside the project, outbound network only if the project allows it (off
-    /// unless the user turned it on; on by default in project mode), a cleared environment.
+    /// writes only inside the project, outbound network only as the project allows it (off
+    /// unless the user chose otherwise; in project mode only HTTPS to the package registries,
+    /// through a proxy the environment names), a cleared environment.
     /// For long builds and tests use start_job.
     run_command(CommandArgs) -> RunCommandOutput = run_command_with;
     /// Start a command as a background job in a project and return its id at once (same rules

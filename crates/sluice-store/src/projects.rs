@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use rusqlite::types::Type;
 use rusqlite::{OptionalExtension, Row, params};
-use sluice_core::{AccessMode, AutoRunRule, ExecMode, ProjectId, ProjectState};
+use sluice_core::{AccessMode, AutoRunRule, ExecMode, NetworkMode, ProjectId, ProjectState};
 
 use crate::error::unique_violation;
 use crate::{Store, StoreError, now_ms};
@@ -58,8 +58,8 @@ pub struct Project {
     /// Whether creating or changing files asks the user first. Default: no.
     pub ask_writes: bool,
     /// Outbound network for the project's jobs: `None` follows the execution mode's default,
-    /// `Some(true)` / `Some(false)` is the user's explicit on / off.
-    pub network: Option<bool>,
+    /// `Some` is the user's explicit choice.
+    pub network: Option<NetworkMode>,
 }
 
 /// What [`Store::insert_project`] needs; the id and timestamps are assigned by the store.
@@ -84,7 +84,7 @@ pub struct ModeChange {
 
 const COLUMNS: &str = "id, name, root, access, exec, state, state_reason, shield_patterns, \
                        root_dev, root_ino, created_ms, updated_ms, ask_deletes, ask_writes, \
-                       network, autorun_rules";
+                       network_mode, autorun_rules";
 
 const MAX_NAME_CHARS: usize = 80;
 
@@ -219,11 +219,11 @@ impl Store {
     pub fn set_project_network(
         &self,
         id: &ProjectId,
-        network: Option<bool>,
+        network: Option<NetworkMode>,
     ) -> Result<(), StoreError> {
-        let value = network.map(|on| if on { "on" } else { "off" });
+        let value = network.map(NetworkMode::as_str);
         let n = self.conn().execute(
-            "UPDATE projects SET network = ?2, updated_ms = ?3 WHERE id = ?1",
+            "UPDATE projects SET network_mode = ?2, updated_ms = ?3 WHERE id = ?1",
             params![id.as_str(), value, now_ms()],
         )?;
         expect_one(n, id)
@@ -439,11 +439,9 @@ fn project_from_row(r: &Row<'_>) -> rusqlite::Result<Project> {
         updated_ms: r.get(11)?,
         ask_deletes: r.get::<_, i64>(12)? != 0,
         ask_writes: r.get::<_, i64>(13)? != 0,
-        network: match r.get::<_, Option<String>>(14)?.as_deref() {
+        network: match r.get::<_, Option<String>>(14)? {
             None => None,
-            Some("on") => Some(true),
-            Some("off") => Some(false),
-            Some(other) => return Err(decode_error(14, format!("bad network {other:?}"))),
+            Some(mode) => Some(mode.parse().map_err(|e: String| decode_error(14, e))?),
         },
     })
 }

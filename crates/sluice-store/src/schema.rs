@@ -205,6 +205,15 @@ ALTER TABLE approvals ADD COLUMN autorun TEXT NOT NULL DEFAULT '[]'
 ALTER TABLE audit ADD COLUMN detail TEXT;
 "#;
 
+/// Version 10: the network setting gains `registries` (only the package registries, through
+/// Sluice's proxy). SQLite cannot widen a CHECK in place, so the setting moves to a column of
+/// its own; `network` is left unread (NULL from here on).
+const V10: &str = r#"
+ALTER TABLE projects ADD COLUMN network_mode TEXT
+    CHECK (network_mode IS NULL OR network_mode IN ('off', 'registries', 'on'));
+UPDATE projects SET network_mode = network, network = NULL;
+"#;
+
 /// Every migration, oldest first.
 pub(crate) fn migrations() -> Migrations<'static> {
     Migrations::new(vec![
@@ -217,8 +226,9 @@ pub(crate) fn migrations() -> Migrations<'static> {
         M::up(V7),
         M::up(V8),
         M::up(V9),
+        M::up(V10),
     ])
 }
 
 /// The schema version this build writes.
-pub(crate) const LATEST: usize = 9;
+pub(crate) const LATEST: usize = 10;

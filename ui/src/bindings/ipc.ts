@@ -7,6 +7,10 @@ export type Access = "read-only" | "read-write";
 
 export type Exec = "off" | "safe" | "project" | "any";
 
+export type Net = "off" | "registries" | "on";
+
+export type RegistryDto = { host: string, serves: string | null, };
+
 export type SecretInfo = { 
 /**
  * Whether the install secret lives in the OS keychain.
@@ -37,7 +41,15 @@ confinement: string,
 /**
  * The credential stores on this machine that no command can read (the home as `~`).
  */
-hiddenFromJobs: Array<string>, };
+hiddenFromJobs: Array<string>, 
+/**
+ * The hosts projects on the `registries` network reach.
+ */
+registries: Array<RegistryDto>, 
+/**
+ * Whether `registries` can be enforced here (it needs jobs in namespaces).
+ */
+registriesAvailable: boolean, };
 
 export type ProjectStatus = "available" | "disabled" | "root-lost";
 
@@ -95,11 +107,11 @@ policy: ApprovalPolicy,
  * The user's network setting for the project's commands; `null` follows the execution
  * mode's default.
  */
-network: boolean | null, 
+network: Net | null, 
 /**
- * Whether the project's commands may open outbound connections now.
+ * What the project's commands may reach now.
  */
-networkAllowed: boolean, createdMs: number, };
+networkMode: Net, createdMs: number, };
 
 export type SetPolicy = { id: string, 
 /**
@@ -107,7 +119,7 @@ export type SetPolicy = { id: string,
  */
 askDeletes: boolean | null, askWrites: boolean | null, };
 
-export type SetNetwork = { id: string, network: boolean | null, };
+export type SetNetwork = { id: string, network: Net | null, };
 
 export type AddProject = { 
 /**
@@ -213,9 +225,9 @@ cwd: string,
  */
 env: Array<string>, 
 /**
- * Whether it may open outbound connections (the project's network setting for commands).
+ * What it may reach (the project's network setting for commands).
  */
-network: boolean, 
+network: Net, 
 /**
  * How it is confined, one sentence (Landlock on Linux).
  */
@@ -512,6 +524,7 @@ export type Commands = {
   cancel_job: { args: { id: string }; result: JobDto };
   emergency_stop: { args: Record<string, never>; result: StopResult };
   set_project_network: { args: { args: SetNetwork }; result: ProjectDto };
+  set_registries: { args: { hosts: string[] | null }; result: RegistryDto[] };
   list_clients: { args: Record<string, never>; result: ClientDto[] };
   connect_preview: { args: { client: string }; result: ConfigPreview };
   connect_apply: { args: { id: string }; result: ConnectResult };

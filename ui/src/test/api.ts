@@ -48,6 +48,7 @@ export const api: Mocked = {
   cancelJob: vi.fn(),
   emergencyStop: vi.fn(),
   setProjectNetwork: vi.fn(),
+  setRegistries: vi.fn(),
   listClients: vi.fn(),
   connectPreview: vi.fn(),
   connectApply: vi.fn(),

@@ -23,6 +23,11 @@ export const state = (over: Partial<AppState> = {}): AppState => ({
   version: "0.1.0",
   confinement: "Landlock ABI 6: writes confined to the project; outbound TCP blocked",
   hiddenFromJobs: ["~/.ssh", "~/.aws"],
+  registries: [
+    { host: "index.crates.io", serves: "Rust crates (index)" },
+    { host: "pypi.org", serves: "Python packages (index)" },
+  ],
+  registriesAvailable: true,
   ...over,
 });
 
@@ -38,7 +43,7 @@ export const project = (over: Partial<ProjectDto> = {}): ProjectDto => ({
   autorun: null,
   policy: { askDeletes: true, askWrites: false },
   network: null,
-  networkAllowed: false,
+  networkMode: "off",
   createdMs: 1_700_000_000_000,
   ...over,
 });

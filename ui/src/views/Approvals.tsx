@@ -10,6 +10,7 @@ import type {
   ApprovalStatus,
   AutoRunHitDto,
   CommandDto,
+  Net,
   RiskDto,
   Verdict,
 } from "../bindings/ipc";
@@ -18,6 +19,13 @@ import { exactTime, visible } from "../format";
 
 /** How long a new card's buttons ignore clicks. */
 export const INERT_MS = 500;
+
+/** What the command may reach, as the card says it. */
+const NETWORK_SENTENCE: Record<Net, string> = {
+  off: "Network: off.",
+  registries: "Network: only HTTPS to the package registries, through Sluice's proxy.",
+  on: "Network: allowed.",
+};
 
 const STATUS: Record<ApprovalStatus, string> = {
   pending: "Waiting",
@@ -277,7 +285,7 @@ function CommandTokens({ command }: { command: CommandDto }) {
         )}
       </p>
       <p className="muted" data-testid="approval-confinement">
-        {command.network ? "Network: allowed." : "Network: off."} {visible(command.confinement)}
+        {NETWORK_SENTENCE[command.network]} {visible(command.confinement)}
       </p>
     </div>
   );

@@ -239,25 +239,27 @@ describe("client snippets in Tokens", () => {
 describe("network for commands", () => {
   it("shows the setting per project and changes it", async () => {
     m.listProjects.mockResolvedValue([
-      project({ access: "read-write", exec: "project", network: null, networkAllowed: true }),
+      project({ access: "read-write", exec: "project", network: null, networkMode: "registries" }),
     ]);
-    m.setProjectNetwork.mockResolvedValue(project({ network: false }));
+    m.setProjectNetwork.mockResolvedValue(project({ network: "off" }));
     const user = userEvent.setup();
     render(<App />);
-    expect(await screen.findByTestId("project-network")).toHaveTextContent("on (default for this mode)");
+    expect(await screen.findByTestId("project-network")).toHaveTextContent(
+      "package registries only (default for this mode)",
+    );
     await user.click(screen.getByRole("button", { name: "my-app" }));
     const detail = screen.getByRole("region", { name: "Project my-app" });
     expect(within(detail).getByTestId("network-state")).toHaveTextContent(
-      "Network for commands: on (default for this mode)",
+      "Network for commands: package registries only (default for this mode)",
     );
     const group = within(detail).getByRole("group", { name: "Network setting" });
     expect(within(group).getByRole("button", { name: "Mode default" })).toHaveAttribute("aria-pressed", "true");
     await user.click(within(group).getByRole("button", { name: "Off" }));
-    expect(m.setProjectNetwork).toHaveBeenCalledWith({ id: project().id, network: false });
+    expect(m.setProjectNetwork).toHaveBeenCalledWith({ id: project().id, network: "off" });
   });
 
   it("says when the user set it, and shows a refusal from the confirmation", async () => {
-    m.listProjects.mockResolvedValue([project({ exec: "any", access: "read-write", network: false })]);
+    m.listProjects.mockResolvedValue([project({ exec: "any", access: "read-write", network: "off" })]);
     m.setProjectNetwork.mockRejectedValue({ code: "denied", message: 'nothing changed: you chose "Keep off"' });
     const user = userEvent.setup();
     render(<App />);
@@ -265,8 +267,8 @@ describe("network for commands", () => {
     await user.click(screen.getByRole("button", { name: "my-app" }));
     const group = screen.getByRole("group", { name: "Network setting" });
     expect(within(group).getByRole("button", { name: "Off" })).toHaveAttribute("aria-pressed", "true");
-    await user.click(within(group).getByRole("button", { name: "On" }));
-    expect(m.setProjectNetwork).toHaveBeenCalledWith({ id: project().id, network: true });
+    await user.click(within(group).getByRole("button", { name: "Registries" }));
+    expect(m.setProjectNetwork).toHaveBeenCalledWith({ id: project().id, network: "registries" });
     expect(await screen.findByRole("alert")).toHaveTextContent("you chose");
   });
 });

@@ -451,6 +451,42 @@ describe("the emergency stop", () => {
     await user.keyboard("{Control>}6{/Control}");
     expect(screen.getByTestId("hidden-from-jobs")).toHaveTextContent("No credential store found");
   });
+
+  it("lists the registries, adds and removes a host, and shows a refusal", async () => {
+    const user = userEvent.setup();
+    render(<App />);
+    await screen.findByTestId("state-pill");
+    await user.keyboard("{Control>}6{/Control}");
+    const box = screen.getByTestId("registries");
+    expect(box).toHaveTextContent("pypi.org — Python packages (index)");
+    const mine = { host: "pypi.corp.example", serves: null };
+    m.setRegistries.mockResolvedValueOnce([...state().registries, mine]);
+    await user.type(within(box).getByRole("textbox", { name: "New registry host" }), " pypi.corp.example ");
+    await user.click(within(box).getByRole("button", { name: "Add host" }));
+    expect(m.setRegistries).toHaveBeenLastCalledWith(["index.crates.io", "pypi.org", "pypi.corp.example"]);
+    expect(box).toHaveTextContent("pypi.corp.example");
+    expect(within(box).getByRole("textbox", { name: "New registry host" })).toHaveValue("");
+    m.setRegistries.mockRejectedValueOnce({ code: "invalid_argument", message: '"10.0.0.1" is not a host name' });
+    await user.type(within(box).getByRole("textbox", { name: "New registry host" }), "10.0.0.1");
+    await user.click(within(box).getByRole("button", { name: "Add host" }));
+    expect(await within(box).findByRole("alert")).toHaveTextContent("is not a host name");
+    expect(within(box).getByRole("textbox", { name: "New registry host" })).toHaveValue("10.0.0.1");
+    m.setRegistries.mockResolvedValueOnce([mine]);
+    await user.click(within(box).getByRole("button", { name: "Remove pypi.org" }));
+    expect(m.setRegistries).toHaveBeenLastCalledWith(["index.crates.io", "pypi.corp.example"]);
+    m.setRegistries.mockResolvedValueOnce(state().registries);
+    await user.click(within(box).getByRole("button", { name: "Restore defaults" }));
+    expect(m.setRegistries).toHaveBeenLastCalledWith(null);
+  });
+
+  it("says when the registries cannot be enforced here", async () => {
+    m.appState.mockResolvedValue(state({ registriesAvailable: false }));
+    const user = userEvent.setup();
+    render(<App />);
+    await screen.findByTestId("state-pill");
+    await user.keyboard("{Control>}6{/Control}");
+    expect(screen.getByTestId("registries")).toHaveTextContent("do not run here");
+  });
 });
 
 describe("start at login", () => {

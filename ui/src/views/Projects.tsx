@@ -10,6 +10,7 @@ import type {
   AutoRunRuleDto,
   Channel,
   Exec,
+  Net,
   ProjectDto,
 } from "../bindings/ipc";
 import { ConfirmButton, ErrorLine, Text, Time, errorMessage } from "../components";
@@ -609,20 +610,29 @@ export function ruleOrigin(r: AllowRuleDto): string {
   return parts.join(", ");
 }
 
-/** "on (default for this mode)", "off (set by you)": the network of the project's commands. */
+/** What each network setting lets a command reach, in a few words. */
+export const NETWORK_REACH: Record<Net, string> = {
+  off: "off",
+  registries: "package registries only",
+  on: "on",
+};
+
+/** "package registries only (default for this mode)", "off (set by you)". */
 export function networkLine(p: ProjectDto): string {
-  const state = p.networkAllowed ? "on" : "off";
+  const state = NETWORK_REACH[p.networkMode];
   return `${state} (${p.network === null ? "default for this mode" : "set by you"})`;
 }
 
-const NETWORK: { value: boolean | null; label: string }[] = [
-  { value: true, label: "On" },
-  { value: false, label: "Off" },
+const NETWORK: { value: Net | null; label: string }[] = [
+  { value: "off", label: "Off" },
+  { value: "registries", label: "Registries" },
+  { value: "on", label: "On" },
   { value: null, label: "Mode default" },
 ];
 
-/** Outbound network for the project's commands: on, off, or the execution mode's default. */
-function NetworkEditor(props: { project: ProjectDto; onChange: (network: boolean | null) => void }) {
+/** Outbound network for the project's commands: off, the package registries, on, or the
+ *  execution mode's default. */
+function NetworkEditor(props: { project: ProjectDto; onChange: (network: Net | null) => void }) {
   const p = props.project;
   return (
     <fieldset className="policy">
@@ -643,9 +653,10 @@ function NetworkEditor(props: { project: ProjectDto; onChange: (network: boolean
         </span>
       </div>
       <p className="muted">
-        On — commands may download dependencies and reach other computers. Off — their outbound
-        connections are blocked. The mode default is on in Project mode and off otherwise.
-        Turning the network on asks you in a system dialog; running commands keep their setting.
+        Off — nothing leaves a command. Registries — only HTTPS to the package registries listed
+        in Settings (crates.io, npm, PyPI…), through Sluice's proxy. On — commands may reach any
+        computer. The mode default is Registries in Project mode and Off otherwise. Reaching more
+        asks you in a system dialog; running commands keep their setting.
       </p>
       {p.exec === "off" && <p className="muted">Execution is off: no command runs in this project.</p>}
     </fieldset>

@@ -2,8 +2,9 @@
 
 import { useEffect, useState } from "react";
 import { api } from "../api";
-import type { AppState, PortCheck } from "../bindings/ipc";
+import type { AppState, PortCheck, RegistryDto } from "../bindings/ipc";
 import { ErrorLine, Text, errorMessage } from "../components";
+import { visible } from "../format";
 
 export function SettingsView({ state }: { state: AppState | null }) {
   if (!state) return null;
@@ -44,6 +45,10 @@ export function SettingsView({ state }: { state: AppState | null }) {
           ) : (
             <Text mono>{state.hiddenFromJobs.join(", ")}</Text>
           )}
+        </dd>
+        <dt>Package registries</dt>
+        <dd data-testid="registries">
+          <Registries initial={state.registries} available={state.registriesAvailable} />
         </dd>
         <dt>Data folder</dt>
         <dd>
@@ -224,6 +229,72 @@ function StartAtLogin() {
         />{" "}
         Start Sluice when I log in
       </label>
+      <ErrorLine error={error} />
+    </>
+  );
+}
+
+/** The hosts commands of projects on the "registries" network reach, editable: adding one asks
+ *  in a system dialog (the engine's), removing one does not. */
+function Registries({ initial, available }: { initial: RegistryDto[]; available: boolean }) {
+  const [list, setList] = useState(initial);
+  const [draft, setDraft] = useState("");
+  const [error, setError] = useState<string | null>(null);
+  useEffect(() => setList(initial), [initial]);
+  const save = async (hosts: string[] | null) => {
+    try {
+      setList(await api.setRegistries(hosts));
+      setError(null);
+      return true;
+    } catch (e) {
+      setError(errorMessage(e));
+      return false;
+    }
+  };
+  const hosts = list.map((r) => r.host);
+  return (
+    <>
+      <p className="muted">
+        Projects whose network is Registries reach only these hosts, over HTTPS through
+        Sluice&apos;s proxy; a registry also accepts uploads from anyone with an account there.
+        {!available && " This system cannot run commands in namespaces of their own, so those projects' commands do not run here."}
+      </p>
+      <ul>
+        {list.map((r) => (
+          <li key={r.host}>
+            <Text mono>{r.host}</Text>
+            {r.serves && <span className="muted"> — {r.serves}</span>}{" "}
+            <button
+              type="button"
+              className="small"
+              aria-label={`Remove ${visible(r.host)}`}
+              onClick={() => save(hosts.filter((h) => h !== r.host))}
+            >
+              Remove
+            </button>
+          </li>
+        ))}
+      </ul>
+      <div className="row">
+        <input
+          aria-label="New registry host"
+          placeholder="pypi.corp.example or *.corp.example"
+          value={draft}
+          onChange={(e) => setDraft(e.target.value)}
+        />
+        <button
+          type="button"
+          disabled={!draft.trim()}
+          onClick={async () => {
+            if (await save([...hosts, draft.trim()])) setDraft("");
+          }}
+        >
+          Add host
+        </button>
+        <button type="button" onClick={() => save(null)}>
+          Restore defaults
+        </button>
+      </div>
       <ErrorLine error={error} />
     </>
   );

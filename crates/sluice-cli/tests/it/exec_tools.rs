@@ -46,7 +46,10 @@ fn run_build_and_run_tests_detect_cargo_and_ask_like_run_command() {
     let a = wait_pending(&sb);
     let summary = a["summary"].as_str().unwrap();
     assert!(summary.contains("cargo build"), "{summary}");
-    assert!(summary.contains("network on"), "project mode defaults to network on: {summary}");
+    assert!(
+        summary.contains("network only the package registries"),
+        "project mode defaults to the registries: {summary}"
+    );
     sb.ok(&["approvals", "approve", a["id"].as_str().unwrap()]);
     let out = ok(&build.join().unwrap());
     assert_eq!(out["toolchain"], "cargo", "{out}");
@@ -135,8 +138,8 @@ fn the_project_network_setting_blocks_or_allows_outbound_connections() {
     sb.ok(&["project", "set", "demo", "--network", "on"]);
     let listed: Value = serde_json::from_str(&sb.ok(&["project", "list", "--json"])).unwrap();
     assert_eq!(
-        (listed[0]["network"].as_bool(), listed[0]["network_setting"].as_str()),
-        (Some(true), Some("on"))
+        (listed[0]["network"].as_str(), listed[0]["network_setting"].as_str()),
+        (Some("on"), Some("on"))
     );
     let doctor = sb.ok(&["doctor"]);
     assert!(doctor.contains("network on (set by the user)"), "{doctor}");
@@ -153,6 +156,18 @@ fn the_project_network_setting_blocks_or_allows_outbound_connections() {
     conn.read_to_string(&mut got).unwrap();
     assert_eq!(got, "hi\n");
 
+    // Registries: only HTTPS to the listed hosts through the proxy; the host's listener is
+    // as far out of reach as with the network off.
+    if jobs_in_namespaces(&sb) {
+        let shown = sb.ok(&["project", "set", "demo", "--network", "registries"]);
+        assert!(shown.contains("network:   registries (set by the user)"), "{shown}");
+        listener.set_nonblocking(true).unwrap();
+        let out = ok(&approved(&sb, server.port, &token, "run_command", connect_job(target), &[]));
+        assert!(out["stderr"].as_str().unwrap().contains("Connection refused"), "{out}");
+        assert!(listener.accept().is_err(), "the host's listener was reached");
+        listener.set_nonblocking(false).unwrap();
+    }
+
     // Back to the default: off again for `any` mode.
     let shown = sb.ok(&["project", "set", "demo", "--network", "default"]);
     assert!(shown.contains("network:   off (default for any mode)"), "{shown}");
@@ -160,7 +175,34 @@ fn the_project_network_setting_blocks_or_allows_outbound_connections() {
     let out = ok(&approved(&sb, server.port, &token, "run_command", connect_job(target), &[]));
     assert!(out["stderr"].as_str().unwrap().contains(refusal), "{out}");
     assert!(listener.accept().is_err(), "the host's listener was reached");
-    assert!(sb.err(&["project", "set", "demo", "--network", "maybe"]).contains("on"));
+    assert!(sb.err(&["project", "set", "demo", "--network", "maybe"]).contains("registries"));
+}
+
+/// `sluice registries`: the default list with what each host serves, an added host and an
+/// added subdomain pattern, a refused entry that changes nothing, removal and reset.
+#[test]
+fn the_registries_list_is_shown_and_edited_from_the_cli() {
+    let sb = Sandbox::new();
+    let list = sb.ok(&["registries", "list"]);
+    assert!(list.contains("pypi.org") && list.contains("Python packages"), "{list}");
+    let added = sb.ok(&["registries", "add", "pypi.corp.example", "*.npm.corp.example"]);
+    assert!(added.contains("pypi.corp.example") && added.contains("*.npm.corp.example"), "{added}");
+    let json: Vec<String> =
+        serde_json::from_str(&sb.ok(&["registries", "list", "--json"])).unwrap();
+    assert!(json.contains(&"pypi.corp.example".to_owned()), "{json:?}");
+    for bad in ["10.0.0.1", "localhost", "pypi.org:8443", "https://x.example", "*.*.example"] {
+        let err = sb.err(&["registries", "add", bad]);
+        assert!(err.contains("is not a host name"), "{bad}: {err}");
+    }
+    let unchanged: Vec<String> =
+        serde_json::from_str(&sb.ok(&["registries", "list", "--json"])).unwrap();
+    assert_eq!(unchanged, json, "a refused entry changed the list");
+    assert!(sb.err(&["registries", "remove", "nowhere.example"]).contains("not on the list"));
+    let removed = sb.ok(&["registries", "remove", "pypi.org"]);
+    assert!(!removed.contains("pypi.org ") && removed.contains("pypi.corp.example"), "{removed}");
+    let reset = sb.ok(&["registries", "reset"]);
+    assert!(reset.contains("pypi.org") && !reset.contains("corp.example"), "{reset}");
+    assert!(sb.ok(&["doctor"]).contains("registries:"));
 }
 
 #[test]

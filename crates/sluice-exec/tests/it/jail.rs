@@ -97,6 +97,11 @@ fn credentials_inner(home: &Path) {
             p.display()
         ));
     }
+    // The job's cargo home is the user's, copy-on-write: its token file is covered there too.
+    script.push_str(
+        "c=$(cat \"$CARGO_HOME/credentials.toml\" 2>/dev/null); [ -z \"$c\" ] && echo 'hidden \
+         cargo-copy'; ",
+    );
     // A whole listing of the home, and a search through it.
     script.push_str(&format!(
         "ls -a '{h}' '{h}/.ssh' 2>&1; grep -r CANARY '{h}' 2>/dev/null; \
@@ -109,11 +114,11 @@ fn credentials_inner(home: &Path) {
         [(Network::Off, true), (Network::Allowed, true), (Network::Allowed, false)]
     {
         let out = run_with(&fx, "sh", &["-c", &script], |r| {
-            r.sandbox.network = network;
+            r.sandbox.network = network.clone();
             r.sandbox.namespaces = namespaces;
         });
         assert!(!out.stdout.contains("CANARY"), "{network:?}: {out:?}");
-        for store in STORES {
+        for store in STORES.iter().chain(&["cargo-copy"]) {
             assert!(out.stdout.contains(&format!("hidden {store}")), "{store}: {out:?}");
         }
         assert!(out.stdout.contains("TOOL-VISIBLE"), "toolchains stay: {out:?}");
@@ -165,7 +170,8 @@ fn sb_ipc_no_unix_socket_outside_the_project_and_the_jobs_temp() {
          c2 = socket.socket(socket.AF_UNIX); c2.connect(proj); print('project ok')\n"
     ));
     for network in [Network::Off, Network::Allowed] {
-        let out = run_with(&fx, "python3", &["-c", &python], |r| r.sandbox.network = network);
+        let out =
+            run_with(&fx, "python3", &["-c", &python], |r| r.sandbox.network = network.clone());
         assert!(!out.stdout.contains("CONNECTED"), "{network:?}: {out:?}");
         assert_eq!(out.stdout.matches("refused").count(), paths.len() + 1, "{out:?}");
         assert!(out.stdout.contains("own ok") && out.stdout.contains("project ok"), "{out:?}");
@@ -426,6 +432,57 @@ fn sb_works_cargo_workspace_with_a_build_script_offline() {
     assert!(out.stdout.contains("answer 42"), "{out:?}");
 }
 
+/// The `registries` network and a crate the user's cargo home lacks: cargo downloads it into the
+/// job's copy of the cargo home and builds; the user's cargo home is unchanged, and the next job
+/// starts from the user's again (what a job downloads goes with it).
+#[test]
+fn sb_works_cargo_fetches_a_new_crate_through_the_registries_into_its_own_copy() {
+    if !which("cargo") {
+        return;
+    }
+    let fx = Fixture::new();
+    let root = fx.root();
+    std::fs::create_dir_all(root.join("src")).expect("mkdir");
+    std::fs::write(
+        root.join("Cargo.toml"),
+        "[package]\nname = \"fetch\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n\
+         [dependencies]\nitoa = \"=1.0.11\"\n\n[workspace]\n",
+    )
+    .expect("write");
+    std::fs::write(
+        root.join("src/main.rs"),
+        "fn main() { println!(\"{}\", itoa::Buffer::new().format(42)); }\n",
+    )
+    .expect("write");
+    let user_home = std::env::var_os("CARGO_HOME")
+        .map(std::path::PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| Path::new(&h).join(".cargo")))
+        .expect("a cargo home");
+    let cached = || {
+        std::fs::read_dir(user_home.join("registry/cache"))
+            .into_iter()
+            .flatten()
+            .filter_map(Result::ok)
+            .any(|index| index.path().join("itoa-1.0.11.crate").exists())
+    };
+    assert!(!cached(), "the user's cargo home already holds itoa 1.0.11: pick another version");
+    let cargo = |args: &[&str]| {
+        let mut req = fx.request("cargo", args);
+        req.command.timeout = Some(Duration::from_secs(600));
+        req.sandbox.network =
+            Network::Registries(std::sync::Arc::new(sluice_exec::HostList::registries()));
+        rt().block_on(Jobs::new(JobLimits::default()).run(req)).expect("run")
+    };
+    let out = cargo(&["run", "--quiet"]);
+    assert_eq!((out.exit_code, out.stdout.trim()), (Some(0), "42"), "{out:?}");
+    assert!(!cached(), "the download landed in the user's cargo home");
+    let out = run_with(&fx, "sh", &["-c", "ls \"$CARGO_HOME\"/registry/cache/*/"], |r| {
+        r.sandbox.network = Network::Off;
+    });
+    assert!(!out.stdout.contains("itoa-1.0.11"), "a job's download outlived it: {out:?}");
+    assert!(out.stdout.contains(".crate"), "the user's crates are there: {out:?}");
+}
+
 /// A PATH that names the home (or `/`) does not bring the home into view: only real
 /// toolchain folders are exposed.
 #[test]
@@ -445,4 +502,98 @@ fn sb_path_naming_the_home_or_root_exposes_nothing_more() {
     req.path = sluice_exec::TrustedPath::new(&joined, &[fx.root()]);
     let out = rt().block_on(Jobs::new(JobLimits::default()).run(req)).expect("run");
     assert!(out.stdout.contains("done") && !out.stdout.contains("HOME-CANARY"), "{out:?}");
+}
+
+/// The `registries` network from inside a job: a listed registry answers through the proxy;
+/// an unlisted host, an IP literal, loopback, another port, plain HTTP and a direct connection
+/// that ignores the proxy all fail; loopback inside the job stays direct. Reaches pypi.org
+/// (the one outside host this machine reaches: a package registry).
+#[test]
+fn sb_net_registries_reach_only_listed_hosts_through_the_proxy() {
+    let fx = Fixture::new();
+    let host = std::net::TcpListener::bind("127.0.0.1:0").expect("listen");
+    host.set_nonblocking(true).expect("nonblocking");
+    let python = format!(
+        "import os, socket, urllib.request\n\
+         def get(url):\n\
+         \x20   try:\n\
+         \x20       return urllib.request.urlopen(url, timeout=20).status\n\
+         \x20   except Exception as e:\n\
+         \x20       return 'refused: ' + str(e)\n\
+         print('listed', get('https://pypi.org/simple/six/'))\n\
+         print('unlisted', get('https://registry.npmjs.org/'))\n\
+         def ask(request):\n\
+         \x20   s = socket.create_connection(('127.0.0.1', {proxy}), timeout=20)\n\
+         \x20   s.sendall(request.encode())\n\
+         \x20   got = b''\n\
+         \x20   while b'\\r\\n' not in got:\n\
+         \x20       more = s.recv(200)\n\
+         \x20       if not more: break\n\
+         \x20       got += more\n\
+         \x20   return got.decode().split('\\r\\n')[0]\n\
+         print('loopback-ip', ask('CONNECT 127.0.0.1:{host} HTTP/1.1\\r\\n\\r\\n'))\n\
+         print('localhost', ask('CONNECT localhost:443 HTTP/1.1\\r\\n\\r\\n'))\n\
+         print('port', ask('CONNECT pypi.org:22 HTTP/1.1\\r\\n\\r\\n'))\n\
+         print('plain', ask('GET http://pypi.org/ HTTP/1.1\\r\\nHost: pypi.org\\r\\n\\r\\n'))\n\
+         print('metadata', ask('CONNECT 169.254.169.254:443 HTTP/1.1\\r\\n\\r\\n'))\n\
+         try:\n\
+         \x20   socket.create_connection(('151.101.0.223', 443), timeout=3); print('DIRECT')\n\
+         except OSError as e: print('direct refused')\n\
+         try:\n\
+         \x20   socket.create_connection(('127.0.0.1', {host}), timeout=3); print('HOST-TCP')\n\
+         except OSError as e: print('host refused')\n\
+         srv = socket.socket(); srv.bind(('127.0.0.1', 0)); srv.listen(1)\n\
+         c = socket.create_connection(('127.0.0.1', srv.getsockname()[1])); a, _ = srv.accept()\n\
+         c.sendall(b'ping'); print('loopback', a.recv(4).decode())\n\
+         print('proxy env', os.environ.get('HTTPS_PROXY'), os.environ.get('NO_PROXY'))\n",
+        proxy = sluice_exec::egress::PROXY_PORT,
+        host = host.local_addr().expect("addr").port(),
+    );
+    let hosts = sluice_exec::HostList::parse(&["pypi.org", "files.pythonhosted.org"]).unwrap();
+    let out = run_with(&fx, "python3", &["-c", &python], |r| {
+        r.sandbox.network = Network::Registries(std::sync::Arc::new(hosts));
+    });
+    let line = |key: &str| -> String {
+        out.stdout.lines().find(|l| l.starts_with(key)).unwrap_or_default().to_owned()
+    };
+    assert_eq!(line("listed "), "listed 200", "{out:?}");
+    assert!(line("unlisted").contains("403"), "{out:?}");
+    for (key, status) in [
+        ("loopback-ip", "403"),
+        ("localhost", "403"),
+        ("port", "403"),
+        ("plain", "405"),
+        ("metadata", "403"),
+    ] {
+        assert!(line(key).starts_with(&format!("{key} HTTP/1.1 {status}")), "{key}: {out:?}");
+    }
+    assert!(
+        out.stdout.contains("direct refused") && out.stdout.contains("host refused"),
+        "{out:?}"
+    );
+    assert!(!out.stdout.contains("DIRECT") && !out.stdout.contains("HOST-TCP"), "{out:?}");
+    assert!(out.stdout.contains("loopback ping"), "{out:?}");
+    assert!(host.accept().is_err(), "the host's listener was reached");
+    // The proxy goes with the job: no thread of it is left in the engine.
+    crate::support::wait_for("the proxy to stop", Duration::from_secs(10), || {
+        let left =
+            std::fs::read_dir("/proc/self/task").expect("tasks").filter_map(Result::ok).any(|t| {
+                std::fs::read_to_string(t.path().join("comm"))
+                    .is_ok_and(|c| c.starts_with("sluice-egress"))
+            });
+        (!left).then_some(())
+    });
+}
+
+/// Without namespaces the proxy cannot be the only way out: such a job is refused, not run
+/// with the network on.
+#[test]
+fn sb_net_registries_needs_namespaces_or_nothing_runs() {
+    let fx = Fixture::new();
+    let mut req = fx.request("true", &[]);
+    req.sandbox.namespaces = false;
+    req.sandbox.network =
+        Network::Registries(std::sync::Arc::new(sluice_exec::HostList::registries()));
+    let err = rt().block_on(Jobs::new(JobLimits::default()).run(req)).expect_err("ran");
+    assert!(err.to_string().contains("registries"), "{err}");
 }

@@ -2,6 +2,7 @@
 
 use std::path::PathBuf;
 
+use sluice_core::NetworkMode;
 use sluice_engine::{Engine, EngineConfig, SecretPreference};
 use sluice_ipc::*;
 
@@ -316,36 +317,61 @@ fn engine_events_become_ui_events() {
 fn network_for_commands_follows_the_mode_until_set() {
     let f = fixture();
     let p = add(&f);
-    assert_eq!((p.network, p.network_allowed), (None, false), "execution off: no network");
+    assert_eq!((p.network, p.network_mode), (None, Net::Off), "execution off: no network");
     let p = set_project_modes(
         &f.engine,
         SetModes { id: p.id.clone(), access: Some(Access::ReadWrite), exec: Some(Exec::Project) },
     )
     .unwrap();
-    assert_eq!((p.network, p.network_allowed), (None, true), "project mode: on by default");
-    let off = SetNetwork { id: p.id.clone(), network: Some(false) };
-    assert!(!widens_network(&f.engine, &off).unwrap());
-    let p = set_project_network(&f.engine, off).unwrap();
-    assert_eq!((p.network, p.network_allowed), (Some(false), false));
-    // Back to the default turns it on again: that widens, as does an explicit on.
-    let default = SetNetwork { id: p.id.clone(), network: None };
-    assert!(widens_network(&f.engine, &default).unwrap());
-    assert!(
-        widens_network(&f.engine, &SetNetwork { id: p.id.clone(), network: Some(true) }).unwrap()
-    );
-    let p = set_project_network(&f.engine, default).unwrap();
-    assert_eq!((p.network, p.network_allowed), (None, true));
-    assert!(list_projects(&f.engine).unwrap()[0].network_allowed);
+    assert_eq!((p.network, p.network_mode), (None, Net::Registries), "project mode: registries");
+    let set = |network| SetNetwork { id: p.id.clone(), network };
+    assert_eq!(widens_network(&f.engine, &set(Some(Net::Off))).unwrap(), None);
+    let p = set_project_network(&f.engine, set(Some(Net::Off))).unwrap();
+    assert_eq!((p.network, p.network_mode), (Some(Net::Off), Net::Off));
+    // Back to the default reaches the registries again: that widens, as does on.
+    assert_eq!(widens_network(&f.engine, &set(None)).unwrap(), Some(NetworkMode::Registries));
+    assert_eq!(widens_network(&f.engine, &set(Some(Net::On))).unwrap(), Some(NetworkMode::On));
+    let p = set_project_network(&f.engine, set(Some(Net::On))).unwrap();
+    assert_eq!(p.network_mode, Net::On);
+    // From on, the registries reach less: no question.
+    assert_eq!(widens_network(&f.engine, &set(Some(Net::Registries))).unwrap(), None);
+    let p = set_project_network(&f.engine, set(None)).unwrap();
+    assert_eq!((p.network, p.network_mode), (None, Net::Registries));
+    assert_eq!(list_projects(&f.engine).unwrap()[0].network_mode, Net::Registries);
     // Any mode is off by default; switching to it never needs the network question.
     let p = set_project_modes(
         &f.engine,
         SetModes { id: p.id.clone(), access: None, exec: Some(Exec::Any) },
     )
     .unwrap();
-    assert_eq!((p.network, p.network_allowed), (None, false));
-    let bad = SetNetwork { id: "nope".into(), network: Some(true) };
+    assert_eq!((p.network, p.network_mode), (None, Net::Off));
+    let bad = SetNetwork { id: "nope".into(), network: Some(Net::On) };
     assert_eq!(widens_network(&f.engine, &bad).unwrap_err().code, "project_not_found");
     assert_eq!(set_project_network(&f.engine, bad).unwrap_err().code, "project_not_found");
+}
+
+/// The registries list from the window: a bad host changes nothing; what a list adds is what
+/// the native question names; removing and resetting add nothing.
+#[test]
+fn the_registries_list_is_edited_with_what_it_adds_named() {
+    let f = fixture();
+    let defaults = registries(&f.engine).unwrap();
+    assert!(defaults.iter().any(|r| r.host == "pypi.org" && r.serves.is_some()));
+    let mut hosts: Vec<String> = defaults.iter().map(|r| r.host.clone()).collect();
+    hosts.push("pypi.corp.example".into());
+    assert_eq!(added_registries(&f.engine, Some(&hosts)).unwrap(), ["pypi.corp.example"]);
+    let got = set_registries(&f.engine, Some(hosts.clone())).unwrap();
+    let mine = got.iter().find(|r| r.host == "pypi.corp.example").unwrap();
+    assert_eq!(mine.serves, None);
+    assert_eq!(app_state(&f.engine, &f.ctx).unwrap().registries, got);
+    hosts.retain(|h| h != "pypi.org");
+    assert!(added_registries(&f.engine, Some(&hosts)).unwrap().is_empty());
+    assert!(added_registries(&f.engine, None).unwrap().is_empty());
+    let bad = vec!["pypi.org".to_owned(), "169.254.169.254".to_owned()];
+    assert_eq!(added_registries(&f.engine, Some(&bad)).unwrap_err().code, "invalid_argument");
+    assert_eq!(set_registries(&f.engine, Some(bad)).unwrap_err().code, "invalid_argument");
+    assert_eq!(registries(&f.engine).unwrap(), got, "a refused list changed something");
+    assert_eq!(set_registries(&f.engine, None).unwrap(), defaults);
 }
 
 #[test]

@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use sluice_core::{AccessMode, Coded, ErrorCode, ExecMode, ProjectState};
+use sluice_core::{AccessMode, Coded, ErrorCode, ExecMode, NetworkMode, ProjectState};
 use sluice_store::{Channel, ModeChange, NewProject, RootFingerprint, RuleOrigin, Store};
 
 use crate::{add_project, data_dir, open};
@@ -198,7 +198,7 @@ fn allow_rules_survive_the_migration_to_v8_without_an_origin() {
     drop(old);
 
     let s = open(&dir);
-    assert_eq!(s.schema_version().unwrap(), 9);
+    assert_eq!(s.schema_version().unwrap(), 10);
     let rules = s.list_allow_rules(Some(&p.id)).unwrap();
     assert_eq!(rules.len(), 1);
     let r = &rules[0];
@@ -231,14 +231,53 @@ fn the_network_setting_defaults_to_the_mode_and_survives_a_migration_from_v4() {
     drop(old);
     let store = Store::open(&data).unwrap();
     assert_eq!(store.project(&p.id).unwrap().unwrap().network, None);
-    store.set_project_network(&p.id, Some(false)).unwrap();
-    assert_eq!(store.project(&p.id).unwrap().unwrap().network, Some(false));
-    store.set_project_network(&p.id, Some(true)).unwrap();
-    assert_eq!(store.list_projects().unwrap()[0].network, Some(true));
+    for mode in NetworkMode::ALL {
+        store.set_project_network(&p.id, Some(*mode)).unwrap();
+        assert_eq!(store.project(&p.id).unwrap().unwrap().network, Some(*mode));
+        assert_eq!(store.list_projects().unwrap()[0].network, Some(*mode));
+    }
     store.set_project_network(&p.id, None).unwrap();
     assert_eq!(store.project(&p.id).unwrap().unwrap().network, None);
     let missing = sluice_core::ProjectId::generate();
-    assert!(store.set_project_network(&missing, Some(true)).is_err());
+    assert!(store.set_project_network(&missing, Some(NetworkMode::On)).is_err());
+}
+
+/// v10 moved the setting to a column that also takes `registries`: on and off chosen before
+/// are kept, and the default stays the default.
+#[test]
+fn a_network_choice_made_before_v10_is_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let old = Store::open_at_version(&data, 9).unwrap();
+    let mut ids = Vec::new();
+    for name in ["off", "on", "default"] {
+        let root = dir.path().canonicalize().unwrap().join(name);
+        std::fs::create_dir_all(&root).unwrap();
+        let p = old
+            .insert_project(&sluice_store::NewProject {
+                name: name.into(),
+                root,
+                access: sluice_core::AccessMode::ReadWrite,
+                exec: sluice_core::ExecMode::Project,
+                fingerprint: None,
+            })
+            .unwrap();
+        ids.push(p.id);
+    }
+    drop(old);
+    let raw = rusqlite::Connection::open(data.join("sluice.db")).unwrap();
+    for (id, value) in ids.iter().zip(["off", "on"]) {
+        raw.execute("UPDATE projects SET network = ?2 WHERE id = ?1", [id.as_str(), value])
+            .unwrap();
+    }
+    drop(raw);
+    let store = Store::open(&data).unwrap();
+    let got: Vec<_> = ids.iter().map(|id| store.project(id).unwrap().unwrap().network).collect();
+    assert_eq!(got, [Some(NetworkMode::Off), Some(NetworkMode::On), None]);
+    store.set_project_network(&ids[2], Some(NetworkMode::Registries)).unwrap();
+    drop(store);
+    let store = Store::open(&data).unwrap();
+    assert_eq!(store.project(&ids[2]).unwrap().unwrap().network, Some(NetworkMode::Registries));
 }
 
 /// A project follows the default auto-run list until the user sets its own, which survives a
