@@ -1,5 +1,6 @@
 //! Installs what the tests need, only when it is missing: Debian packages (git, ripgrep, a
-//! Secret Service for the keychain test, WebKitGTK and Xvfb for the desktop app), the MCP
+//! Secret Service for the keychain test, Go and (where it is a package) Chromium for the
+//! sandbox's "keeps working" tests, WebKitGTK and Xvfb for the desktop app), the MCP
 //! clients written by others (the Python SDK in a private virtualenv under `target/`), the
 //! window's npm packages (`ui/`) and `tauri-driver` for the end-to-end test.
 
@@ -20,7 +21,13 @@ const APT_PACKAGES: &[&str] = &[
     "dbus-x11",
     "gnome-keyring",
     "libsecret-1-0",
+    // What must keep working inside the sandbox: `go test` (and a headless browser, below).
+    "golang-go",
 ];
+
+/// Installed when the distribution has them as a plain package (Ubuntu ships Chromium only as a
+/// snap): the tests that use them check they are there.
+const OPTIONAL_APT_PACKAGES: &[&str] = &["chromium"];
 
 /// What the desktop app needs to build (WebKitGTK, the tray) and its end-to-end test needs to
 /// run (a virtual display, WebKit's WebDriver).
@@ -55,6 +62,9 @@ pub struct TestEnv {
 pub fn install(root: &Path) -> Result<TestEnv> {
     apt(APT_PACKAGES)?;
     apt(APP_APT_PACKAGES)?;
+    if let Err(e) = apt(OPTIONAL_APT_PACKAGES) {
+        eprintln!("xtask: {e:#}; the tests that need {OPTIONAL_APT_PACKAGES:?} are skipped");
+    }
     if !have("npm") {
         apt(&["nodejs", "npm"])?;
     }

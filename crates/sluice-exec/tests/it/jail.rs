@@ -597,3 +597,65 @@ fn sb_net_registries_needs_namespaces_or_nothing_runs() {
     let err = rt().block_on(Jobs::new(JobLimits::default()).run(req)).expect_err("ran");
     assert!(err.to_string().contains("registries"), "{err}");
 }
+
+/// `go test` of a module whose test serves HTTP on loopback and writes in its temp folder,
+/// network off: the build cache and GOPATH are the job's own, nothing is fetched.
+#[test]
+fn sb_works_go_test_with_a_loopback_server() {
+    if !which("go") {
+        return;
+    }
+    let fx = Fixture::new();
+    let root = fx.root();
+    std::fs::write(root.join("go.mod"), "module example.com/demo\n\ngo 1.19\n").expect("write");
+    std::fs::write(
+        root.join("demo_test.go"),
+        "package demo\n\nimport (\n\t\"io\"\n\t\"net/http\"\n\t\"net/http/httptest\"\n\t\"os\"\n\t\
+         \"path/filepath\"\n\t\"testing\"\n)\n\nfunc TestServes(t *testing.T) {\n\t\
+         srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) \
+         {\n\t\tio.WriteString(w, \"pong\")\n\t}))\n\tdefer srv.Close()\n\tres, err := \
+         http.Get(srv.URL)\n\tif err != nil {\n\t\tt.Fatal(err)\n\t}\n\tbody, _ := \
+         io.ReadAll(res.Body)\n\tif string(body) != \"pong\" {\n\t\tt.Fatalf(\"got %q\", body)\n\t}\n\t\
+         if err := os.WriteFile(filepath.Join(t.TempDir(), \"x\"), body, 0o600); err != nil \
+         {\n\t\tt.Fatal(err)\n\t}\n}\n",
+    )
+    .expect("write");
+    let out = run_with(&fx, "go", &["test", "-count=1", "./..."], |r| {
+        r.command.timeout = Some(Duration::from_secs(300));
+    });
+    assert_eq!(out.exit_code, Some(0), "{out:?}");
+    assert!(out.stdout.contains("ok") && out.stdout.contains("example.com/demo"), "{out:?}");
+}
+
+/// A headless Chromium renders a page of the project and runs its script, network off (its
+/// own sandbox off: the job's is the outer one, and Chromium's would need namespaces of its own).
+#[test]
+fn sb_works_headless_chromium() {
+    if !which("chromium") {
+        return;
+    }
+    let fx = Fixture::new();
+    let page = fx.root().join("index.html");
+    std::fs::write(
+        &page,
+        "<!doctype html><title>t</title><body><script>\
+         document.body.textContent = 'JS-' + (6 * 7);</script></body>",
+    )
+    .expect("write");
+    let url = format!("file://{}", page.display());
+    let args = [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--dump-dom",
+        url.as_str(),
+    ];
+    let out = run_with(&fx, "chromium", &args, |r| {
+        r.command.timeout = Some(Duration::from_secs(120));
+    });
+    assert!(out.stdout.contains("JS-42"), "{out:?}");
+}
