@@ -236,7 +236,9 @@ impl Engine {
     ) -> Result<Verdict, Failure> {
         refuse_exec_off(handle)?;
         let root = handle.workspace.root().path().to_path_buf();
-        let facts = ProjectFacts::load(&facts_dir(&root, &spec.cwd));
+        let dir = facts_dir(&root, &spec.cwd);
+        let mut facts = ProjectFacts::load(&dir);
+        facts.pins = sluice_exec::pins::present(&root, &dir);
         let roots: Vec<PathBuf> = self.projects()?.into_iter().map(|p| p.root).collect();
         let trusted = TrustedPath::from_env(&roots);
         let rules: Vec<AllowRule> =

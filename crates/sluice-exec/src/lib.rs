@@ -17,6 +17,7 @@ pub mod jail;
 pub mod job;
 pub mod kill;
 pub mod output;
+pub mod pins;
 pub mod seatbelt;
 pub mod spawn;
 pub mod spec;

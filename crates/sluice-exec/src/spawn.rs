@@ -317,10 +317,7 @@ pub fn spawn(
             cmd,
             &private,
             path,
-            JobView {
-                network_off: sandbox.network == Network::Off,
-                proxy: registries.is_some(),
-            },
+            JobView { network_off: sandbox.network == Network::Off, proxy: registries.is_some() },
         ))
         .stdin(Stdio::null())
         .stdout(Stdio::piped())

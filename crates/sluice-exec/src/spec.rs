@@ -142,6 +142,9 @@ pub struct ProjectFacts {
     /// file, too large): a hash of where it points and what is there, since the package manager
     /// would still run its scripts.
     pub opaque_package_json: Option<String>,
+    /// Files in the command's folder or above it in the project that choose what a version
+    /// manager or a tool runs ([`crate::pins::present`]); project-relative.
+    pub pins: Vec<String>,
 }
 
 /// The task files `make` and `just` read, in the order they look for them.
@@ -161,7 +164,7 @@ impl ProjectFacts {
                 obj.into_iter().filter_map(|(k, v)| v.as_str().map(|s| (k, s.to_owned()))).collect()
             })
             .unwrap_or_default();
-        ProjectFacts { scripts, task_files: None, opaque_package_json: None }
+        ProjectFacts { scripts, task_files: None, opaque_package_json: None, pins: Vec::new() }
     }
 
     /// Reads `package.json` and the task files in `dir` (a physical folder the caller already
@@ -1343,8 +1346,13 @@ pub fn decide(
     };
     let content = facts.content_for(&program_name(&spec.program));
     let ruled = policy.rules.iter().any(|r| r.matches(&resolved, content.as_deref()));
+    // An inspection runs unasked only when it runs what the user's PATH runs outside the project.
+    let chosen = match assessment.form {
+        Form::Inspection => crate::pins::chosen_by_project(&resolved.program, &facts.pins),
+        _ => None,
+    };
     let ask = match (policy.mode, assessment.form) {
-        (_, Form::Inspection) => false,
+        (_, Form::Inspection) => chosen.is_some(),
         _ if ruled => false,
         (ExecMode::Project, _) => policy.ask_in_project,
         _ => true,
@@ -1364,7 +1372,10 @@ pub fn decide(
         resolved,
         risk: assessment.risk,
         form: assessment.form,
-        reason: assessment.reason,
+        reason: match chosen {
+            Some(why) => format!("{}; {why}", assessment.reason),
+            None => assessment.reason,
+        },
         ask,
         content,
     })

@@ -10,6 +10,9 @@
 //!   same program writing to `/dev/null` and to a pipe the bench drains.
 //! - **run_command overhead**: `/bin/true` through `run_command` (any mode, exact allow rule,
 //!   so nothing asks) beside spawning `/bin/true` from the bench process, in the same run.
+//! - **A build in the sandbox**: `cargo test` of a small crate from a clean target folder,
+//!   through `run_command` (namespaces, Landlock, the copy-on-write cargo home) beside the same
+//!   command run directly by the bench, alternating.
 //!
 //! Each measure gets a fresh server: the engine's start-rate limit (60 starts a minute) would
 //! otherwise throttle the bench, rightly.
@@ -70,6 +73,7 @@ pub fn run(bin: &Path, work: &Path) -> Result<String> {
     let stop = emergency_stop(&ctx, &projects)?;
     let logs = log_throughput(&ctx, &projects[0])?;
     let overhead = run_overhead(&ctx)?;
+    let cargo = cargo_in_and_out(&ctx, &projects[1])?;
     let mut md = format!(
         "{HEADING}\n\nLoad average (1 min) when this section started and ended: {load_before} \
          and {}; other work on the machine shows up in these figures.\n\n",
@@ -78,6 +82,7 @@ pub fn run(bin: &Path, work: &Path) -> Result<String> {
     md.push_str(&stop);
     md.push_str(&logs);
     md.push_str(&overhead);
+    md.push_str(&cargo);
     Ok(md)
 }
 
@@ -376,6 +381,80 @@ fn time_direct(file: &Path, stdout: Stdio) -> Result<Duration> {
         bail!("cat failed");
     }
     Ok(t0.elapsed())
+}
+
+/// Rounds of the sandboxed and the direct `cargo test` (each from a clean target folder).
+const CARGO_ROUNDS: usize = 5;
+
+fn cargo_in_and_out(ctx: &Ctx, (project, dir): &(String, std::path::PathBuf)) -> Result<String> {
+    std::fs::create_dir_all(dir.join("src"))?;
+    std::fs::write(
+        dir.join("Cargo.toml"),
+        "[package]\nname = \"small\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[workspace]\n",
+    )?;
+    let mut lib = String::from(
+        "pub fn fib(n: u64) -> u64 { if n < 2 { n } else { fib(n - 1) + fib(n - 2) } }\n",
+    );
+    lib.push_str("#[cfg(test)]\nmod tests {\n");
+    for i in 0..20 {
+        lib.push_str(&format!(
+            "    #[test] fn t{i}() {{ assert_eq!(super::fib({i}), super::fib({i})); }}\n"
+        ));
+    }
+    lib.push_str("}\n");
+    std::fs::write(dir.join("src/lib.rs"), lib)?;
+    let argv = ["test", "--offline", "--quiet"];
+    let (serve, _) = start(ctx.bin, ctx.data)?;
+    let args =
+        json!({"project": project, "program": "cargo", "args": argv, "timeout_seconds": 300});
+    let clean = || -> Result<()> {
+        match std::fs::remove_dir_all(dir.join("target")) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e.into()),
+            _ => Ok(()),
+        }
+    };
+    clean()?;
+    let first = ctx.call_approving(serve.port, "run_command", args.clone())?;
+    if first["state"] != "succeeded" {
+        bail!("cargo test did not succeed in the sandbox: {first}");
+    }
+    let (mut inside, mut outside) = (Vec::new(), Vec::new());
+    for _ in 0..CARGO_ROUNDS {
+        clean()?;
+        let t0 = Instant::now();
+        let out = call(serve.port, ctx.token, "run_command", &args)?;
+        inside.push(t0.elapsed());
+        if out["state"] != "succeeded" {
+            bail!("cargo test failed in the sandbox: {out}");
+        }
+        clean()?;
+        let t0 = Instant::now();
+        let st =
+            Command::new("cargo").args(argv).current_dir(dir).stdout(Stdio::null()).status()?;
+        outside.push(t0.elapsed());
+        if !st.success() {
+            bail!("cargo test failed outside the sandbox");
+        }
+    }
+    drop(serve);
+    let (im, ip) = median_p95(inside);
+    let (om, op) = median_p95(outside);
+    let ratio = im.as_secs_f64() / om.as_secs_f64();
+    Ok(format!(
+        "### A build in the sandbox\n\n\
+         `cargo test --offline` of a small crate (20 tests) from a clean target folder, \
+         {n} times each, alternating: through `run_command` (client wall time: namespaces, \
+         Landlock, the copy-on-write cargo home, the engine) and run directly by the bench.\n\n\
+         | path | median (ms) | p95 (ms) |\n|---|---:|---:|\n\
+         | inside the sandbox (`run_command`) | {im} | {ip} |\n\
+         | outside (the bench runs cargo) | {om} | {op} |\n\n\
+         Inside / outside, medians: {ratio:.3}.\n\n",
+        n = CARGO_ROUNDS,
+        im = ms(im),
+        ip = ms(ip),
+        om = ms(om),
+        op = ms(op),
+    ))
 }
 
 fn run_overhead(ctx: &Ctx) -> Result<String> {

@@ -4,6 +4,8 @@
 
 use std::io::Read;
 use std::net::TcpListener;
+use std::os::unix::fs::PermissionsExt;
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
@@ -301,4 +303,64 @@ fn jobs_are_remembered_across_a_restart_and_unfinished_ones_are_lost() {
     let history = sb.ok(&["jobs", "--project", "demo"]);
     assert!(history.contains(&format!("{done}  [succeeded (exit 0)]  demo")), "{history}");
     assert!(history.contains(&format!("{running}  [lost]  demo")), "{history}");
+}
+
+/// A "safe" inspection whose program the project picks: a `rust-toolchain.toml` naming a
+/// toolchain inside the project makes rustup's `cargo` run the project's own program. In `safe`
+/// mode `cargo --version` runs unasked until the project has such a file — in the command's
+/// folder or above it — and then asks, saying why; denied, nothing of the project ran. The same
+/// for pyenv's shims and `.python-version`, where `python3` is one.
+#[test]
+fn an_inspection_whose_program_the_project_picks_asks_first() {
+    let (sb, token) = executable("safe");
+    let server = sb.serve();
+    let version = |cwd: &str| json!({"project": "demo", "program": "cargo", "args": ["--version"], "cwd": cwd});
+    std::fs::create_dir_all(sb.project.join("sub")).unwrap();
+    let out = ok(&call(server.port, &token, "run_command", version("sub")));
+    assert!(out["stdout"].as_str().unwrap().starts_with("cargo "), "{out}");
+    let cargo_home = std::env::var_os("CARGO_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cargo")))
+        .unwrap();
+    if !cargo_home.join("bin/rustup").is_file() {
+        return; // cargo is not rustup's proxy here: nothing picks it
+    }
+    let evil = sb.project.join("evil/bin");
+    std::fs::create_dir_all(&evil).unwrap();
+    std::fs::create_dir_all(sb.project.join("evil/lib")).unwrap();
+    let marker = sb.project.join("ran");
+    std::fs::write(evil.join("cargo"), format!("#!/bin/sh\necho PWNED > '{}'\n", marker.display()))
+        .unwrap();
+    std::fs::set_permissions(evil.join("cargo"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::write(
+        sb.project.join("rust-toolchain.toml"),
+        format!("[toolchain]\npath = \"{}\"\n", sb.project.join("evil").display()),
+    )
+    .unwrap();
+    let call = call_async(server.port, &token, "run_command", version("sub"));
+    let a = wait_pending(&sb);
+    let summary = a["summary"].as_str().unwrap();
+    assert!(summary.contains("rust-toolchain.toml") && summary.contains("rustup"), "{summary}");
+    sb.ok(&["approvals", "deny", a["id"].as_str().unwrap()]);
+    let v = call.join().unwrap();
+    let (out, err) = result(&v);
+    assert!(err, "a denied inspection ran: {out}");
+    assert!(!marker.exists(), "the project's program ran");
+    std::fs::remove_file(sb.project.join("rust-toolchain.toml")).unwrap();
+
+    if on_path("python3").is_some_and(|p| p.to_string_lossy().contains("/.pyenv/shims/")) {
+        std::fs::write(sb.project.join(".python-version"), "system\n").unwrap();
+        let args = json!({"project": "demo", "program": "python3", "args": ["--version"]});
+        let call = call_async(server.port, &token, "run_command", args);
+        let a = wait_pending(&sb);
+        assert!(a["summary"].as_str().unwrap().contains(".python-version"), "{a}");
+        sb.ok(&["approvals", "deny", a["id"].as_str().unwrap()]);
+        assert!(result(&call.join().unwrap()).1);
+    }
+}
+
+/// Where the engine's PATH finds a program (the engine the CLI tests start inherits this PATH).
+fn on_path(program: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path).map(|d| d.join(program)).find(|p| p.is_file())
 }
