@@ -13,8 +13,11 @@ use std::ffi::OsString;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+#[cfg(not(windows))]
 use std::sync::mpsc;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::Arc;
+#[cfg(not(windows))]
+use std::sync::{Mutex, OnceLock};
 
 use crate::confine::{self, Enforcement, LandlockReport};
 use crate::egress::{HostList, PROXY_PORT};
@@ -661,9 +664,12 @@ fn user_process_count() -> u64 {
         .unwrap_or(0)
 }
 
+/// Windows starts each job in a Job Object instead (`winjob`), on the caller's thread.
+#[cfg(not(windows))]
 type SpawnRequest = (Command, mpsc::Sender<std::io::Result<Child>>);
 
 /// Forks on a thread that lives as long as the process (see the module docs on PDEATHSIG).
+#[cfg(not(windows))]
 fn spawn_on_spawner_thread(command: Command) -> std::io::Result<Child> {
     static SPAWNER: OnceLock<Mutex<mpsc::Sender<SpawnRequest>>> = OnceLock::new();
     let sender = SPAWNER.get_or_init(|| {

@@ -216,6 +216,7 @@ mod tests {
         assert_eq!(load(tmp.path(), pref, &kc, "cursor").unwrap(), None);
         let stored = save(tmp.path(), pref, &kc, "cursor", "slc_x").unwrap();
         let Stored::File(path) = stored else { panic!("expected a file") };
+        assert!(path.is_file(), "{}", path.display());
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt;

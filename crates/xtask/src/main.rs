@@ -12,11 +12,15 @@
 //!   `cargo xtask bench exec` / `bench app` re-measure only the execution / desktop app section.
 //! - `cargo xtask bundle` — the .deb and .rpm installers (`--test`: then install and test the
 //!   .deb).
+//! - `cargo xtask check-targets [TRIPLE…]` — type-check every crate and target kind for
+//!   Windows (msvc, gnu) and macOS (aarch64, x86_64) with a private toolchain; `test` runs it
+//!   too once that toolchain is cached, and says how to run it when not.
 
 mod bench;
 mod bench_app;
 mod bench_exec;
 mod bundle;
+mod check_targets;
 mod deps;
 mod screenshots;
 
@@ -36,8 +40,11 @@ fn main() -> Result<()> {
         Some("bench") => bench::run(&root, &args[1..]),
         Some("screenshots") => screenshots::run(&root, &args[1..]),
         Some("bundle") => bundle::run(&root, &args[1..]),
+        Some("check-targets") => check_targets::run(&root, &args[1..]),
         _ => {
-            eprintln!("usage: cargo xtask <run|test|deps|bench|screenshots|bundle> [args…]");
+            eprintln!(
+                "usage: cargo xtask <run|test|deps|bench|screenshots|bundle|check-targets> [args…]"
+            );
             std::process::exit(2);
         }
     }
@@ -76,6 +83,17 @@ fn test(root: &Path, extra: &[String]) -> Result<()> {
         .args(["clippy", "--workspace", "--all-targets", "--locked"])
         .args(APP_FEATURES)
         .args(["--", "-D", "warnings"]))?;
+    // Windows and macOS, type-checked: only with a warm cache, because a cold run (std and
+    // every crate for four targets) would take longer than the rest of the suite.
+    if check_targets::warm(root) {
+        check_targets::check_all(root)?;
+    } else {
+        eprintln!(
+            "check-targets: skipped, no toolchain cached in {} (run `cargo xtask check-targets` \
+             once, ~1 h on 2 cores; later `cargo xtask test` runs include it)",
+            check_targets::cache_dir(root).display()
+        );
+    }
     // The window's unit tests (IPC mocked at ui/src/api.ts).
     sh(Command::new("npm").current_dir(root.join("ui")).args(["test", "--silent"]))?;
     let mut cmd = Command::new("cargo");

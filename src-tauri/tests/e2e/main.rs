@@ -16,6 +16,9 @@
 //! Needs: `tauri-driver` (PATH or ~/.cargo/bin), `WebKitWebDriver`, `Xvfb`, and the Python SDK
 //! in `SLUICE_TEST_PYTHON` — `cargo xtask test` installs all of them and builds `ui/dist` first.
 
+// Xvfb, tauri-driver and WebKitWebDriver: Linux only.
+#![cfg(target_os = "linux")]
+
 mod client;
 mod connect;
 mod driver;

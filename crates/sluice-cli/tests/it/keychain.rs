@@ -25,7 +25,6 @@ fn in_keyring_session(sb: &Sandbox, script_args: &str) -> std::process::Output {
         .expect("dbus-run-session and gnome-keyring are needed; `cargo xtask test` installs them")
 }
 
-#[cfg(target_os = "linux")]
 #[test]
 fn install_secret_lives_in_a_real_secret_service() {
     let sb = Sandbox::new();
@@ -43,7 +42,6 @@ fn install_secret_lives_in_a_real_secret_service() {
     assert!(!sb.data.join("install-secret").exists(), "fell back to a file");
 }
 
-#[cfg(target_os = "linux")]
 #[test]
 fn without_a_keychain_the_secret_falls_back_to_an_owner_only_file() {
     let sb = Sandbox::new();

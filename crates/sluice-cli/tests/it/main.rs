@@ -10,6 +10,8 @@ mod exec;
 mod exec_tools;
 mod harness;
 mod http_guards;
+// A Secret Service on a private D-Bus session: Linux only.
+#[cfg(target_os = "linux")]
 mod keychain;
 mod node_clients;
 mod python_client;

@@ -112,14 +112,7 @@ fn absolute_traversal_and_prefix_sibling_are_invalid() {
 #[test]
 fn fifo_is_refused_without_hanging() {
     let rig = rig();
-    rustix::fs::mknodat(
-        rustix::fs::CWD,
-        rig.proj.join("pipe"),
-        rustix::fs::FileType::Fifo,
-        rustix::fs::Mode::from_raw_mode(0o600),
-        0,
-    )
-    .unwrap();
+    mkfifo(&rig.proj.join("pipe"));
     assert_eq!(read(&rig.ws, "pipe").unwrap_err().code(), ErrorCode::WrongKind);
     let s = stat(&rig.ws, &StatArgs { path: "pipe".into() }).unwrap();
     assert_eq!(s.kind, EntryKind::Other);
@@ -195,4 +188,10 @@ fn shielded_root_of_walk_through_link_is_refused() {
         find_files(&rig.ws, &FindFilesArgs { path: Some("gitdir".into()), ..Default::default() })
             .unwrap_err();
     assert_eq!(err.code(), ErrorCode::PathShielded);
+}
+
+/// A FIFO at `path`, by `mkfifo(1)`, which every Unix has (rustix has no `mknodat` on Apple).
+fn mkfifo(path: &std::path::Path) {
+    let status = std::process::Command::new("mkfifo").args(["-m", "600"]).arg(path).status();
+    assert!(status.is_ok_and(|s| s.success()), "mkfifo {}", path.display());
 }

@@ -4,7 +4,6 @@
 use std::sync::Arc;
 
 use keyring_core::{CredentialStore, Entry, mock};
-use sluice_core::{Coded, ErrorCode};
 use sluice_store::secret::{SECRET_FILE, SERVICE, keychain_account, keychain_probe_account};
 use sluice_store::{
     InstallSecret, Keychain, NewToken, SecretPreference, SecretSource, Store, token_hash,
@@ -56,8 +55,10 @@ fn file_fallback_is_owner_only_reused_and_refused_when_readable_by_others() {
     let auto = store.load_install_secret_with(SecretPreference::Auto, &mock_keychain().1).unwrap();
     assert_eq!(auto.source, SecretSource::File(path.clone()));
 
+    // Windows has no mode bits: what others may read is the folder's ACL.
     #[cfg(unix)]
     {
+        use sluice_core::{Coded, ErrorCode};
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
         let err = store.load_install_secret(SecretPreference::FileOnly).unwrap_err();

@@ -1,7 +1,7 @@
 //! The GitHub Actions workflows are valid and say what they promise: each file passes a schema
 //! validator written by others (`@action-validator/cli`, the SchemaStore workflow schema, from
 //! npm: `tests/package/`), and its structure is checked here — triggers, the release matrix,
-//! the sidecar, signing wired to secrets, every action pinned to a release.
+//! the sidecar, signing wired to secrets, every action pinned to a commit digest.
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -68,8 +68,10 @@ fn the_schema_validator_rejects_a_broken_workflow() {
     assert!(!out.status.success(), "a job without runs-on is rejected");
 }
 
-/// Every `uses:` names an action at a release (`@v4`, `@v2.1.0`) or a commit, never a branch.
-fn check_pinned(name: &str, doc: &Yaml) {
+/// Every `uses:` names an action at a full commit digest, never a tag or a branch (both move:
+/// whoever controls the action's repository could change what a release runs, with its
+/// secrets), and says in a comment which release that commit is.
+fn check_pinned(name: &str, text: &str, doc: &Yaml) {
     let jobs = doc["jobs"].as_hash().unwrap_or_else(|| panic!("{name} has jobs"));
     assert!(!jobs.is_empty(), "{name} has at least one job");
     for (job_name, job) in jobs {
@@ -86,13 +88,15 @@ fn check_pinned(name: &str, doc: &Yaml) {
                     .split_once('@')
                     .unwrap_or_else(|| panic!("{name}: {uses} is pinned with @"));
                 assert!(action.contains('/'), "{name}: {uses} names owner/repo");
-                let release = version.strip_prefix('v').is_some_and(|v| {
-                    v.split('.').all(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
-                });
                 let commit = version.len() == 40 && version.bytes().all(|b| b.is_ascii_hexdigit());
+                assert!(commit, "{name}: {uses} is pinned to a full commit digest");
+                let line = text
+                    .lines()
+                    .find(|l| l.contains(&format!("uses: {uses}")))
+                    .unwrap_or_else(|| panic!("{name}: the line of {uses}"));
                 assert!(
-                    release || commit || uses.starts_with("dtolnay/rust-toolchain@stable"),
-                    "{name}: {uses} is pinned to a release or a commit"
+                    line.split_once(" # ").is_some_and(|(_, c)| !c.trim().is_empty()),
+                    "{name}: {uses} says in a comment which release it is"
                 );
             }
         }
@@ -114,8 +118,8 @@ fn all_runs(doc: &Yaml) -> String {
 
 #[test]
 fn ci_runs_the_readme_test_command_on_pull_requests() {
-    let (_, doc) = load("ci.yml");
-    check_pinned("ci.yml", &doc);
+    let (text, doc) = load("ci.yml");
+    check_pinned("ci.yml", &text, &doc);
     assert!(!doc["on"]["pull_request"].is_badvalue(), "ci.yml runs on pull requests");
     let readme = std::fs::read_to_string(repo_root().join("README.md")).unwrap();
     assert!(readme.contains("cargo xtask test"), "the README's test command is cargo xtask test");
@@ -130,7 +134,7 @@ fn ci_runs_the_readme_test_command_on_pull_requests() {
 #[test]
 fn release_builds_every_installer_on_a_version_tag() {
     let (text, doc) = load("release.yml");
-    check_pinned("release.yml", &doc);
+    check_pinned("release.yml", &text, &doc);
     let tags = doc["on"]["push"]["tags"].as_vec().expect("release.yml runs on pushed tags");
     assert!(tags.iter().any(|t| t.as_str() == Some("v*")), "release.yml runs on v* tags");
 
