@@ -4,8 +4,6 @@
 
 use std::io::Read;
 use std::net::TcpListener;
-use std::os::unix::fs::PermissionsExt;
-use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
@@ -311,7 +309,10 @@ fn jobs_are_remembered_across_a_restart_and_unfinished_ones_are_lost() {
 /// folder or above it — and then asks, saying why; denied, nothing of the project ran. The same
 /// for pyenv's shims and `.python-version`, where `python3` is one.
 #[test]
+#[cfg(unix)]
 fn an_inspection_whose_program_the_project_picks_asks_first() {
+    use std::os::unix::fs::PermissionsExt;
+    use std::path::PathBuf;
     let (sb, token) = executable("safe");
     let server = sb.serve();
     let version = |cwd: &str| json!({"project": "demo", "program": "cargo", "args": ["--version"], "cwd": cwd});
@@ -360,7 +361,8 @@ fn an_inspection_whose_program_the_project_picks_asks_first() {
 }
 
 /// Where the engine's PATH finds a program (the engine the CLI tests start inherits this PATH).
-fn on_path(program: &str) -> Option<PathBuf> {
+#[cfg(unix)]
+fn on_path(program: &str) -> Option<std::path::PathBuf> {
     let path = std::env::var_os("PATH")?;
     std::env::split_paths(&path).map(|d| d.join(program)).find(|p| p.is_file())
 }
