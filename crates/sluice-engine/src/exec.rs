@@ -313,6 +313,7 @@ impl Engine {
                 policy: SandboxPolicy::Require,
                 namespaces: true,
                 limits: Default::default(),
+                exposure: Default::default(),
             },
             path: TrustedPath::from_env(&roots),
             data_dir: Some(self.data_dir.clone()),
