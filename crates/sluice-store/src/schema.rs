@@ -205,6 +205,23 @@ ALTER TABLE approvals ADD COLUMN autorun TEXT NOT NULL DEFAULT '[]'
 ALTER TABLE audit ADD COLUMN detail TEXT;
 "#;
 
+/// Version 10: each project's sandbox settings — paths hidden beside the default credential
+/// stores, defaults un-hidden, stores granted, host sockets opted in (each a JSON array of
+/// paths as the user named them, `~/…` or absolute), and whether jobs require full
+/// confinement. Older projects get the defaults: nothing changed, the fallback allowed.
+const V10: &str = r#"
+ALTER TABLE projects ADD COLUMN hide_paths TEXT NOT NULL DEFAULT '[]'
+    CHECK (json_type(hide_paths) = 'array');
+ALTER TABLE projects ADD COLUMN unhide_paths TEXT NOT NULL DEFAULT '[]'
+    CHECK (json_type(unhide_paths) = 'array');
+ALTER TABLE projects ADD COLUMN grants TEXT NOT NULL DEFAULT '[]'
+    CHECK (json_type(grants) = 'array');
+ALTER TABLE projects ADD COLUMN sockets TEXT NOT NULL DEFAULT '[]'
+    CHECK (json_type(sockets) = 'array');
+ALTER TABLE projects ADD COLUMN require_full INTEGER NOT NULL DEFAULT 0
+    CHECK (require_full IN (0, 1));
+"#;
+
 /// Every migration, oldest first.
 pub(crate) fn migrations() -> Migrations<'static> {
     Migrations::new(vec![
@@ -217,8 +234,9 @@ pub(crate) fn migrations() -> Migrations<'static> {
         M::up(V7),
         M::up(V8),
         M::up(V9),
+        M::up(V10),
     ])
 }
 
 /// The schema version this build writes.
-pub(crate) const LATEST: usize = 9;
+pub(crate) const LATEST: usize = 10;
