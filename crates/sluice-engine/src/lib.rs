@@ -15,6 +15,7 @@ mod jobstore;
 pub mod logging;
 mod paths;
 pub mod roots;
+pub mod sandbox;
 pub mod shutdown;
 mod watch;
 
@@ -51,6 +52,7 @@ pub mod job_view {
     #[cfg(target_os = "linux")]
     pub use sluice_exec::jail::TOOLCHAINS;
 }
+pub use sandbox::{HiddenEntry, SOCKET_WARNING, SandboxView, default_hidden};
 pub use sluice_runner::ChangeTally;
 pub use sluice_store::{ApprovalRecord, ApprovalState, Channel, JobRow, RuleOrigin};
 pub use watch::watch_roots;
