@@ -30,9 +30,10 @@ impl HostPath {
         if text.len() > MAX_PATH_BYTES {
             return Err(format!("the path is longer than {MAX_PATH_BYTES} bytes"));
         }
-        if text.chars().any(|c| c.is_control() || c == '\\') {
+        if text.chars().any(|c| c.is_control() || crate::redact::is_deceptive(c) || c == '\\') {
             return Err(format!(
-                "{text:?} contains a control character or a backslash; name the path with /"
+                "{text:?} contains a control or invisible character, or a backslash; name the \
+                 path with /"
             ));
         }
         let (prefix, rest) = if text == "~" {

@@ -97,9 +97,9 @@ pub(crate) fn refusal(settings: &SandboxSettings) -> Option<String> {
     })
 }
 
-impl Engine {
-    /// The sandbox in force for `project`'s jobs on this machine.
-    pub fn sandbox_view(&self, project: &Project) -> SandboxView {
+/// The sandbox in force for `project`'s jobs on this machine.
+pub fn view(project: &Project) -> SandboxView {
+    {
         let report = crate::job_confinement();
         let s = &project.sandbox;
         let home = home();
@@ -131,6 +131,13 @@ impl Engine {
             refusal: refusal(s),
         }
     }
+}
+
+impl Engine {
+    /// The sandbox in force for `project`'s jobs on this machine ([`view`]).
+    pub fn sandbox_view(&self, project: &Project) -> SandboxView {
+        view(project)
+    }
 
     /// Replaces a project's sandbox settings after checking every entry; a bad one changes
     /// nothing. Jobs started afterwards get them; running ones keep theirs.
@@ -154,6 +161,8 @@ impl Engine {
         next: &SandboxSettings,
     ) -> Result<Vec<String>, Failure> {
         let p = self.find_project(reference)?;
+        // A change that would be refused is refused before anyone is asked about it.
+        let next = &self.check_sandbox(&p, next.clone())?;
         let now = &p.sandbox;
         let name = &p.name;
         let home = home();
@@ -452,28 +461,40 @@ mod tests {
     #[test]
     fn widening_says_exactly_what_a_change_exposes() {
         let (_tmp, engine, root) = demo();
-        let npmrc = HostPath::parse("~/.npmrc").unwrap();
+        let out = root.join("outside");
+        std::fs::write(out.join("x"), "t").unwrap();
+        let _sock = std::os::unix::net::UnixListener::bind(out.join("docker.sock")).unwrap();
         let next = SandboxSettings {
-            grants: vec![npmrc.clone(), path(&root.join("outside/x"))],
+            grants: vec![path(&out.join("x"))],
             unhide: vec![HostPath::parse("~/.aws").unwrap()],
-            sockets: vec![HostPath::parse("/var/run/docker.sock").unwrap()],
+            sockets: vec![path(&out.join("docker.sock"))],
             hide: vec![HostPath::parse("~/.config/foo").unwrap()],
             require_full: false,
         };
         let lines = engine.sandbox_widening("demo", &next).unwrap();
-        assert_eq!(lines.len(), 4, "{lines:#?}");
+        assert_eq!(lines.len(), 3, "{lines:#?}");
         assert_eq!(
             lines[0],
-            "Jobs of project demo will be able to read ~/.npmrc, which holds npm registry \
-             tokens. Read-only; a command could print it, or with the network on send it \
-             elsewhere."
+            format!(
+                "Jobs of project demo will be able to read {}, which is not on Sluice's list of \
+                 credential stores (it may still hold secrets). Read-only; a command could \
+                 print it, or with the network on send it elsewhere.",
+                out.join("x").display()
+            )
         );
-        assert!(lines[1].contains("not on Sluice's list of credential stores"), "{lines:#?}");
-        assert!(lines[2].contains("~/.aws (AWS credentials) hidden"), "{lines:#?}");
+        assert!(lines[1].contains("~/.aws (AWS credentials) hidden"), "{lines:#?}");
         assert!(
-            lines[3].contains("/var/run/docker.sock")
-                && lines[3].contains("full access to this machine")
+            lines[2].contains("docker.sock. This is equivalent to full access to this machine")
         );
+        // A default store says what it holds (the CLI's tests show the whole sentence).
+        let holds = sluice_exec::hide::what_it_holds(
+            Path::new("/home/u/.npmrc"),
+            Some(Path::new("/home/u")),
+        );
+        assert_eq!(holds, Some("npm registry tokens"));
+        // A change that would be refused is refused before the question.
+        let bad = SandboxSettings { grants: vec![path(&out.join("none"))], ..Default::default() };
+        assert_eq!(engine.sandbox_widening("demo", &bad).unwrap_err().code(), ErrorCode::NotFound);
         // Hiding more, or asking for full confinement, widens nothing.
         let narrower =
             SandboxSettings { hide: next.hide.clone(), require_full: true, ..Default::default() };
