@@ -45,7 +45,7 @@ pub use exec::{
 };
 pub use jobstore::LOST_REASON;
 pub use paths::{default_data_dir, engine_file, nudge_file, read_engine_file, write_engine_file};
-pub use sluice_exec::JobLimits;
+pub use sluice_exec::{JobLimits, LandlockReport, guarantees};
 /// What jobs see and never see (for `sluice doctor` and the Settings view).
 pub mod job_view {
     pub use sluice_exec::hide::credential_stores;
