@@ -9,7 +9,10 @@
 include!("src/command_names.rs");
 
 fn main() {
-    let dist = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../ui/dist");
+    // Read when the script runs, not when it was compiled: a build script compiled for one
+    // checkout may be run for another that shares the target folder.
+    let manifest = std::env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR");
+    let dist = std::path::Path::new(&manifest).join("../ui/dist");
     // A folder makes cargo rerun this script (and rebuild the crate, which embeds the page)
     // when any file beneath it changes.
     println!("cargo:rerun-if-changed={}", dist.display());

@@ -13,6 +13,7 @@ pub const COMMAND_NAMES: &[&str] = &[
     "default_shield",
     "set_autorun",
     "default_autorun",
+    "set_sandbox",
     "list_tokens",
     "create_token",
     "revoke_token",

@@ -14,6 +14,7 @@ import type {
   CreateToken,
   IpcError,
   JobLogsQuery,
+  SandboxSettingsDto,
   SetModes,
   SetNetwork,
   SetPolicy,
@@ -87,6 +88,9 @@ export const api = {
   /** Replaces a project's auto-run list (`null`: the defaults); guarding less asks natively. */
   setAutorun: (id: string, rules: AutoRunRuleDto[] | null) => call("set_autorun", { id, rules }),
   defaultAutorun: () => call("default_autorun", {}),
+  /** Replaces a project's sandbox settings; granting a store, un-hiding one, opting in to a
+   * socket or lifting the requirement of full confinement asks natively first. */
+  setSandbox: (id: string, settings: SandboxSettingsDto) => call("set_sandbox", { id, settings }),
   listTokens: () => call("list_tokens", {}),
   createToken: (args: CreateToken) => call("create_token", { args }),
   revokeToken: (id: string) => call("revoke_token", { id }),

@@ -7,7 +7,8 @@ use std::time::{Duration, UNIX_EPOCH};
 use anyhow::{Result, anyhow};
 use clap::Subcommand;
 use sluice_core::{
-    AccessMode, AutoRunAction, AutoRunRule, ExecMode, Failure, NetworkMode, ProjectState,
+    AccessMode, AutoRunAction, AutoRunRule, ExecMode, Failure, HostPath, NetworkMode, ProjectState,
+    SandboxSettings,
 };
 use sluice_engine::{
     AuditFilter, Engine, NetworkSetting, Project, SecretPreference, SecretSource, clients,
@@ -85,6 +86,48 @@ pub enum ProjectCmd {
         #[arg(long)]
         reset: bool,
     },
+    /// Everything about one project, its commands' sandbox included.
+    Show {
+        project: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show or change what a project's commands see of this machine: the credential stores
+    /// hidden from them (the defaults, with your additions and removals), stores granted to
+    /// them, host sockets they may reach, and whether they require full confinement. Granting,
+    /// un-hiding, allowing a socket and lifting the requirement ask you first.
+    Sandbox {
+        project: String,
+        /// Hide a path (`~/…` or absolute) from the project's commands, or hide an un-hidden
+        /// default again.
+        #[arg(long, value_name = "PATH")]
+        hide: Vec<String>,
+        /// Stop hiding a path you added, or un-hide a default store.
+        #[arg(long, value_name = "PATH")]
+        unhide: Vec<String>,
+        /// Let the project's commands read this store, read-only (e.g. ~/.npmrc).
+        #[arg(long, value_name = "PATH")]
+        grant: Vec<String>,
+        /// Take a grant back.
+        #[arg(long, value_name = "PATH")]
+        revoke: Vec<String>,
+        /// Let the project's commands connect to this Unix socket (e.g. /var/run/docker.sock).
+        /// Equivalent to full access to this machine.
+        #[arg(long, value_name = "PATH")]
+        allow_socket: Vec<String>,
+        /// Take a socket back.
+        #[arg(long, value_name = "PATH")]
+        remove_socket: Vec<String>,
+        /// `on`: commands refuse to run without every layer of confinement; `off`: they may run
+        /// under the fallback.
+        #[arg(long, value_parser = parse_on_off)]
+        require_full: Option<bool>,
+        /// Do not ask (for scripts): the change is made as if you said yes.
+        #[arg(long)]
+        yes: bool,
+        #[arg(long)]
+        json: bool,
+    },
     /// Show or change a project's auto-run list: paths other programs run on their own (editor
     /// tasks, MCP configs, git hooks, CI, …). Changes to them ask you — whatever the approval
     /// policy — or are refused.
@@ -155,6 +198,14 @@ fn parse_network(s: &str) -> Result<NetworkChoice, String> {
             .parse()
             .map(|m| NetworkChoice(Some(m)))
             .map_err(|_| format!("expected `off`, `registries`, `on` or `default`, not {other:?}")),
+    }
+}
+
+fn parse_on_off(s: &str) -> Result<bool, String> {
+    match s {
+        "on" => Ok(true),
+        "off" => Ok(false),
+        other => Err(format!("expected `on` or `off`, not {other:?}")),
     }
 }
 
@@ -234,6 +285,108 @@ fn print_project(p: &Project) {
     println!("  deletes:   {}", ask(p.ask_deletes));
     println!("  writes:    {}", ask(p.ask_writes));
     println!("  status:    {}", state_text(&p.state));
+}
+
+/// The sandbox in force for a project's commands, as `show` and `sandbox` print it.
+fn print_sandbox(engine: &Engine, p: &Project, all_hidden: bool) {
+    let v = engine.sandbox_view(p);
+    let layers = if v.namespaces {
+        "namespaces (every job in its own view of the machine)"
+    } else {
+        "fallback: Landlock and seccomp alone — fewer guarantees hold"
+    };
+    println!("  sandbox:   {layers}");
+    for g in &v.guarantees {
+        println!("    {} {}", if g.holds { "holds:        " } else { "DOES NOT HOLD:" }, g.what);
+    }
+    let require = if v.require_full { "on" } else { "off" };
+    println!("  require full confinement: {require}");
+    if let Some(why) = &v.refusal {
+        println!("  REFUSED HERE: {why}");
+    }
+    let present = v.hidden.iter().filter(|h| h.present).count();
+    println!("  hidden:    {} credential stores ({present} on this machine)", v.hidden.len());
+    for h in v.hidden.iter().filter(|h| all_hidden || !h.default) {
+        let holds = h.holds.map(|w| format!(" — {w}")).unwrap_or_default();
+        let own = if h.default { "" } else { " (added by you)" };
+        println!("    {}{holds}{own}", h.path);
+    }
+    if !all_hidden && v.hidden.iter().any(|h| h.default) {
+        println!("    (the defaults: `sluice project sandbox {}` lists them all)", p.name);
+    }
+    for u in &v.unhidden {
+        println!("  NOT hidden: {} (a default you un-hid)", u.path);
+    }
+    for g in &v.grants {
+        let holds = g.holds.map(|w| format!(", which holds {w}")).unwrap_or_default();
+        let gone = if g.present { "" } else { " (not on this machine now)" };
+        println!("  granted:   {}{holds}: commands can read it, read-only{gone}", g.path);
+    }
+    for s in &v.sockets {
+        println!("  socket:    {s}: WARNING, {}", sluice_engine::SOCKET_WARNING);
+    }
+}
+
+fn sandbox_json(engine: &Engine, p: &Project) -> serde_json::Value {
+    serde_json::json!({
+        "settings": p.sandbox,
+        "in_force": engine.sandbox_view(p),
+    })
+}
+
+/// Applies `sluice project sandbox`'s flags to the current settings.
+#[allow(clippy::too_many_arguments)]
+fn next_sandbox(
+    now: &SandboxSettings,
+    hide: &[String],
+    unhide: &[String],
+    grant: &[String],
+    revoke: &[String],
+    allow_socket: &[String],
+    remove_socket: &[String],
+    require_full: Option<bool>,
+) -> Result<SandboxSettings> {
+    let parse = |list: &[String]| -> Result<Vec<HostPath>> {
+        list.iter()
+            .map(|p| HostPath::parse(p).map_err(|e| anyhow!("{e} (invalid_argument)")))
+            .collect()
+    };
+    let defaults: Vec<HostPath> =
+        sluice_engine::default_hidden().into_iter().map(|(p, _)| p).collect();
+    let mut next = now.clone();
+    let add = |list: &mut Vec<HostPath>, p: &HostPath| {
+        if !list.contains(p) {
+            list.push(p.clone());
+        }
+    };
+    for p in parse(hide)? {
+        if next.unhide.contains(&p) {
+            next.unhide.retain(|x| x != &p);
+        } else if !defaults.contains(&p) {
+            add(&mut next.hide, &p);
+        }
+    }
+    for p in parse(unhide)? {
+        if next.hide.contains(&p) {
+            next.hide.retain(|x| x != &p);
+        } else {
+            add(&mut next.unhide, &p);
+        }
+    }
+    for p in parse(grant)? {
+        add(&mut next.grants, &p);
+    }
+    let revoke = parse(revoke)?;
+    next.grants.retain(|g| !revoke.contains(g));
+    for p in parse(allow_socket)? {
+        add(&mut next.sockets, &p);
+    }
+    let remove = parse(remove_socket)?;
+    next.sockets.retain(|s| !remove.contains(s));
+    if let Some(on) = require_full {
+        next.require_full = on;
+    }
+    Ok(next)
 }
 
 pub fn project(engine: Engine, cmd: ProjectCmd) -> Result<()> {
@@ -327,6 +480,66 @@ pub fn project(engine: Engine, cmd: ProjectCmd) -> Result<()> {
             );
             for pat in p.shield_patterns.unwrap_or_else(default_shield_patterns) {
                 println!("  {pat}");
+            }
+        }
+        ProjectCmd::Show { project, json } => {
+            let p = engine.find_project(&project).map_err(fail)?;
+            if json {
+                let v = serde_json::json!({
+                    "id": p.id, "name": p.name, "root": p.root,
+                    "access": p.access.as_str(), "exec": p.exec.as_str(),
+                    "network": NetworkSetting::of_project(&p).mode.as_str(),
+                    "status": state_text(&p.state),
+                    "sandbox": sandbox_json(&engine, &p),
+                });
+                println!("{}", serde_json::to_string_pretty(&v)?);
+            } else {
+                print_project(&p);
+                print_sandbox(&engine, &p, false);
+            }
+        }
+        ProjectCmd::Sandbox {
+            project,
+            hide,
+            unhide,
+            grant,
+            revoke,
+            allow_socket,
+            remove_socket,
+            require_full,
+            yes,
+            json,
+        } => {
+            let p = engine.find_project(&project).map_err(fail)?;
+            let next = next_sandbox(
+                &p.sandbox,
+                &hide,
+                &unhide,
+                &grant,
+                &revoke,
+                &allow_socket,
+                &remove_socket,
+                require_full,
+            )?;
+            let p = if next == p.sandbox {
+                p
+            } else {
+                let exposed = engine.sandbox_widening(&project, &next).map_err(fail)?;
+                if !exposed.is_empty() {
+                    for line in &exposed {
+                        println!("{line}");
+                    }
+                    if !crate::connect::confirm("Allow this?", yes)? {
+                        return Err(anyhow!("nothing changed: you did not allow it (denied)"));
+                    }
+                }
+                engine.set_sandbox(&project, next).map_err(fail)?
+            };
+            if json {
+                println!("{}", serde_json::to_string_pretty(&sandbox_json(&engine, &p))?);
+            } else {
+                println!("Sandbox of {} ({}):", p.name, p.id);
+                print_sandbox(&engine, &p, true);
             }
         }
         ProjectCmd::Autorun { project, ask, refuse, remove, program, consequence, reset, json } => {
@@ -575,6 +788,9 @@ pub fn doctor(dir: &Path, pref: SecretPreference) -> Result<()> {
              network is off refuse to run"
         );
     }
+    for g in sluice_engine::guarantees(&landlock) {
+        println!("  {} {}", if g.holds { "holds:        " } else { "DOES NOT HOLD:" }, g.what);
+    }
     let registries = engine.registries().map_err(fail)?;
     if landlock.namespaces {
         println!(
@@ -591,6 +807,17 @@ pub fn doctor(dir: &Path, pref: SecretPreference) -> Result<()> {
     for p in &projects {
         let net = NetworkSetting::of_project(p);
         println!("  {:<20} exec {:<7} network {}", p.name, p.exec.as_str(), net.describe(p.exec));
+        let v = engine.sandbox_view(p);
+        let mut extra = vec![format!("{} stores hidden", v.hidden.len())];
+        extra.extend(v.grants.iter().map(|g| format!("granted {}", g.path)));
+        extra.extend(v.sockets.iter().map(|s| format!("socket {s} (full access to this machine)")));
+        if v.require_full {
+            extra.push("requires full confinement".into());
+        }
+        println!("  {:<20} sandbox: {}", "", extra.join(", "));
+        if let Some(why) = &v.refusal {
+            println!("  {:<20} REFUSED HERE: {why}", "");
+        }
     }
     match sluice_engine::read_engine_file(dir) {
         Some(port) if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() => {

@@ -93,7 +93,7 @@ fn config_path(client: Client, given: Option<PathBuf>) -> Result<PathBuf> {
 }
 
 /// Asks on a terminal; elsewhere only `--yes` may write.
-fn confirm(question: &str, yes: bool) -> Result<bool> {
+pub(crate) fn confirm(question: &str, yes: bool) -> Result<bool> {
     if yes {
         return Ok(true);
     }

@@ -51,6 +51,9 @@ pub enum ErrorCode {
     Denied,
     /// The action waited for the user's approval and the approval expired unanswered.
     ApprovalExpired,
+    /// The project requires full confinement for its jobs and this system cannot give it (on
+    /// Linux: no namespaces, only the Landlock and seccomp fallback, or a layer missing).
+    ConfinementUnavailable,
     /// Something failed inside Sluice; details are in the local log only.
     Internal,
 }
@@ -81,6 +84,7 @@ impl ErrorCode {
             ErrorCode::Forbidden => "forbidden",
             ErrorCode::Denied => "denied",
             ErrorCode::ApprovalExpired => "approval_expired",
+            ErrorCode::ConfinementUnavailable => "confinement_unavailable",
             ErrorCode::Internal => "internal",
         }
     }

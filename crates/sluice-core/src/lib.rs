@@ -8,9 +8,11 @@ pub mod code;
 pub mod id;
 pub mod mode;
 pub mod redact;
+pub mod sandbox;
 pub mod schema;
 
 pub use autorun::{AutoRunAction, AutoRunHit, AutoRunRule};
 pub use code::{Coded, ErrorCode, Failure};
 pub use id::{ProjectId, TokenId, random_bytes};
 pub use mode::{AccessMode, ExecMode, NetworkMode, ProjectState};
+pub use sandbox::{HostPath, SandboxSettings};

@@ -235,6 +235,11 @@ impl Engine {
         spec: &CommandSpec,
     ) -> Result<Verdict, Failure> {
         refuse_exec_off(handle)?;
+        // A project that requires full confinement asks no one about a command it cannot run.
+        let project = self.find_project(handle.id.as_str())?;
+        if let Some(why) = crate::sandbox::refusal(&project.sandbox) {
+            return Err(Failure::new(ErrorCode::ConfinementUnavailable, why));
+        }
         let root = handle.workspace.root().path().to_path_buf();
         let dir = facts_dir(&root, &spec.cwd);
         let mut facts = ProjectFacts::load(&dir);
@@ -331,7 +336,8 @@ impl Engine {
     ) -> Result<JobRequest, Failure> {
         let root = handle.workspace.root().path().to_path_buf();
         let roots: Vec<PathBuf> = self.projects()?.into_iter().map(|p| p.root).collect();
-        let network = self.network_for(handle)?;
+        let project = self.find_project(handle.id.as_str())?;
+        let network = NetworkSetting::of(handle.exec, project.network);
         if network.mode == NetworkMode::Registries && !job_confinement().namespaces {
             return Err(Failure::new(
                 ErrorCode::Forbidden,
@@ -375,6 +381,7 @@ impl Engine {
                 policy: SandboxPolicy::Require,
                 namespaces: true,
                 limits: Default::default(),
+                exposure: crate::sandbox::exposure(&project.sandbox),
             },
             path: TrustedPath::from_env(&roots),
             data_dir: Some(self.data_dir.clone()),

@@ -15,6 +15,7 @@ mod jobstore;
 pub mod logging;
 mod paths;
 pub mod roots;
+pub mod sandbox;
 pub mod shutdown;
 mod watch;
 
@@ -44,7 +45,7 @@ pub use exec::{
 };
 pub use jobstore::LOST_REASON;
 pub use paths::{default_data_dir, engine_file, nudge_file, read_engine_file, write_engine_file};
-pub use sluice_exec::JobLimits;
+pub use sluice_exec::{JobLimits, LandlockReport, guarantees};
 /// What jobs see and never see (for `sluice doctor` and the Settings view).
 pub mod job_view {
     pub use sluice_exec::egress::{DEFAULT_REGISTRIES, HostList};
@@ -52,6 +53,7 @@ pub mod job_view {
     #[cfg(target_os = "linux")]
     pub use sluice_exec::jail::TOOLCHAINS;
 }
+pub use sandbox::{HiddenEntry, SOCKET_WARNING, SandboxView, default_hidden};
 pub use sluice_runner::ChangeTally;
 pub use sluice_store::{ApprovalRecord, ApprovalState, Channel, JobRow, RuleOrigin};
 pub use watch::watch_roots;

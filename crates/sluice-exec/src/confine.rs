@@ -97,6 +97,68 @@ pub fn read_roots(hidden: &[PathBuf]) -> Vec<PathBuf> {
     out
 }
 
+/// [`read_roots`], with each granted store (canonical) readable again where it lies beneath a
+/// hidden folder: a rule of its own, or — when hidden folders lie beneath it in turn — its
+/// entries one by one, as for `/`. A granted store elsewhere is readable already.
+pub fn read_roots_with(hidden: &[PathBuf], granted: &[PathBuf]) -> Vec<PathBuf> {
+    let mut out = read_roots(hidden);
+    let hidden: Vec<PathBuf> =
+        hidden.iter().map(|h| std::fs::canonicalize(h).unwrap_or_else(|_| h.clone())).collect();
+    for g in granted {
+        if std::fs::symlink_metadata(g).is_err() || !hidden.iter().any(|h| g.starts_with(h)) {
+            continue;
+        }
+        if hidden.iter().any(|h| h.starts_with(g) && h != g) {
+            expand(g, &hidden, &mut out);
+        } else {
+            out.push(g.clone());
+        }
+    }
+    out
+}
+
+/// Whether every layer holds: on Linux the namespaces and Landlock fully enforced, on macOS
+/// Seatbelt; nowhere else.
+pub fn is_full(report: &LandlockReport) -> bool {
+    let layer = report.status == Enforcement::FullyEnforced;
+    if cfg!(target_os = "linux") {
+        report.namespaces && layer
+    } else {
+        cfg!(target_os = "macos") && layer
+    }
+}
+
+/// One promise the sandbox makes, and whether it holds here.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Guarantee {
+    pub what: &'static str,
+    pub holds: bool,
+}
+
+/// What holds for a job confined as `report` says (`sluice doctor`, Settings, approvals).
+pub fn guarantees(report: &LandlockReport) -> Vec<Guarantee> {
+    let layer = report.status == Enforcement::FullyEnforced;
+    let ns = report.namespaces;
+    let linux = cfg!(target_os = "linux");
+    let seatbelt = cfg!(target_os = "macos") && layer;
+    let scoped = report.abi.is_some_and(|abi| abi >= 6);
+    let g = |what, holds| Guarantee { what, holds };
+    vec![
+        g("writes only in the project and the job's private folders", ns || layer),
+        g("Sluice's data folder and the hidden credential stores unreadable", ns || layer),
+        g("the rest of the machine out of sight (other projects, the rest of the home)", ns),
+        g(
+            "no host Unix socket (session bus, Docker, X11, agents) but those opted in",
+            ns || seatbelt,
+        ),
+        g("other processes invisible", ns),
+        g("no signal to a process outside the job", ns || (linux && layer && scoped)),
+        g("a private /tmp and /dev/shm", ns),
+        g("network off means no connection out", ns || report.network_rules),
+        g("no capabilities, only stdin, stdout and stderr inherited", linux),
+    ]
+}
+
 /// Adds the readable entries of `dir`, an ancestor of at least one hidden folder.
 fn expand(dir: &Path, hidden: &[PathBuf], out: &mut Vec<PathBuf>) {
     let Ok(entries) = std::fs::read_dir(dir) else { return };

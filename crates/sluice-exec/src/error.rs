@@ -29,6 +29,9 @@ pub enum ExecError {
     /// The confinement the caller requires cannot be enforced on this system.
     #[error("{0}")]
     Unconfinable(String),
+    /// The project requires every layer of confinement and this system lacks one.
+    #[error("{0}")]
+    ConfinementUnavailable(String),
     /// The operating system refused (spawn, pipes, signals); details are in the local log.
     #[error("{context}: {source}")]
     Os {
@@ -53,6 +56,7 @@ impl Coded for ExecError {
                 ErrorCode::NotFound
             }
             ExecError::Limit(_) => ErrorCode::LimitExceeded,
+            ExecError::ConfinementUnavailable(_) => ErrorCode::ConfinementUnavailable,
             ExecError::Stopped => ErrorCode::Paused,
             ExecError::Os { .. } => ErrorCode::Internal,
         }

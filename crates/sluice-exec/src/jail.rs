@@ -162,6 +162,11 @@ pub(crate) struct JailSpec<'a> {
     pub hidden: &'a [PathBuf],
     /// Credential stores, covered when beneath an exposed folder.
     pub credentials: Vec<PathBuf>,
+    /// Stores granted to the project: bound read-only at their path, which holds no link
+    /// (checked in the parent; opened without following one in the child).
+    pub granted: &'a [PathBuf],
+    /// Host sockets the project opted in to: bound at the path named and at the socket's own.
+    pub sockets: &'a [PathBuf],
     /// The user's cargo home: it becomes the job's (`JOB_VIEW/cargo`), copy-on-write, so the
     /// crates and the configuration the user has are there and what cargo downloads is the
     /// job's own.
@@ -291,6 +296,47 @@ impl Jail {
             }
         }
         bind(&mut steps, &mut exposed, spec.project, spec.project_writable, false)?;
+        // Granted stores at their own path, not through `bind`'s canonicalization: a link
+        // along the path must not choose what is mounted (the child's open refuses one).
+        for g in spec.granted {
+            let Ok(meta) = std::fs::symlink_metadata(g) else { continue };
+            if exposed.iter().any(|e| g.starts_with(e)) || meta.file_type().is_symlink() {
+                continue;
+            }
+            steps.push(Step::Bind {
+                src: cstr(g.as_os_str())?,
+                dest: dest(g)?,
+                file: !meta.is_dir(),
+                writable: false,
+                devices: false,
+            });
+            exposed.push(g.clone());
+        }
+        // Opted-in sockets: only a socket, found through the system's links (`/var/run` is
+        // `/run`), shown where the user named it and where it really is.
+        for named in spec.sockets {
+            use std::os::unix::fs::FileTypeExt;
+            let Ok(real) = std::fs::canonicalize(named) else { continue };
+            if !std::fs::symlink_metadata(&real).is_ok_and(|m| m.file_type().is_socket()) {
+                continue;
+            }
+            let mut at = vec![real.clone()];
+            if named != &real {
+                at.push(named.clone());
+            }
+            for at in at {
+                if exposed.iter().any(|e| at.starts_with(e)) || at.starts_with(JOB_VIEW) {
+                    continue;
+                }
+                steps.push(Step::Bind {
+                    src: cstr(real.as_os_str())?,
+                    dest: dest(&at)?,
+                    file: true,
+                    writable: true,
+                    devices: false,
+                });
+            }
+        }
         steps.push(Step::Bind {
             src: cstr(spec.state_dir.as_os_str())?,
             dest: dest(Path::new(JOB_VIEW))?,

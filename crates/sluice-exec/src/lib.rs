@@ -24,7 +24,9 @@ pub mod spec;
 #[cfg(windows)]
 pub mod winjob;
 
-pub use confine::{Enforcement, LandlockReport, confinement, landlock_status};
+pub use confine::{
+    Enforcement, Guarantee, LandlockReport, confinement, guarantees, is_full, landlock_status,
+};
 pub use egress::{DEFAULT_REGISTRIES, HostList};
 pub use error::ExecError;
 #[cfg(target_os = "linux")]
@@ -34,7 +36,7 @@ pub use job::{
     LogPage, RunOutput, Sample, StopReport, Stream,
 };
 pub use kill::{KillReport, Tree, init_subreaper, kill_all, protect_engine};
-pub use spawn::{Network, ResourceLimits, Sandbox, SandboxPolicy, Spawned};
+pub use spawn::{Exposure, Network, ResourceLimits, Sandbox, SandboxPolicy, Spawned};
 pub use spec::{
     AllowRule, Assessment, CommandSpec, Fingerprint, Form, Policy, ProjectFacts, ResolvedCommand,
     Risk, TrustedPath, Verdict, assess, decide,

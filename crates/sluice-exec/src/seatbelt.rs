@@ -25,15 +25,36 @@ pub const SANDBOX_EXEC: &str = "/usr/bin/sandbox-exec";
 /// Device files a job may write besides its folders (output to `/dev/null`, `/dev/stdout` …).
 const WRITABLE_DEVICES: &[&str] = &["/dev/null", "/dev/zero", "/dev/dtracehelper"];
 
-/// The Seatbelt profile of a job. Rules are evaluated last-match-wins: allow everything, then
-/// deny every write, then allow writes beneath `writable` again; then deny reading and writing
-/// beneath `hidden` (Sluice's data folder), and allow `writable` once more for the job's own
-/// folders that lie inside it.
+/// What a job's profile is made of (canonical paths).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Profile<'a> {
+    /// The project and the job's private folders.
+    pub writable: &'a [&'a Path],
+    /// Sluice's data folder and the project's credential stores.
+    pub hidden: &'a [&'a Path],
+    /// Stores granted to the project: readable, also beneath a hidden folder.
+    pub granted: &'a [&'a Path],
+    /// Host sockets the project opted in to.
+    pub sockets: &'a [&'a Path],
+    pub network_off: bool,
+}
+
+/// [`profile_with`] without grants or sockets.
 pub fn profile(
     writable: &[&Path],
     hidden: &[&Path],
     network_off: bool,
 ) -> Result<String, ExecError> {
+    profile_with(&Profile { writable, hidden, granted: &[], sockets: &[], network_off })
+}
+
+/// The Seatbelt profile of a job. Rules are evaluated last-match-wins: allow everything, then
+/// deny every write, then allow writes beneath `writable` again; then deny reading and writing
+/// beneath `hidden` (Sluice's data folder, the credential stores), allow reading the granted
+/// stores, deny again what is hidden beneath a granted folder, and allow `writable` once more
+/// for the job's own folders that lie inside a hidden one.
+pub fn profile_with(p: &Profile<'_>) -> Result<String, ExecError> {
+    let (writable, hidden, network_off) = (p.writable, p.hidden, p.network_off);
     let mut out = String::from(
         "(version 1)\n(allow default)\n(deny file-write*)\n(allow file-write*\n    \
          (subpath \"/dev/fd\")\n",
@@ -50,7 +71,26 @@ pub fn profile(
         for dir in hidden {
             out.push_str(&format!("    (subpath {})\n", quote(absolute(dir)?)?));
         }
-        out.push_str(")\n(allow file-read* file-write*\n");
+        out.push_str(")\n");
+        if !p.granted.is_empty() {
+            out.push_str("(allow file-read*\n");
+            for g in p.granted {
+                out.push_str(&format!("    (subpath {})\n", quote(absolute(g)?)?));
+            }
+            out.push_str(")\n");
+            let beneath: Vec<&&Path> = hidden
+                .iter()
+                .filter(|h| p.granted.iter().any(|g| h.starts_with(g) && **h != *g))
+                .collect();
+            if !beneath.is_empty() {
+                out.push_str("(deny file-read* file-write*\n");
+                for h in beneath {
+                    out.push_str(&format!("    (subpath {})\n", quote(h)?));
+                }
+                out.push_str(")\n");
+            }
+        }
+        out.push_str("(allow file-read* file-write*\n");
         for dir in writable {
             out.push_str(&format!("    (subpath {})\n", quote(dir)?));
         }
@@ -62,10 +102,17 @@ pub fn profile(
     }
     // No host IPC: no Unix socket outside the job's own folders (the user's agents, Docker,
     // the window server's helpers), but the resolver's (DNS goes through it) when the network
-    // is on. Mach services stay reachable: see docs/SANDBOX.md.
+    // is on, and those the project opted in to. Mach services stay reachable: see
+    // docs/SANDBOX.md.
     out.push_str("(deny network-outbound (remote unix-socket))\n(allow network-outbound\n");
     for dir in writable {
         out.push_str(&format!("    (remote unix-socket (subpath {}))\n", quote(dir)?));
+    }
+    for socket in p.sockets {
+        out.push_str(&format!(
+            "    (remote unix-socket (path-literal {}))\n",
+            quote(absolute(socket)?)?
+        ));
     }
     if !network_off {
         out.push_str(
@@ -244,6 +291,33 @@ mod tests {
         let shown: Vec<&str> = argv.iter().map(|a| a.to_str().unwrap()).collect();
         assert_eq!(shown, ["-p", "(version 1)", "/usr/bin/cc", "-p", "(allow default)", "--"]);
         assert!(command_line("(version 1)", Path::new("cc"), &[]).is_err());
+    }
+
+    #[test]
+    fn a_granted_store_is_readable_but_what_is_hidden_beneath_it_is_not() {
+        let home = Path::new("/Users/a");
+        let (ssh, npmrc, config, gh) =
+            (home.join(".ssh"), home.join(".npmrc"), home.join(".config"), home.join(".config/gh"));
+        let (hidden, granted) =
+            ([ssh.as_path(), gh.as_path()], [npmrc.as_path(), config.as_path()]);
+        let docker = Path::new("/private/var/run/docker.sock");
+        let p = profile_with(&Profile {
+            writable: &[Path::new("/Users/a/app")],
+            hidden: &hidden,
+            granted: &granted,
+            sockets: &[docker],
+            network_off: true,
+        })
+        .unwrap();
+        let deny = p.find("(deny file-read* file-write*\n    (subpath \"/Users/a/.ssh\")").unwrap();
+        let allow = p.find("(allow file-read*\n    (subpath \"/Users/a/.npmrc\")").unwrap();
+        let again = p.rfind("(deny file-read* file-write*\n    (subpath \"/Users/a/.config/gh\")");
+        assert!(deny < allow && again.is_some_and(|a| a > allow), "{p}");
+        assert!(!p[allow..].contains("(subpath \"/Users/a/.ssh\")"), "{p}");
+        let unix = p.find("(deny network-outbound (remote unix-socket))").unwrap();
+        let opted = p.find("(remote unix-socket (path-literal \"/private/var/run/docker.sock\"))");
+        assert!(opted.is_some_and(|o| o > unix), "{p}");
+        assert_eq!(p.matches('(').count(), p.matches(')').count(), "{p}");
     }
 
     #[test]

@@ -13,9 +13,9 @@ use std::ffi::OsString;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
 #[cfg(not(windows))]
 use std::sync::mpsc;
-use std::sync::Arc;
 #[cfg(not(windows))]
 use std::sync::{Mutex, OnceLock};
 
@@ -81,6 +81,32 @@ pub struct Sandbox {
     /// Linux: run in namespaces ([`crate::jail`]) when the kernel allows it; off, or where it
     /// does not, Landlock and seccomp alone confine the job (see `sluice doctor`).
     pub namespaces: bool,
+    /// The project's changes to the default view: stores hidden, un-hidden or granted, host
+    /// sockets, whether every layer is required.
+    pub exposure: Exposure,
+}
+
+/// What a project's jobs see of the user's secrets and the host's sockets beyond the default
+/// sandbox. Built by the engine from the project's settings, which only the human changes;
+/// every path absolute.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Exposure {
+    /// Hidden beside the default credential stores ([`crate::hide::credential_stores`]).
+    pub hidden: Vec<PathBuf>,
+    /// Default stores left visible where the sandbox would otherwise show them.
+    pub unhidden: Vec<PathBuf>,
+    /// Stores visible read-only: in namespaces bound into the job's view at their real path
+    /// (and linked from the job's HOME when beneath the user's home, where tools look), without
+    /// namespaces left out of the hidden folders. A path with a link in it is refused: the job
+    /// does not start.
+    pub granted: Vec<PathBuf>,
+    /// Host Unix sockets the job may connect to; in namespaces bound into its view at the path
+    /// named here (and at the socket's real path). Without namespaces every socket by path is
+    /// reachable anyway (see docs/SANDBOX.md).
+    pub sockets: Vec<PathBuf>,
+    /// The job starts only when every layer holds (Linux: namespaces and Landlock; macOS:
+    /// Seatbelt); under the fallback it is refused.
+    pub require_full: bool,
 }
 
 impl Sandbox {
@@ -265,6 +291,8 @@ pub fn spawn(
     }
     let cwd = working_dir(&sandbox.project_root, &cmd.cwd)?;
     create_private_dirs(sandbox)?;
+    #[cfg(unix)]
+    link_grants_in_home(sandbox);
     let confinement = confine::confinement(sandbox.network == Network::Off, sandbox.namespaces);
     let registries = match &sandbox.network {
         Network::Registries(hosts) if confinement.namespaces => Some(hosts.clone()),
@@ -291,6 +319,14 @@ pub fn spawn(
     };
     #[cfg(not(target_os = "linux"))]
     let private = sandbox.state_dir.clone();
+    if sandbox.exposure.require_full && !confine::is_full(&confinement) {
+        return Err(ExecError::ConfinementUnavailable(format!(
+            "this project requires full confinement for its commands, but {}; nothing ran. \
+             Only the user can change this project's sandbox settings in Sluice.",
+            confinement.summary
+        )));
+    }
+    check_grants(&sandbox.exposure.granted)?;
     let required = match sandbox.policy {
         SandboxPolicy::Require => Enforcement::FullyEnforced,
         SandboxPolicy::BestEffort => Enforcement::NotEnforced,
@@ -377,16 +413,27 @@ fn seatbelt_argv(
     // Sluice's data folder and every credential store there is (the same list as on Linux);
     // the profile allows the job's own folders again, also where they lie beneath one.
     let home = std::env::var_os("HOME").map(PathBuf::from);
-    let stores = crate::hide::credential_stores(home.as_deref());
+    let stores = crate::hide::effective_stores(home.as_deref(), &sandbox.exposure);
     let hidden: Vec<PathBuf> = sandbox
         .hidden
         .iter()
         .chain(&stores)
         .filter_map(|h| std::fs::canonicalize(h).ok())
         .collect();
-    let writable: Vec<&Path> = writable.iter().map(PathBuf::as_path).collect();
-    let hidden: Vec<&Path> = hidden.iter().map(PathBuf::as_path).collect();
-    let profile = crate::seatbelt::profile(&writable, &hidden, sandbox.network == Network::Off)?;
+    let granted: Vec<PathBuf> =
+        sandbox.exposure.granted.iter().filter_map(|h| std::fs::canonicalize(h).ok()).collect();
+    let sockets: Vec<PathBuf> =
+        sandbox.exposure.sockets.iter().filter_map(|h| std::fs::canonicalize(h).ok()).collect();
+    let refs = |v: &[PathBuf]| -> Vec<&Path> { v.iter().map(PathBuf::as_path).collect() };
+    let (writable, hidden) = (refs(&writable), refs(&hidden));
+    let (granted, sockets) = (refs(&granted), refs(&sockets));
+    let profile = crate::seatbelt::profile_with(&crate::seatbelt::Profile {
+        writable: &writable,
+        hidden: &hidden,
+        granted: &granted,
+        sockets: &sockets,
+        network_off: sandbox.network == Network::Off,
+    })?;
     let args: Vec<OsString> = cmd.args.iter().map(OsString::from).collect();
     crate::seatbelt::command_line(&profile, &cmd.program, &args)
 }
@@ -445,9 +492,10 @@ fn prepare_unix(
         // but the hidden folders and the credential stores.
         let (readable, tcp_rules) = match &jail {
             Some(_) => (vec![sandbox.jail_root()], false),
-            None => {
-                (confine::read_roots(&fallback_hidden(sandbox)), sandbox.network == Network::Off)
-            }
+            None => (
+                confine::read_roots_with(&fallback_hidden(sandbox), &sandbox.exposure.granted),
+                sandbox.network == Network::Off,
+            ),
         };
         match confine::imp::ruleset(&readable, &writable, tcp_rules) {
             Ok(rs) => Some(rs),
@@ -532,13 +580,13 @@ fn prepare_unix(
 }
 
 /// What Landlock alone keeps out of reach when namespaces are not available: the hidden
-/// folders and the credential stores.
+/// folders and the credential stores (the project's list).
 #[cfg(target_os = "linux")]
 fn fallback_hidden(sandbox: &Sandbox) -> Vec<PathBuf> {
     let home = std::env::var_os("HOME").map(PathBuf::from);
     let mut hidden = sandbox.hidden.clone();
     hidden.extend(
-        crate::hide::credential_stores(home.as_deref())
+        crate::hide::effective_stores(home.as_deref(), &sandbox.exposure)
             .into_iter()
             .filter(|p| std::fs::symlink_metadata(p).is_ok())
             .filter(|p| !sandbox.project_root.starts_with(p) && !sandbox.state_dir.starts_with(p)),
@@ -575,7 +623,9 @@ fn linux_jail(
         home: home.as_deref(),
         path_dirs,
         hidden: &sandbox.hidden,
-        credentials: crate::hide::credential_stores(home.as_deref()),
+        credentials: crate::hide::effective_stores(home.as_deref(), &sandbox.exposure),
+        granted: &sandbox.exposure.granted,
+        sockets: &sandbox.exposure.sockets,
         cargo_home: cargo_home.as_deref(),
         own_network: sandbox.network != Network::Allowed,
         proxy,
@@ -644,6 +694,98 @@ impl ProxyChannel {
             Ok(OwnedFd::from_raw_fd(fd))
         }
     }
+}
+
+/// A granted store must be reached through no link at all: one that appeared since the grant
+/// (planted by whoever can write along its path) could point anywhere, so the job does not
+/// start. A store that is gone is simply absent from the job's view.
+fn check_grants(granted: &[PathBuf]) -> Result<(), ExecError> {
+    for g in granted {
+        if std::fs::symlink_metadata(g).is_err() {
+            continue;
+        }
+        if std::fs::canonicalize(g).ok().as_deref() != Some(g.as_path()) {
+            return Err(ExecError::Refused(
+                "a store granted to this project is now reached through a symbolic link, which \
+                 could point at another file; nothing ran. The user can review the project's \
+                 grants in Sluice."
+                    .into(),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Links each granted store beneath the user's home from the job's private HOME
+/// (`$HOME/.npmrc -> /home/u/.npmrc`), where tools look for it; the store itself is visible
+/// at its real path (bound there in namespaces). Best effort: the job's HOME is the job's, so
+/// whatever it planted there is replaced, through `*at` calls that follow no link.
+#[cfg(unix)]
+fn link_grants_in_home(sandbox: &Sandbox) {
+    let Some(home) = std::env::var_os("HOME").map(PathBuf::from).filter(|h| h.is_absolute()) else {
+        return;
+    };
+    let job_home = sandbox.state_dir.join("home");
+    for g in &sandbox.exposure.granted {
+        let Ok(rel) = g.strip_prefix(&home) else { continue };
+        if rel.as_os_str().is_empty() || std::fs::symlink_metadata(g).is_err() {
+            continue;
+        }
+        let _ = link_beneath(&job_home, rel, g);
+    }
+}
+
+/// Creates `dir/rel` as a symlink to `target`, making the folders along `rel` (never following
+/// a link) and replacing a file or link already there.
+#[cfg(unix)]
+fn link_beneath(dir: &Path, rel: &Path, target: &Path) -> std::io::Result<()> {
+    use std::ffi::CString;
+    use std::os::unix::ffi::OsStrExt;
+    let c = |p: &std::ffi::OsStr| {
+        CString::new(p.as_bytes()).map_err(|_| std::io::Error::from_raw_os_error(libc::EINVAL))
+    };
+    let names: Vec<CString> = rel
+        .components()
+        .map(|part| match part {
+            std::path::Component::Normal(n) => c(n),
+            _ => Err(std::io::Error::from_raw_os_error(libc::EINVAL)),
+        })
+        .collect::<Result<_, _>>()?;
+    let Some((last, parents)) = names.split_last() else { return Ok(()) };
+    let dir = std::fs::File::open(dir)?;
+    let mut fd = std::os::fd::OwnedFd::from(dir);
+    for name in parents {
+        use std::os::fd::{AsRawFd, FromRawFd};
+        // SAFETY: *at calls on an owned descriptor and NUL-terminated names.
+        unsafe {
+            libc::mkdirat(fd.as_raw_fd(), name.as_ptr(), 0o700);
+            let next = libc::openat(
+                fd.as_raw_fd(),
+                name.as_ptr(),
+                libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC | libc::O_RDONLY,
+            );
+            if next < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            fd = std::os::fd::OwnedFd::from_raw_fd(next);
+        }
+    }
+    let target = c(target.as_os_str())?;
+    use std::os::fd::AsRawFd;
+    // SAFETY: *at calls on an owned descriptor and NUL-terminated strings.
+    unsafe {
+        let mut st: libc::stat = std::mem::zeroed();
+        if libc::fstatat(fd.as_raw_fd(), last.as_ptr(), &mut st, libc::AT_SYMLINK_NOFOLLOW) == 0 {
+            if st.st_mode & libc::S_IFMT == libc::S_IFDIR {
+                return Err(std::io::Error::from_raw_os_error(libc::EISDIR));
+            }
+            libc::unlinkat(fd.as_raw_fd(), last.as_ptr(), 0);
+        }
+        if libc::symlinkat(target.as_ptr(), fd.as_raw_fd(), last.as_ptr()) != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+    }
+    Ok(())
 }
 
 /// How many processes the engine's user runs now (for `RLIMIT_NPROC`, which counts them all).

@@ -48,6 +48,9 @@ pub const AUTHORIZE_TITLE: &str = "Sluice — authorize a folder?";
 /// The title of the dialogs that confirm widening a project's access.
 pub const WIDEN_TITLE: &str = "Sluice — widen access?";
 
+/// The title of the dialogs that confirm exposing a store or a socket to a project's commands.
+pub const SANDBOX_TITLE: &str = "Sluice — expose to commands?";
+
 /// What a command runs against.
 pub struct Api<'a> {
     pub engine: &'a Engine,
@@ -129,6 +132,15 @@ pub fn call(api: &Api<'_>, cmd: &str, args: Value) -> Result<Value, IpcError> {
             out(set_autorun(e, &id, rules))
         }
         "default_autorun" => out(Ok(default_autorun())),
+        "set_sandbox" => {
+            let (id, settings) = arg!(args, id: String, settings: SandboxSettingsDto);
+            let exposed = sandbox_widening(e, &id, &settings)?;
+            if !exposed.is_empty() {
+                let text = exposed.iter().map(|l| visible(l)).collect::<Vec<_>>().join("\n\n");
+                api.ask(Question { title: SANDBOX_TITLE, text, yes: "Allow", no: "Keep as is" })?;
+            }
+            out(set_sandbox(e, &id, &settings))
+        }
         "list_tokens" => out(list_tokens(e)),
         "create_token" => out(create_token(e, ctx, arg!(args, args: CreateToken))),
         "revoke_token" => out(revoke_token(e, &arg!(args, id: String))),

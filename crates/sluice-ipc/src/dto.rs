@@ -135,6 +135,10 @@ pub struct AppState {
     pub version: String,
     /// How commands are confined on this system (namespaces and Landlock), one sentence.
     pub confinement: String,
+    /// Commands get their own namespaces here (else the Landlock and seccomp fallback).
+    pub namespaces: bool,
+    /// What the sandbox promises, and whether each promise holds here.
+    pub guarantees: Vec<GuaranteeDto>,
     /// The credential stores on this machine that no command can read (the home as `~`).
     pub hidden_from_jobs: Vec<String>,
     /// The hosts projects on the `registries` network reach.
@@ -173,8 +177,137 @@ pub struct ProjectDto {
     pub network: Option<Net>,
     /// What the project's commands may reach now.
     pub network_mode: Net,
+    /// The sandbox its commands run in here: layers, guarantees, hidden stores, grants.
+    pub sandbox: SandboxDto,
     #[ts(type = "number")]
     pub created_ms: i64,
+}
+
+/// A project's sandbox settings as the user edits them: paths as `~/…` or absolute.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SandboxSettingsDto {
+    /// Hidden from commands beside the default credential stores.
+    pub hide: Vec<String>,
+    /// Default stores not hidden.
+    pub unhide: Vec<String>,
+    /// Stores commands may read (read-only).
+    pub grants: Vec<String>,
+    /// Host Unix sockets commands may connect to.
+    pub sockets: Vec<String>,
+    /// Commands refuse to run without every layer of confinement.
+    pub require_full: bool,
+}
+
+impl From<&sluice_core::SandboxSettings> for SandboxSettingsDto {
+    fn from(s: &sluice_core::SandboxSettings) -> SandboxSettingsDto {
+        let text =
+            |v: &[sluice_core::HostPath]| v.iter().map(|p| crate::visible(p.as_str())).collect();
+        SandboxSettingsDto {
+            hide: text(&s.hide),
+            unhide: text(&s.unhide),
+            grants: text(&s.grants),
+            sockets: text(&s.sockets),
+            require_full: s.require_full,
+        }
+    }
+}
+
+impl SandboxSettingsDto {
+    /// The settings, every path checked; a bad one is an error naming it.
+    pub fn parse(&self) -> Result<sluice_core::SandboxSettings, sluice_core::Failure> {
+        let paths = |v: &[String]| -> Result<Vec<sluice_core::HostPath>, sluice_core::Failure> {
+            v.iter()
+                .map(|p| sluice_core::HostPath::parse(p).map_err(sluice_core::Failure::invalid))
+                .collect()
+        };
+        Ok(sluice_core::SandboxSettings {
+            hide: paths(&self.hide)?,
+            unhide: paths(&self.unhide)?,
+            grants: paths(&self.grants)?,
+            sockets: paths(&self.sockets)?,
+            require_full: self.require_full,
+        })
+    }
+}
+
+/// One promise of the sandbox and whether it holds on this machine.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct GuaranteeDto {
+    pub what: String,
+    pub holds: bool,
+}
+
+/// A path of a project's sandbox lists.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct SandboxPathDto {
+    pub path: String,
+    /// What it holds, for a default credential store.
+    pub holds: Option<String>,
+    /// On the default list (else added by the user).
+    pub default: bool,
+    /// Exists on this machine.
+    pub present: bool,
+}
+
+/// The sandbox a project's commands run in here.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct SandboxDto {
+    /// Commands get their own namespaces (else the Landlock and seccomp fallback).
+    pub namespaces: bool,
+    /// Every layer holds here.
+    pub full: bool,
+    pub summary: String,
+    pub guarantees: Vec<GuaranteeDto>,
+    /// What commands never read: the defaults the project keeps and its own additions.
+    pub hidden: Vec<SandboxPathDto>,
+    pub unhidden: Vec<SandboxPathDto>,
+    pub grants: Vec<SandboxPathDto>,
+    pub sockets: Vec<String>,
+    /// Shown beside every opted-in socket.
+    pub socket_warning: String,
+    pub require_full: bool,
+    /// Why the project's commands would be refused here, if they would.
+    pub refusal: Option<String>,
+    /// The settings as stored, to edit.
+    pub settings: SandboxSettingsDto,
+}
+
+impl From<&Project> for SandboxDto {
+    fn from(p: &Project) -> SandboxDto {
+        let v = sluice_engine::sandbox::view(p);
+        let paths = |v: &[sluice_engine::HiddenEntry]| {
+            v.iter()
+                .map(|e| SandboxPathDto {
+                    path: crate::visible(&e.path),
+                    holds: e.holds.map(str::to_owned),
+                    default: e.default,
+                    present: e.present,
+                })
+                .collect()
+        };
+        SandboxDto {
+            namespaces: v.namespaces,
+            full: v.full,
+            summary: v.summary,
+            guarantees: v
+                .guarantees
+                .iter()
+                .map(|g| GuaranteeDto { what: g.what.to_owned(), holds: g.holds })
+                .collect(),
+            hidden: paths(&v.hidden),
+            unhidden: paths(&v.unhidden),
+            grants: paths(&v.grants),
+            sockets: v.sockets.iter().map(|s| crate::visible(s)).collect(),
+            socket_warning: sluice_engine::SOCKET_WARNING.to_owned(),
+            require_full: v.require_full,
+            refusal: v.refusal,
+            settings: SandboxSettingsDto::from(&p.sandbox),
+        }
+    }
 }
 
 /// Sets a project's network for commands, or `null` for the mode's default.
@@ -227,6 +360,7 @@ impl From<&Project> for ProjectDto {
             policy: ApprovalPolicy { ask_deletes: p.ask_deletes, ask_writes: p.ask_writes },
             network: p.network.map(Net::from),
             network_mode: sluice_engine::NetworkSetting::of_project(p).mode.into(),
+            sandbox: SandboxDto::from(p),
             created_ms: p.created_ms,
         }
     }
@@ -714,6 +848,8 @@ pub struct CommandDto {
     pub network: Net,
     /// How it is confined, one sentence (Landlock on Linux).
     pub confinement: String,
+    /// The project's sandbox it would run in (hidden stores, grants, sockets, guarantees).
+    pub sandbox: Option<SandboxDto>,
 }
 
 impl CommandDto {
@@ -725,7 +861,7 @@ impl CommandDto {
             .map(|a| crate::visible(&a))
             .collect();
         let env = r.env.iter().map(|(k, v)| crate::visible(&format!("{k}={v}"))).collect();
-        CommandDto { argv, cwd: crate::visible(&r.cwd), env, network, confinement }
+        CommandDto { argv, cwd: crate::visible(&r.cwd), env, network, confinement, sandbox: None }
     }
 }
 

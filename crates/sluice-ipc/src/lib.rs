@@ -57,6 +57,7 @@ pub fn app_state(engine: &Engine, ctx: &Context) -> Res<AppState> {
             reason: reason.map(str::to_owned),
         },
     };
+    let report = sluice_engine::job_confinement();
     Ok(AppState {
         paused: engine.is_paused()?,
         stopped: engine.is_stopped()?,
@@ -65,11 +66,20 @@ pub fn app_state(engine: &Engine, ctx: &Context) -> Res<AppState> {
         data_dir: engine.data_dir().display().to_string(),
         secret: keychain,
         version: ctx.version.clone(),
-        confinement: sluice_engine::job_confinement().summary,
+        confinement: report.summary.clone(),
+        namespaces: report.namespaces,
+        guarantees: guarantee_dtos(&report),
         hidden_from_jobs: hidden_from_jobs(),
         registries: registries(engine)?,
         registries_available: sluice_engine::job_confinement().namespaces,
     })
+}
+
+fn guarantee_dtos(report: &sluice_engine::LandlockReport) -> Vec<GuaranteeDto> {
+    sluice_engine::guarantees(report)
+        .into_iter()
+        .map(|g| GuaranteeDto { what: g.what.to_owned(), holds: g.holds })
+        .collect()
 }
 
 /// The default credential stores that exist here, the home written `~`.
@@ -180,6 +190,22 @@ pub fn remove_project(engine: &Engine, id: &str) -> Res<ProjectDto> {
 pub fn set_shield(engine: &Engine, id: &str, patterns: Option<Vec<String>>) -> Res<ProjectDto> {
     let patterns = patterns.as_deref().map(clean_patterns);
     Ok(ProjectDto::from(&engine.set_shield(id, patterns)?))
+}
+
+/// Replaces a project's sandbox settings (the shell confirms what widens first:
+/// [`sandbox_widening`]).
+pub fn set_sandbox(engine: &Engine, id: &str, settings: &SandboxSettingsDto) -> Res<ProjectDto> {
+    Ok(ProjectDto::from(&engine.set_sandbox(id, settings.parse()?)?))
+}
+
+/// What `settings` would expose that project `id`'s current ones do not, one sentence each;
+/// empty when nothing widens. Bad paths are refused here, before anyone is asked.
+pub fn sandbox_widening(
+    engine: &Engine,
+    id: &str,
+    settings: &SandboxSettingsDto,
+) -> Res<Vec<String>> {
+    Ok(engine.sandbox_widening(id, &settings.parse()?)?)
 }
 
 /// Replaces the auto-run list; `None` restores the defaults.
@@ -505,11 +531,14 @@ fn approval_dto(engine: &Engine, record: &sluice_engine::ApprovalRecord) -> Appr
         && let Some(rule) = engine.approval_command(record)
     {
         dto.always_allowable = true;
-        let network = engine
-            .find_project(record.project_id.as_str())
-            .map_or(Net::Off, |p| sluice_engine::NetworkSetting::of_project(&p).mode.into());
+        let project = engine.find_project(record.project_id.as_str()).ok();
+        let network = project
+            .as_ref()
+            .map_or(Net::Off, |p| sluice_engine::NetworkSetting::of_project(p).mode.into());
         let confinement = sluice_engine::job_confinement().summary;
-        dto.command = Some(CommandDto::new(&rule, network, confinement));
+        let mut command = CommandDto::new(&rule, network, confinement);
+        command.sandbox = project.as_ref().map(SandboxDto::from);
+        dto.command = Some(command);
     }
     dto
 }

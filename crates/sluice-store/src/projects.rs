@@ -7,7 +7,10 @@ use std::path::{Path, PathBuf};
 
 use rusqlite::types::Type;
 use rusqlite::{OptionalExtension, Row, params};
-use sluice_core::{AccessMode, AutoRunRule, ExecMode, NetworkMode, ProjectId, ProjectState};
+use sluice_core::{
+    AccessMode, AutoRunRule, ExecMode, HostPath, NetworkMode, ProjectId, ProjectState,
+    SandboxSettings,
+};
 
 use crate::error::unique_violation;
 use crate::{Store, StoreError, now_ms};
@@ -60,6 +63,8 @@ pub struct Project {
     /// Outbound network for the project's jobs: `None` follows the execution mode's default,
     /// `Some` is the user's explicit choice.
     pub network: Option<NetworkMode>,
+    /// What the project changed of the default sandbox of its jobs.
+    pub sandbox: SandboxSettings,
 }
 
 /// What [`Store::insert_project`] needs; the id and timestamps are assigned by the store.
@@ -84,7 +89,8 @@ pub struct ModeChange {
 
 const COLUMNS: &str = "id, name, root, access, exec, state, state_reason, shield_patterns, \
                        root_dev, root_ino, created_ms, updated_ms, ask_deletes, ask_writes, \
-                       network_mode, autorun_rules";
+                       network_mode, autorun_rules, hide_paths, unhide_paths, grants, \
+                       sockets, require_full";
 
 const MAX_NAME_CHARS: usize = 80;
 
@@ -110,6 +116,7 @@ impl Store {
             ask_deletes: true,
             ask_writes: false,
             network: None,
+            sandbox: SandboxSettings::default(),
         };
 
         let (dev, ino) = fingerprint_columns(new.fingerprint);
@@ -298,6 +305,33 @@ impl Store {
         expect_one(n, id)
     }
 
+    /// Replaces the project's sandbox settings (the engine checked them).
+    pub fn set_project_sandbox(
+        &self,
+        id: &ProjectId,
+        settings: &SandboxSettings,
+    ) -> Result<(), StoreError> {
+        let json = |paths: &[HostPath]| {
+            serde_json::to_string(paths)
+                .map_err(|e| StoreError::Invalid(format!("bad sandbox paths: {e}")))
+        };
+        let n = self.conn().execute(
+            "UPDATE projects SET hide_paths = ?2, unhide_paths = ?3, grants = ?4, sockets = ?5,
+                                 require_full = ?6, updated_ms = ?7
+             WHERE id = ?1",
+            params![
+                id.as_str(),
+                json(&settings.hide)?,
+                json(&settings.unhide)?,
+                json(&settings.grants)?,
+                json(&settings.sockets)?,
+                i64::from(settings.require_full),
+                now_ms()
+            ],
+        )?;
+        expect_one(n, id)
+    }
+
     /// Records a new fingerprint, e.g. after the user confirmed a replaced root is theirs.
     pub fn set_project_fingerprint(
         &self,
@@ -420,6 +454,18 @@ fn project_from_row(r: &Row<'_>) -> rusqlite::Result<Project> {
                 .map_err(|e| decode_error(15, format!("bad auto-run rules: {e}")))?,
         ),
     };
+    let paths = |idx: usize| -> rusqlite::Result<Vec<HostPath>> {
+        let json: String = r.get(idx)?;
+        serde_json::from_str(&json)
+            .map_err(|e| decode_error(idx, format!("bad sandbox paths: {e}")))
+    };
+    let sandbox = SandboxSettings {
+        hide: paths(16)?,
+        unhide: paths(17)?,
+        grants: paths(18)?,
+        sockets: paths(19)?,
+        require_full: r.get::<_, i64>(20)? != 0,
+    };
     let dev: Option<i64> = r.get(8)?;
     let ino: Option<i64> = r.get(9)?;
     Ok(Project {
@@ -443,5 +489,6 @@ fn project_from_row(r: &Row<'_>) -> rusqlite::Result<Project> {
             None => None,
             Some(mode) => Some(mode.parse().map_err(|e: String| decode_error(14, e))?),
         },
+        sandbox,
     })
 }

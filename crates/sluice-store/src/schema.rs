@@ -214,6 +214,23 @@ ALTER TABLE projects ADD COLUMN network_mode TEXT
 UPDATE projects SET network_mode = network, network = NULL;
 "#;
 
+/// Version 11: each project's sandbox settings — paths hidden beside the default credential
+/// stores, defaults un-hidden, stores granted, host sockets opted in (each a JSON array of
+/// paths as the user named them, `~/…` or absolute), and whether jobs require full
+/// confinement. Older projects get the defaults: nothing changed, the fallback allowed.
+const V11: &str = r#"
+ALTER TABLE projects ADD COLUMN hide_paths TEXT NOT NULL DEFAULT '[]'
+    CHECK (json_type(hide_paths) = 'array');
+ALTER TABLE projects ADD COLUMN unhide_paths TEXT NOT NULL DEFAULT '[]'
+    CHECK (json_type(unhide_paths) = 'array');
+ALTER TABLE projects ADD COLUMN grants TEXT NOT NULL DEFAULT '[]'
+    CHECK (json_type(grants) = 'array');
+ALTER TABLE projects ADD COLUMN sockets TEXT NOT NULL DEFAULT '[]'
+    CHECK (json_type(sockets) = 'array');
+ALTER TABLE projects ADD COLUMN require_full INTEGER NOT NULL DEFAULT 0
+    CHECK (require_full IN (0, 1));
+"#;
+
 /// Every migration, oldest first.
 pub(crate) fn migrations() -> Migrations<'static> {
     Migrations::new(vec![
@@ -227,8 +244,9 @@ pub(crate) fn migrations() -> Migrations<'static> {
         M::up(V8),
         M::up(V9),
         M::up(V10),
+        M::up(V11),
     ])
 }
 
 /// The schema version this build writes.
-pub(crate) const LATEST: usize = 10;
+pub(crate) const LATEST: usize = 11;

@@ -39,6 +39,14 @@ stopped: boolean, port: number, mcpUrl: string, dataDir: string, secret: SecretI
  */
 confinement: string, 
 /**
+ * Commands get their own namespaces here (else the Landlock and seccomp fallback).
+ */
+namespaces: boolean, 
+/**
+ * What the sandbox promises, and whether each promise holds here.
+ */
+guarantees: Array<GuaranteeDto>, 
+/**
  * The credential stores on this machine that no command can read (the home as `~`).
  */
 hiddenFromJobs: Array<string>, 
@@ -86,6 +94,70 @@ export type AutoRunHitDto = { path: string, program: string,
  */
 consequence: string, };
 
+export type SandboxSettingsDto = { 
+/**
+ * Hidden from commands beside the default credential stores.
+ */
+hide: Array<string>, 
+/**
+ * Default stores not hidden.
+ */
+unhide: Array<string>, 
+/**
+ * Stores commands may read (read-only).
+ */
+grants: Array<string>, 
+/**
+ * Host Unix sockets commands may connect to.
+ */
+sockets: Array<string>, 
+/**
+ * Commands refuse to run without every layer of confinement.
+ */
+requireFull: boolean, };
+
+export type GuaranteeDto = { what: string, holds: boolean, };
+
+export type SandboxPathDto = { path: string, 
+/**
+ * What it holds, for a default credential store.
+ */
+holds: string | null, 
+/**
+ * On the default list (else added by the user).
+ */
+default: boolean, 
+/**
+ * Exists on this machine.
+ */
+present: boolean, };
+
+export type SandboxDto = { 
+/**
+ * Commands get their own namespaces (else the Landlock and seccomp fallback).
+ */
+namespaces: boolean, 
+/**
+ * Every layer holds here.
+ */
+full: boolean, summary: string, guarantees: Array<GuaranteeDto>, 
+/**
+ * What commands never read: the defaults the project keeps and its own additions.
+ */
+hidden: Array<SandboxPathDto>, unhidden: Array<SandboxPathDto>, grants: Array<SandboxPathDto>, sockets: Array<string>, 
+/**
+ * Shown beside every opted-in socket.
+ */
+socketWarning: string, requireFull: boolean, 
+/**
+ * Why the project's commands would be refused here, if they would.
+ */
+refusal: string | null, 
+/**
+ * The settings as stored, to edit.
+ */
+settings: SandboxSettingsDto, };
+
 export type ProjectDto = { id: string, name: string, 
 /**
  * The folder on this computer (shown to the local user only; never sent to AI clients).
@@ -111,7 +183,11 @@ network: Net | null,
 /**
  * What the project's commands may reach now.
  */
-networkMode: Net, createdMs: number, };
+networkMode: Net, 
+/**
+ * The sandbox its commands run in here: layers, guarantees, hidden stores, grants.
+ */
+sandbox: SandboxDto, createdMs: number, };
 
 export type SetPolicy = { id: string, 
 /**
@@ -231,7 +307,11 @@ network: Net,
 /**
  * How it is confined, one sentence (Landlock on Linux).
  */
-confinement: string, };
+confinement: string, 
+/**
+ * The project's sandbox it would run in (hidden stores, grants, sockets, guarantees).
+ */
+sandbox: SandboxDto | null, };
 
 export type RiskLevel = "safe" | "caution" | "dangerous";
 
@@ -511,6 +591,7 @@ export type Commands = {
   default_shield: { args: Record<string, never>; result: string[] };
   set_autorun: { args: { id: string; rules: AutoRunRuleDto[] | null }; result: ProjectDto };
   default_autorun: { args: Record<string, never>; result: AutoRunRuleDto[] };
+  set_sandbox: { args: { id: string; settings: SandboxSettingsDto }; result: ProjectDto };
   list_tokens: { args: Record<string, never>; result: TokenDto[] };
   create_token: { args: { args: CreateToken }; result: CreatedToken };
   revoke_token: { args: { id: string }; result: TokenDto };

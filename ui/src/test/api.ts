@@ -33,6 +33,7 @@ export const api: Mocked = {
   defaultShield: vi.fn(),
   setAutorun: vi.fn(),
   defaultAutorun: vi.fn(),
+  setSandbox: vi.fn(),
   listTokens: vi.fn(),
   createToken: vi.fn(),
   revokeToken: vi.fn(),

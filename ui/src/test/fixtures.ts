@@ -10,6 +10,7 @@ import type {
   JobDto,
   PortCheck,
   ProjectDto,
+  SandboxDto,
   TokenDto,
 } from "../bindings/ipc";
 
@@ -22,12 +23,40 @@ export const state = (over: Partial<AppState> = {}): AppState => ({
   secret: { inKeychain: false, location: "/home/me/.local/share/sluice/secret", reason: "no Secret Service" },
   version: "0.1.0",
   confinement: "Landlock ABI 6: writes confined to the project; outbound TCP blocked",
+  namespaces: true,
+  guarantees: [
+    { what: "writes only in the project and the job's private folders", holds: true },
+    { what: "other processes invisible", holds: true },
+  ],
   hiddenFromJobs: ["~/.ssh", "~/.aws"],
   registries: [
     { host: "index.crates.io", serves: "Rust crates (index)" },
     { host: "pypi.org", serves: "Python packages (index)" },
   ],
   registriesAvailable: true,
+  ...over,
+});
+
+export const sandbox = (over: Partial<SandboxDto> = {}): SandboxDto => ({
+  namespaces: true,
+  full: true,
+  summary: "namespaces: each job sees only its project; second layer: Landlock ABI 6",
+  guarantees: [
+    { what: "writes only in the project and the job's private folders", holds: true },
+    { what: "the rest of the machine out of sight (other projects, the rest of the home)", holds: true },
+  ],
+  hidden: [
+    { path: "~/.ssh", holds: "SSH keys", default: true, present: true },
+    { path: "~/.npmrc", holds: "npm registry tokens", default: true, present: true },
+    { path: "~/.aws", holds: "AWS credentials", default: true, present: false },
+  ],
+  unhidden: [],
+  grants: [],
+  sockets: [],
+  socketWarning: "equivalent to full access to this machine: whatever listens on a socket like this (Docker, a system service, an agent) can run anything or act for you",
+  requireFull: false,
+  refusal: null,
+  settings: { hide: [], unhide: [], grants: [], sockets: [], requireFull: false },
   ...over,
 });
 
@@ -44,6 +73,7 @@ export const project = (over: Partial<ProjectDto> = {}): ProjectDto => ({
   policy: { askDeletes: true, askWrites: false },
   network: null,
   networkMode: "off",
+  sandbox: sandbox(),
   createdMs: 1_700_000_000_000,
   ...over,
 });

@@ -135,6 +135,7 @@ describe("an approval card", () => {
           env: ["CI=1"],
           network: "off",
           confinement: "Landlock ABI 7: jobs write only inside the project and their private folders.",
+          sandbox: null,
         },
       }),
     ]);
@@ -201,6 +202,7 @@ describe("an approval card", () => {
           env: ["X=\u200Fy"],
           network: "on",
           confinement: "not confined\u202E",
+          sandbox: null,
         },
       }),
     ]);

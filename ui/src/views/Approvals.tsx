@@ -16,6 +16,7 @@ import type {
 } from "../bindings/ipc";
 import { ErrorLine, Text, Time, errorMessage, useNow } from "../components";
 import { exactTime, visible } from "../format";
+import { SandboxSummary } from "./Sandbox";
 
 /** How long a new card's buttons ignore clicks. */
 export const INERT_MS = 500;
@@ -168,6 +169,7 @@ function ApprovalCard(props: {
       </pre>
       {a.autorun.length > 0 && <AutoRunWarning autorun={a.autorun} />}
       {a.command && <CommandTokens command={a.command} />}
+      {a.command?.sandbox && <SandboxSummary sandbox={a.command.sandbox} />}
       {a.risk && <RiskLine risk={a.risk} />}
       <p className="muted">
         Asked <Time ms={a.createdMs} /> ·{" "}

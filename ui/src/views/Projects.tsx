@@ -1,5 +1,6 @@
 // Projects: the authorized folders, authorizing a new one (native picker or a typed path),
-// modes, the sensitive-file shield, the auto-run list, and disable / enable / remove.
+// modes, the sensitive-file shield, the auto-run list, the commands' sandbox, and disable /
+// enable / remove.
 
 import { useEffect, useState } from "react";
 import { api } from "../api";
@@ -15,6 +16,7 @@ import type {
 } from "../bindings/ipc";
 import { ConfirmButton, ErrorLine, Text, Time, errorMessage } from "../components";
 import { visible } from "../format";
+import { SandboxEditor } from "./Sandbox";
 
 export const ACCESS: { value: Access; label: string; hint: string }[] = [
   { value: "read-only", label: "Read-only", hint: "The assistant can look but not change anything." },
@@ -297,6 +299,7 @@ function ProjectDetail({ project, onRemoved }: { project: ProjectDto; onRemoved:
       )}
       <ShieldEditor project={project} onError={setError} />
       <AutoRunEditor project={project} onError={setError} />
+      <SandboxEditor project={project} onError={setError} />
       <AllowRules project={project} onError={setError} />
       <ErrorLine error={error} />
       <div className="row">

@@ -5,6 +5,7 @@ import { api } from "../api";
 import type { AppState, PortCheck, RegistryDto } from "../bindings/ipc";
 import { ErrorLine, Text, errorMessage } from "../components";
 import { visible } from "../format";
+import { Guarantees, layerLine } from "./Sandbox";
 
 export function SettingsView({ state }: { state: AppState | null }) {
   if (!state) return null;
@@ -37,6 +38,8 @@ export function SettingsView({ state }: { state: AppState | null }) {
         <dd data-testid="confinement">
           <Text>{state.confinement}</Text>
           <p className="muted">Commands run as argv without a shell, in a cleared environment, writing only inside their project.</p>
+          <p data-testid="confinement-layers">{layerLine({ namespaces: state.namespaces, full: state.guarantees.every((g) => g.holds) })}.</p>
+          <Guarantees guarantees={state.guarantees} />
         </dd>
         <dt>Hidden from commands</dt>
         <dd data-testid="hidden-from-jobs">
@@ -163,6 +166,7 @@ export function diagnostics(state: AppState, platform: string): string {
     `MCP endpoint: ${state.mcpUrl}`,
     `AI access: ${access}`,
     `Command confinement: ${state.confinement}`,
+    ...state.guarantees.map((g) => `  ${g.holds ? "holds" : "does not hold"}: ${g.what}`),
     `Hidden from commands: ${state.hiddenFromJobs.join(", ") || "none found"}`,
     `Install secret: ${secret}`,
     `Data folder: ${home(state.dataDir)}`,

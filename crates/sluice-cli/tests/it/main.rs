@@ -16,3 +16,4 @@ mod keychain;
 mod node_clients;
 mod python_client;
 mod resilience;
+mod sandbox;

@@ -2,6 +2,8 @@
 //! after their ids.
 
 #[cfg(target_os = "linux")]
+mod exposure;
+#[cfg(target_os = "linux")]
 mod jail;
 mod jobs;
 mod output;

@@ -38,6 +38,7 @@ impl Fixture {
             policy: SandboxPolicy::Require,
             namespaces: true,
             limits: ResourceLimits::default(),
+            exposure: Default::default(),
         }
     }
 

@@ -197,6 +197,71 @@ fn relaxing_the_autorun_list_asks_first() {
     );
 }
 
+/// Granting a store, un-hiding a default, opting in to a socket or lifting the requirement of
+/// full confinement asks natively first, in words that say what it exposes; a no changes
+/// nothing; hiding more asks nothing; a bad path is refused before anyone is asked.
+#[test]
+fn exposing_a_store_or_a_socket_to_commands_asks_first() {
+    let f = Fixture::new(false);
+    let args = sluice_ipc::AddProject {
+        path: f.folder(),
+        name: Some("web".into()),
+        access: sluice_ipc::Access::ReadWrite,
+        exec: sluice_ipc::Exec::Off,
+    };
+    let id = sluice_ipc::add_project(&f.base.engine, args).unwrap().id;
+    let outside = f.base.folder.with_file_name("outside-store");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::write(outside.join("token"), "t").unwrap();
+    let token = outside.join("token").display().to_string();
+    let sock_path = outside.join("docker.sock");
+    let _sock = std::os::unix::net::UnixListener::bind(&sock_path).unwrap();
+    let settings = |grants: Vec<String>, sockets: Vec<String>, hide: Vec<String>| {
+        json!({ "id": id, "settings": {
+            "hide": hide, "unhide": [], "grants": grants, "sockets": sockets, "requireFull": false
+        } })
+    };
+    let sandbox = || f.call("list_projects", json!({})).unwrap()[0]["sandbox"].clone();
+    let before = sandbox();
+    assert_eq!(before["settings"]["grants"], json!([]));
+    assert!(before["hidden"].as_array().unwrap().iter().any(|h| h["path"] == "~/.ssh"));
+
+    let e = f.call("set_sandbox", settings(vec![token.clone()], vec![], vec![])).unwrap_err();
+    assert_eq!(e.code, "denied");
+    let e = f
+        .call("set_sandbox", settings(vec![], vec![sock_path.display().to_string()], vec![]))
+        .unwrap_err();
+    assert_eq!(e.code, "denied");
+    let asked = f.user.asked.lock().unwrap().clone();
+    assert_eq!(asked.len(), 2);
+    assert_eq!(asked[0].title, dispatch::SANDBOX_TITLE);
+    assert!(
+        asked[0].text.starts_with(&format!("Jobs of project web will be able to read {token}, ")),
+        "{:?}",
+        asked[0]
+    );
+    assert!(asked[1].text.contains("equivalent to full access to this machine"), "{asked:?}");
+    assert_eq!(sandbox(), before, "a no changes nothing");
+
+    // Bad paths: refused with a code, before any question.
+    for bad in ["relative", "~/../etc", "/a\u{202e}b\n"] {
+        let e = f.call("set_sandbox", settings(vec![bad.into()], vec![], vec![])).unwrap_err();
+        assert_eq!(e.code, "invalid_argument", "{bad}: {e:?}");
+    }
+    assert_eq!(f.user.asked.lock().unwrap().len(), 2);
+    // Hiding more narrows: no question, saved.
+    let hidden = outside.join("mine").display().to_string();
+    let p = f.call("set_sandbox", settings(vec![], vec![], vec![hidden.clone()])).unwrap();
+    assert_eq!(p["sandbox"]["settings"]["hide"], json!([hidden]));
+    assert_eq!(f.user.asked.lock().unwrap().len(), 2);
+
+    // With a yes, the grant is stored and shown.
+    let yes = Fixture { user: ScriptedUser { answer: true, ..f.user }, ..f };
+    let p = yes.call("set_sandbox", settings(vec![token.clone()], vec![], vec![])).unwrap();
+    assert_eq!(p["sandbox"]["grants"][0]["path"], json!(token));
+    assert_eq!(yes.user.asked.lock().unwrap().len(), 3);
+}
+
 #[test]
 fn copy_secret_goes_to_the_desktop() {
     let f = Fixture::new(false);

@@ -198,7 +198,7 @@ fn allow_rules_survive_the_migration_to_v8_without_an_origin() {
     drop(old);
 
     let s = open(&dir);
-    assert_eq!(s.schema_version().unwrap(), 10);
+    assert_eq!(s.schema_version().unwrap(), 11);
     let rules = s.list_allow_rules(Some(&p.id)).unwrap();
     assert_eq!(rules.len(), 1);
     let r = &rules[0];
@@ -308,4 +308,49 @@ fn the_autorun_list_is_the_default_until_set_and_survives_a_migration_from_v8() 
         .execute("UPDATE projects SET autorun_rules = '{}' WHERE id = ?1", [p.id.as_str()])
         .unwrap_err();
     assert!(err.to_string().contains("CHECK"), "{err}");
+}
+
+/// A project's sandbox settings are the defaults until set, survive a reopen and a migration
+/// from v9, and a hand-edited row with a bad path fails loudly instead of decoding.
+#[test]
+fn sandbox_settings_are_the_defaults_until_set_and_survive_a_migration_from_v9() {
+    use sluice_core::{HostPath, SandboxSettings};
+    let (_tmp, dir) = data_dir();
+    let old = Store::open_at_version(&dir, 9).unwrap();
+    let p = add_project(&old, "old-project");
+    drop(old);
+    let raw = rusqlite::Connection::open(dir.join(sluice_store::DB_FILE)).unwrap();
+    raw.execute("UPDATE projects SET network = 'off' WHERE id = ?1", [p.id.as_str()]).unwrap();
+    drop(raw);
+    let s = open(&dir);
+    assert_eq!(s.schema_version().unwrap(), 11);
+    let migrated = s.project(&p.id).unwrap().unwrap();
+    assert_eq!(migrated.sandbox, SandboxSettings::default());
+    assert_eq!(migrated.network, Some(NetworkMode::Off), "older settings are kept");
+    let path = |t: &str| HostPath::parse(t).unwrap();
+    let settings = SandboxSettings {
+        hide: vec![path("~/.config/foo"), path("/opt/secrets")],
+        unhide: vec![path("~/.gitconfig")],
+        grants: vec![path("~/.npmrc")],
+        sockets: vec![path("/var/run/docker.sock")],
+        require_full: true,
+    };
+    s.set_project_sandbox(&p.id, &settings).unwrap();
+    drop(s);
+    let s = open(&dir);
+    assert_eq!(s.project(&p.id).unwrap().unwrap().sandbox, settings);
+    assert_eq!(s.list_projects().unwrap()[0].sandbox, settings);
+    s.set_project_sandbox(&p.id, &SandboxSettings::default()).unwrap();
+    assert_eq!(s.project(&p.id).unwrap().unwrap().sandbox, SandboxSettings::default());
+    let missing = sluice_core::ProjectId::generate();
+    let err = s.set_project_sandbox(&missing, &settings).unwrap_err();
+    assert_eq!(err.code(), ErrorCode::NotFound);
+
+    let raw = rusqlite::Connection::open(dir.join(sluice_store::DB_FILE)).unwrap();
+    for bad in ["UPDATE projects SET grants = '{}'", "UPDATE projects SET require_full = 2"] {
+        let err = raw.execute(bad, []).unwrap_err();
+        assert!(err.to_string().contains("CHECK"), "{bad}: {err}");
+    }
+    raw.execute("UPDATE projects SET grants = '[\"relative/path\"]'", []).unwrap();
+    assert!(s.project(&p.id).is_err(), "a bad path is not decoded");
 }
