@@ -267,12 +267,16 @@ impl Toolchain {
                 llvm_rc.display()
             ),
         )?;
-        for tool in ["dlltool", "windres"] {
-            let name = format!("x86_64-w64-mingw32-{tool}");
-            let link = bin.join(&name);
-            let _ = std::fs::remove_file(&link);
-            symlink(&root.join("usr/bin").join(&name), &link)?;
-        }
+        // dlltool assembles with plain `as` unless told otherwise: the host's, which cannot
+        // write PE relocations.
+        let mingw = |tool: &str| root.join("usr/bin").join(format!("x86_64-w64-mingw32-{tool}"));
+        write_script(
+            &bin.join("x86_64-w64-mingw32-dlltool"),
+            &format!("exec {} --as={} \"$@\"\n", mingw("dlltool").display(), mingw("as").display()),
+        )?;
+        let windres = bin.join("x86_64-w64-mingw32-windres");
+        let _ = std::fs::remove_file(&windres);
+        symlink(&mingw("windres"), &windres)?;
         let zig = self.zig();
         let zig_cache = self.dir.join("zig-cache");
         for target in TARGETS {
@@ -358,6 +362,8 @@ exec {zig} cc -target {t} "${{args[@]}}"
 
 fn write_script(path: &Path, body: &str) -> Result<()> {
     let text = format!("#!/bin/bash\n# Written by `cargo xtask check-targets`.\n{body}");
+    // Never write through a link an older version left here.
+    let _ = std::fs::remove_file(path);
     std::fs::write(path, text).with_context(|| format!("write {}", path.display()))?;
     #[cfg(unix)]
     {
