@@ -120,17 +120,25 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
         deps::apt(&["nodejs", "npm"])?;
     }
     crate::build_ui(root)?;
-    check(root, &targets)
+    check(root, &targets, Refresh::IfAptHasNewer)
 }
 
-/// Every target, for `cargo xtask test` (which has built `ui/dist` already).
+/// Every target with the toolchain as cached, for `cargo xtask test` (which has built
+/// `ui/dist` already). It never fetches a newer `rustc-web`: that would make the next test
+/// run a cold one (std and every crate again), which only `check-targets` itself should do.
 pub fn check_all(root: &Path) -> Result<()> {
-    check(root, &TARGETS.iter().collect::<Vec<_>>())
+    check(root, &TARGETS.iter().collect::<Vec<_>>(), Refresh::Never)
 }
 
-fn check(root: &Path, targets: &[&Target]) -> Result<()> {
+#[derive(PartialEq)]
+enum Refresh {
+    IfAptHasNewer,
+    Never,
+}
+
+fn check(root: &Path, targets: &[&Target], refresh: Refresh) -> Result<()> {
     let cache = cache_dir(root);
-    let toolchain = Toolchain::prepare(&cache)?;
+    let toolchain = Toolchain::prepare(&cache, refresh)?;
     let mut failed = Vec::new();
     for target in targets {
         let started = Instant::now();
@@ -160,9 +168,13 @@ struct Toolchain {
 }
 
 impl Toolchain {
-    fn prepare(cache: &Path) -> Result<Toolchain> {
+    fn prepare(cache: &Path, refresh: Refresh) -> Result<Toolchain> {
         let dir = cache.join("toolchain");
         let toolchain = Toolchain { dir };
+        if refresh == Refresh::Never && stamp(cache).is_file() {
+            toolchain.write_wrappers()?;
+            return Ok(toolchain);
+        }
         let packages = debian_packages()?;
         let wanted = format!("{}\n{ZIG}\n", packages.join("\n"));
         if std::fs::read_to_string(stamp(cache)).ok().as_deref() == Some(wanted.as_str()) {
@@ -255,12 +267,16 @@ impl Toolchain {
                 llvm_rc.display()
             ),
         )?;
-        for tool in ["dlltool", "windres"] {
-            let name = format!("x86_64-w64-mingw32-{tool}");
-            let link = bin.join(&name);
-            let _ = std::fs::remove_file(&link);
-            symlink(&root.join("usr/bin").join(&name), &link)?;
-        }
+        // dlltool assembles with plain `as` unless told otherwise: the host's, which cannot
+        // write PE relocations.
+        let mingw = |tool: &str| root.join("usr/bin").join(format!("x86_64-w64-mingw32-{tool}"));
+        write_script(
+            &bin.join("x86_64-w64-mingw32-dlltool"),
+            &format!("exec {} --as={} \"$@\"\n", mingw("dlltool").display(), mingw("as").display()),
+        )?;
+        let windres = bin.join("x86_64-w64-mingw32-windres");
+        let _ = std::fs::remove_file(&windres);
+        symlink(&mingw("windres"), &windres)?;
         let zig = self.zig();
         let zig_cache = self.dir.join("zig-cache");
         for target in TARGETS {
@@ -346,6 +362,8 @@ exec {zig} cc -target {t} "${{args[@]}}"
 
 fn write_script(path: &Path, body: &str) -> Result<()> {
     let text = format!("#!/bin/bash\n# Written by `cargo xtask check-targets`.\n{body}");
+    // Never write through a link an older version left here.
+    let _ = std::fs::remove_file(path);
     std::fs::write(path, text).with_context(|| format!("write {}", path.display()))?;
     #[cfg(unix)]
     {

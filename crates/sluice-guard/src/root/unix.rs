@@ -30,7 +30,8 @@ use super::{DirEntry, EntryKind, EntryMeta, FileId, MAX_LINK_HOPS};
 use crate::{GuardError, RelPath};
 
 /// Set once `openat2` turned out to be unavailable in this process, so later calls go
-/// straight to the walk instead of failing a syscall each time.
+/// straight to the walk instead of failing a syscall each time. Linux only, as `openat2`.
+#[cfg(any(target_os = "linux", target_os = "android"))]
 static OPENAT2_MISSING: AtomicBool = AtomicBool::new(false);
 
 /// Flags for directories we only resolve through (no reading): `O_PATH` where it exists.
@@ -202,6 +203,7 @@ impl Root {
         self.walk(rel, Last::Probe).map(|(_, resolved)| resolved)
     }
 
+    #[cfg(any(target_os = "linux", target_os = "android"))]
     fn openat2_enabled(&self) -> bool {
         self.use_openat2.load(Ordering::Relaxed) && !OPENAT2_MISSING.load(Ordering::Relaxed)
     }
