@@ -429,8 +429,13 @@ fn cargo_in_and_out(ctx: &Ctx, (project, dir): &(String, std::path::PathBuf)) ->
         }
         clean()?;
         let t0 = Instant::now();
-        let st =
-            Command::new("cargo").args(argv).current_dir(dir).stdout(Stdio::null()).status()?;
+        // As the job runs it: in the project's own target folder, not the bench's.
+        let st = Command::new("cargo")
+            .args(argv)
+            .current_dir(dir)
+            .env_remove("CARGO_TARGET_DIR")
+            .stdout(Stdio::null())
+            .status()?;
         outside.push(t0.elapsed());
         if !st.success() {
             bail!("cargo test failed outside the sandbox");
