@@ -1,6 +1,6 @@
-// Small shared pieces: engine text, times, inline confirmation, error lines.
+// Small shared pieces: engine text, times, inline confirmation, error lines, an add field.
 
-import { useEffect, useState } from "react";
+import { type ReactNode, useEffect, useState } from "react";
 import { exactTime, relativeTime, visible } from "./format";
 
 /** Engine-provided text: rendered as text, with deceptive characters made visible. */
@@ -79,4 +79,36 @@ export function useNow(everyMs: number): number {
     return () => clearInterval(t);
   }, [everyMs]);
   return now;
+}
+
+/** A field and a button that adds what was typed, trimmed: the editable lists' last row. The
+ *  field clears when `add` reports success; `children` go after the button (Restore defaults). */
+export function AddField(props: {
+  label: string;
+  placeholder: string;
+  button: string;
+  add: (value: string) => Promise<boolean>;
+  children?: ReactNode;
+}) {
+  const [draft, setDraft] = useState("");
+  return (
+    <div className="row">
+      <input
+        aria-label={props.label}
+        placeholder={props.placeholder}
+        value={draft}
+        onChange={(e) => setDraft(e.target.value)}
+      />
+      <button
+        type="button"
+        disabled={!draft.trim()}
+        onClick={async () => {
+          if (await props.add(draft.trim())) setDraft("");
+        }}
+      >
+        {props.button}
+      </button>
+      {props.children}
+    </div>
+  );
 }

@@ -14,7 +14,7 @@ import type {
   Net,
   ProjectDto,
 } from "../bindings/ipc";
-import { ConfirmButton, ErrorLine, Text, Time, errorMessage } from "../components";
+import { AddField, ConfirmButton, ErrorLine, Text, Time, errorMessage } from "../components";
 import { visible } from "../format";
 import { SandboxEditor } from "./Sandbox";
 
@@ -340,7 +340,6 @@ function ShieldEditor({
   onError: (e: string | null) => void;
 }) {
   const [defaults, setDefaults] = useState<string[]>([]);
-  const [draft, setDraft] = useState("");
   useEffect(() => {
     api.defaultShield().then(setDefaults, (e) => onError(errorMessage(e)));
   }, [onError]);
@@ -375,29 +374,21 @@ function ShieldEditor({
           </li>
         ))}
       </ul>
-      <div className="row">
-        <input
-          aria-label="New pattern"
-          placeholder="secrets/**"
-          value={draft}
-          onChange={(e) => setDraft(e.target.value)}
-        />
-        <button
-          type="button"
-          disabled={!draft.trim()}
-          onClick={async () => {
-            await save([...patterns, draft.trim()]);
-            setDraft("");
-          }}
-        >
-          Add pattern
-        </button>
+      <AddField
+        label="New pattern"
+        placeholder="secrets/**"
+        button="Add pattern"
+        add={async (p) => {
+          await save([...patterns, p]);
+          return true;
+        }}
+      >
         {project.shield !== null && (
           <button type="button" onClick={() => save(null)}>
             Restore defaults
           </button>
         )}
-      </div>
+      </AddField>
     </fieldset>
   );
 }

@@ -3,10 +3,9 @@
 // project and the host sockets it opted in to, each with what it exposes. Granting, un-hiding,
 // opting in and lifting "require full confinement" are confirmed natively by the shell.
 
-import { useState } from "react";
 import { api } from "../api";
 import type { GuaranteeDto, ProjectDto, SandboxDto, SandboxSettingsDto } from "../bindings/ipc";
-import { Text, errorMessage } from "../components";
+import { AddField, Text, errorMessage } from "../components";
 
 /** "Namespaces — every layer holds" or "Fallback: Landlock and seccomp alone". */
 export function layerLine(s: { namespaces: boolean; full: boolean }): string {
@@ -96,9 +95,6 @@ export function SandboxEditor({
 }) {
   const sb = project.sandbox;
   const settings = sb.settings;
-  const [hide, setHide] = useState("");
-  const [grant, setGrant] = useState("");
-  const [socket, setSocket] = useState("");
   const save = async (next: Partial<SandboxSettingsDto>) => {
     try {
       await api.setSandbox(project.id, { ...settings, ...next });
@@ -188,23 +184,12 @@ export function SandboxEditor({
           ))}
         </ul>
       )}
-      <div className="row">
-        <input
-          aria-label="Path to hide"
-          placeholder="~/.config/tool or /opt/secrets"
-          value={hide}
-          onChange={(e) => setHide(e.target.value)}
-        />
-        <button
-          type="button"
-          disabled={!hide.trim()}
-          onClick={async () => {
-            if (await save({ hide: [...settings.hide, hide.trim()] })) setHide("");
-          }}
-        >
-          Hide
-        </button>
-      </div>
+      <AddField
+        label="Path to hide"
+        placeholder="~/.config/tool or /opt/secrets"
+        button="Hide"
+        add={(v) => save({ hide: [...settings.hide, v] })}
+      />
 
       <h4>Granted stores</h4>
       {sb.grants.length === 0 ? (
@@ -233,23 +218,12 @@ export function SandboxEditor({
           ))}
         </ul>
       )}
-      <div className="row">
-        <input
-          aria-label="Store to grant"
-          placeholder="~/.npmrc"
-          value={grant}
-          onChange={(e) => setGrant(e.target.value)}
-        />
-        <button
-          type="button"
-          disabled={!grant.trim()}
-          onClick={async () => {
-            if (await save({ grants: [...settings.grants, grant.trim()] })) setGrant("");
-          }}
-        >
-          Grant…
-        </button>
-      </div>
+      <AddField
+        label="Store to grant"
+        placeholder="~/.npmrc"
+        button="Grant…"
+        add={(v) => save({ grants: [...settings.grants, v] })}
+      />
 
       <h4>Host sockets</h4>
       {sb.sockets.length === 0 ? (
@@ -271,23 +245,12 @@ export function SandboxEditor({
           ))}
         </ul>
       )}
-      <div className="row">
-        <input
-          aria-label="Socket to allow"
-          placeholder="/var/run/docker.sock"
-          value={socket}
-          onChange={(e) => setSocket(e.target.value)}
-        />
-        <button
-          type="button"
-          disabled={!socket.trim()}
-          onClick={async () => {
-            if (await save({ sockets: [...settings.sockets, socket.trim()] })) setSocket("");
-          }}
-        >
-          Allow socket…
-        </button>
-      </div>
+      <AddField
+        label="Socket to allow"
+        placeholder="/var/run/docker.sock"
+        button="Allow socket…"
+        add={(v) => save({ sockets: [...settings.sockets, v] })}
+      />
       <p className="muted">
         Granting a store, un-hiding one, allowing a socket or lifting the requirement asks you in
         a system dialog. A socket like Docker&apos;s is equivalent to full access to this machine.

@@ -3,7 +3,7 @@
 import { useEffect, useState } from "react";
 import { api } from "../api";
 import type { AppState, PortCheck, RegistryDto } from "../bindings/ipc";
-import { ErrorLine, Text, errorMessage } from "../components";
+import { AddField, ErrorLine, Text, errorMessage } from "../components";
 import { visible } from "../format";
 import { Guarantees, layerLine } from "./Sandbox";
 
@@ -242,7 +242,6 @@ function StartAtLogin() {
  *  in a system dialog (the engine's), removing one does not. */
 function Registries({ initial, available }: { initial: RegistryDto[]; available: boolean }) {
   const [list, setList] = useState(initial);
-  const [draft, setDraft] = useState("");
   const [error, setError] = useState<string | null>(null);
   useEffect(() => setList(initial), [initial]);
   const save = async (hosts: string[] | null) => {
@@ -279,26 +278,16 @@ function Registries({ initial, available }: { initial: RegistryDto[]; available:
           </li>
         ))}
       </ul>
-      <div className="row">
-        <input
-          aria-label="New registry host"
-          placeholder="pypi.corp.example or *.corp.example"
-          value={draft}
-          onChange={(e) => setDraft(e.target.value)}
-        />
-        <button
-          type="button"
-          disabled={!draft.trim()}
-          onClick={async () => {
-            if (await save([...hosts, draft.trim()])) setDraft("");
-          }}
-        >
-          Add host
-        </button>
+      <AddField
+        label="New registry host"
+        placeholder="pypi.corp.example or *.corp.example"
+        button="Add host"
+        add={(host) => save([...hosts, host])}
+      >
         <button type="button" onClick={() => save(null)}>
           Restore defaults
         </button>
-      </div>
+      </AddField>
       <ErrorLine error={error} />
     </>
   );
