@@ -263,7 +263,16 @@ impl Engine {
                     format!("cannot open {}: {e}", lock_path.display()),
                 )
             })?;
-        if file.try_lock().is_err() {
+        // A child this process forked shares the lock's open file description until it execs
+        // or closes it (a job's sandbox setup takes milliseconds), so a lock released by an
+        // engine that ran in this process can look held for a moment; another engine holds it
+        // for good. Wait out the first, never the second.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
+        while file.try_lock().is_err() {
+            if std::time::Instant::now() < deadline {
+                std::thread::sleep(std::time::Duration::from_millis(25));
+                continue;
+            }
             return Err(Failure::new(
                 ErrorCode::Conflict,
                 format!("another Sluice engine is already serving {}", self.data_dir.display()),
