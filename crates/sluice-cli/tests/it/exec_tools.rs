@@ -360,6 +360,60 @@ fn an_inspection_whose_program_the_project_picks_asks_first() {
     }
 }
 
+/// Every version manager and self-configuring tool Sluice knows, attacked alike through MCP:
+/// its shim (or the tool itself) first on the engine's PATH, the project file that makes it
+/// pick what runs, and a `safe`-mode inspection of it, which must then ask — denied, the
+/// program never ran. (rustup is the test above, which needs the real rustup.)
+#[test]
+#[cfg(unix)]
+fn every_version_manager_pin_makes_an_inspection_ask() {
+    use std::os::unix::fs::PermissionsExt;
+    let volta = r#"{"volta": {"node": "20.0.0"}}"#;
+    let corepack = r#"{"packageManager": "pnpm@9.0.0"}"#;
+    // (folder on PATH, below a fake home; program; its inspection; pin file; pin content)
+    let cases: &[(&str, &str, &[&str], &str, &str)] = &[
+        (".pyenv/shims", "python3", &["--version"], ".python-version", "3.11\n"),
+        (".nodenv/shims", "node", &["--version"], ".node-version", "20\n"),
+        (".jenv/shims", "java", &["-version"], ".java-version", "17\n"),
+        (".goenv/shims", "go", &["version"], ".go-version", "1.22\n"),
+        (".asdf/shims", "node", &["-v"], ".tool-versions", "nodejs 20.0.0\n"),
+        (".proto/shims", "node", &["--version"], ".prototools", "node = \"20\"\n"),
+        (".volta/bin", "node", &["--version"], "package.json", volta),
+        (".local/share/mise/shims", "python3", &["-V"], "mise.toml", "[tools]\npython = \"3\"\n"),
+        (".local/share/mise/shims", "node", &["-v"], ".nvmrc", "20\n"),
+        ("bin", "cargo", &["--version"], ".cargo/config.toml", "[build]\nrustc = \"evil\"\n"),
+        ("bin", "yarn", &["--version"], ".yarnrc.yml", "yarnPath: evil.cjs\n"),
+        ("bin", "pnpm", &["--version"], "package.json", corepack),
+        ("bin", "dotnet", &["--version"], "global.json", r#"{"sdk": {"paths": ["evil"]}}"#),
+    ];
+    for (folder, program, args, pin, content) in cases {
+        let (sb, token) = executable("safe");
+        let home = sb.tmp.path().join("fakehome");
+        let shims = home.join(folder);
+        std::fs::create_dir_all(&shims).unwrap();
+        let marker = sb.tmp.path().join("ran");
+        let fake = shims.join(program);
+        std::fs::write(&fake, format!("#!/bin/sh\necho 1.0\ntouch '{}'\n", marker.display()))
+            .unwrap();
+        std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let path = format!("{}:/usr/bin:/bin", shims.display());
+        let server = sb.serve_env(&[("PATH", &path)]);
+        let pin_path = sb.project.join(pin);
+        std::fs::create_dir_all(pin_path.parent().unwrap()).unwrap();
+        std::fs::write(&pin_path, content).unwrap();
+        let what = format!("{folder}/{program} with {pin}");
+        let args = json!({"project": "demo", "program": program, "args": args});
+        let call = call_async(server.port, &token, "run_command", args);
+        let a = wait_pending(&sb);
+        let summary = a["summary"].as_str().unwrap();
+        assert!(summary.contains(pin), "{what}: the prompt names the pin: {summary}");
+        sb.ok(&["approvals", "deny", a["id"].as_str().unwrap()]);
+        let v = call.join().unwrap();
+        assert!(result(&v).1, "{what}: a denied inspection ran: {v}");
+        assert!(!marker.exists(), "{what}: the program ran");
+    }
+}
+
 /// Where the engine's PATH finds a program (the engine the CLI tests start inherits this PATH).
 #[cfg(unix)]
 fn on_path(program: &str) -> Option<std::path::PathBuf> {
