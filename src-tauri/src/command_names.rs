@@ -17,6 +17,7 @@ pub const COMMAND_NAMES: &[&str] = &[
     "list_tokens",
     "create_token",
     "revoke_token",
+    "restore_token",
     "audit",
     "verify_audit",
     "set_project_policy",

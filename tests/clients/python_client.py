@@ -33,7 +33,9 @@ WRITE_TOOLS = {
 EXEC_READ_TOOLS = {"job_status", "job_logs", "list_jobs"}
 EXEC_WRITE_TOOLS = {"run_command", "run_tests", "run_build", "start_job", "cancel_job"}
 READ_TOOLS = READ_TOOLS | EXEC_READ_TOOLS
-EXPECTED_TOOLS = READ_TOOLS | WRITE_TOOLS | EXEC_WRITE_TOOLS
+# The assistant's own panic switch: lowers its token's privileges, never raises them.
+SELF_TOOLS = {"drop_privileges"}
+EXPECTED_TOOLS = READ_TOOLS | WRITE_TOOLS | EXEC_WRITE_TOOLS | SELF_TOOLS
 
 
 async def exercise(client, project, mode):

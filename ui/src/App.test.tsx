@@ -367,6 +367,25 @@ describe("tokens", () => {
     expect(row.textContent).not.toMatch(/[\u202E\u200B]/);
   });
 
+  it("shows a token that limited itself and restores it through the native confirmation", async () => {
+    const user = userEvent.setup();
+    m.listTokens.mockResolvedValue([
+      token({ selfLimit: "paused", selfLimitedMs: Date.now() - 60_000 }),
+      token({ id: "tok_bbbbbbbbbbbbbbbb", label: "Zed", selfLimit: "read-only" }),
+      token({ id: "tok_cccccccccccccccc", label: "Codex" }),
+    ]);
+    m.restoreToken.mockResolvedValue(token());
+    render(<App />);
+    await user.keyboard("{Control>}2{/Control}");
+    const rows = await screen.findAllByTestId("token-row");
+    expect(within(rows[0]).getByTestId("token-self-limit")).toHaveTextContent("Paused itself");
+    expect(within(rows[1]).getByTestId("token-self-limit")).toHaveTextContent("Read-only by its own choice");
+    expect(within(rows[2]).queryByTestId("token-self-limit")).toBeNull();
+    // The page only asks for it: the engine's side confirms natively before anything widens.
+    await user.click(within(rows[1]).getByRole("button", { name: "Restore…" }));
+    expect(m.restoreToken).toHaveBeenCalledWith("tok_bbbbbbbbbbbbbbbb");
+  });
+
   it("revokes after confirmation and reloads on the event", async () => {
     const user = userEvent.setup();
     m.listTokens.mockResolvedValue([token({ lastUsedMs: Date.now() - 120_000 })]);

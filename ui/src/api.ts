@@ -94,6 +94,7 @@ export const api = {
   listTokens: () => call("list_tokens", {}),
   createToken: (args: CreateToken) => call("create_token", { args }),
   revokeToken: (id: string) => call("revoke_token", { id }),
+  restoreToken: (id: string) => call("restore_token", { id }),
   audit: (query: AuditQuery) => call("audit", { query }),
   verifyAudit: () => call("verify_audit", {}),
   setProjectPolicy: (args: SetPolicy) => call("set_project_policy", { args }),

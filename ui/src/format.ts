@@ -1,8 +1,12 @@
 // Text helpers. Everything from the engine is shown as text; characters that could disguise
-// it (controls, bidi overrides, zero-width) are made visible, never interpreted.
+// it are made visible as their code point (⟨U+202E⟩), never interpreted.
 
-// Tabs and newlines stay: multi-line text (snippets, logs) is shown as lines.
-const DECEPTIVE = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]/g;
+// The same classes as the engine's `sluice_core::text` (from Unicode's properties, not a list):
+// controls, format characters, line and paragraph separators, default-ignorable code points,
+// bidi controls, private-use and unassigned code points, lone surrogates. Tabs and newlines stay: multi-line text
+// (snippets, logs) is shown as lines.
+const DECEPTIVE =
+  /(?![\t\n])[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Co}\p{Cn}\p{Cs}\p{Default_Ignorable_Code_Point}\p{Bidi_Control}]/gu;
 
 export function visible(s: string): string {
   return s.replace(DECEPTIVE, (c) => {

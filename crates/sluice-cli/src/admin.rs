@@ -185,6 +185,9 @@ pub enum TokenCmd {
     },
     /// Revoke a token by id or label; takes effect on its next request.
     Revoke { token: String },
+    /// Lift the limit an assistant put on its own token (`drop_privileges`: read-only or
+    /// paused), by id or label.
+    Restore { token: String },
 }
 
 /// `--network`: an explicit mode, or back to the execution mode's default.
@@ -643,6 +646,8 @@ pub fn token(engine: Engine, cmd: TokenCmd) -> Result<()> {
                             "id": t.id, "label": t.label, "scope": scope(&t.scope),
                             "created_ms": t.created_ms, "last_used_ms": t.last_used_ms,
                             "expires_ms": t.expires_ms, "revoked_ms": t.revoked_ms,
+                            "self_limit": t.self_limit.map(|(l, _)| l.as_str()),
+                            "self_limited_ms": t.self_limit.map(|(_, at)| at),
                         })
                     })
                     .collect();
@@ -656,19 +661,39 @@ pub fn token(engine: Engine, cmd: TokenCmd) -> Result<()> {
                     } else if t.expires_ms.is_some_and(|e| e <= sluice_engine::now_ms()) {
                         "expired"
                     } else {
-                        "active"
+                        match t.self_limit {
+                            Some((sluice_core::SelfLimit::ReadOnly, _)) => {
+                                "read-only by its own choice"
+                            }
+                            Some((sluice_core::SelfLimit::Paused, _)) => "paused by its own choice",
+                            None => "active",
+                        }
                     };
-                    println!("{}  {}  [{status}]", t.id, t.label);
+                    println!("{}  {}  [{status}]", t.id, shown(&t.label));
                     println!("  scope:     {}", scope(&t.scope));
                     println!("  created:   {}", time(Some(t.created_ms)));
                     println!("  last used: {}", time(t.last_used_ms));
                     println!("  expires:   {}", time(t.expires_ms));
+                    if let Some((_, at)) = t.self_limit {
+                        println!(
+                            "  limited:   {} (`sluice token restore` lifts it)",
+                            time(Some(at))
+                        );
+                    }
                 }
             }
         }
         TokenCmd::Revoke { token } => {
             let t = engine.revoke_token(&token).map_err(fail)?;
-            println!("Revoked {} ({}); its next request is refused.", t.label, t.id);
+            println!("Revoked {} ({}); its next request is refused.", shown(&t.label), t.id);
+        }
+        TokenCmd::Restore { token } => {
+            let t = engine.lift_token_limit(&token).map_err(fail)?;
+            println!(
+                "Restored {} ({}): it has the access its projects give again.",
+                shown(&t.label),
+                t.id
+            );
         }
     }
     Ok(())
@@ -684,10 +709,11 @@ pub fn audit(engine: Engine, cmd: AuditCmd) -> Result<()> {
                     println!(
                         "{}",
                         serde_json::json!({
-                            "seq": e.seq, "time_ms": r.time_ms, "actor": r.actor,
-                            "action": r.action, "project": r.project_id,
+                            "seq": e.seq, "time_ms": r.time_ms, "actor": shown(&r.actor),
+                            "action": shown(&r.action), "project": r.project_id,
                             "outcome": r.outcome.as_str(), "error_code": r.error_code,
-                            "duration_ms": r.duration_ms, "detail": r.detail,
+                            "duration_ms": r.duration_ms,
+                            "detail": r.detail.as_deref().map(shown),
                         })
                     );
                 } else {
@@ -695,14 +721,14 @@ pub fn audit(engine: Engine, cmd: AuditCmd) -> Result<()> {
                         "#{} {} {} {} {}{}{}",
                         e.seq,
                         time(Some(r.time_ms)),
-                        r.actor,
-                        r.action,
+                        shown(&r.actor),
+                        shown(&r.action),
                         r.outcome.as_str(),
                         r.project_id.as_ref().map(|p| format!(" {p}")).unwrap_or_default(),
                         r.error_code.as_ref().map(|c| format!(" [{c}]")).unwrap_or_default(),
                     );
                     if let Some(detail) = &r.detail {
-                        println!("    {detail}");
+                        println!("    {}", shown(detail));
                     }
                 }
             }
@@ -828,7 +854,13 @@ pub fn doctor(dir: &Path, pref: SecretPreference) -> Result<()> {
     Ok(())
 }
 
+/// What an assistant, a project or a person chose, as every surface shows it.
+fn shown(s: &str) -> String {
+    sluice_core::text::visible(s).into_owned()
+}
+
 fn print_approval(a: &sluice_engine::ApprovalRecord) {
+    let a = &a.shown();
     println!(
         "{}  [{}]  {} · {} · {}",
         a.id,
@@ -838,8 +870,14 @@ fn print_approval(a: &sluice_engine::ApprovalRecord) {
         a.project_name
     );
     println!("  action:   {}", a.summary);
+    if let Some(tally) = &a.tally {
+        println!("  risk:     {}", tally.class().class);
+    }
     for hit in &a.autorun {
         println!("  auto-run: {}", hit.line());
+    }
+    if !a.asked_because.is_empty() {
+        println!("  asks:     because {}", a.asked_because);
     }
     println!("  created:  {}", time(Some(a.created_ms)));
     if a.state == sluice_engine::ApprovalState::Pending {
@@ -864,11 +902,14 @@ pub fn approvals(engine: Engine, cmd: ApprovalsCmd) -> Result<()> {
                 let v: Vec<_> = list
                     .iter()
                     .map(|a| {
+                        let a = a.shown();
                         serde_json::json!({
                             "id": a.id, "state": a.state.as_str(), "tool": a.tool,
                             "project": a.project_name, "client": a.token_label,
                             "summary": a.summary, "expires_ms": a.expires_ms,
                             "autorun": a.autorun,
+                            "risk": a.tally.as_ref().map(|t| t.class().class),
+                            "asked_because": a.asked_because,
                         })
                     })
                     .collect();
@@ -886,7 +927,7 @@ pub fn approvals(engine: Engine, cmd: ApprovalsCmd) -> Result<()> {
             } else {
                 sluice_engine::Decision::Approve
             };
-            let a = engine.decide(&id, decision, sluice_engine::LOCAL_USER).map_err(fail)?;
+            let a = engine.decide(&id, decision, sluice_engine::LOCAL_USER).map_err(fail)?.shown();
             println!("Approved {}: {}", a.id, a.summary);
             for hit in &a.autorun {
                 println!("  auto-run: {}", hit.line());
@@ -898,7 +939,8 @@ pub fn approvals(engine: Engine, cmd: ApprovalsCmd) -> Result<()> {
         ApprovalsCmd::Deny { id, reason } => {
             let a = engine
                 .decide(&id, sluice_engine::Decision::Deny { reason }, sluice_engine::LOCAL_USER)
-                .map_err(fail)?;
+                .map_err(fail)?
+                .shown();
             println!("Denied {}: {}", a.id, a.summary);
         }
     }
@@ -993,12 +1035,15 @@ pub fn rules(engine: Engine, cmd: RulesCmd) -> Result<()> {
                 let v: Vec<_> = list
                     .iter()
                     .map(|r| {
+                        let env: Vec<_> =
+                            r.rule.env.iter().map(|(k, v)| (shown(k), shown(v))).collect();
                         serde_json::json!({
                             "id": r.id, "project": r.project_id.as_str(),
-                            "program": r.rule.program, "args": r.rule.args, "cwd": r.rule.cwd,
-                            "env": r.rule.env, "created_ms": r.created_ms,
+                            "program": shown(&r.rule.program.to_string_lossy()),
+                            "args": r.rule.args.iter().map(|a| shown(a)).collect::<Vec<_>>(),
+                            "cwd": shown(&r.rule.cwd), "env": env, "created_ms": r.created_ms,
                             "added_from": r.origin.from.map(sluice_engine::Channel::as_str),
-                            "asked_by": r.origin.asked_by,
+                            "asked_by": r.origin.asked_by.as_deref().map(shown),
                         })
                     })
                     .collect();
@@ -1007,13 +1052,14 @@ pub fn rules(engine: Engine, cmd: RulesCmd) -> Result<()> {
                 println!("No allow rules.");
             } else {
                 for r in &list {
-                    let project = names.get(r.project_id.as_str()).map_or("?", String::as_str);
+                    let project =
+                        shown(names.get(r.project_id.as_str()).map_or("?", String::as_str));
                     let mut origin = Vec::new();
                     if let Some(from) = r.origin.from {
                         origin.push(format!("added from the {}", channel_name(from)));
                     }
                     if let Some(who) = &r.origin.asked_by {
-                        origin.push(format!("asked by {who}"));
+                        origin.push(format!("asked by {}", shown(who)));
                     }
                     let origin = if origin.is_empty() {
                         String::new()
@@ -1060,7 +1106,8 @@ pub fn jobs(engine: Engine, project: Option<&str>, limit: usize, json: bool) -> 
             .map(|j| {
                 serde_json::json!({
                     "id": j.id, "project": j.project_id, "token": j.token_id,
-                    "command": j.command, "cwd": j.cwd, "state": j.state, "error": j.error,
+                    "command": shown(&j.command), "cwd": shown(&j.cwd), "state": j.state,
+                    "error": j.error.as_deref().map(shown),
                     "exit_code": j.exit_code, "signal": j.signal, "created_ms": j.created_ms,
                     "started_ms": j.started_ms, "ended_ms": j.ended_ms,
                 })
@@ -1078,16 +1125,16 @@ pub fn jobs(engine: Engine, project: Option<&str>, limit: usize, json: bool) -> 
                 _ => String::new(),
             };
             println!("{}  [{}{ended}]  {project}", j.id, j.state);
-            println!("  command:  {}", j.command);
+            println!("  command:  {}", shown(&j.command));
             if !j.cwd.is_empty() {
-                println!("  folder:   {}", j.cwd);
+                println!("  folder:   {}", shown(&j.cwd));
             }
             println!("  started:  {}", time(j.started_ms.or(Some(j.created_ms))));
             if j.ended_ms.is_some() {
                 println!("  ended:    {}", time(j.ended_ms));
             }
             if let Some(error) = &j.error {
-                println!("  note:     {error}");
+                println!("  note:     {}", shown(error));
             }
         }
     }

@@ -43,6 +43,17 @@ pub enum NetworkMode {
     On,
 }
 
+/// A limit an assistant put on its own token (`drop_privileges`), ordered from the least to the
+/// most it takes away. An assistant can only move up this order; only the user lifts it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SelfLimit {
+    /// It may still read and search, but change no file and run nothing.
+    ReadOnly,
+    /// Every request it makes is refused.
+    Paused,
+}
+
 /// Whether tools may use a project right now.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "state", content = "reason", rename_all = "kebab-case")]
@@ -96,6 +107,7 @@ macro_rules! str_enum {
 str_enum!(AccessMode { ReadOnly = "read-only", ReadWrite = "read-write" });
 str_enum!(ExecMode { Off = "off", Safe = "safe", Project = "project", Any = "any" });
 str_enum!(NetworkMode { Off = "off", Registries = "registries", On = "on" });
+str_enum!(SelfLimit { ReadOnly = "read-only", Paused = "paused" });
 
 impl ExecMode {
     /// The modes that let the assistant change files through processes need read-write access.

@@ -330,22 +330,6 @@ fn floor_boundary(s: &str, mut idx: usize) -> usize {
     idx
 }
 
-/// Characters that change how surrounding text is displayed without being visible themselves:
-/// bidirectional overrides and isolates, zero-width characters, and the BOM. Names and
-/// summaries shown to the human must never contain them silently.
-pub fn is_deceptive(c: char) -> bool {
-    matches!(
-        c,
-        '\u{200B}'..='\u{200F}'
-            | '\u{202A}'..='\u{202E}'
-            | '\u{2060}'..='\u{2064}'
-            | '\u{2066}'..='\u{2069}'
-            | '\u{FEFF}'
-            | '\u{061C}'
-            | '\u{00AD}'
-    )
-}
-
 #[cfg(test)]
 mod tests {
     use super::redact;

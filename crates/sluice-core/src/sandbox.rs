@@ -30,7 +30,7 @@ impl HostPath {
         if text.len() > MAX_PATH_BYTES {
             return Err(format!("the path is longer than {MAX_PATH_BYTES} bytes"));
         }
-        if text.chars().any(|c| c.is_control() || crate::redact::is_deceptive(c) || c == '\\') {
+        if text.chars().any(|c| crate::text::is_hidden(c) || c == '\\') {
             return Err(format!(
                 "{text:?} contains a control or invisible character, or a backslash; name the \
                  path with /"

@@ -7,7 +7,7 @@
 
 use std::time::Duration;
 
-use sluice_core::{AutoRunHit, ErrorCode, Failure, id::base32, random_bytes};
+use sluice_core::{AutoRunHit, ChangeTally, ErrorCode, Failure, id::base32, random_bytes};
 use sluice_store::{ActorKind, ApprovalRecord, ApprovalState, AuditRecord, Channel, RuleOrigin};
 use tokio_util::sync::CancellationToken;
 
@@ -39,8 +39,13 @@ pub struct AskRequest<'a> {
     pub caller: &'a Caller,
     pub project: &'a ProjectHandle,
     pub tool: &'a str,
-    /// The exact action, already safe to display (see `Plan::summary`).
+    /// The exact action, one line per effect (see `Plan::summary`).
     pub summary: String,
+    /// For a change to files, what it does, counted from its effects (`Plan::tally`): the one
+    /// source of the risk every surface shows. `None` for commands.
+    pub tally: Option<ChangeTally>,
+    /// Why it asks: the policy, execution mode or auto-run list that requires the approval.
+    pub asked_because: String,
     pub fingerprint: [u8; 32],
 }
 
@@ -81,15 +86,35 @@ fn new_id() -> String {
     format!("apr_{}", base32(&random_bytes::<10>()))
 }
 
-/// The audit detail of an approval that touches auto-run paths: each path with what runs it,
-/// bounded (the lines are already safe to display).
-fn autorun_detail(autorun: &[AutoRunHit]) -> Option<String> {
+/// The audit detail of an approval, so the log alone says why something ran or did not: once
+/// decided, the decision, who made it and the reason given; then why it asked, what a change
+/// does and what runs on its own. Every part rendered by [`ApprovalRecord::shown`]; bounded.
+fn approval_detail(r: &ApprovalRecord) -> Option<String> {
     const MAX: usize = 2000;
-    if autorun.is_empty() {
+    let r = r.shown();
+    let mut parts = Vec::new();
+    if r.state != ApprovalState::Pending {
+        let mut decided =
+            format!("{} by {}", r.state.as_str(), r.decided_by.as_deref().unwrap_or("?"));
+        if let ApprovalState::Denied(Some(reason)) = &r.state {
+            decided.push_str(&format!(": {reason}"));
+        }
+        parts.push(decided);
+    }
+    if !r.asked_because.is_empty() {
+        parts.push(format!("asked because {}", r.asked_because));
+    }
+    if let Some(tally) = &r.tally {
+        parts.push(tally.class().class);
+    }
+    if !r.autorun.is_empty() {
+        let lines: Vec<String> = r.autorun.iter().map(AutoRunHit::line).collect();
+        parts.push(format!("runs on its own: {}", lines.join(" | ")));
+    }
+    if parts.is_empty() {
         return None;
     }
-    let lines: Vec<String> = autorun.iter().map(AutoRunHit::line).collect();
-    let mut detail = format!("runs on its own: {}", lines.join(" | "));
+    let mut detail = parts.join("; ");
     if detail.len() > MAX {
         let mut end = MAX;
         while !detail.is_char_boundary(end) {
@@ -132,8 +157,12 @@ impl Engine {
             token_id: req.caller.token_id.clone(),
             token_label: req.caller.label.clone(),
             tool: req.tool.to_owned(),
-            summary: req.summary,
+            // Every surface renders the summary line by line; whatever built it, no line can
+            // carry a terminal escape, a second line or a bidi control into any of them.
+            summary: sluice_core::text::visible_lines(&req.summary).into_owned(),
             autorun,
+            tally: req.tally,
+            asked_because: req.asked_because,
             fingerprint: req.fingerprint,
             created_ms: now,
             expires_ms: now.saturating_add(ttl),
@@ -279,16 +308,22 @@ impl Engine {
             // rule is for the next identical command.
             self.add_allow_rule(&decided.project_id, rule, origin)?;
         }
-        self.record_human_detail(
-            &format!("approval.{}", state.as_str()),
-            Some(&decided.project_id),
-            outcome,
-            None,
-            autorun_detail(&decided.autorun),
-        );
+        self.record_approval_decision(&decided, outcome);
         self.decided.notify_waiters();
         self.emit(EngineEvent::ApprovalDecided { id: id.to_owned(), state: state.as_str() });
         Ok(decided)
+    }
+
+    /// The audit entry of a decision not left to the assistant (the user's, or one made for
+    /// them: a revoked token, an emergency stop): the decision, who made it, why it asked.
+    pub(crate) fn record_approval_decision(&self, decided: &ApprovalRecord, outcome: AuditOutcome) {
+        self.record_human_detail(
+            &format!("approval.{}", decided.state.as_str()),
+            Some(&decided.project_id),
+            outcome,
+            None,
+            approval_detail(decided),
+        );
     }
 
     fn record_approval_audit(
@@ -312,7 +347,7 @@ impl Engine {
             error_code: code.map(str::to_owned),
             duration_ms: Some(0),
             params_hash: None,
-            detail: autorun_detail(&r.autorun),
+            detail: approval_detail(r),
         };
         self.audit.append(record, crate::Durability::Now);
     }
@@ -352,7 +387,8 @@ mod tests {
     }
 
     /// The approval of a change to an auto-run path carries what runs it, and the audit log
-    /// records that line on the request and on the decision.
+    /// records that line on the request and on the decision, with why it asked and what the
+    /// change does; the decision's entry adds who decided and the reason given.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn an_autorun_approval_says_what_runs_in_the_record_and_the_audit() {
         let (_tmp, engine, caller) = demo();
@@ -365,6 +401,8 @@ mod tests {
                 project: &h,
                 tool: "write_file",
                 summary: "create .vscode/tasks.json (2 B)".into(),
+                tally: Some(ChangeTally { created_files: 1, ..ChangeTally::default() }),
+                asked_because: "it touches the auto-run list".into(),
                 fingerprint: [1; 32],
             };
             asker.ask_change(req, vec![hit()], CancellationToken::new(), |_| {}).await.unwrap()
@@ -379,26 +417,51 @@ mod tests {
         assert_eq!(pending.autorun, vec![hit()]);
         let e = engine.clone();
         let id = pending.id.clone();
-        tokio::task::spawn_blocking(move || e.decide(&id, Decision::Approve, "local user"))
+        let deny = Decision::Deny { reason: Some("not \u{202E}now".into()) };
+        tokio::task::spawn_blocking(move || e.decide(&id, deny, "local user (tray)"))
             .await
             .unwrap()
             .unwrap();
-        assert!(matches!(waiting.await.unwrap(), AskOutcome::Approved { .. }));
+        assert!(matches!(waiting.await.unwrap(), AskOutcome::Denied { .. }));
         assert_eq!(engine.approval(&pending.id).unwrap().autorun, vec![hit()]);
         let audit = engine.audit_list(&AuditFilter::default(), 100, None).unwrap();
-        for action in ["approval.requested", "approval.approved"] {
+        for action in ["approval.requested", "approval.denied"] {
             let entry = audit.iter().find(|e| e.record.action == action).unwrap();
             let detail = entry.record.detail.as_deref().unwrap_or_default();
             assert!(detail.contains(&hit().line()), "{action}: {detail:?}");
+            assert!(detail.contains("asked because it touches the auto-run list"), "{detail:?}");
+            assert!(detail.contains("creates 1 file"), "{detail:?}");
         }
+        let denied = audit.iter().find(|e| e.record.action == "approval.denied").unwrap();
+        let detail = denied.record.detail.as_deref().unwrap();
+        // The reason was cleaned of hidden characters when it was given.
+        assert!(detail.starts_with("denied by local user (tray): not now; "), "{detail}");
         assert!(engine.audit_verify().unwrap().intact);
     }
 
     #[test]
-    fn autorun_detail_is_bounded_and_absent_without_hits() {
-        assert_eq!(autorun_detail(&[]), None);
-        let many = vec![hit(); 100];
-        let detail = autorun_detail(&many).unwrap();
+    fn the_audit_detail_is_bounded_and_absent_when_there_is_nothing_to_say() {
+        let record = ApprovalRecord {
+            id: "apr_x".into(),
+            project_id: sluice_core::ProjectId::generate(),
+            project_name: "demo".into(),
+            token_id: sluice_core::TokenId::generate(),
+            token_label: "t".into(),
+            tool: "write_file".into(),
+            summary: "create a (1 B)".into(),
+            autorun: Vec::new(),
+            tally: None,
+            asked_because: String::new(),
+            fingerprint: [0; 32],
+            created_ms: 0,
+            expires_ms: 1,
+            state: ApprovalState::Pending,
+            decided_ms: None,
+            decided_by: None,
+        };
+        assert_eq!(approval_detail(&record), None);
+        let many = ApprovalRecord { autorun: vec![hit(); 100], ..record };
+        let detail = approval_detail(&many).unwrap();
         assert!(detail.len() <= 2000 + '…'.len_utf8() && detail.ends_with('…'), "{detail}");
     }
 

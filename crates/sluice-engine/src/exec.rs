@@ -11,12 +11,12 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use sluice_core::ChangeTally;
 use sluice_core::{ErrorCode, ExecMode, Failure, NetworkMode, ProjectId};
 use sluice_exec::{
     AllowRule, CommandSpec, Enforcement, Form, HostList, JobRequest, JobStatus, Jobs, Network,
     Policy, ProjectFacts, Risk, Sandbox, SandboxPolicy, TrustedPath, Verdict,
 };
-use sluice_runner::ChangeTally;
 use sluice_store::{ApprovalRecord, ApprovalState, Project, RuleOrigin};
 
 use crate::{
@@ -134,13 +134,7 @@ impl RuleInfo {
             env: self.rule.env.clone(),
             timeout: None,
         };
-        let mut s = cmd.display();
-        if !self.rule.cwd.is_empty() {
-            s.push_str(&format!("  (in {})", self.rule.cwd));
-        }
-        for (k, v) in &self.rule.env {
-            s.push_str(&format!("  {k}={v}"));
-        }
+        let mut s = cmd.describe();
         if self.rule.content.is_some() {
             s.push_str("  (while its scripts or task files stay as approved)");
         }
@@ -149,6 +143,13 @@ impl RuleInfo {
 }
 
 fn refuse_exec_off(handle: &ProjectHandle) -> Result<(), Failure> {
+    if handle.self_limited {
+        return Err(Failure::new(
+            ErrorCode::Forbidden,
+            "this token limited itself to read-only (drop_privileges), so it runs nothing; only \
+             the user can restore it in Sluice",
+        ));
+    }
     if handle.exec == ExecMode::Off {
         return Err(Failure::new(
             ErrorCode::Forbidden,
@@ -492,6 +493,9 @@ impl Engine {
             let state = ApprovalState::Denied(Some(reason.to_owned()));
             if let Ok(true) = self.store.decide_approval(&a.id, &state, by) {
                 denied += 1;
+                if let Ok(Some(decided)) = self.store.approval(&a.id) {
+                    self.record_approval_decision(&decided, AuditOutcome::Denied);
+                }
                 self.emit(EngineEvent::ApprovalDecided { id: a.id.clone(), state: "denied" });
             }
         }
@@ -585,13 +589,14 @@ impl Engine {
     }
 
     /// How risky the action behind approval `record` is, when the engine can say: a command
-    /// while its call waits, a change to files from its summary; `None` otherwise.
+    /// while its call waits, a change to files from the tally it was asked with; `None`
+    /// otherwise.
     pub fn approval_risk(&self, record: &ApprovalRecord) -> Option<ApprovalRisk> {
         if let Ok(Some(Assessed { risk, form, reason })) = self.offered(record).map(|o| o.assessed)
         {
             return Some(ApprovalRisk::Command { risk, form, reason });
         }
-        ChangeTally::from_summary(&record.summary).map(ApprovalRisk::Change)
+        record.tally.clone().map(ApprovalRisk::Change)
     }
 
     /// The command offered behind approval `record`, as a rule (refused for non-commands).
@@ -691,6 +696,8 @@ mod tests {
                 project: &h,
                 tool: "run_command",
                 summary,
+                tally: None,
+                asked_because: "the project's execution mode asks".into(),
                 fingerprint,
             };
             asker.ask(req, CancellationToken::new(), |_| {}).await.unwrap()
@@ -909,7 +916,7 @@ mod tests {
 
     /// An approval for a command carries the policy's own analysis of it, and "always allow"
     /// records where the user chose it and which assistant asked; a change's approval is
-    /// classed from its summary, and other text is not classed at all.
+    /// classed from the tally it was asked with, never from its summary's text.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn an_offered_command_is_classed_as_its_verdict_and_always_records_who_added_it() {
         let (tmp, engine, caller) = demo(AccessMode::ReadWrite, ExecMode::Project);
@@ -947,20 +954,26 @@ mod tests {
         assert_eq!(rules.len(), 1);
         assert_eq!(rules[0].origin, RuleOrigin { from: Some(from), asked_by: Some("t".into()) });
 
-        // Once the call ended nothing backs a class for the command's summary; a change's
-        // summary is counted.
+        // Once the call ended nothing backs a class for the command; a change is classed by the
+        // tally it was asked with, whatever its summary's text says.
         engine.withdraw_rule(&fp);
         let decided = engine.approval(&pending.id).unwrap();
         assert_eq!(engine.approval_risk(&decided), None);
-        let change = ApprovalRecord {
+        let looks_like_a_change = ApprovalRecord {
             summary: "delete a.txt (1 B, restorable)\ncreate b.txt (2 B)".into(),
-            ..decided
+            ..decided.clone()
         };
+        assert_eq!(engine.approval_risk(&looks_like_a_change), None);
         let tally = ChangeTally {
             deleted_files: 1,
             created_files: 1,
             destructive: 1,
             ..ChangeTally::default()
+        };
+        let change = ApprovalRecord {
+            summary: "create a.txt (1 B)".into(),
+            tally: Some(tally.clone()),
+            ..decided
         };
         assert_eq!(engine.approval_risk(&change), Some(ApprovalRisk::Change(tally)));
     }

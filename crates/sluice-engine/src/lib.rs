@@ -25,8 +25,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use sluice_core::{
-    AccessMode, AutoRunRule, ErrorCode, ExecMode, Failure, ProjectId, ProjectState, TokenId,
-    id::base32, random_bytes,
+    AccessMode, AutoRunRule, ErrorCode, ExecMode, Failure, ProjectId, ProjectState, SelfLimit,
+    TokenId, id::base32, random_bytes,
 };
 use sluice_runner::{BackupLimits, Mutations, Workspace};
 pub use sluice_store::{
@@ -54,7 +54,7 @@ pub mod job_view {
     pub use sluice_exec::jail::TOOLCHAINS;
 }
 pub use sandbox::{HiddenEntry, SOCKET_WARNING, SandboxView, default_hidden};
-pub use sluice_runner::ChangeTally;
+pub use sluice_core::ChangeTally;
 pub use sluice_store::{ApprovalRecord, ApprovalState, Channel, JobRow, RuleOrigin};
 pub use watch::watch_roots;
 
@@ -97,6 +97,9 @@ pub struct Caller {
     pub label: String,
     /// `None`: every project; otherwise only these.
     pub scope: Option<Vec<ProjectId>>,
+    /// The limit the token put on itself (`drop_privileges`); a paused token never gets this
+    /// far, so here it is at most read-only.
+    pub limit: Option<SelfLimit>,
 }
 
 impl Caller {
@@ -126,6 +129,9 @@ pub struct ProjectHandle {
     pub ask_deletes: bool,
     /// Creating or changing files asks the user first.
     pub ask_writes: bool,
+    /// The caller's token limited itself to read-only (`drop_privileges`): `access` and `exec`
+    /// are narrowed to read-only and off whatever the project allows.
+    pub self_limited: bool,
     pub workspace: Arc<Workspace>,
 }
 
@@ -413,8 +419,16 @@ impl Engine {
         if record.expires_ms.is_some_and(|e| e <= now) {
             return Err(unauthorized("this token has expired; create a new one in Sluice"));
         }
+        let limit = record.self_limit.map(|(limit, _)| limit);
+        if limit == Some(SelfLimit::Paused) {
+            return Err(Failure::new(
+                ErrorCode::Paused,
+                "this token paused itself (drop_privileges); only the user can restore it in \
+                 Sluice",
+            ));
+        }
         self.touch(&record.id, now);
-        Ok(Caller { token_id: record.id, label: record.label, scope: record.scope })
+        Ok(Caller { token_id: record.id, label: record.label, scope: record.scope, limit })
     }
 
     fn touch(&self, id: &TokenId, now_ms: i64) {
@@ -458,11 +472,13 @@ impl Engine {
             .filter(|p| caller.sees(&p.id))
             .map(|p| {
                 let (status, reason) = status_of(&p.state);
+                // A token that limited itself sees what it may still do.
+                let limited = caller.limit.is_some();
                 ProjectSummary {
                     id: p.id.clone(),
                     name: p.name.clone(),
-                    access: p.access,
-                    exec: p.exec,
+                    access: if limited { AccessMode::ReadOnly } else { p.access },
+                    exec: if limited { ExecMode::Off } else { p.exec },
                     status,
                     reason,
                 }
@@ -474,7 +490,7 @@ impl Engine {
     /// outside the caller's scope is reported exactly like one that does not exist.
     pub fn project(&self, caller: &Caller, reference: &str) -> Result<ProjectHandle, Failure> {
         let project = find_for(&*self.refresh()?, caller, reference);
-        self.open_project(project, reference)
+        self.open_project(project, reference, caller)
     }
 
     /// [`Engine::project`] against the state the last refresh loaded, for a lookup that
@@ -485,13 +501,14 @@ impl Engine {
         reference: &str,
     ) -> Result<ProjectHandle, Failure> {
         let project = find_for(&lock(&self.cache), caller, reference);
-        self.open_project(project, reference)
+        self.open_project(project, reference, caller)
     }
 
     fn open_project(
         &self,
         project: Option<Project>,
         reference: &str,
+        caller: &Caller,
     ) -> Result<ProjectHandle, Failure> {
         let Some(project) = project else {
             return Err(Failure::new(
@@ -522,13 +539,15 @@ impl Engine {
             ));
         }
         let workspace = self.workspace(&project)?;
+        let self_limited = caller.limit.is_some();
         Ok(ProjectHandle {
             id: project.id,
             name: project.name,
-            access: project.access,
-            exec: project.exec,
+            access: if self_limited { AccessMode::ReadOnly } else { project.access },
+            exec: if self_limited { ExecMode::Off } else { project.exec },
             ask_deletes: project.ask_deletes,
             ask_writes: project.ask_writes,
+            self_limited,
             workspace,
         })
     }
@@ -871,6 +890,67 @@ impl Engine {
         Ok(t)
     }
 
+    /// An assistant lowers its own token's privileges (`drop_privileges`): to read-only (it may
+    /// still read and search, but changes and runs nothing) or paused (every request refused);
+    /// never back up, since a limit already as strict is kept. What the token was waiting for is
+    /// denied and its running jobs are cancelled (this blocks until they are dead: call it from
+    /// a blocking context in async code). Recorded in the audit log with the reason it
+    /// gave; only the user lifts it ([`Engine::lift_token_limit`]).
+    pub fn drop_privileges(
+        &self,
+        caller: &Caller,
+        limit: SelfLimit,
+        reason: Option<&str>,
+    ) -> Result<TokenRecord, Failure> {
+        let t = self.store.limit_token(&caller.token_id, limit).map_err(store_failure)?;
+        let in_force = t.self_limit.map_or(limit, |(l, _)| l);
+        let why = format!("the assistant limited its own token to {in_force}");
+        self.deny_pending(|a| a.token_id == t.id, &why, &caller.label);
+        self.jobs.kill_owned(t.id.as_str());
+        self.invalidate();
+        paths::nudge(&self.data_dir);
+        let reason = reason.map(clean_reason).filter(|r| !r.is_empty());
+        let detail = match &reason {
+            Some(r) => format!("{in_force}: {r}"),
+            None => in_force.to_string(),
+        };
+        self.audit.append(
+            AuditRecord {
+                time_ms: sluice_store::now_ms(),
+                actor: caller.label.clone(),
+                actor_kind: ActorKind::Mcp,
+                token_id: Some(caller.token_id.clone()),
+                action: "token.self_limit".into(),
+                project_id: None,
+                outcome: AuditOutcome::Ok,
+                error_code: None,
+                duration_ms: Some(0),
+                params_hash: None,
+                detail: Some(sluice_core::text::visible(&detail).into_owned()),
+            },
+            Durability::Now,
+        );
+        self.emit(EngineEvent::TokensChanged);
+        Ok(t)
+    }
+
+    /// Lifts the limit a token put on itself: the user's decision.
+    pub fn lift_token_limit(&self, reference: &str) -> Result<TokenRecord, Failure> {
+        let t =
+            self.store.find_token(reference).map_err(store_failure)?.ok_or_else(|| {
+                Failure::new(ErrorCode::NotFound, format!("no token {reference:?}"))
+            })?;
+        if t.self_limit.is_none() {
+            return Err(Failure::invalid(format!(
+                "token {} has no limit of its own to lift",
+                sluice_core::text::visible(&t.label)
+            )));
+        }
+        let t = self.store.lift_token_limit(&t.id).map_err(store_failure)?;
+        self.after_change("token.lift_limit", None);
+        Ok(t)
+    }
+
     /// Pauses AI access, or (with `false`) resumes it — which lifts an emergency stop too.
     pub fn set_paused(&self, paused: bool) -> Result<(), Failure> {
         if !paused {
@@ -968,7 +1048,7 @@ fn check_autorun(rules: &[AutoRunRule]) -> Result<(), Failure> {
                     "each auto-run entry needs a {what} of 1 to {MAX_AUTORUN_TEXT} characters"
                 )));
             }
-            if text.chars().any(|c| c.is_control() || sluice_core::redact::is_deceptive(c)) {
+            if text.chars().any(sluice_core::text::is_hidden) {
                 return Err(Failure::invalid(format!(
                     "an auto-run {what} may not contain control, bidirectional or zero-width \
                      characters"
@@ -992,7 +1072,7 @@ fn audit_action(action: &str) -> String {
 pub(crate) fn clean_reason(reason: &str) -> String {
     reason
         .chars()
-        .filter(|c| !c.is_control() && !sluice_core::redact::is_deceptive(*c))
+        .filter(|c| !sluice_core::text::is_hidden(*c))
         .take(500)
         .collect::<String>()
         .trim()
@@ -1005,7 +1085,7 @@ fn validate_name(name: &str) -> Result<String, Failure> {
     if name.is_empty() || name.chars().count() > 64 {
         return Err(Failure::invalid("a name must be 1 to 64 characters"));
     }
-    if name.chars().any(|c| c.is_control() || sluice_core::redact::is_deceptive(c)) {
+    if name.chars().any(sluice_core::text::is_hidden) {
         return Err(Failure::invalid(
             "a name may not contain control, bidirectional or zero-width characters",
         ));

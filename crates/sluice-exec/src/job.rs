@@ -535,6 +535,16 @@ impl Jobs {
         self.kill_jobs(&jobs, JobState::Cancelled)
     }
 
+    /// Kills every job `owner` started (queued ones are cancelled): the token limited itself.
+    /// Returns how many jobs were ended.
+    pub fn kill_owned(&self, owner: &str) -> usize {
+        let jobs: Vec<Arc<Job>> = {
+            let reg = lock(&self.inner.reg);
+            reg.jobs.values().filter(|j| j.owner.as_deref() == Some(owner)).cloned().collect()
+        };
+        self.kill_jobs(&jobs, JobState::Cancelled)
+    }
+
     /// Emergency stop: refuses new starts until [`Jobs::resume`], cancels queued jobs and kills
     /// every running tree; returns once they are dead.
     pub fn stop_all(&self) -> StopReport {

@@ -1189,13 +1189,31 @@ impl ResolvedCommand {
         Fingerprint(blake3::hash(&self.canonical()).to_hex().to_string())
     }
 
-    /// A one-line rendering for prompts and lists: arguments quoted when they need it, control
-    /// characters shown escaped so a newline cannot hide a second line.
+    /// The program and its arguments on one line: each quoted when it needs it, every control
+    /// or deceptive character shown as its code point ([`sluice_core::text::visible`]), so a
+    /// newline or a terminal escape cannot draw a second line.
     pub fn display(&self) -> String {
         let mut out = quote(&self.program.to_string_lossy());
         for arg in &self.args {
             out.push(' ');
             out.push_str(&quote(arg));
+        }
+        out
+    }
+
+    /// [`Self::display`] with the folder and each environment variable, rendered the same way:
+    /// the line an approval, an allow rule and the audit log show for the command.
+    pub fn describe(&self) -> String {
+        let mut out = self.display();
+        if !self.cwd.is_empty() {
+            out.push_str(" in ");
+            out.push_str(&quote(&self.cwd));
+        }
+        for (k, v) in &self.env {
+            out.push_str(" with ");
+            out.push_str(&quote(k));
+            out.push('=');
+            out.push_str(&quote(v));
         }
         out
     }
@@ -1207,18 +1225,8 @@ fn quote(s: &str) -> String {
     if plain {
         return s.to_owned();
     }
-    let mut out = String::from("'");
-    for c in s.chars() {
-        match c {
-            '\'' => out.push_str("'\\''"),
-            c if c.is_control() || sluice_core::redact::is_deceptive(c) => {
-                let _ = write!(out, "\\u{{{:x}}}", c as u32);
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('\'');
-    out
+    // Every hidden character is shown as its code point first; that never makes a quote.
+    format!("'{}'", sluice_core::text::visible(s).replace('\'', "'\\''"))
 }
 
 /// "Always allow this exact command in this project": matches only a command whose canonical

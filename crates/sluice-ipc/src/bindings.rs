@@ -27,6 +27,7 @@ pub const COMMANDS: &[(&str, &str, &str)] = &[
     ("list_tokens", "Record<string, never>", "TokenDto[]"),
     ("create_token", "{ args: CreateToken }", "CreatedToken"),
     ("revoke_token", "{ id: string }", "TokenDto"),
+    ("restore_token", "{ id: string }", "TokenDto"),
     ("audit", "{ query: AuditQuery }", "AuditPage"),
     ("verify_audit", "Record<string, never>", "ChainStatus"),
     ("set_project_policy", "{ args: SetPolicy }", "ProjectDto"),

@@ -144,6 +144,12 @@ pub fn call(api: &Api<'_>, cmd: &str, args: Value) -> Result<Value, IpcError> {
         "list_tokens" => out(list_tokens(e)),
         "create_token" => out(create_token(e, ctx, arg!(args, args: CreateToken))),
         "revoke_token" => out(revoke_token(e, &arg!(args, id: String))),
+        "restore_token" => {
+            let id = arg!(args, id: String);
+            let text = restore_token_question(e, &id)?;
+            api.ask(Question { title: WIDEN_TITLE, text, yes: "Restore", no: "Keep limited" })?;
+            out(restore_token(e, &id))
+        }
         "audit" => out(audit(e, arg!(args, query: AuditQuery))),
         "verify_audit" => out(verify_audit(e)),
         "set_project_policy" => {

@@ -493,6 +493,11 @@ pub struct TokenDto {
     pub expires_ms: Option<i64>,
     #[ts(type = "number | null")]
     pub revoked_ms: Option<i64>,
+    /// The limit the assistant put on this token itself (`drop_privileges`): `read-only` or
+    /// `paused`; `null` when none. Only the user lifts it (`restore_token`).
+    pub self_limit: Option<String>,
+    #[ts(type = "number | null")]
+    pub self_limited_ms: Option<i64>,
 }
 
 impl TokenDto {
@@ -512,6 +517,8 @@ impl TokenDto {
             last_used_ms: t.last_used_ms,
             expires_ms: t.expires_ms,
             revoked_ms: t.revoked_ms,
+            self_limit: t.self_limit.map(|(l, _)| l.as_str().to_owned()),
+            self_limited_ms: t.self_limit.map(|(_, at)| at),
         }
     }
 }
@@ -769,67 +776,10 @@ impl From<&sluice_engine::ApprovalRisk> for RiskDto {
     }
 }
 
-/// "3 files", "1 file".
-fn count(n: u64, one: &str, many: &str) -> String {
-    format!("{n} {}", if n == 1 { one } else { many })
-}
-
-/// The class and why of a change to files, from what it does: what it destroys first, with
-/// whether that can be restored, then what it only adds.
+/// The class and why of a change to files: [`sluice_core::ChangeTally::class`], the same words
+/// the CLI and the audit log use.
 fn change_risk(t: &sluice_engine::ChangeTally) -> RiskDto {
-    let mut deleted = Vec::new();
-    if t.deleted_files > 0 {
-        deleted.push(count(t.deleted_files, "file", "files"));
-    }
-    if t.deleted_folders > 0 {
-        deleted.push(format!(
-            "{} ({})",
-            count(t.deleted_folders, "folder", "folders"),
-            count(t.deleted_entries, "entry", "entries")
-        ));
-    }
-    let mut destroys = Vec::new();
-    if !deleted.is_empty() {
-        destroys.push(format!("deletes {}", deleted.join(" and ")));
-    }
-    if t.moved > 0 {
-        destroys.push(format!("moves {}", count(t.moved, "item", "items")));
-    }
-    if t.overwritten > 0 {
-        destroys.push(format!("overwrites {}", count(t.overwritten, "file", "files")));
-    }
-    let mut class = destroys.join(", ");
-    if t.destructive > 0 {
-        class.push_str(&match t.not_restorable {
-            0 => " (restorable)".to_owned(),
-            n if n == t.destructive => " (not restorable)".to_owned(),
-            n => format!(" ({n} of {} not restorable)", t.destructive),
-        });
-    }
-    let mut created = Vec::new();
-    if t.created_files > 0 {
-        created.push(count(t.created_files, "file", "files"));
-    }
-    if t.created_folders > 0 {
-        created.push(count(t.created_folders, "folder", "folders"));
-    }
-    if !created.is_empty() {
-        if !class.is_empty() {
-            class.push_str("; ");
-        }
-        class.push_str(&format!("creates {}", created.join(" and ")));
-    }
-    let undo = match t.not_restorable {
-        0 => "Sluice backs them up first, so this can be restored",
-        _ => "part of this cannot be restored from Sluice's backups",
-    };
-    let why = if t.deleted_files + t.deleted_folders + t.moved > 0 {
-        format!("files leave their place in the project; {undo}")
-    } else if t.overwritten > 0 {
-        format!("existing contents are replaced; {undo}")
-    } else {
-        "only adds new files and folders; nothing that exists changes".to_owned()
-    };
+    let sluice_core::ChangeClass { class, why } = t.class();
     RiskDto { level: None, class, why }
 }
 
@@ -867,6 +817,7 @@ impl CommandDto {
 
 impl From<&ApprovalRecord> for ApprovalDto {
     fn from(a: &ApprovalRecord) -> ApprovalDto {
+        let a = &a.shown();
         let (status, reason) = match &a.state {
             ApprovalState::Pending => (ApprovalStatus::Pending, None),
             ApprovalState::Approved => (ApprovalStatus::Approved, None),

@@ -312,6 +312,35 @@ pub fn revoke_token(engine: &Engine, id: &str) -> Res<TokenDto> {
     Ok(TokenDto::new(&engine.revoke_token(id)?, &names))
 }
 
+/// The native question before lifting the limit an assistant put on its own token: restoring
+/// widens what it may do. Refused (nothing asked) for a token with no such limit.
+pub fn restore_token_question(engine: &Engine, id: &str) -> Res<String> {
+    let t =
+        engine.tokens()?.into_iter().find(|t| t.id.as_str() == id).ok_or_else(|| {
+            Failure::new(ErrorCode::NotFound, format!("no token {:?}", visible(id)))
+        })?;
+    let Some((limit, _)) = t.self_limit else {
+        return Err(IpcError::from(Failure::invalid(format!(
+            "token {} has no limit of its own to lift",
+            visible(&t.label)
+        ))));
+    };
+    let had = match limit {
+        sluice_core::SelfLimit::ReadOnly => "limited itself to read-only",
+        sluice_core::SelfLimit::Paused => "paused itself",
+    };
+    Ok(format!(
+        "The assistant using {} {had}. Restore it? It gets back everything its projects allow.",
+        visible(&t.label)
+    ))
+}
+
+/// Lifts the limit an assistant put on its own token (after [`restore_token_question`]).
+pub fn restore_token(engine: &Engine, id: &str) -> Res<TokenDto> {
+    let names = project_names(engine)?;
+    Ok(TokenDto::new(&engine.lift_token_limit(id)?, &names))
+}
+
 /// At most this many audit entries per page.
 const MAX_AUDIT_PAGE: u32 = 500;
 
@@ -607,18 +636,9 @@ pub fn decide_approval(
     Ok(ApprovalDto::from(&engine.decide(id, decision, from.actor())?))
 }
 
-/// `s` with control characters, bidi overrides and zero-width characters shown as
-/// `⟨U+202E⟩` (for the tray and notifications, which cannot style text).
+/// [`sluice_core::text::visible`], owned, for the DTOs' fields.
 pub fn visible(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        if c.is_control() || sluice_core::redact::is_deceptive(c) {
-            out.push_str(&format!("⟨U+{:04X}⟩", c as u32));
-        } else {
-            out.push(c);
-        }
-    }
-    out
+    sluice_core::text::visible(s).into_owned()
 }
 
 /// The default sensitive-file patterns, shown beside a project's own list.

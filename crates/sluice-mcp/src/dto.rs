@@ -2,8 +2,9 @@
 //! model reads, so every field is documented.
 
 use schemars::JsonSchema;
-use serde::Serialize;
-use sluice_engine::{Caller, Engine, ProjectSummary};
+use serde::{Deserialize, Serialize};
+use sluice_core::SelfLimit;
+use sluice_engine::{Caller, Engine, ProjectSummary, TokenRecord};
 
 #[derive(Debug, Serialize, JsonSchema)]
 #[schemars(transform = sluice_core::schema::plain_integers)]
@@ -59,6 +60,10 @@ pub struct ServerInfo {
     pub paused: bool,
     /// The label of the token this request used.
     pub token_label: String,
+    /// `read-only` when this token lowered its own privileges with `drop_privileges` (only the
+    /// user can restore it); absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub self_limit: Option<&'static str>,
     /// The largest file `read_file` returns whole, in bytes; use line ranges beyond it.
     pub read_file_max_bytes: u64,
     /// How many matches `search_text` returns at most in one call.
@@ -72,6 +77,7 @@ impl ServerInfo {
             version: env!("CARGO_PKG_VERSION"),
             paused: engine.check_access().is_err(),
             token_label: caller.label.clone(),
+            self_limit: caller.limit.map(SelfLimit::as_str),
             read_file_max_bytes: sluice_runner::READ_FILE_HARD_MAX_BYTES,
             search_max_results: sluice_runner::SEARCH_MAX_RESULTS_CAP,
         }
@@ -118,6 +124,64 @@ impl SystemInfo {
             cpus: cpus.len() as u64,
             memory_total_bytes: sys.as_ref().map_or(0, |s| s.total_memory()),
             memory_available_bytes: sys.as_ref().map_or(0, |s| s.available_memory()),
+        }
+    }
+}
+
+/// What `drop_privileges` lowers the calling token to.
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum DropTo {
+    /// Keep reading and searching; change no file and run nothing.
+    ReadOnly,
+    /// Every later request with this token is refused.
+    Paused,
+}
+
+impl From<DropTo> for SelfLimit {
+    fn from(d: DropTo) -> SelfLimit {
+        match d {
+            DropTo::ReadOnly => SelfLimit::ReadOnly,
+            DropTo::Paused => SelfLimit::Paused,
+        }
+    }
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DropPrivilegesArgs {
+    /// `read-only` or `paused`.
+    pub to: DropTo,
+    /// Why, in a sentence: shown to the user and kept in the audit log.
+    #[serde(default)]
+    pub reason: Option<String>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct DroppedPrivileges {
+    /// The limit now on this token: `read-only` or `paused` (a stricter limit already in force
+    /// is kept).
+    pub limit: &'static str,
+    /// What that means and how it is undone.
+    pub message: String,
+}
+
+impl DroppedPrivileges {
+    pub fn new(token: &TokenRecord) -> DroppedPrivileges {
+        let limit = token.self_limit.map_or(SelfLimit::ReadOnly, |(l, _)| l);
+        let what = match limit {
+            SelfLimit::ReadOnly => {
+                "this token can still read and search, but changes no file \
+                                    and runs nothing"
+            }
+            SelfLimit::Paused => "every later request with this token is refused",
+        };
+        DroppedPrivileges {
+            limit: limit.as_str(),
+            message: format!(
+                "{what}; anything it was waiting for was denied and the commands it started were \
+                 stopped. Only the user can restore it in Sluice."
+            ),
         }
     }
 }

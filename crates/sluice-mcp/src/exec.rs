@@ -278,29 +278,33 @@ impl SluiceServer {
         if verdict.ask {
             let fingerprint = Engine::verdict_fingerprint(&verdict);
             let network = engine.network_for(&handle)?;
-            let mut summary = format!("run {}", verdict.resolved.display());
-            if !verdict.resolved.cwd.is_empty() {
-                summary.push_str(&format!(" in {}", verdict.resolved.cwd));
-            }
-            for (k, v) in &verdict.resolved.env {
-                summary.push_str(&format!(" with {k}={v}"));
-            }
-            summary.push_str(&format!(
-                " — risk {}: {}; writes confined to the project, network {}",
+            let summary = format!(
+                "run {} — risk {}: {}; writes confined to the project, network {}",
+                verdict.resolved.describe(),
                 verdict.risk,
-                verdict.reason,
+                sluice_core::text::visible(&verdict.reason),
                 match network.mode {
                     NetworkMode::Off => "off",
                     NetworkMode::Registries => "only the package registries",
                     NetworkMode::On => "on",
                 }
-            ));
+            );
             engine.offer_rule(&handle.id, &fingerprint, &verdict);
             let request = AskRequest {
                 caller: &caller,
                 project: &handle,
                 tool,
                 summary: summary.clone(),
+                tally: None,
+                asked_because: match verdict.form {
+                    sluice_exec::Form::Inspection => {
+                        "the project picks the program this inspection runs".to_owned()
+                    }
+                    _ => format!(
+                        "execution mode `{}` asks before a command no allow rule covers",
+                        handle.exec
+                    ),
+                },
                 fingerprint,
             };
             let outcome = progress.ask(engine, request, cancel).await;

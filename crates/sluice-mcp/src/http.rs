@@ -334,6 +334,11 @@ async fn guard(State(gate): State<Arc<Gate>>, req: Request, next: Next) -> Respo
         }
         Ok(token) => match gate.engine.authenticate(token) {
             Ok(caller) => caller,
+            // A valid token that paused itself (`drop_privileges`) is refused like AI access
+            // paused by the user: not a failed authentication, which would slow other tokens.
+            Err(failure) if failure.code == ErrorCode::Paused => {
+                return rpc_error(StatusCode::SERVICE_UNAVAILABLE, -32003, &failure);
+            }
             Err(failure) => {
                 tracing::info!(code = %failure.code, "rejected a bearer token");
                 if let Err(wait) = gate.limiter.auth_failed() {

@@ -224,6 +224,41 @@ impl SluiceServer {
     }
 
     #[tool(
+        description = "Lower your own privileges, for instance when you are unsure what you are \
+        doing or something went wrong: `read-only` (keep reading and searching, but change no \
+        file and run nothing) or `paused` (every later request with this token is refused). \
+        Whatever this token was waiting for is denied and the commands it started are stopped. \
+        You cannot undo it: only the user can restore the token in Sluice.",
+        annotations(
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = false
+        ),
+        output_schema = schema_for_output::<dto::DroppedPrivileges>()
+    )]
+    async fn drop_privileges(
+        &self,
+        Extension(caller): Extension<Caller>,
+        Parameters(args): Parameters<dto::DropPrivilegesArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let engine = self.engine.clone();
+        // Cancelling the token's jobs waits for their trees to die.
+        let dropped = tokio::task::spawn_blocking(move || {
+            engine.drop_privileges(&caller, args.to.into(), args.reason.as_deref())
+        })
+        .await;
+        Ok(match dropped {
+            Ok(Ok(token)) => succeeded(&dto::DroppedPrivileges::new(&token)),
+            Ok(Err(failure)) => failed(&failure),
+            Err(join) => {
+                tracing::error!(%join, "drop_privileges failed");
+                failed(&Failure::internal())
+            }
+        })
+    }
+
+    #[tool(
         description = "Describe the computer: operating system, CPU, memory. Contains no paths \
         and no user or host names.",
         annotations(read_only_hint = true, open_world_hint = false),

@@ -12,7 +12,7 @@ use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{CallToolResult, RequestMetaObject};
 use rmcp::{ErrorData, Peer, RoleServer, tool, tool_router};
 use sluice_core::{AccessMode, ErrorCode, Failure};
-use sluice_engine::{AskRequest, Caller};
+use sluice_engine::{AskRequest, Caller, ProjectHandle};
 use sluice_runner::{
     ApplyPatchArgs, CreateDirectoryArgs, DeletePathArgs, EditFileArgs, ListBackupsArgs,
     ListBackupsOutput, MovePathArgs, MutationOutput, Mutations, Plan, RestoreArgs, RunnerError,
@@ -62,6 +62,9 @@ impl SluiceServer {
     {
         let engine = self.engine();
         let handle = engine.project(caller, project)?;
+        if handle.self_limited {
+            return Err(Failure::new(ErrorCode::ReadOnlyProject, SELF_LIMITED));
+        }
         if handle.access != AccessMode::ReadWrite {
             return Err(Failure::new(
                 ErrorCode::ReadOnlyProject,
@@ -73,17 +76,14 @@ impl SluiceServer {
         }
         let mutations = engine.mutations(&handle)?;
         let planned = blocking(&mutations, &plan).await?;
-        // A file another program runs on its own asks whatever the policy: allowing writes
-        // without asking must not mean an editor task or an MCP server lands silently.
-        let ask = !planned.autorun.is_empty()
-            || (planned.deletes && handle.ask_deletes)
-            || (planned.writes && handle.ask_writes);
-        let planned = if ask {
+        let planned = if let Some(because) = asks_because(&planned, &handle) {
             let request = AskRequest {
                 caller,
                 project: &handle,
                 tool,
                 summary: planned.summary(),
+                tally: Some(planned.tally()),
+                asked_because: because,
                 fingerprint: planned.fingerprint,
             };
             let autorun = planned.autorun.clone();
@@ -112,6 +112,27 @@ impl SluiceServer {
             .map_err(|_| Failure::internal())?
             .map_err(runner_failure)
     }
+}
+
+/// The refusal of every change and command once a token limited itself (`drop_privileges`).
+pub(crate) const SELF_LIMITED: &str = "this token limited itself to read-only (drop_privileges); \
+                                       only the user can restore it in Sluice";
+
+/// Why a planned change must wait for the user; `None` when it may go ahead. A file another
+/// program runs on its own asks whatever the policy: allowing writes without asking must not
+/// mean an editor task or an MCP server lands silently.
+fn asks_because(planned: &Plan, handle: &ProjectHandle) -> Option<String> {
+    let mut why = Vec::new();
+    if !planned.autorun.is_empty() {
+        why.push("it touches a path on the project's auto-run list");
+    }
+    if planned.deletes && handle.ask_deletes {
+        why.push("the project asks before deletes");
+    }
+    if planned.writes && handle.ask_writes {
+        why.push("the project asks before every write");
+    }
+    (!why.is_empty()).then(|| why.join(" and "))
 }
 
 async fn blocking<F>(mutations: &Arc<Mutations>, plan: &Arc<F>) -> Result<Plan, Failure>

@@ -38,11 +38,11 @@ pub use find::{FindFilesArgs, FindFilesOutput, FoundEntry, find_files};
 pub use list::{ListDirectoryArgs, ListDirectoryOutput, ListedEntry, list_directory};
 pub use model::EntryKind;
 pub use mutate::{
-    ApplyPatchArgs, BackupEntry, BackupLimits, BackupRef, ChangeTally, CreateDirectoryArgs,
-    DeletePathArgs, EditFileArgs, Effect, EffectKind, FileResult, ListBackupsArgs,
-    ListBackupsOutput, MAX_PATCH_BYTES, MAX_PATCH_FILES, MAX_TREE_BYTES, MAX_TREE_ENTRIES,
-    MAX_WRITE_BYTES, MIN_FREE_BYTES, MovePathArgs, MutationOutput, Mutations, Plan, RecoveryReport,
-    RestoreArgs, TextEdit, WriteFileArgs,
+    ApplyPatchArgs, BackupEntry, BackupLimits, BackupRef, CreateDirectoryArgs, DeletePathArgs,
+    EditFileArgs, Effect, EffectKind, FileResult, ListBackupsArgs, ListBackupsOutput,
+    MAX_PATCH_BYTES, MAX_PATCH_FILES, MAX_TREE_BYTES, MAX_TREE_ENTRIES, MAX_WRITE_BYTES,
+    MIN_FREE_BYTES, MovePathArgs, MutationOutput, Mutations, Plan, RecoveryReport, RestoreArgs,
+    TextEdit, WriteFileArgs,
 };
 pub use read::{ReadFileArgs, ReadFileOutput, read_file};
 pub use search::{CaseMode, SearchMatch, SearchTextArgs, SearchTextOutput, search_text};

@@ -4,7 +4,7 @@
 //! conditional update from `pending`, so each approval is decided once.
 
 use rusqlite::{OptionalExtension, Row, params};
-use sluice_core::{AutoRunHit, ProjectId, TokenId};
+use sluice_core::{AutoRunHit, ChangeTally, ProjectId, TokenId};
 
 use crate::projects::decode_error;
 use crate::{Store, StoreError, now_ms};
@@ -48,6 +48,12 @@ pub struct ApprovalRecord {
     /// The auto-run paths the change touches, with what runs them (empty for most changes and
     /// for commands). Already safe to display.
     pub autorun: Vec<AutoRunHit>,
+    /// What a change to files does, counted from its effects when it was planned; `None` for
+    /// commands (and for approvals an older Sluice recorded).
+    pub tally: Option<ChangeTally>,
+    /// Why it asked: the policy, execution mode or auto-run list that required the approval
+    /// ("" for approvals an older Sluice recorded).
+    pub asked_because: String,
     pub fingerprint: [u8; 32],
     pub created_ms: i64,
     pub expires_ms: i64,
@@ -56,9 +62,42 @@ pub struct ApprovalRecord {
     pub decided_by: Option<String>,
 }
 
+impl ApprovalRecord {
+    /// The record as every surface shows it (CLI, `--json`, tray, window, notification): each
+    /// field an assistant, a project or a person chose rendered by [`sluice_core::text`], the
+    /// summary line by line. Applied on the way out as well as on the way in, so a record an
+    /// older Sluice stored is shown safely too.
+    pub fn shown(&self) -> ApprovalRecord {
+        use sluice_core::text::{visible, visible_lines};
+        let own = |s: &str| visible(s).into_owned();
+        ApprovalRecord {
+            project_name: own(&self.project_name),
+            token_label: own(&self.token_label),
+            tool: own(&self.tool),
+            summary: visible_lines(&self.summary).into_owned(),
+            asked_because: own(&self.asked_because),
+            autorun: self
+                .autorun
+                .iter()
+                .map(|h| AutoRunHit {
+                    path: own(&h.path),
+                    program: own(&h.program),
+                    consequence: own(&h.consequence),
+                })
+                .collect(),
+            state: match &self.state {
+                ApprovalState::Denied(Some(reason)) => ApprovalState::Denied(Some(own(reason))),
+                state => state.clone(),
+            },
+            decided_by: self.decided_by.as_deref().map(own),
+            ..self.clone()
+        }
+    }
+}
+
 const COLUMNS: &str = "id, project_id, project_name, token_id, token_label, tool, summary, \
                        fingerprint, created_ms, expires_ms, state, decided_ms, decided_by, reason, \
-                       autorun";
+                       autorun, tally, asked_because";
 
 fn approval_from_row(r: &Row<'_>) -> rusqlite::Result<ApprovalRecord> {
     let project: String = r.get(1)?;
@@ -69,6 +108,11 @@ fn approval_from_row(r: &Row<'_>) -> rusqlite::Result<ApprovalRecord> {
     let autorun: String = r.get(14)?;
     let autorun = serde_json::from_str(&autorun)
         .map_err(|e| decode_error(14, format!("bad auto-run list: {e}")))?;
+    let tally: Option<String> = r.get(15)?;
+    let tally = tally
+        .map(|t| serde_json::from_str(&t))
+        .transpose()
+        .map_err(|e| decode_error(15, format!("bad change tally: {e}")))?;
     Ok(ApprovalRecord {
         id: r.get(0)?,
         project_id: ProjectId::parse(&project)
@@ -80,6 +124,8 @@ fn approval_from_row(r: &Row<'_>) -> rusqlite::Result<ApprovalRecord> {
         tool: r.get(5)?,
         summary: r.get(6)?,
         autorun,
+        tally,
+        asked_because: r.get(16)?,
         fingerprint: fingerprint
             .try_into()
             .map_err(|_| decode_error(7, "fingerprint is not 32 bytes".into()))?,
@@ -103,8 +149,14 @@ impl Store {
     pub fn insert_approval(&self, a: &ApprovalRecord) -> Result<(), StoreError> {
         let autorun = serde_json::to_string(&a.autorun)
             .map_err(|e| StoreError::Invalid(format!("bad auto-run list: {e}")))?;
+        let tally = a
+            .tally
+            .as_ref()
+            .map(serde_json::to_string)
+            .transpose()
+            .map_err(|e| StoreError::Invalid(format!("bad change tally: {e}")))?;
         self.conn().execute(
-            &format!("INSERT INTO approvals ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, 'pending', NULL, NULL, NULL, ?11)"),
+            &format!("INSERT INTO approvals ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, 'pending', NULL, NULL, NULL, ?11, ?12, ?13)"),
             params![
                 a.id,
                 a.project_id.as_str(),
@@ -117,6 +169,8 @@ impl Store {
                 a.created_ms,
                 a.expires_ms,
                 autorun,
+                tally,
+                a.asked_because,
             ],
         )?;
         Ok(())

@@ -231,6 +231,20 @@ ALTER TABLE projects ADD COLUMN require_full INTEGER NOT NULL DEFAULT 0
     CHECK (require_full IN (0, 1));
 "#;
 
+/// Version 12: what an approved change does, counted from its structured effects when it was
+/// planned (a JSON object; NULL for commands and for approvals an older Sluice recorded), so the
+/// risk every surface shows is never read back from the summary's text; and why it asked (the
+/// policy, mode or list that required it), so the audit log alone answers "why did this run";
+/// and the limit an assistant put on its own token (`drop_privileges`), with when.
+const V12: &str = r#"
+ALTER TABLE approvals ADD COLUMN tally TEXT
+    CHECK (tally IS NULL OR json_type(tally) = 'object');
+ALTER TABLE approvals ADD COLUMN asked_because TEXT NOT NULL DEFAULT '';
+ALTER TABLE tokens ADD COLUMN self_limit TEXT
+    CHECK (self_limit IS NULL OR self_limit IN ('read-only', 'paused'));
+ALTER TABLE tokens ADD COLUMN self_limited_ms INTEGER;
+"#;
+
 /// Every migration, oldest first.
 pub(crate) fn migrations() -> Migrations<'static> {
     Migrations::new(vec![
@@ -245,8 +259,9 @@ pub(crate) fn migrations() -> Migrations<'static> {
         M::up(V9),
         M::up(V10),
         M::up(V11),
+        M::up(V12),
     ])
 }
 
 /// The schema version this build writes.
-pub(crate) const LATEST: usize = 11;
+pub(crate) const LATEST: usize = 12;

@@ -5,7 +5,7 @@
 //! projects ends with an empty set — it sees nothing; it never turns into "all projects".
 
 use rusqlite::{Connection, OptionalExtension, Row, params};
-use sluice_core::{ProjectId, TokenId};
+use sluice_core::{ProjectId, SelfLimit, TokenId};
 use subtle::ConstantTimeEq;
 
 use crate::error::{is_foreign_key_violation, unique_violation};
@@ -24,6 +24,9 @@ pub struct TokenRecord {
     pub last_used_ms: Option<i64>,
     pub expires_ms: Option<i64>,
     pub revoked_ms: Option<i64>,
+    /// The limit the assistant put on this token itself (`drop_privileges`), and when; only the
+    /// user lifts it ([`Store::lift_token_limit`]).
+    pub self_limit: Option<(SelfLimit, i64)>,
 }
 
 impl std::fmt::Debug for TokenRecord {
@@ -36,6 +39,7 @@ impl std::fmt::Debug for TokenRecord {
             .field("last_used_ms", &self.last_used_ms)
             .field("expires_ms", &self.expires_ms)
             .field("revoked_ms", &self.revoked_ms)
+            .field("self_limit", &self.self_limit)
             .finish_non_exhaustive()
     }
 }
@@ -65,8 +69,8 @@ pub struct NewToken {
     pub expires_ms: Option<i64>,
 }
 
-const COLUMNS: &str =
-    "id, label, hash, all_projects, created_ms, last_used_ms, expires_ms, revoked_ms";
+const COLUMNS: &str = "id, label, hash, all_projects, created_ms, last_used_ms, expires_ms, \
+                       revoked_ms, self_limit, self_limited_ms";
 const MAX_LABEL_CHARS: usize = 80;
 
 impl Store {
@@ -173,6 +177,39 @@ impl Store {
         Ok(token)
     }
 
+    /// Puts `limit` on the token at its own request. Only ever tightens: a limit already at
+    /// least as strict is kept (with its time), so an assistant cannot use this to lift one.
+    pub fn limit_token(&self, id: &TokenId, limit: SelfLimit) -> Result<TokenRecord, StoreError> {
+        let mut conn = self.conn();
+        let tx = conn.transaction()?;
+        let token =
+            load_token(&tx, "id", id.as_str())?.ok_or_else(|| token_not_found(id.as_str()))?;
+        if token.self_limit.is_none_or(|(now, _)| now < limit) {
+            tx.execute(
+                "UPDATE tokens SET self_limit = ?2, self_limited_ms = ?3 WHERE id = ?1",
+                params![id.as_str(), limit.as_str(), now_ms()],
+            )?;
+        }
+        let token =
+            load_token(&tx, "id", id.as_str())?.ok_or_else(|| token_not_found(id.as_str()))?;
+        tx.commit()?;
+        Ok(token)
+    }
+
+    /// Lifts the limit a token put on itself (the user's decision).
+    pub fn lift_token_limit(&self, id: &TokenId) -> Result<TokenRecord, StoreError> {
+        let mut conn = self.conn();
+        let tx = conn.transaction()?;
+        tx.execute(
+            "UPDATE tokens SET self_limit = NULL, self_limited_ms = NULL WHERE id = ?1",
+            params![id.as_str()],
+        )?;
+        let token =
+            load_token(&tx, "id", id.as_str())?.ok_or_else(|| token_not_found(id.as_str()))?;
+        tx.commit()?;
+        Ok(token)
+    }
+
     /// Whether any token or audit entry exists: state that a new install secret would orphan.
     pub fn has_secret_bound_state(&self) -> Result<bool, StoreError> {
         Ok(self.conn().query_row(
@@ -245,6 +282,14 @@ fn token_from_row(r: &Row<'_>) -> rusqlite::Result<TokenRecord> {
     let hash: [u8; 32] =
         hash.try_into().map_err(|_| decode_error(2, "token hash is not 32 bytes".into()))?;
     let all: bool = r.get(3)?;
+    let limit: Option<String> = r.get(8)?;
+    let self_limit = match limit {
+        None => None,
+        Some(s) => Some((
+            s.parse().map_err(|e: String| decode_error(8, e))?,
+            r.get::<_, Option<i64>>(9)?.unwrap_or_default(),
+        )),
+    };
     Ok(TokenRecord {
         id,
         label: r.get(1)?,
@@ -255,5 +300,6 @@ fn token_from_row(r: &Row<'_>) -> rusqlite::Result<TokenRecord> {
         last_used_ms: r.get(5)?,
         expires_ms: r.get(6)?,
         revoked_ms: r.get(7)?,
+        self_limit,
     })
 }

@@ -109,8 +109,13 @@ fn approvals_menu(view: &View) -> Result<Submenu> {
             .iter()
             .map(|line| MenuItem::new(label(&format!("⚠ {line}")), false, None))
             .collect();
+        // Then its risk class, the same words as the window's card and the audit log.
+        let risk = a.risk.as_ref().map(|r| MenuItem::new(label(&r.class), false, None));
         let mut items: Vec<&dyn IsMenuItem> =
             warnings.iter().map(|w| w as &dyn IsMenuItem).collect();
+        if let Some(risk) = &risk {
+            items.push(risk);
+        }
         items.push(&once);
         if let Some(always) = &always {
             items.push(always);

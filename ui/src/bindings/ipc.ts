@@ -219,7 +219,12 @@ export type TokenDto = { id: string, label: string,
 /**
  * `null`: every project.
  */
-scope: Array<ScopeEntry> | null, createdMs: number, lastUsedMs: number | null, expiresMs: number | null, revokedMs: number | null, };
+scope: Array<ScopeEntry> | null, createdMs: number, lastUsedMs: number | null, expiresMs: number | null, revokedMs: number | null, 
+/**
+ * The limit the assistant put on this token itself (`drop_privileges`): `read-only` or
+ * `paused`; `null` when none. Only the user lifts it (`restore_token`).
+ */
+selfLimit: string | null, selfLimitedMs: number | null, };
 
 export type CreateToken = { label: string, 
 /**
@@ -595,6 +600,7 @@ export type Commands = {
   list_tokens: { args: Record<string, never>; result: TokenDto[] };
   create_token: { args: { args: CreateToken }; result: CreatedToken };
   revoke_token: { args: { id: string }; result: TokenDto };
+  restore_token: { args: { id: string }; result: TokenDto };
   audit: { args: { query: AuditQuery }; result: AuditPage };
   verify_audit: { args: Record<string, never>; result: ChainStatus };
   set_project_policy: { args: { args: SetPolicy }; result: ProjectDto };

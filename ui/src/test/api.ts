@@ -37,6 +37,7 @@ export const api: Mocked = {
   listTokens: vi.fn(),
   createToken: vi.fn(),
   revokeToken: vi.fn(),
+  restoreToken: vi.fn(),
   audit: vi.fn(),
   verifyAudit: vi.fn(),
   setProjectPolicy: vi.fn(),

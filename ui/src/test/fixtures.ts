@@ -86,6 +86,8 @@ export const token = (over: Partial<TokenDto> = {}): TokenDto => ({
   lastUsedMs: null,
   expiresMs: null,
   revokedMs: null,
+  selfLimit: null,
+  selfLimitedMs: null,
   ...over,
 });
 

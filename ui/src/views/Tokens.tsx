@@ -1,5 +1,5 @@
 // Tokens: create (label, scope, expiry) → the token shown once with per-client snippets;
-// the list with last use; revoke.
+// the list with last use; revoke; restore a token whose assistant limited itself.
 
 import { useState } from "react";
 import { CLIPBOARD_CLEAR_MS, api } from "../api";
@@ -79,6 +79,26 @@ export function TokensView(props: {
                   <Time ms={t.expiresMs} />
                 </td>
                 <td>
+                  {t.revokedMs === null && t.selfLimit !== null && (
+                    <span className="self-limit" data-testid="token-self-limit">
+                      <span className="badge" title="The assistant lowered its own access (drop_privileges)">
+                        {t.selfLimit === "paused" ? "Paused itself" : "Read-only by its own choice"}
+                      </span>{" "}
+                      <button
+                        type="button"
+                        onClick={async () => {
+                          try {
+                            await api.restoreToken(t.id);
+                            setError(null);
+                          } catch (e) {
+                            setError(errorMessage(e));
+                          }
+                        }}
+                      >
+                        Restore…
+                      </button>{" "}
+                    </span>
+                  )}
                   {t.revokedMs !== null ? (
                     <span className="muted">Revoked</span>
                   ) : (

@@ -130,6 +130,155 @@ fn ap03_an_allow_rule_matches_only_the_exact_command() {
     refused(&call.join().unwrap(), "denied");
 }
 
+/// Every character a terminal could act on, that draws a second line, or that disguises text.
+fn hidden_in(out: &str) -> Vec<String> {
+    out.chars()
+        .filter(|&c| c != '\n' && sluice_core::text::is_hidden(c))
+        .map(|c| format!("U+{:04X}", c as u32))
+        .collect()
+}
+
+/// Approval text a terminal could be made to misrender: an assistant's argument, environment
+/// value and working folder carry a newline that draws a fake second "action:" line, an OSC
+/// sequence (clipboard write), a C1 CSI, a line separator, a bidi override and a tag character.
+/// Every CLI surface shows each as its code point: `approvals list`, `list --json`, `show`, the
+/// approve and deny confirmations, `rules list` and its JSON, `jobs` and the audit log.
+#[test]
+fn ap07_approval_fields_are_escaped_alike_on_every_cli_surface() {
+    let (sb, token) = executable("any");
+    std::fs::create_dir_all(sb.project.join("w\u{202E}txt.exe")).unwrap();
+    let server = sb.serve();
+    let args = json!({
+        "project": "demo",
+        "program": "echo",
+        "args": ["\u{1b}]52;c;cGF3bmVk\u{7}", "ok\u{2028}fine"],
+        "cwd": "w\u{202E}txt.exe",
+        "env": {
+            "CI": "1\n  action:   run echo harmless",
+            "NODE_ENV": "\u{9b}31mred\u{E0041}",
+        },
+    });
+    let call = call_async(server.port, &token, "run_command", args.clone());
+    let a = wait_pending(&sb);
+    let id = a["id"].as_str().unwrap().to_owned();
+    let list = sb.ok(&["approvals", "list"]);
+    let json = sb.ok(&["approvals", "list", "--json"]);
+    let show = sb.ok(&["approvals", "show", &id]);
+    for out in [&list, &json, &show] {
+        assert_eq!(hidden_in(out), Vec::<String>::new(), "{out}");
+    }
+    let actions = show.lines().filter(|l| l.trim_start().starts_with("action:")).count();
+    assert_eq!(actions, 1, "one action line, not a forged second one:\n{show}");
+    for shown in ["⟨U+000A⟩  action:", "⟨U+001B⟩]52;c;", "⟨U+009B⟩31m", "⟨U+2028⟩", "w⟨U+202E⟩txt"]
+    {
+        assert!(show.contains(shown), "{shown} in {show}");
+    }
+    let denied = sb.ok(&["approvals", "deny", &id, "--reason", "no\u{202E}pe"]);
+    assert_eq!(hidden_in(&denied), Vec::<String>::new(), "{denied}");
+    refused(&call.join().unwrap(), "denied");
+    let decided = sb.ok(&["approvals", "show", &id]);
+    assert_eq!(hidden_in(&decided), Vec::<String>::new(), "{decided}");
+    // The reason lost its hidden characters when the user gave it.
+    assert!(decided.contains("reason:   nope"), "{decided}");
+
+    // Approved always: the confirmation, the rule, the job and the audit entries.
+    let call = call_async(server.port, &token, "run_command", args);
+    let a = wait_pending(&sb);
+    let approved = sb.ok(&["approvals", "approve", a["id"].as_str().unwrap(), "--always"]);
+    ok(&call.join().unwrap());
+    let surfaces = [
+        approved,
+        sb.ok(&["rules", "list"]),
+        sb.ok(&["rules", "list", "--json"]),
+        sb.ok(&["jobs"]),
+        sb.ok(&["jobs", "--json"]),
+        sb.ok(&["audit", "list"]),
+        sb.ok(&["audit", "list", "--json"]),
+    ];
+    for out in &surfaces {
+        assert_eq!(hidden_in(out), Vec::<String>::new(), "{out}");
+    }
+    assert!(surfaces[1].contains("⟨U+000A⟩  action:"), "{}", surfaces[1]);
+}
+
+/// An assistant lowers its own privileges (`drop_privileges`) and cannot raise them again.
+/// Read-only keeps reads and refuses changes and commands, denies what it waited for and ends
+/// the jobs it started; `paused` refuses every request; asking for read-only again cannot lift
+/// `paused`; only `sluice token restore` does. The audit log records it with its reason.
+#[test]
+fn an_assistant_drops_its_own_privileges_and_only_the_user_restores_them() {
+    let (sb, token) = executable("any");
+    let other = sb.token("bystander", &[]);
+    std::fs::write(sb.project.join("doomed.txt"), "keep me\n").unwrap();
+    let server = sb.serve();
+    let port = server.port;
+    let m = marker();
+    let job = json!({"project": "demo", "program": "sleep", "args": [m.clone()]});
+    let started = ok(&approved(&sb, port, &token, "start_job", job, &[]));
+    let job_id = started["job_id"].as_str().unwrap().to_owned();
+    assert!(!survivors(&m).is_empty(), "the job runs");
+    let waiting =
+        call_async(port, &token, "delete_path", json!({"project": "demo", "path": "doomed.txt"}));
+    wait_pending(&sb);
+
+    let why = "I am not sure what I am doing";
+    let drop = |to: &str| call(port, &token, "drop_privileges", json!({"to": to, "reason": why}));
+    let out = ok(&drop("read-only"));
+    assert_eq!(out["limit"], "read-only", "{out}");
+    // What it waited for is denied, what it started is gone.
+    refused(&waiting.join().unwrap(), "denied");
+    assert!(sb.project.join("doomed.txt").exists());
+    wait_no_survivors(&m, Duration::from_secs(10));
+    let st = ok(&call(port, &token, "job_status", json!({"job_id": job_id})));
+    assert_eq!(st["state"], "cancelled", "{st}");
+
+    // Reads work; changes and commands are refused, saying why and who can undo it.
+    let read = json!({"project": "demo", "path": "doomed.txt"});
+    assert_eq!(ok(&call(port, &token, "read_file", read))["content"], "keep me\n");
+    let write = json!({"project": "demo", "path": "new.txt", "content": "x"});
+    let msg = refused(&call(port, &token, "write_file", write.clone()), "read_only_project");
+    assert!(msg.contains("drop_privileges") && msg.contains("only the user"), "{msg}");
+    let run = json!({"project": "demo", "program": "true"});
+    refused(&call(port, &token, "run_command", run), "forbidden");
+    let listed = ok(&call(port, &token, "list_projects", json!({})));
+    assert_eq!(
+        (&listed["projects"][0]["access"], &listed["projects"][0]["execution"]),
+        (&json!("read-only"), &json!("off"))
+    );
+    assert_eq!(ok(&call(port, &token, "server_info", json!({})))["self_limit"], "read-only");
+    // Nothing the assistant sends raises it: an unknown level is refused, others are unchanged.
+    let v = call(port, &token, "drop_privileges", json!({"to": "read-write"}));
+    assert!(v["error"].is_object() || v["result"]["isError"] == json!(true), "{v}");
+    assert_eq!(ok(&call(port, &token, "server_info", json!({})))["self_limit"], "read-only");
+    ok(&call(port, &other, "write_file", write.clone()));
+
+    // Paused: every request refused, as when the user pauses, and read-only cannot lift it.
+    assert_eq!(ok(&drop("paused"))["limit"], "paused");
+    let r = post(port, &bearer(&token), &call_body("drop_privileges", json!({"to": "read-only"})));
+    assert_eq!(r.status, 503, "{}", r.body);
+    assert_eq!(r.json()["error"]["data"]["code"], "paused");
+    let listed: Value = serde_json::from_str(&sb.ok(&["token", "list", "--json"])).unwrap();
+    let runner = listed.as_array().unwrap().iter().find(|t| t["label"] == "runner").unwrap();
+    assert_eq!(runner["self_limit"], "paused", "{runner}");
+    assert!(sb.ok(&["token", "list"]).contains("[paused by its own choice]"));
+    let audit = sb.ok(&["audit", "list", "--json"]);
+    assert!(
+        audit.contains("token.self_limit") && audit.contains(&format!("read-only: {why}")),
+        "{audit}"
+    );
+
+    // Only the user restores it.
+    assert!(sb.err(&["token", "restore", "bystander"]).contains("no limit of its own"));
+    sb.ok(&["token", "restore", "runner"]);
+    ok(&call(
+        port,
+        &token,
+        "write_file",
+        json!({"project": "demo", "path": "new2.txt", "content": "y"}),
+    ));
+    assert!(sb.ok(&["audit", "list"]).contains("token.lift_limit"));
+}
+
 #[test]
 fn ap05_an_always_allowed_make_asks_again_once_the_assistant_changes_its_recipes() {
     let (sb, token) = executable("any");

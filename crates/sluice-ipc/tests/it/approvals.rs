@@ -3,7 +3,7 @@
 
 use std::time::{Duration, Instant};
 
-use sluice_engine::{AskOutcome, AskRequest, Engine, EngineConfig, SecretPreference};
+use sluice_engine::{AskOutcome, AskRequest, ChangeTally, Engine, EngineConfig, SecretPreference};
 use sluice_ipc::*;
 use tokio_util::sync::CancellationToken;
 
@@ -38,13 +38,15 @@ fn fixture() -> Fixture {
 /// Starts an `ask` on its own thread, as the MCP layer does for a delete, and returns the
 /// approval's id once it is pending along with the handle to the outcome.
 fn ask(f: &Fixture, summary: &str) -> (String, std::thread::JoinHandle<AskOutcome>) {
-    ask_noting(f, summary, Vec::new())
+    ask_noting(f, summary, None, Vec::new())
 }
 
-/// [`ask`] for a change that touches auto-run paths, as `write_file` asks for `.vscode/tasks.json`.
+/// [`ask`] for a change with what it does counted (`Plan::tally`) and the auto-run paths it
+/// touches, as `write_file` asks for `.vscode/tasks.json`.
 fn ask_noting(
     f: &Fixture,
     summary: &str,
+    tally: Option<ChangeTally>,
     autorun: Vec<sluice_core::AutoRunHit>,
 ) -> (String, std::thread::JoinHandle<AskOutcome>) {
     let engine = f.engine.clone();
@@ -63,6 +65,8 @@ fn ask_noting(
                 project: &handle,
                 tool: "delete_path",
                 summary,
+                tally,
+                asked_because: "the project asks before deletes".into(),
                 fingerprint: [7; 32],
             };
             engine.ask_change(req, autorun, CancellationToken::new(), |_| {}).await.unwrap()
@@ -217,12 +221,23 @@ fn approval_events_become_ui_events() {
 #[test]
 fn a_change_says_what_it_destroys_and_whether_that_can_be_restored() {
     let f = fixture();
-    let (id, waiting) = ask(
+    let tally = ChangeTally {
+        deleted_files: 1,
+        deleted_folders: 1,
+        deleted_entries: 40,
+        overwritten: 1,
+        created_files: 1,
+        destructive: 3,
+        ..ChangeTally::default()
+    };
+    let (id, waiting) = ask_noting(
         &f,
         "delete notes/old.txt (12 B, restorable)\n\
          delete folder build/ (40 entries, 1.2 MB, restorable)\n\
          overwrite README.md (1 B → 2 B, restorable)\n\
          create src/new.rs (3 B)",
+        Some(tally),
+        Vec::new(),
     );
     let risk = approval(&f.engine, &id).unwrap().risk.expect("a change is classed");
     assert_eq!(
@@ -242,15 +257,18 @@ fn a_change_says_what_it_destroys_and_whether_that_can_be_restored() {
     // Decided, the summary is the same, and so is what it says.
     assert_eq!(list_approvals(&f.engine).unwrap()[0].risk, Some(risk));
 
-    let (id, waiting) = ask(&f, "create folder src/\ncreate src/a.rs (3 B)");
+    let adds = ChangeTally { created_files: 1, created_folders: 1, ..ChangeTally::default() };
+    let (id, waiting) =
+        ask_noting(&f, "create folder src/\ncreate src/a.rs (3 B)", Some(adds), Vec::new());
     let risk = approval(&f.engine, &id).unwrap().risk.unwrap();
     assert_eq!(risk.class, "creates 1 file and 1 folder");
     assert_eq!(risk.why, "only adds new files and folders; nothing that exists changes");
     decide_approval(&f.engine, &id, Verdict::Deny, None, DecidedFrom::Window).unwrap();
     waiting.join().unwrap();
 
-    // Text the file tools never write is not classed: nothing is made up.
-    let (id, waiting) = ask(&f, "something else entirely");
+    // The class comes from the counts, never from the text: a summary that reads like a
+    // delete, asked without counts, is not classed; nothing is made up.
+    let (id, waiting) = ask(&f, "delete a.txt (1 B, restorable)");
     assert_eq!(approval(&f.engine, &id).unwrap().risk, None);
     decide_approval(&f.engine, &id, Verdict::Deny, None, DecidedFrom::Window).unwrap();
     waiting.join().unwrap();
@@ -279,6 +297,8 @@ fn ask_command(
                 project: &handle,
                 tool: "run_command",
                 summary: format!("run {}", verdict.resolved.display()),
+                tally: None,
+                asked_because: format!("execution mode {} asks", handle.exec),
                 fingerprint,
             };
             let outcome = engine.ask(req, CancellationToken::new(), |_| {}).await.unwrap();
@@ -356,7 +376,12 @@ fn an_autorun_approval_says_what_runs_on_every_surface() {
         program: "VS Code".into(),
         consequence: "VS Code runs tasks marked runOn folderOpen when you open the folder".into(),
     };
-    let (id, waiting) = ask_noting(&f, "create .vscode/tasks.json (2 B)", vec![hit.clone()]);
+    let (id, waiting) = ask_noting(
+        &f,
+        "create .vscode/tasks.json (2 B)",
+        Some(ChangeTally { created_files: 1, ..ChangeTally::default() }),
+        vec![hit.clone()],
+    );
     let a = approval(&f.engine, &id).unwrap();
     assert_eq!(
         a.autorun,

@@ -6,7 +6,7 @@ use std::sync::Mutex;
 
 use serde_json::{Value, json};
 use sluice_engine::clients::Dirs;
-use sluice_ipc::dispatch::{self, AUTHORIZE_TITLE, Api, Desktop, Question};
+use sluice_ipc::dispatch::{self, AUTHORIZE_TITLE, Api, Desktop, Question, WIDEN_TITLE};
 use sluice_ipc::{Connector, IpcError};
 
 /// A desktop whose user answers every question the same way; it records what it was asked.
@@ -267,4 +267,36 @@ fn copy_secret_goes_to_the_desktop() {
     let f = Fixture::new(false);
     assert_eq!(f.call("copy_secret", json!({ "text": "slc_x" })).unwrap(), Value::Null);
     assert_eq!(*f.user.copied.lock().unwrap(), ["slc_x"]);
+}
+
+/// Restoring a token whose assistant limited itself widens what it may do: the window's request
+/// waits for the user's native yes; a token with no such limit is refused before anything is
+/// asked.
+#[test]
+fn restoring_a_self_limited_token_waits_for_the_users_yes() {
+    for answer in [false, true] {
+        let f = Fixture::new(answer);
+        let engine = &f.base.engine;
+        let (token, secret) = engine.create_token("Cursor", None, None).unwrap();
+        let caller = engine.authenticate(&secret).unwrap();
+        engine.drop_privileges(&caller, sluice_core::SelfLimit::ReadOnly, Some("unsure")).unwrap();
+        let id = json!({ "id": token.id.as_str() });
+        let got = f.call("restore_token", id.clone());
+        let limit = engine.tokens().unwrap()[0].self_limit.map(|(l, _)| l);
+        let asked = f.user.asked.lock().unwrap().clone();
+        assert_eq!(asked.len(), 1);
+        assert_eq!(asked[0].title, WIDEN_TITLE);
+        assert!(asked[0].text.contains("limited itself to read-only"), "{}", asked[0].text);
+        if answer {
+            assert_eq!(got.unwrap()["selfLimit"], Value::Null);
+            assert_eq!(limit, None);
+            // Nothing left to lift: refused, nothing asked.
+            let e = f.call("restore_token", id).unwrap_err();
+            assert_eq!(e.code, "invalid_argument", "{}", e.message);
+            assert_eq!(f.user.asked.lock().unwrap().len(), 1);
+        } else {
+            assert_eq!(got.unwrap_err().code, "denied");
+            assert_eq!(limit, Some(sluice_core::SelfLimit::ReadOnly));
+        }
+    }
 }

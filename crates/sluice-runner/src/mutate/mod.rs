@@ -39,7 +39,6 @@ use sluice_guard::{FileId, RelPath};
 
 pub use args::*;
 pub use store::BackupLimits;
-pub use summary::ChangeTally;
 
 use action::{Exec, Step};
 use store::{Record, Status, Store};
@@ -168,6 +167,11 @@ impl Plan {
     /// characters shown as `⟨U+202E⟩`.
     pub fn summary(&self) -> String {
         summary::render(&self.effects)
+    }
+
+    /// What the change does, counted: kept with its approval so every surface classes it alike.
+    pub fn tally(&self) -> sluice_core::ChangeTally {
+        summary::tally(&self.effects)
     }
 }
 

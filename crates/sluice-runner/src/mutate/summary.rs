@@ -1,21 +1,15 @@
-//! The human one-liners of [`super::Plan::summary`]. Built only from project-relative paths and
-//! sizes; every character that could hide or disguise text on a screen or in a terminal is
-//! shown as its code point, and nothing is truncated.
+//! The human one-liners of [`super::Plan::summary`] and the counts of [`super::Plan::tally`],
+//! both from the plan's effects. The lines are built only from project-relative paths and sizes;
+//! every character that could hide or disguise text on a screen or in a terminal is shown as its
+//! code point, and nothing is truncated.
+
+use sluice_core::ChangeTally;
 
 use super::args::{Effect, EffectKind};
 
-/// `s` with control characters (terminal escapes included), bidi overrides and zero-width
-/// characters replaced by a visible `⟨U+202E⟩`.
+/// [`sluice_core::text::visible`], owned.
 pub(crate) fn visible(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        if c.is_control() || sluice_core::redact::is_deceptive(c) {
-            out.push_str(&format!("⟨U+{:04X}⟩", c as u32));
-        } else {
-            out.push(c);
-        }
-    }
-    out
+    sluice_core::text::visible(s).into_owned()
 }
 
 pub(crate) fn size(bytes: u64) -> String {
@@ -62,82 +56,29 @@ fn line(e: &Effect) -> String {
     }
 }
 
-/// What a change does, counted from its [`super::Plan::summary`] — which is all an approval
-/// keeps of the plan. Read back here, beside the renderer, so the two cannot drift apart
-/// unnoticed (the tests render every kind of effect and count it again).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct ChangeTally {
-    pub deleted_files: u64,
-    pub deleted_folders: u64,
-    /// Entries below the deleted folders, recursively.
-    pub deleted_entries: u64,
-    /// Files and folders moved to another path.
-    pub moved: u64,
-    pub overwritten: u64,
-    pub created_files: u64,
-    pub created_folders: u64,
-    /// Effects that remove or replace something: deletes, moves, overwrites.
-    pub destructive: u64,
-    /// Of those, how many `restore` cannot undo.
-    pub not_restorable: u64,
-}
-
-impl ChangeTally {
-    /// Counts the effects of a summary [`super::Plan::summary`] wrote; `None` for any other
-    /// text (a command's summary, or a line this renderer never writes).
-    pub fn from_summary(summary: &str) -> Option<ChangeTally> {
-        let mut tally = ChangeTally::default();
-        for line in summary.split('\n') {
-            tally.count(line)?;
+/// What `effects` do, counted from the effects themselves (never from their rendering).
+pub(crate) fn tally(effects: &[Effect]) -> ChangeTally {
+    let mut t = ChangeTally::default();
+    for e in effects {
+        match (&e.kind, e.files_in_dir) {
+            (EffectKind::Create, _) => t.created_files += 1,
+            (EffectKind::Mkdir, _) => t.created_folders += 1,
+            (EffectKind::Overwrite, _) => t.overwritten += 1,
+            (EffectKind::Delete, Some(n)) => {
+                t.deleted_folders += 1;
+                t.deleted_entries += n;
+            }
+            (EffectKind::Delete, None) => t.deleted_files += 1,
+            (EffectKind::Move { .. }, _) => t.moved += 1,
         }
-        Some(tally)
+        if matches!(e.kind, EffectKind::Overwrite | EffectKind::Delete | EffectKind::Move { .. }) {
+            t.destructive += 1;
+            if !e.restorable {
+                t.not_restorable += 1;
+            }
+        }
     }
-
-    fn count(&mut self, line: &str) -> Option<()> {
-        // `create folder {path}/` is the one form without a final group. A file path never
-        // ends in '/', and every other form ends in ')'.
-        if line.starts_with("create folder ") && line.ends_with('/') {
-            self.created_folders += 1;
-            return Some(());
-        }
-        // The renderer appends one parenthesized group, with no parenthesis inside, after the
-        // paths: the last " (" starts it whatever the paths contain.
-        let body = line.strip_suffix(')')?;
-        let open = body.rfind(" (")?;
-        let (head, group) = (&body[..open], &body[open + 2..]);
-        let parts: Vec<&str> = group.split(", ").collect();
-        if head.starts_with("create ") {
-            (parts.len() == 1).then_some(())?;
-            self.created_files += 1;
-            return Some(());
-        }
-        let restorable = match *parts.last()? {
-            "restorable" => true,
-            "not restorable" => false,
-            _ => return None,
-        };
-        if head.starts_with("overwrite ") && parts.len() == 2 {
-            self.overwritten += 1;
-        } else if head.starts_with("delete folder ") && head.ends_with('/') && parts.len() == 3 {
-            let entries = parts[0].strip_suffix(" entries")?.parse::<u64>().ok()?;
-            self.deleted_folders += 1;
-            self.deleted_entries += entries;
-        } else if head.starts_with("delete ") && parts.len() == 2 {
-            self.deleted_files += 1;
-        } else if head.starts_with("move ")
-            && head.contains(" → ")
-            && (parts.len() == 2 || (parts.len() == 3 && parts[0] == "folder"))
-        {
-            self.moved += 1;
-        } else {
-            return None;
-        }
-        self.destructive += 1;
-        if !restorable {
-            self.not_restorable += 1;
-        }
-        Some(())
-    }
+    t
 }
 
 #[cfg(test)]
@@ -156,7 +97,7 @@ mod tests {
     }
 
     #[test]
-    fn every_rendered_effect_is_counted_back() {
+    fn every_kind_of_effect_is_counted() {
         let mut folder = effect("old", EffectKind::Delete, true);
         folder.files_in_dir = Some(12);
         let mut moved_folder = effect("a", EffectKind::Move { to: "b".into() }, true);
@@ -170,9 +111,8 @@ mod tests {
             effect("new.rs", EffectKind::Create, true),
             effect("made", EffectKind::Mkdir, true),
         ];
-        let tally = ChangeTally::from_summary(&render(&effects)).unwrap();
         assert_eq!(
-            tally,
+            tally(&effects),
             ChangeTally {
                 deleted_files: 1,
                 deleted_folders: 1,
@@ -187,8 +127,8 @@ mod tests {
         );
     }
 
-    /// Paths are the assistant's choice: ones that imitate the renderer's own words, groups
-    /// or line breaks count as what the renderer says they are, never as more.
+    /// Paths are the assistant's choice: ones that imitate the renderer's own words, groups or
+    /// line breaks change nothing in the count, which never looks at the rendered text.
     #[test]
     fn paths_that_look_like_summaries_count_as_one_effect() {
         let tricky = [
@@ -199,28 +139,16 @@ mod tests {
             "line\ndelete y (1 B, restorable)",
         ];
         for path in tricky {
-            let one = ChangeTally::from_summary(&render(&[effect(path, EffectKind::Delete, true)]));
-            let one = one.unwrap_or_else(|| panic!("{path:?}"));
+            let one = tally(&[effect(path, EffectKind::Delete, true)]);
             assert_eq!(
                 (one.deleted_files, one.deleted_folders, one.destructive),
                 (1, 0, 1),
                 "{path:?}"
             );
-            let made = ChangeTally::from_summary(&render(&[effect(path, EffectKind::Mkdir, true)]));
-            assert_eq!(made.map(|t| t.created_folders), Some(1), "{path:?}");
-        }
-    }
-
-    #[test]
-    fn other_text_is_not_a_change() {
-        for text in [
-            "",
-            "run /usr/bin/cargo test — risk caution: runs `cargo test`; network off",
-            "delete a.txt (1 B, restorable)\nrun rm -rf /",
-            "delete a.txt (1 B, maybe)",
-            "delete folder a/ (many entries, 1 B, restorable)",
-        ] {
-            assert_eq!(ChangeTally::from_summary(text), None, "{text:?}");
+            let made = tally(&[effect(path, EffectKind::Mkdir, true)]);
+            assert_eq!((made.created_folders, made.destructive), (1, 0), "{path:?}");
+            // The rendering shows the line break as a code point: still one line.
+            assert_eq!(render(&[effect(path, EffectKind::Delete, true)]).lines().count(), 1);
         }
     }
 }

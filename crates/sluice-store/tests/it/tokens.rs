@@ -85,3 +85,34 @@ fn touch_revoke_and_expiry() {
     assert_eq!(s.revoke_token(&ghost).unwrap_err().code(), ErrorCode::NotFound);
     assert!(!format!("{revoked:?}").contains("hash"), "Debug hides the hash");
 }
+
+/// A token's own limit only ever tightens: `paused` is not lowered to `read-only` by asking for
+/// it, and asking again keeps the first time; only lifting clears it. The database refuses a
+/// limit it does not know.
+#[test]
+fn a_self_limit_only_tightens_until_lifted() {
+    use sluice_core::SelfLimit::{Paused, ReadOnly};
+    let (_tmp, dir) = data_dir();
+    let s = open(&dir);
+    let t = s.insert_token(&new("agent", [7; 32], None)).unwrap();
+    assert_eq!(t.self_limit, None);
+    let ro = s.limit_token(&t.id, ReadOnly).unwrap().self_limit.unwrap();
+    assert_eq!(ro.0, ReadOnly);
+    assert_eq!(s.limit_token(&t.id, ReadOnly).unwrap().self_limit, Some(ro), "kept, with its time");
+    assert_eq!(s.limit_token(&t.id, Paused).unwrap().self_limit.unwrap().0, Paused);
+    assert_eq!(
+        s.limit_token(&t.id, ReadOnly).unwrap().self_limit.unwrap().0,
+        Paused,
+        "never lowered"
+    );
+    assert_eq!(s.find_token("agent").unwrap().unwrap().self_limit.unwrap().0, Paused);
+    assert_eq!(s.lift_token_limit(&t.id).unwrap().self_limit, None);
+    let ghost = sluice_core::TokenId::generate();
+    assert_eq!(s.limit_token(&ghost, Paused).unwrap_err().code(), ErrorCode::NotFound);
+
+    let raw = rusqlite::Connection::open(dir.join(sluice_store::DB_FILE)).unwrap();
+    let err = raw
+        .execute("UPDATE tokens SET self_limit = 'admin' WHERE id = ?1", [t.id.as_str()])
+        .unwrap_err();
+    assert!(err.to_string().contains("CHECK"), "{err}");
+}
