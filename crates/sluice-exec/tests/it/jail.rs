@@ -125,6 +125,60 @@ fn credentials_inner(home: &Path) {
     }
 }
 
+/// Toolchain folders reached through links, as when `~/.cargo` and `~/.m2` live on another
+/// disk: jobs still start and see the tools, and the credential stores inside the linked folders
+/// stay unreadable — through the home's path, the link's target and the cargo home's copy.
+#[test]
+fn sb_credentials_stay_hidden_in_toolchain_folders_reached_through_links() {
+    if let Some(home) = std::env::var_os("SLUICE_FAKE_HOME") {
+        return linked_inner(Path::new(&home));
+    }
+    let top = tempfile::tempdir().expect("tempdir");
+    let (home, disk) = (top.path().join("home"), top.path().join("disk"));
+    for (dir, store) in [(".cargo", "credentials.toml"), (".m2", "settings.xml")] {
+        let real = disk.join(dir.trim_start_matches('.'));
+        std::fs::create_dir_all(real.join("bin")).expect("mkdir");
+        std::fs::write(real.join(store), format!("CANARY-{dir}")).expect("write");
+        std::fs::write(real.join("bin/tool"), "TOOL-VISIBLE").expect("write");
+        std::fs::create_dir_all(&home).expect("mkdir");
+        std::os::unix::fs::symlink(&real, home.join(dir)).expect("link");
+    }
+    let exe = std::env::current_exe().expect("current exe");
+    let out = std::process::Command::new(exe)
+        .args([
+            "--exact",
+            "jail::sb_credentials_stay_hidden_in_toolchain_folders_reached_through_links",
+            "--test-threads=1",
+        ])
+        .env("SLUICE_FAKE_HOME", &home)
+        .env("HOME", &home)
+        .env_remove("CARGO_HOME")
+        .output()
+        .expect("run inner harness");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(text.contains("1 passed"), "{text}");
+}
+
+fn linked_inner(home: &Path) {
+    let fx = Fixture::new();
+    let disk = home.with_file_name("disk");
+    let script = format!(
+        "cat '{h}/.cargo/credentials.toml' '{d}/cargo/credentials.toml' \
+           \"$CARGO_HOME/credentials.toml\" '{h}/.m2/settings.xml' '{d}/m2/settings.xml' \
+           2>/dev/null; grep -r CANARY '{h}/' '{d}' 2>/dev/null; \
+         cat '{h}/.cargo/bin/tool' || cat \"$CARGO_HOME/bin/tool\"; echo; echo ran",
+        h = home.display(),
+        d = disk.display()
+    );
+    for namespaces in [true, false] {
+        let out = run_with(&fx, "sh", &["-c", &script], |r| r.sandbox.namespaces = namespaces);
+        assert!(out.stdout.contains("ran"), "the job starts (namespaces {namespaces}): {out:?}");
+        assert!(!out.stdout.contains("CANARY"), "namespaces {namespaces}: {out:?}");
+        assert!(out.stdout.contains("TOOL-VISIBLE"), "toolchains stay: {out:?}");
+    }
+}
+
 /// Stand-ins for the host's sockets, in a folder beside the project and in the host's /tmp:
 /// a job connects to none of them, while a socket in its own temp folder works.
 #[test]
