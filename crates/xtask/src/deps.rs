@@ -1,8 +1,9 @@
-//! Installs what the tests need, only when it is missing: Debian packages (git, ripgrep, a
-//! Secret Service for the keychain test, Go and (where it is a package) Chromium for the
-//! sandbox's "keeps working" tests, WebKitGTK and Xvfb for the desktop app), the MCP
-//! clients written by others (the Python SDK in a private virtualenv under `target/`), the
-//! window's npm packages (`ui/`) and `tauri-driver` for the end-to-end test.
+//! Installs what the tests need, only when it is missing: Debian packages (git, ripgrep,
+//! `dbus-daemon` for private session buses — the keychain test's Secret Service, the tray
+//! test's stand-in desktop panel —, Go and (where it is a package) Chromium for the sandbox's
+//! "keeps working" tests, WebKitGTK, libayatana-appindicator and Xvfb for the desktop app),
+//! the MCP clients written by others (the Python SDK in a private virtualenv under
+//! `target/`), the window's npm packages (`ui/`) and `tauri-driver` for the end-to-end test.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -50,7 +51,8 @@ const TAURI_DRIVER_VERSION: &str = "^2";
 
 /// The test Python's packages, pinned (tests must not change under us): the MCP SDK the client
 /// tests drive; jsonschema and PyYAML to check generated client configurations; python-xlib for
-/// the app benchmark to close a window as a window manager would.
+/// the end-to-end tests to answer native dialogs and the app benchmark to close a window, as a
+/// user and a window manager would.
 const PY_PACKAGES: &[&str] =
     &["mcp==2.3.0", "jsonschema==4.26.0", "pyyaml==6.0.4", "python-xlib==0.33"];
 

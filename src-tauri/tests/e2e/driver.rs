@@ -2,7 +2,8 @@
 //! app), a WebDriver session, and lookups that poll with deadlines instead of sleeping.
 //! tauri-driver sometimes resets a request ("SendRequest"): reads are retried until their
 //! deadline; clicks are retried only after checking that the first one did not land.
-//! Shared by the end-to-end test and the screenshots command (`examples/screenshots.rs`).
+//! Shared by the end-to-end test and the screenshots command (`examples/screenshots.rs`); the
+//! tray test (`tray.rs`) uses only the X server and the native dialogs, without WebDriver.
 #![allow(dead_code)]
 
 use std::io::{BufRead, BufReader};
@@ -20,7 +21,7 @@ const STEP: Duration = Duration::from_secs(30);
 const POLL: Duration = Duration::from_millis(100);
 
 /// A process group killed when dropped (the X server; tauri-driver with its children).
-struct Group(Child);
+pub struct Group(pub Child);
 
 impl Drop for Group {
     fn drop(&mut self) {
@@ -32,7 +33,8 @@ impl Drop for Group {
     }
 }
 
-fn spawn_group(cmd: &mut Command) -> Group {
+/// Starts `cmd` as the leader of a process group of its own, killed with the returned guard.
+pub fn spawn_group(cmd: &mut Command) -> Group {
     cmd.process_group(0);
     Group(cmd.spawn().unwrap_or_else(|e| panic!("cannot start {cmd:?}: {e}")))
 }
@@ -74,6 +76,70 @@ pub enum Native {
     Close,
 }
 
+/// A private X server on a display it chose itself.
+pub struct Xvfb {
+    /// `:N`, for `DISPLAY`.
+    pub display: String,
+    pub group: Group,
+}
+
+impl Xvfb {
+    pub fn start() -> Xvfb {
+        // Xvfb picks a free display and tells us which on stdout.
+        let mut xvfb = Command::new("Xvfb");
+        xvfb.args(["-displayfd", "1", "-screen", "0", "1280x800x24", "-nolisten", "tcp"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null());
+        let mut group = spawn_group(&mut xvfb);
+        let mut line = String::new();
+        BufReader::new(group.0.stdout.take().unwrap()).read_line(&mut line).unwrap();
+        assert!(line.trim().parse::<u32>().is_ok(), "Xvfb did not report a display: {line:?}");
+        Xvfb { display: format!(":{}", line.trim()), group }
+    }
+}
+
+/// Answers the native dialog titled `title` on `display` if it is up (`native_dialog.py`);
+/// `false` when it is not up yet and `deadline` has not passed.
+pub fn answer_native_now(display: &str, title: &str, answer: Native, deadline: Instant) -> bool {
+    let answer = match answer {
+        Native::Accept => "accept",
+        Native::Return => "return",
+        Native::Close => "close",
+    };
+    match native_dialog(display, title, answer) {
+        Some(true) => true,
+        Some(false) if Instant::now() < deadline => false,
+        Some(false) => panic!("no native dialog {title:?} came up"),
+        None => panic!("cannot answer the native dialog {title:?}"),
+    }
+}
+
+/// Whether the native dialog titled `title` is up on `display` (touching nothing).
+pub fn native_dialog_up(display: &str, title: &str) -> bool {
+    native_dialog(display, title, "present")
+        .unwrap_or_else(|| panic!("cannot look for the native dialog {title:?}"))
+}
+
+/// Runs `native_dialog.py`: `Some(true)` when it found the dialog (and did `action`),
+/// `Some(false)` when no such dialog is up, `None` when it failed (its stderr shown).
+fn native_dialog(display: &str, title: &str, action: &str) -> Option<bool> {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/e2e/native_dialog.py");
+    let out = Command::new(crate::client::python())
+        .arg(&script)
+        .args([title, action])
+        .env("DISPLAY", display)
+        .output()
+        .expect("run python");
+    match out.status.code() {
+        Some(0) => Some(true),
+        Some(3) => Some(false),
+        _ => {
+            eprintln!("native_dialog.py: {}", String::from_utf8_lossy(&out.stderr));
+            None
+        }
+    }
+}
+
 pub struct Session {
     driver: Option<WebDriver>,
     pub mcp_port: u16,
@@ -91,16 +157,7 @@ impl Session {
 
     /// Starts the app with extra environment variables (e.g. a GTK theme).
     pub async fn start_with(app: &Path, data_dir: &Path, env: &[(&str, &str)]) -> Session {
-        // Xvfb picks a free display and tells us which on stdout.
-        let mut xvfb = Command::new("Xvfb");
-        xvfb.args(["-displayfd", "1", "-screen", "0", "1280x800x24", "-nolisten", "tcp"])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null());
-        let mut xvfb = spawn_group(&mut xvfb);
-        let mut line = String::new();
-        BufReader::new(xvfb.0.stdout.take().unwrap()).read_line(&mut line).unwrap();
-        let display = format!(":{}", line.trim());
-        assert!(line.trim().parse::<u32>().is_ok(), "Xvfb did not report a display: {line:?}");
+        let Xvfb { display, group: xvfb } = Xvfb::start();
 
         let (port, native_port, mcp_port) = (free_port(), free_port(), free_port());
         let mut cmd = Command::new(tauri_driver());
@@ -148,28 +205,9 @@ impl Session {
     /// Answers the app's native dialog titled `title` once it has opened, as a user would with
     /// the keyboard (`native_dialog.py`; WebDriver cannot reach native dialogs).
     pub async fn answer_native(&self, title: &str, answer: Native) {
-        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/e2e/native_dialog.py");
         let deadline = Instant::now() + STEP;
-        loop {
-            let out = Command::new(crate::client::python())
-                .arg(&script)
-                .arg(title)
-                .arg(match answer {
-                    Native::Accept => "accept",
-                    Native::Return => "return",
-                    Native::Close => "close",
-                })
-                .env("DISPLAY", &self.display)
-                .output()
-                .expect("run python");
-            match out.status.code() {
-                Some(0) => return,
-                Some(3) if Instant::now() < deadline => tokio::time::sleep(POLL).await,
-                _ => panic!(
-                    "cannot answer the native dialog {title:?}: {}",
-                    String::from_utf8_lossy(&out.stderr)
-                ),
-            }
+        while !answer_native_now(&self.display, title, answer, deadline) {
+            tokio::time::sleep(POLL).await;
         }
     }
 

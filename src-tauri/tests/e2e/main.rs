@@ -13,6 +13,9 @@
 //! Cursor against the app's temporary home folder (`connect.rs`). Every step asserts on what
 //! the window shows.
 //!
+//! The tray menu has a test of its own (`tray.rs`): the tray process under a stand-in
+//! desktop panel on a private D-Bus (`tray_host.rs`), its menu read and clicked over D-Bus.
+//!
 //! Needs: `tauri-driver` (PATH or ~/.cargo/bin), `WebKitWebDriver`, `Xvfb`, and the Python SDK
 //! in `SLUICE_TEST_PYTHON` — `cargo xtask test` installs all of them and builds `ui/dist` first.
 
@@ -22,6 +25,8 @@
 mod client;
 mod connect;
 mod driver;
+mod tray;
+mod tray_host;
 
 use std::path::{Path, PathBuf};
 

@@ -2,7 +2,8 @@
 dialogs put the safe answer first, focused and default:
 - `return` gives the dialog the focus and presses Return (the default: "no");
 - `accept` presses Tab first, moving to the button that allows, then Return;
-- `close` closes it like a window manager's close button (WM_DELETE_WINDOW): "no" too.
+- `close` closes it like a window manager's close button (WM_DELETE_WINDOW): "no" too;
+- `present` touches nothing: exits 0 while the dialog is up.
 Exits 3 when no such window is up yet (the dialog opens asynchronously; the caller retries).
 Xvfb runs no window manager, so the focus is set here."""
 
@@ -43,6 +44,8 @@ def main():
     w = find(d, title)
     if w is None:
         sys.exit(3)
+    if answer == "present":
+        return
     if answer == "close":
         message = protocol.event.ClientMessage(
             window=w,
