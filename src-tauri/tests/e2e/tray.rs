@@ -44,6 +44,8 @@ const RESUME: &str = "Resume AI access";
 const STOP: &str = "Emergency stop (kills every job, denies approvals)";
 /// How an approval of `echo` names its risk, after the exact command.
 const ECHO_RISK: &str = "risk caution: runs `echo`; writes confined to the project, network off";
+/// The risk class the tray shows for an `echo` waiting in `any` mode.
+const COMMAND_CLASS: &str = "arbitrary program";
 
 /// The `sluice` CLI beside the tray binary, where `cargo test --workspace` builds it (and
 /// where the tray itself looks for it).
@@ -346,13 +348,17 @@ fn tray_menu_approves_denies_always_allows_pauses_and_stops() {
     let summary = format!("delete {name} (4 B, restorable)");
     let headline = format!("{TOKEN_LABEL} · {summary} · demo");
     let approval = wait_approval(&host, &headline);
+    // Its risk class comes first, as text: the same words the window's card and the CLI show.
+    const DELETE_CLASS: &str = "deletes 1 file (restorable)";
     assert_eq!(
         entries(&approval),
-        [("Approve", true), ("Deny", true), ("Details in Sluice…", true)],
+        [(DELETE_CLASS, false), ("Approve", true), ("Deny", true), ("Details in Sluice…", true)],
         "{}",
         approval.render()
     );
     let id = approval_id(&data, &summary);
+    let shown = sluice(&data, &["approvals", "show", &id]);
+    assert!(shown.contains(&format!("risk:     {DELETE_CLASS}")), "{shown}");
     click(&host, &["Approvals (1)", &headline, "Approve"]);
     ok(&waiting.join().unwrap());
     assert!(!project.join(name).exists(), "the approved delete ran");
@@ -381,6 +387,7 @@ fn tray_menu_approves_denies_always_allows_pauses_and_stops() {
     assert_eq!(
         entries(&approval),
         [
+            (COMMAND_CLASS, false),
             ("Approve once", true),
             ("Always allow this command", true),
             ("Deny", true),
@@ -436,6 +443,7 @@ fn tray_menu_approves_denies_always_allows_pauses_and_stops() {
     assert_eq!(
         entries(menu.labelled(&headline).unwrap()),
         [
+            (COMMAND_CLASS, false),
             ("Approve once (resume AI access first)", false),
             ("Always allow this command (resume AI access first)", false),
             ("Deny", true),
