@@ -16,6 +16,15 @@ export function TokensView(props: {
 }) {
   const [created, setCreated] = useState<CreatedToken | null>(null);
   const [error, setError] = useState<string | null>(null);
+  // A row's action: its refusal is shown above the list, a success clears it.
+  const act = (f: () => Promise<unknown>) => async () => {
+    try {
+      await f();
+      setError(null);
+    } catch (e) {
+      setError(errorMessage(e));
+    }
+  };
   return (
     <section aria-label="Tokens">
       <div className="section-head">
@@ -84,17 +93,7 @@ export function TokensView(props: {
                       <span className="badge" title="The assistant lowered its own access (drop_privileges)">
                         {t.selfLimit === "paused" ? "Paused itself" : "Read-only by its own choice"}
                       </span>{" "}
-                      <button
-                        type="button"
-                        onClick={async () => {
-                          try {
-                            await api.restoreToken(t.id);
-                            setError(null);
-                          } catch (e) {
-                            setError(errorMessage(e));
-                          }
-                        }}
-                      >
+                      <button type="button" onClick={act(() => api.restoreToken(t.id))}>
                         Restore…
                       </button>{" "}
                     </span>
@@ -107,14 +106,7 @@ export function TokensView(props: {
                       danger
                       question={`Revoke ${visible(t.label)}? Clients using it are refused at once.`}
                       confirmLabel="Revoke"
-                      onConfirm={async () => {
-                        try {
-                          await api.revokeToken(t.id);
-                          setError(null);
-                        } catch (e) {
-                          setError(errorMessage(e));
-                        }
-                      }}
+                      onConfirm={act(() => api.revokeToken(t.id))}
                     />
                   )}
                 </td>

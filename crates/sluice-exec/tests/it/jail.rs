@@ -70,15 +70,22 @@ fn sb_credentials_every_default_store_is_unreadable_from_a_job() {
     std::fs::write(home.path().join(".cargo/bin/tool"), "TOOL-VISIBLE").expect("write");
     std::fs::create_dir_all(home.path().join(".m2/repository")).expect("mkdir");
     std::fs::create_dir_all(home.path().join(".gradle/caches")).expect("mkdir");
+    rerun_with_home(
+        "jail::sb_credentials_every_default_store_is_unreadable_from_a_job",
+        home.path(),
+    );
+}
+
+/// Runs this binary's test `name` again, alone, with `home` as the engine's HOME and no
+/// CARGO_HOME (so the cargo home is the one in `home`): the engine reads where the home and its
+/// toolchains are from its own environment. The test's inner half finds `SLUICE_FAKE_HOME`.
+fn rerun_with_home(name: &str, home: &Path) {
     let exe = std::env::current_exe().expect("current exe");
     let out = std::process::Command::new(exe)
-        .args([
-            "--exact",
-            "jail::sb_credentials_every_default_store_is_unreadable_from_a_job",
-            "--test-threads=1",
-        ])
-        .env("SLUICE_FAKE_HOME", home.path())
-        .env("HOME", home.path())
+        .args(["--exact", name, "--test-threads=1"])
+        .env("SLUICE_FAKE_HOME", home)
+        .env("HOME", home)
+        .env_remove("CARGO_HOME")
         .output()
         .expect("run inner harness");
     let text = String::from_utf8_lossy(&out.stdout);
@@ -143,21 +150,10 @@ fn sb_credentials_stay_hidden_in_toolchain_folders_reached_through_links() {
         std::fs::create_dir_all(&home).expect("mkdir");
         std::os::unix::fs::symlink(&real, home.join(dir)).expect("link");
     }
-    let exe = std::env::current_exe().expect("current exe");
-    let out = std::process::Command::new(exe)
-        .args([
-            "--exact",
-            "jail::sb_credentials_stay_hidden_in_toolchain_folders_reached_through_links",
-            "--test-threads=1",
-        ])
-        .env("SLUICE_FAKE_HOME", &home)
-        .env("HOME", &home)
-        .env_remove("CARGO_HOME")
-        .output()
-        .expect("run inner harness");
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{text}\n{}", String::from_utf8_lossy(&out.stderr));
-    assert!(text.contains("1 passed"), "{text}");
+    rerun_with_home(
+        "jail::sb_credentials_stay_hidden_in_toolchain_folders_reached_through_links",
+        &home,
+    );
 }
 
 fn linked_inner(home: &Path) {
