@@ -186,15 +186,6 @@ fn facts_dir(root: &Path, cwd: &str) -> PathBuf {
     }
 }
 
-fn exec_failure(e: sluice_exec::ExecError) -> Failure {
-    use sluice_core::Coded;
-    let code = match e {
-        sluice_exec::ExecError::Stopped => ErrorCode::Stopped,
-        ref other => other.code(),
-    };
-    Failure::new(code, e.to_string())
-}
-
 fn offered_key(fingerprint: &[u8; 32]) -> String {
     format!("{KV_PENDING_RULE}{}", blake3::Hash::from(*fingerprint).to_hex())
 }
@@ -250,7 +241,7 @@ impl Engine {
         let rules: Vec<AllowRule> =
             self.allow_rules(Some(&handle.id))?.into_iter().map(|r| r.rule).collect();
         let policy = Policy { mode: handle.exec, ask_in_project: true, rules: &rules };
-        sluice_exec::decide(spec, &facts, &trusted, &policy).map_err(exec_failure)
+        sluice_exec::decide(spec, &facts, &trusted, &policy).map_err(Failure::from)
     }
 
     /// How to test or build the project (`run_tests` / `run_build`): the command detected from
@@ -267,7 +258,7 @@ impl Engine {
         let root = handle.workspace.root().path().to_path_buf();
         let roots: Vec<PathBuf> = self.projects()?.into_iter().map(|p| p.root).collect();
         sluice_exec::detect::detect(&root, cwd, req, &TrustedPath::from_env(&roots))
-            .map_err(exec_failure)
+            .map_err(Failure::from)
     }
 
     /// The approval fingerprint of a verdict (the command's BLAKE3 hash).

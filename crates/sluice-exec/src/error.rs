@@ -1,7 +1,7 @@
 //! The crate's one error type. Messages never contain physical paths: the engine forwards them
 //! to assistants as they are.
 
-use sluice_core::{Coded, ErrorCode};
+use sluice_core::{Coded, ErrorCode, Failure};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ExecError {
@@ -57,8 +57,14 @@ impl Coded for ExecError {
             }
             ExecError::Limit(_) => ErrorCode::LimitExceeded,
             ExecError::ConfinementUnavailable(_) => ErrorCode::ConfinementUnavailable,
-            ExecError::Stopped => ErrorCode::Paused,
+            ExecError::Stopped => ErrorCode::Stopped,
             ExecError::Os { .. } => ErrorCode::Internal,
         }
+    }
+}
+
+impl From<ExecError> for Failure {
+    fn from(e: ExecError) -> Failure {
+        Failure::new(e.code(), e.to_string())
     }
 }

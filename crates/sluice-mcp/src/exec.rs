@@ -337,7 +337,7 @@ impl SluiceServer {
     ) -> Result<RunCommandOutput, Failure> {
         let req = self.prepare(start, spec).await?;
         let command = req.command.display();
-        let out = self.engine().jobs().run(req).await.map_err(exec_failure)?;
+        let out = self.engine().jobs().run(req).await.map_err(Failure::from)?;
         Ok(RunCommandOutput {
             command,
             state: state_str(out.state),
@@ -362,8 +362,8 @@ impl SluiceServer {
     async fn start_job_with(&self, start: Start, args: CommandArgs) -> Result<JobOutput, Failure> {
         let req = self.prepare(start, args.spec(JOB_DEFAULT_TIMEOUT, JOB_MAX_TIMEOUT)).await?;
         let jobs = self.engine().jobs();
-        let id = jobs.start(req).map_err(exec_failure)?;
-        Ok(JobOutput::from(jobs.status(&id).map_err(exec_failure)?))
+        let id = jobs.start(req).map_err(Failure::from)?;
+        Ok(JobOutput::from(jobs.status(&id).map_err(Failure::from)?))
     }
 
     async fn run_tests_with(
@@ -390,7 +390,7 @@ impl SluiceServer {
         action: Action,
     ) -> Result<ToolchainRunOutput, Failure> {
         let toolchain = match args.toolchain.as_deref() {
-            Some(name) => Some(Toolchain::parse(name).map_err(exec_failure)?),
+            Some(name) => Some(Toolchain::parse(name).map_err(Failure::from)?),
             None => None,
         };
         let detection = {
@@ -422,15 +422,6 @@ impl SluiceServer {
             run,
         })
     }
-}
-
-fn exec_failure(e: ExecError) -> Failure {
-    use sluice_core::Coded;
-    let code = match e {
-        ExecError::Stopped => ErrorCode::Stopped,
-        ref other => other.code(),
-    };
-    Failure::new(code, e.to_string())
 }
 
 fn respond<T: Serialize>(r: Result<T, Failure>) -> Result<CallToolResult, ErrorData> {
@@ -598,7 +589,7 @@ impl SluiceServer {
                         status.id
                     ),
                 ),
-                other => exec_failure(other),
+                other => Failure::from(other),
             })?;
         Ok(JobLogsOutput {
             text: page.text,
@@ -619,8 +610,8 @@ impl SluiceServer {
         }
         let id: JobId = status.id;
         let done = tokio::task::spawn_blocking(move || {
-            engine.jobs().cancel(&id).map_err(exec_failure)?;
-            engine.jobs().status(&id).map_err(exec_failure)
+            engine.jobs().cancel(&id).map_err(Failure::from)?;
+            engine.jobs().status(&id).map_err(Failure::from)
         })
         .await
         .map_err(|_| Failure::internal())??;
