@@ -1,0 +1,3 @@
+//! sluice-mcp's integration tests (one binary; each module a subject).
+
+mod tools;
