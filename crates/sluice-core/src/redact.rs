@@ -1,5 +1,5 @@
 //! Redaction of known secret formats in text that leaves Sluice (log lines, error messages,
-//! later: command output). Replaces each match with `[redacted:<kind>]`.
+//! command output). Replaces each match with `[redacted:<kind>]`.
 
 use std::borrow::Cow;
 use std::sync::LazyLock;

@@ -1,5 +1,5 @@
 //! Events the engine publishes for the desktop app: the window and tray redraw from these
-//! instead of polling. Approvals and jobs will add their own variants.
+//! instead of polling.
 
 use sluice_core::ProjectId;
 

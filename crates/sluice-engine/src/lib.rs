@@ -1,6 +1,6 @@
 //! The engine: control (authentication, pause, scope, the policy decision point, audit) over the
-//! store, the runner and git. One `Engine` serves HTTP, stdio (through HTTP) and, later, the
-//! desktop window; the CLI drives the same administrative operations.
+//! store, the runner and git. One `Engine` serves HTTP, stdio (through HTTP) and the
+//! desktop app's tray and window; the CLI drives the same administrative operations.
 //!
 //! The engine caches projects and tokens and reloads them when another process commits to the
 //! database (`PRAGMA data_version`), so `sluice token revoke` or `sluice pause` in a terminal
@@ -688,7 +688,7 @@ impl Engine {
         self.audit.append(record, Durability::Now);
     }
 
-    // ----- the human's operations (CLI now, window later) --------------------------------
+    // ----- the human's operations (CLI, tray, window) ----------------------------------------
 
     pub fn projects(&self) -> Result<Vec<Project>, Failure> {
         Ok(self.refresh()?.projects.clone())

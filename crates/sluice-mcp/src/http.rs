@@ -28,7 +28,7 @@ use crate::direct::Direct;
 use crate::limits::{Limiter, Limits, Refusal};
 use crate::server::SluiceServer;
 
-/// The largest request body accepted (a JSON-RPC message with, later, file contents).
+/// The largest request body accepted (a JSON-RPC message, file contents included).
 pub const MAX_BODY_BYTES: usize = 8 * 1024 * 1024;
 /// Connections open at once; more are closed on accept (HS-07).
 pub const MAX_CONNECTIONS: usize = 512;
