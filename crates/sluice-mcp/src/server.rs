@@ -66,9 +66,16 @@ impl SluiceServer {
         SluiceServer { engine, tool_router }
     }
 
-    /// Every tool Sluice offers.
+    /// Every tool Sluice offers, each output schema admitting the tool's refusals too.
     pub fn all_tools() -> ToolRouter<SluiceServer> {
-        SluiceServer::tool_router() + SluiceServer::write_tools() + SluiceServer::exec_tools()
+        let mut router =
+            SluiceServer::tool_router() + SluiceServer::write_tools() + SluiceServer::exec_tools();
+        for route in router.map.values_mut() {
+            if let Some(schema) = &route.attr.output_schema {
+                route.attr.output_schema = Some(Arc::new(admit_refusals(schema)));
+            }
+        }
+        router
     }
 
     pub(crate) fn engine(&self) -> &Arc<Engine> {
@@ -186,6 +193,35 @@ pub(crate) fn succeeded<T: Serialize>(output: &T) -> CallToolResult {
             failed(&Failure::internal())
         }
     }
+}
+
+/// `schema` (a tool's output) widened to also admit what [`failed`] puts in an error result's
+/// structured content, `{code, message}`. A result with `isError` need not match the output
+/// schema, but the TypeScript SDK v1 — what most clients embed — checks an error's structured
+/// content against it anyway and throws on a mismatch, so the model would never see Sluice's
+/// code and recovery message. `$defs` stay at the top, where the output's `$ref`s point.
+fn admit_refusals(schema: &rmcp::model::JsonObject) -> rmcp::model::JsonObject {
+    let mut output = schema.clone();
+    let mut top = rmcp::model::JsonObject::new();
+    for key in ["$schema", "$defs", "title"] {
+        if let Some(v) = output.remove(key) {
+            top.insert(key.to_owned(), v);
+        }
+    }
+    top.insert("type".to_owned(), json!("object"));
+    let refusal = json!({
+        "type": "object",
+        "description": "A refusal (the result has `isError`): a stable code to act on and a \
+                        message saying how to recover.",
+        "properties": {
+            "code": { "type": "string", "description": "Stable: match on it, never on the message." },
+            "message": { "type": "string", "description": "For the reader: what to do next." },
+        },
+        "required": ["code", "message"],
+        "additionalProperties": false,
+    });
+    top.insert("anyOf".to_owned(), json!([Value::Object(output), refusal]));
+    top
 }
 
 pub(crate) fn failed(failure: &Failure) -> CallToolResult {

@@ -1,5 +1,6 @@
 //! MCP software written by others, on Node 22: the TypeScript SDK v2 client (2026-07-28,
-//! validating every structured result against its output schema) and the official conformance
+//! validating every structured result against its output schema), the v1 client (which checks
+//! error results against it too) and the official conformance
 //! suite for the scenarios that apply to a server without the suite's fixture tools. The suite
 //! has no bearer-token option, so it goes through `tests/node/auth-proxy.mjs`, which only adds
 //! the header: Sluice's authentication stays on.
@@ -38,6 +39,26 @@ fn typescript_sdk_v2_calls_every_tool() {
     assert!(out.status.success(), "{stdout}\n{stderr}");
     assert!(stdout.starts_with("OK "), "{stdout}");
     assert!(!stderr.contains("unknown format"), "schema warnings: {stderr}");
+}
+
+/// The TypeScript SDK v1, which most clients embed, checks an error result's structured content
+/// against the tool's output schema too: every refusal must reach the caller as a result.
+#[test]
+fn typescript_sdk_v1_sees_every_refusal_as_a_result() {
+    let sb = Sandbox::new();
+    sb.add_project();
+    let token = sb.token("ts-v1", &[]);
+    let server = sb.serve();
+    let out = Command::new(node())
+        .arg(node_dir().join("ts_v1_client.mjs"))
+        .env("SLUICE_URL", server.url())
+        .env("SLUICE_TOKEN", &token)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert!(stdout.starts_with("OK "), "{stdout}");
 }
 
 /// Scenarios that need no fixture tools, resources or prompts.
