@@ -1,5 +1,5 @@
 // The window's rendering of untrusted text matches the engine's (`sluice_core::text`): the same
-// Unicode classes, the same ⟨U+XXXX⟩ form, tabs and newlines kept for multi-line text.
+// Unicode classes, the same ⟨U+202E⟩ form, tabs and newlines kept for multi-line text.
 import { describe, expect, it } from "vitest";
 import { visible } from "./format";
 

@@ -42,8 +42,9 @@ pub fn is_hidden(c: char) -> bool {
     c.is_control() || is_deceptive(c)
 }
 
-/// `s` with every control and deceptive character shown as `⟨U+XXXX⟩`; borrowed when nothing
-/// needed it. A newline is a control character too: the result is always one line.
+/// `s` with every control and deceptive character shown as its code point (`⟨U+202E⟩`);
+/// borrowed when nothing needed it. A newline is a control character too: the result is always
+/// one line.
 pub fn visible(s: &str) -> Cow<'_, str> {
     let Some(first) = s.find(is_hidden) else {
         return Cow::Borrowed(s);

@@ -21,14 +21,15 @@ fn node_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/node")
 }
 
-#[test]
-fn typescript_sdk_v2_calls_every_tool() {
+/// Runs `script` (in tests/node) against a fresh server with a project and a token; it prints
+/// "OK <n> checks" and exits 0 when every check passed.
+fn run_client(script: &str, label: &str) {
     let sb = Sandbox::new();
     sb.add_project();
-    let token = sb.token("ts", &[]);
+    let token = sb.token(label, &[]);
     let server = sb.serve();
     let out = Command::new(node())
-        .arg(node_dir().join("ts_client.mjs"))
+        .arg(node_dir().join(script))
         .env("SLUICE_URL", server.url())
         .env("SLUICE_TOKEN", &token)
         .env("SLUICE_CANARY", &sb.canary)
@@ -41,24 +42,16 @@ fn typescript_sdk_v2_calls_every_tool() {
     assert!(!stderr.contains("unknown format"), "schema warnings: {stderr}");
 }
 
+#[test]
+fn typescript_sdk_v2_calls_every_tool() {
+    run_client("ts_client.mjs", "ts");
+}
+
 /// The TypeScript SDK v1, which most clients embed, checks an error result's structured content
 /// against the tool's output schema too: every refusal must reach the caller as a result.
 #[test]
 fn typescript_sdk_v1_sees_every_refusal_as_a_result() {
-    let sb = Sandbox::new();
-    sb.add_project();
-    let token = sb.token("ts-v1", &[]);
-    let server = sb.serve();
-    let out = Command::new(node())
-        .arg(node_dir().join("ts_v1_client.mjs"))
-        .env("SLUICE_URL", server.url())
-        .env("SLUICE_TOKEN", &token)
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{stdout}\n{stderr}");
-    assert!(stdout.starts_with("OK "), "{stdout}");
+    run_client("ts_v1_client.mjs", "ts-v1");
 }
 
 /// Scenarios that need no fixture tools, resources or prompts.
