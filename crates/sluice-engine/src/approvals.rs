@@ -326,7 +326,7 @@ impl Engine {
         );
     }
 
-    fn record_approval_audit(
+    pub(crate) fn record_approval_audit(
         &self,
         r: &ApprovalRecord,
         action: &str,

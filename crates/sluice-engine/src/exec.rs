@@ -106,6 +106,15 @@ pub enum ApprovalRisk {
     Change(ChangeTally),
 }
 
+/// Who ended pending approvals without deciding each one: the user by another act (an
+/// emergency stop, a revoked token), or the assistant itself (`drop_privileges`). Never a
+/// decision to approve; the audit log records the denial on that side, under that name.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum EndedBy<'a> {
+    User(&'a str),
+    Assistant(&'a str),
+}
+
 /// The analysis of an offered command, kept beside its rule while the approval waits.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 struct Assessed {
@@ -467,25 +476,41 @@ impl Engine {
     }
 
     fn deny_pending_for_stop(&self) -> usize {
-        self.deny_pending(|_| true, "the user pressed the emergency stop", EMERGENCY_STOP)
+        let by = EndedBy::User(EMERGENCY_STOP);
+        self.deny_pending(|_| true, "the user pressed the emergency stop", by)
     }
 
-    /// Denies every pending approval `which` selects, with `reason`, decided by `by`; wakes the
-    /// calls waiting for them. Returns how many were denied.
+    /// Denies every pending approval `which` selects, with `reason`, ended `by` the user's act or
+    /// the assistant's own; wakes the calls waiting for them and records each in the audit log
+    /// on the side that ended it. Returns how many were denied.
     pub(crate) fn deny_pending(
         &self,
         which: impl Fn(&sluice_store::ApprovalRecord) -> bool,
         reason: &str,
-        by: &str,
+        by: EndedBy<'_>,
     ) -> usize {
+        let name = match by {
+            EndedBy::User(name) | EndedBy::Assistant(name) => name,
+        };
         let Ok(all) = self.store.list_approvals(0) else { return 0 };
         let mut denied = 0;
         for a in all.iter().filter(|a| a.state == ApprovalState::Pending && which(a)) {
             let state = ApprovalState::Denied(Some(reason.to_owned()));
-            if let Ok(true) = self.store.decide_approval(&a.id, &state, by) {
+            if let Ok(true) = self.store.decide_approval(&a.id, &state, name) {
                 denied += 1;
-                if let Ok(Some(decided)) = self.store.approval(&a.id) {
-                    self.record_approval_decision(&decided, AuditOutcome::Denied);
+                match (by, self.store.approval(&a.id)) {
+                    (EndedBy::User(_), Ok(Some(d))) => {
+                        self.record_approval_decision(&d, AuditOutcome::Denied);
+                    }
+                    (EndedBy::Assistant(_), Ok(Some(d))) => {
+                        self.record_approval_audit(
+                            &d,
+                            "approval.denied",
+                            AuditOutcome::Denied,
+                            None,
+                        );
+                    }
+                    _ => {}
                 }
                 self.emit(EngineEvent::ApprovalDecided { id: a.id.clone(), state: "denied" });
             }

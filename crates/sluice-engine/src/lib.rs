@@ -885,7 +885,8 @@ impl Engine {
         let t = self.store.revoke_token(&t.id).map_err(store_failure)?;
         // What the token asked for dies with it (TA-03): its calls waiting for the user end
         // with this denial, and later requests get 401.
-        self.deny_pending(|a| a.token_id == t.id, "the token was revoked", "token revoked");
+        let by = exec::EndedBy::User("token revoked");
+        self.deny_pending(|a| a.token_id == t.id, "the token was revoked", by);
         self.after_change("token.revoke", None);
         Ok(t)
     }
@@ -905,7 +906,7 @@ impl Engine {
         let t = self.store.limit_token(&caller.token_id, limit).map_err(store_failure)?;
         let in_force = t.self_limit.map_or(limit, |(l, _)| l);
         let why = format!("the assistant limited its own token to {in_force}");
-        self.deny_pending(|a| a.token_id == t.id, &why, &caller.label);
+        self.deny_pending(|a| a.token_id == t.id, &why, exec::EndedBy::Assistant(&caller.label));
         self.jobs.kill_owned(t.id.as_str());
         self.invalidate();
         paths::nudge(&self.data_dir);

@@ -266,6 +266,14 @@ fn an_assistant_drops_its_own_privileges_and_only_the_user_restores_them() {
         audit.contains("token.self_limit") && audit.contains(&format!("read-only: {why}")),
         "{audit}"
     );
+    // The delete it gave up is recorded as the assistant's doing, never as the user's decision.
+    let denied: Vec<Value> = audit
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|e| e["action"] == "approval.denied")
+        .collect();
+    assert_eq!(denied.len(), 1, "{audit}");
+    assert_eq!(denied[0]["actor"], "runner", "{audit}");
 
     // Only the user restores it.
     assert!(sb.err(&["token", "restore", "bystander"]).contains("no limit of its own"));
