@@ -51,6 +51,9 @@ pub enum ErrorCode {
     Denied,
     /// The action waited for the user's approval and the approval expired unanswered.
     ApprovalExpired,
+    /// The client cancelled the request (it closed the response stream or sent
+    /// `notifications/cancelled`); the command the call started was stopped.
+    Cancelled,
     /// The project requires full confinement for its jobs and this system cannot give it (on
     /// Linux: no namespaces, only the Landlock and seccomp fallback, or a layer missing).
     ConfinementUnavailable,
@@ -84,6 +87,7 @@ impl ErrorCode {
             ErrorCode::Forbidden => "forbidden",
             ErrorCode::Denied => "denied",
             ErrorCode::ApprovalExpired => "approval_expired",
+            ErrorCode::Cancelled => "cancelled",
             ErrorCode::ConfinementUnavailable => "confinement_unavailable",
             ErrorCode::Internal => "internal",
         }

@@ -501,9 +501,13 @@ impl Jobs {
 
     /// Starts `req`, waits for it, and returns its (capped, redacted) output.
     pub async fn run(&self, req: JobRequest) -> Result<RunOutput, ExecError> {
-        let id = self.start(req)?;
-        let status = self.wait(&id).await?;
-        let job = self.job(&id)?;
+        self.output(&self.start(req)?).await
+    }
+
+    /// Waits for a job to finish and returns its (capped, redacted) output.
+    pub async fn output(&self, id: &JobId) -> Result<RunOutput, ExecError> {
+        let status = self.wait(id).await?;
+        let job = self.job(id)?;
         let (out, err) = (job.ring(Stream::Stdout), job.ring(Stream::Stderr));
         Ok(RunOutput {
             state: status.state,

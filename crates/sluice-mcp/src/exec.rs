@@ -335,9 +335,25 @@ impl SluiceServer {
         start: Start,
         spec: CommandSpec,
     ) -> Result<RunCommandOutput, Failure> {
+        let cancel = start.cancel.clone();
         let req = self.prepare(start, spec).await?;
         let command = req.command.display();
-        let out = self.engine().jobs().run(req).await.map_err(Failure::from)?;
+        let jobs = self.engine().jobs();
+        let id = jobs.start(req).map_err(Failure::from)?;
+        // A closed response stream (or `notifications/cancelled`) cancels the request's token:
+        // the command approved for this call stops with it, it does not run on unseen.
+        let out = tokio::select! {
+            out = jobs.output(&id) => out.map_err(Failure::from)?,
+            () = cancel.cancelled() => {
+                let (jobs, id) = (jobs.clone(), id.clone());
+                // Cancelling waits for the whole tree to die.
+                let _ = tokio::task::spawn_blocking(move || jobs.cancel(&id)).await;
+                return Err(Failure::new(
+                    ErrorCode::Cancelled,
+                    "the client cancelled the request, so the command was stopped",
+                ));
+            }
+        };
         Ok(RunCommandOutput {
             command,
             state: state_str(out.state),

@@ -208,21 +208,11 @@ fn a_second_engine_cannot_serve_the_same_data_folder() {
 
 #[test]
 fn a_client_that_disconnects_withdraws_its_approval() {
-    use std::io::Write;
     let (sb, token) = writable();
     let server = sb.serve();
     std::fs::write(sb.project.join("old.txt"), "x").unwrap();
     let body = call_body("delete_path", json!({"project": "demo", "path": "old.txt"}));
-    let mut s = std::net::TcpStream::connect(("127.0.0.1", server.port)).unwrap();
-    write!(
-        s,
-        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nContent-Type: application/json\r\n\
-         Accept: application/json, text/event-stream\r\n{}Content-Length: {}\r\n\r\n{body}",
-        server.port,
-        bearer(&token),
-        body.len()
-    )
-    .unwrap();
+    let s = open_call(server.port, &token, &body);
     let id = wait_pending(&sb);
     drop(s);
     let deadline = Instant::now() + Duration::from_secs(20);
@@ -240,7 +230,7 @@ fn a_client_that_disconnects_withdraws_its_approval() {
 
 #[test]
 fn a_waiting_call_sends_progress_when_the_client_asked_for_it() {
-    use std::io::{BufRead, BufReader, Write};
+    use std::io::{BufRead, BufReader};
     let (sb, token) = writable();
     let server = sb.serve();
     std::fs::write(sb.project.join("old.txt"), "x").unwrap();
@@ -253,16 +243,7 @@ fn a_waiting_call_sends_progress_when_the_client_asked_for_it() {
         }
     })
     .to_string();
-    let mut s = std::net::TcpStream::connect(("127.0.0.1", server.port)).unwrap();
-    write!(
-        s,
-        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nContent-Type: application/json\r\n\
-         Accept: application/json, text/event-stream\r\n{}Connection: close\r\nContent-Length: {}\r\n\r\n{body}",
-        server.port,
-        bearer(&token),
-        body.len()
-    )
-    .unwrap();
+    let s = open_call(server.port, &token, &body);
     s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
     let id = wait_pending(&sb);
     let mut reader = BufReader::new(s);

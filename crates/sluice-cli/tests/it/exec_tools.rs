@@ -420,3 +420,44 @@ fn on_path(program: &str) -> Option<std::path::PathBuf> {
     let path = std::env::var_os("PATH")?;
     std::env::split_paths(&path).map(|d| d.join(program)).find(|p| p.is_file())
 }
+
+#[test]
+fn a_client_that_disconnects_after_approval_stops_the_command() {
+    let (sb, token) = executable("any");
+    let server = sb.serve();
+    // The command would leave a mark after a pause; it must die before that.
+    let args = json!({
+        "project": "demo", "program": "sh",
+        "args": ["-c", "echo started > started.txt; sleep 20; echo late > late.txt"],
+        "timeout_seconds": 120,
+    });
+    let s = open_call(server.port, &token, &call_body("run_command", args));
+    let approval = wait_pending(&sb);
+    sb.ok(&["approvals", "approve", approval["id"].as_str().unwrap()]);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !sb.project.join("started.txt").exists() {
+        assert!(Instant::now() < deadline, "the approved command never started");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let jobs: Value = serde_json::from_str(&sb.ok(&["jobs", "--json"])).unwrap();
+    let job = jobs.as_array().unwrap().iter().find(|j| j["state"] == "running").unwrap().clone();
+    drop(s); // the client goes away: the spec says that is a cancellation
+    wait_stored(&sb, job["id"].as_str().unwrap(), "cancelled");
+    // The audit says the call ended because the client cancelled it.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let audit = sb.ok(&["audit", "list", "--json", "--limit", "100"]);
+        let call = audit
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap())
+            .find(|e| e["action"] == "run_command");
+        if let Some(call) = call {
+            assert_eq!(call["outcome"], "error", "{call}");
+            assert_eq!(call["error_code"], "cancelled", "{call}");
+            break;
+        }
+        assert!(Instant::now() < deadline, "no audit record of the call: {audit}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(!sb.project.join("late.txt").exists(), "the command ran on after the client left");
+}

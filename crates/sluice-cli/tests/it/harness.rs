@@ -293,6 +293,23 @@ pub fn bearer(token: &str) -> String {
     format!("Authorization: Bearer {token}\r\nMCP-Protocol-Version: 2025-11-25\r\n")
 }
 
+/// Sends a `tools/call` over a raw socket and returns the open connection, so a test can read
+/// the response stream or close it mid-call.
+pub fn open_call(port: u16, token: &str, body: &str) -> std::net::TcpStream {
+    use std::io::Write;
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    write!(
+        s,
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\n{}Connection: close\r\n\
+         Content-Length: {}\r\n\r\n{body}",
+        bearer(token),
+        body.len()
+    )
+    .unwrap();
+    s
+}
+
 /// Calls a tool over raw HTTP and returns the JSON-RPC response.
 pub fn call(port: u16, token: &str, tool: &str, args: serde_json::Value) -> serde_json::Value {
     let r = post(port, &bearer(token), &call_body(tool, args));
