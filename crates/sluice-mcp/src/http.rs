@@ -201,47 +201,103 @@ fn plain(status: StatusCode, message: &'static str) -> Response {
     (status, [(header::CONTENT_TYPE, "text/plain; charset=utf-8")], message).into_response()
 }
 
-/// A JSON-RPC error body with Sluice's stable code in `data.code`.
-fn rpc_error(status: StatusCode, rpc_code: i32, failure: &Failure) -> Response {
-    rpc_error_with_id(status, rpc_code, failure, serde_json::Value::Null)
+/// JSON-RPC codes of the gate's refusals. MCP 2026-07-28 assigns none for these: it reserves
+/// −32020…−32099 for its own codes, calls −32000…−32019 legacy (new implementations should not
+/// use them), and asks that other codes be allocated outside JSON-RPC's reserved range. These
+/// are Sluice's, echoing the HTTP status; `data.code` (`unauthorized`, `rate_limited`,
+/// `paused`, `stopped`) stays the stable, machine-readable reason.
+pub mod rpc_code {
+    pub const UNAUTHORIZED: i32 = -31401;
+    pub const RATE_LIMITED: i32 = -31429;
+    pub const UNAVAILABLE: i32 = -31503;
 }
 
-fn rpc_error_with_id(
+/// The most of a refused request's body read to find its JSON-RPC id: a refusal is not worth
+/// buffering megabytes for, least of all for a client without a credential. A larger body is
+/// answered with `id: null`, as the spec allows when the id cannot be read.
+const REFUSAL_PEEK_BYTES: usize = 64 * 1024;
+
+/// A request the gate refuses with a JSON-RPC error: why, and how to say it.
+struct Refused {
     status: StatusCode,
     rpc_code: i32,
-    failure: &Failure,
-    id: serde_json::Value,
-) -> Response {
-    let body = json!({
-        "jsonrpc": "2.0",
-        "id": id,
-        "error": {
-            "code": rpc_code,
-            "message": failure.message,
-            "data": { "code": failure.code.as_str() },
-        },
-    });
-    (status, axum::Json(body)).into_response()
+    failure: Failure,
+    retry_after: Option<Duration>,
 }
 
-fn unauthorized(message: &str) -> Response {
-    let failure = Failure::new(ErrorCode::Unauthorized, message);
-    let mut res = rpc_error(StatusCode::UNAUTHORIZED, -32001, &failure);
-    // A plain Bearer challenge with no resource metadata keeps clients on their configured header
-    // instead of starting an OAuth flow.
-    res.headers_mut()
-        .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static(r#"Bearer realm="sluice""#));
-    res
-}
-
-fn too_many(retry_after: Duration, message: String) -> Response {
-    let failure = Failure::new(ErrorCode::RateLimited, message);
-    let mut res = rpc_error(StatusCode::TOO_MANY_REQUESTS, -32002, &failure);
-    let secs = retry_after.as_secs_f64().ceil().max(1.0) as u64;
-    if let Ok(v) = HeaderValue::from_str(&secs.to_string()) {
-        res.headers_mut().insert(header::RETRY_AFTER, v);
+impl Refused {
+    fn unauthorized(message: &str) -> Refused {
+        Refused {
+            status: StatusCode::UNAUTHORIZED,
+            rpc_code: rpc_code::UNAUTHORIZED,
+            failure: Failure::new(ErrorCode::Unauthorized, message),
+            retry_after: None,
+        }
     }
-    res
+
+    fn too_many(wait: Duration, message: String) -> Refused {
+        Refused {
+            status: StatusCode::TOO_MANY_REQUESTS,
+            rpc_code: rpc_code::RATE_LIMITED,
+            failure: Failure::new(ErrorCode::RateLimited, message),
+            retry_after: Some(wait),
+        }
+    }
+
+    /// AI access paused or stopped, by the user or by the token itself.
+    fn unavailable(failure: Failure) -> Refused {
+        Refused {
+            status: StatusCode::SERVICE_UNAVAILABLE,
+            rpc_code: rpc_code::UNAVAILABLE,
+            failure,
+            retry_after: None,
+        }
+    }
+
+    /// The refusal for a request whose body has not been read: reads a bounded part of it to
+    /// answer with the request's own id.
+    async fn answer_unread(self, body: Body) -> Response {
+        let id = match tokio::time::timeout(
+            BODY_TIMEOUT,
+            axum::body::to_bytes(body, REFUSAL_PEEK_BYTES),
+        )
+        .await
+        {
+            Ok(Ok(bytes)) => Peek::of(&bytes).id,
+            _ => None,
+        };
+        self.answer(id)
+    }
+
+    /// A JSON-RPC error body with Sluice's stable code in `data.code`, echoing `id` when the
+    /// request's could be read.
+    fn answer(self, id: Option<serde_json::Value>) -> Response {
+        let body = json!({
+            "jsonrpc": "2.0",
+            "id": id.unwrap_or(serde_json::Value::Null),
+            "error": {
+                "code": self.rpc_code,
+                "message": self.failure.message,
+                "data": { "code": self.failure.code.as_str() },
+            },
+        });
+        let mut res = (self.status, axum::Json(body)).into_response();
+        if self.status == StatusCode::UNAUTHORIZED {
+            // A plain Bearer challenge with no resource metadata keeps clients on their
+            // configured header instead of starting an OAuth flow.
+            res.headers_mut().insert(
+                header::WWW_AUTHENTICATE,
+                HeaderValue::from_static(r#"Bearer realm="sluice""#),
+            );
+        }
+        if let Some(wait) = self.retry_after {
+            let secs = wait.as_secs_f64().ceil().max(1.0) as u64;
+            if let Ok(v) = HeaderValue::from_str(&secs.to_string()) {
+                res.headers_mut().insert(header::RETRY_AFTER, v);
+            }
+        }
+        res
+    }
 }
 
 /// Exactly one `Authorization: Bearer <token>` header; anything else is no credential at all.
@@ -325,40 +381,23 @@ async fn guard(State(gate): State<Arc<Gate>>, req: Request, next: Next) -> Respo
         }
     }
 
-    let caller = match bearer(headers) {
-        Err(why) => {
-            if let Err(wait) = gate.limiter.auth_failed() {
-                return too_many(wait, "too many failed authentications; slow down".into());
-            }
-            return unauthorized(why);
-        }
-        Ok(token) => match gate.engine.authenticate(token) {
-            Ok(caller) => caller,
-            // A valid token that paused itself (`drop_privileges`) is refused like AI access
-            // paused by the user: not a failed authentication, which would slow other tokens.
-            Err(failure) if failure.code == ErrorCode::Paused => {
-                return rpc_error(StatusCode::SERVICE_UNAVAILABLE, -32003, &failure);
-            }
-            Err(failure) => {
-                tracing::info!(code = %failure.code, "rejected a bearer token");
-                if let Err(wait) = gate.limiter.auth_failed() {
-                    return too_many(wait, "too many failed authentications; slow down".into());
-                }
-                return unauthorized(&failure.message);
-            }
-        },
+    let caller = match authenticate(&gate, headers) {
+        Ok(caller) => caller,
+        Err(refused) => return refused.answer_unread(req.into_body()).await,
     };
-
     let permit = match gate.limiter.admit(&caller.token_id) {
         Ok(permit) => permit,
-        Err(Refusal::Rate(wait)) => {
-            return too_many(wait, format!("rate limit for token {:?} reached", caller.label));
-        }
-        Err(Refusal::Concurrency) => {
-            return too_many(
-                Duration::from_secs(1),
-                format!("too many requests in flight for token {:?}", caller.label),
-            );
+        Err(refusal) => {
+            let (wait, message) = match refusal {
+                Refusal::Rate(wait) => {
+                    (wait, format!("rate limit for token {:?} reached", caller.label))
+                }
+                Refusal::Concurrency => (
+                    Duration::from_secs(1),
+                    format!("too many requests in flight for token {:?}", caller.label),
+                ),
+            };
+            return Refused::too_many(wait, message).answer_unread(req.into_body()).await;
         }
     };
 
@@ -376,8 +415,7 @@ async fn guard(State(gate): State<Arc<Gate>>, req: Request, next: Next) -> Respo
     // `authenticate` refreshed the engine's state at the start of this request; a tool call
     // checks again, refreshed, right before it acts.
     if let Err(failure) = gate.engine.check_access_as_loaded() {
-        let id = peek.id.unwrap_or(serde_json::Value::Null);
-        return rpc_error_with_id(StatusCode::SERVICE_UNAVAILABLE, -32003, &failure, id);
+        return Refused::unavailable(failure).answer(peek.id);
     }
     parts.extensions.insert::<Caller>(caller.clone());
     let started = std::time::Instant::now();
@@ -411,6 +449,26 @@ async fn guard(State(gate): State<Arc<Gate>>, req: Request, next: Next) -> Respo
         );
     }
     res
+}
+
+/// The caller a request's bearer token names, or why there is none. Failed authentications are
+/// rate-limited across all tokens; a token that paused itself is not a failed authentication.
+fn authenticate(gate: &Gate, headers: &HeaderMap) -> Result<Caller, Refused> {
+    let failed = |message: &str| match gate.limiter.auth_failed() {
+        Err(wait) => Refused::too_many(wait, "too many failed authentications; slow down".into()),
+        Ok(()) => Refused::unauthorized(message),
+    };
+    let token = bearer(headers).map_err(failed)?;
+    match gate.engine.authenticate(token) {
+        Ok(caller) => Ok(caller),
+        // A valid token that paused itself (`drop_privileges`) is refused like AI access
+        // paused by the user: not a failed authentication, which would slow other tokens.
+        Err(failure) if failure.code == ErrorCode::Paused => Err(Refused::unavailable(failure)),
+        Err(failure) => {
+            tracing::info!(code = %failure.code, "rejected a bearer token");
+            Err(failed(&failure.message))
+        }
+    }
 }
 
 /// The parts of a JSON-RPC message the gate needs.

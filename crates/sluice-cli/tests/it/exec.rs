@@ -256,7 +256,9 @@ fn an_assistant_drops_its_own_privileges_and_only_the_user_restores_them() {
     assert_eq!(ok(&drop("paused"))["limit"], "paused");
     let r = post(port, &bearer(&token), &call_body("drop_privileges", json!({"to": "read-only"})));
     assert_eq!(r.status, 503, "{}", r.body);
-    assert_eq!(r.json()["error"]["data"]["code"], "paused");
+    let v = r.json();
+    assert_eq!((&v["id"], &v["error"]["code"]), (&json!(2), &json!(-31503)), "{v}");
+    assert_eq!(v["error"]["data"]["code"], "paused");
     let listed: Value = serde_json::from_str(&sb.ok(&["token", "list", "--json"])).unwrap();
     let runner = listed.as_array().unwrap().iter().find(|t| t["label"] == "runner").unwrap();
     assert_eq!(runner["self_limit"], "paused", "{runner}");
@@ -405,7 +407,9 @@ fn emergency_stop_kills_jobs_denies_approvals_refuses_requests_and_survives_rest
     let refused_while_stopped = |port: u16| {
         let r = post(port, &bearer(&token), &call_body("list_projects", json!({})));
         assert_eq!(r.status, 503, "{}", r.body);
-        assert_eq!(r.json()["error"]["data"]["code"], "stopped", "{}", r.body);
+        let v = r.json();
+        assert_eq!((&v["id"], &v["error"]["code"]), (&json!(2), &json!(-31503)), "{v}");
+        assert_eq!(v["error"]["data"]["code"], "stopped", "{v}");
     };
     refused_while_stopped(server.port);
     drop(server);

@@ -1,7 +1,7 @@
 //! Attacks on the HTTP surface, tried for real against `sluice serve` (SECURITY-CASES HS-*,
 //! TA-01, TA-03, UI-01) plus pause, revocation, expiry and scope taking effect at once.
 
-use serde_json::json;
+use serde_json::{Value, json};
 
 use crate::harness::*;
 
@@ -178,7 +178,15 @@ fn ta01_missing_or_malformed_credentials_get_401_and_no_listing() {
         assert_eq!(r.status, 401, "{headers:?}: {}", r.body);
         assert_eq!(r.header("www-authenticate").as_deref(), Some(r#"Bearer realm="sluice""#));
         assert!(!r.body.contains("read_file"), "a tool listing leaked: {}", r.body);
+        // The request's own id comes back, with Sluice's code outside the reserved range.
+        refusal(&r.json(), json!(1), -31401, "unauthorized");
     }
+    // A large body is not buffered for a client without a credential: its id stays unread.
+    let big = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+        "params": {"name": "list_projects", "arguments": {"pad": "a".repeat(100_000)}}});
+    let r = post(port, "MCP-Protocol-Version: 2025-11-25\r\n", &big.to_string());
+    assert_eq!(r.status, 401, "{}", r.body);
+    refusal(&r.json(), Value::Null, -31401, "unauthorized");
     // A token in the query string is refused outright, even a valid one.
     let r = raw(
         port,
@@ -277,7 +285,7 @@ fn pause_revocation_and_scope_apply_on_the_next_request() {
     let r = post(port, &bearer(&token), &call_body("list_projects", json!({})));
     assert_eq!(r.status, 503, "{}", r.body);
     let v = r.json();
-    assert_eq!(v["error"]["data"]["code"], "paused");
+    refusal(&v, json!(2), -31503, "paused");
     assert!(v["error"]["message"].as_str().unwrap().contains("paused"));
     sb.ok(&["resume"]);
     assert_eq!(names(&token).len(), 2);
@@ -287,6 +295,18 @@ fn pause_revocation_and_scope_apply_on_the_next_request() {
     let r = post(port, &bearer(&token), &call_body("list_projects", json!({})));
     assert_eq!(r.status, 401);
     assert!(r.body.contains("revoked"), "{}", r.body);
+    refusal(&r.json(), json!(2), -31401, "unauthorized");
+}
+
+/// A gate refusal: the request's id echoed, Sluice's JSON-RPC code — never one MCP 2026-07-28
+/// reserves (−32020…−32099), forbids (−32002) or calls legacy (−32000…−32019) — and the
+/// stable reason in `data.code`.
+fn refusal(v: &Value, id: Value, rpc_code: i64, code: &str) {
+    assert_eq!(v["id"], id, "{v}");
+    let got = v["error"]["code"].as_i64().unwrap();
+    assert!(!(-32099..=-32000).contains(&got), "a reserved JSON-RPC code: {v}");
+    assert_eq!(got, rpc_code, "{v}");
+    assert_eq!(v["error"]["data"]["code"], code, "{v}");
 }
 
 #[test]
@@ -359,7 +379,7 @@ fn per_token_rate_limit_answers_429_with_retry_after() {
     assert_eq!(r.status, 429);
     let wait: u64 = r.header("retry-after").expect("Retry-After").parse().unwrap();
     assert!((1..=3).contains(&wait), "{wait}");
-    assert_eq!(r.json()["error"]["data"]["code"], "rate_limited");
+    refusal(&r.json(), json!(1), -31429, "rate_limited");
     // Another token has its own budget.
     assert_eq!(post(server.port, &bearer(&other), &initialize_body()).status, 200);
 }
