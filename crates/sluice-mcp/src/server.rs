@@ -2,7 +2,7 @@
 //! place that checks access again at the point of execution, runs the tool, and appends the
 //! audit record. Tool bodies are thin adapters over the runner and the git crate.
 
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
 use std::time::Instant;
 
 use rmcp::handler::server::common::{Extension, schema_for_output};
@@ -10,7 +10,7 @@ use rmcp::handler::server::tool::{ToolCallContext, ToolRouter};
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, ListToolsResult,
-    PaginatedRequestParams, ResultType, ServerCapabilities, ServerConfig,
+    MetaObject, PaginatedRequestParams, ResultType, ServerCapabilities, ServerConfig,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, tool, tool_router};
@@ -185,9 +185,32 @@ pub(crate) enum Work {
     Walk,
 }
 
+/// Who answers: `initialize`'s `serverInfo`, and the same in every result's `_meta`.
+fn implementation() -> Implementation {
+    Implementation::new("sluice", env!("CARGO_PKG_VERSION"))
+        .with_title("Sluice")
+        .with_description("Authorized projects on this computer, guarded by Sluice")
+}
+
+/// The `_meta` of every result: `io.modelcontextprotocol/serverInfo`, which 2026-07-28 asks
+/// servers to include so a client can tell who answered without any connection state.
+pub(crate) fn result_meta() -> MetaObject {
+    static META: LazyLock<MetaObject> = LazyLock::new(|| {
+        let mut meta = MetaObject::default();
+        let info = serde_json::to_value(implementation()).unwrap_or_default();
+        meta.0.insert("io.modelcontextprotocol/serverInfo".to_owned(), info);
+        meta
+    });
+    META.clone()
+}
+
 pub(crate) fn succeeded<T: Serialize>(output: &T) -> CallToolResult {
     match serde_json::to_value(output) {
-        Ok(value) => CallToolResult::structured(value),
+        Ok(value) => {
+            let mut result = CallToolResult::structured(value);
+            result.meta = Some(result_meta());
+            result
+        }
         Err(err) => {
             tracing::error!(%err, "tool output did not serialize");
             failed(&Failure::internal())
@@ -226,7 +249,10 @@ fn admit_refusals(schema: &rmcp::model::JsonObject) -> rmcp::model::JsonObject {
 
 pub(crate) fn failed(failure: &Failure) -> CallToolResult {
     let message = sluice_core::redact::redact(&failure.message);
-    CallToolResult::structured_error(json!({ "code": failure.code.as_str(), "message": message }))
+    let content = json!({ "code": failure.code.as_str(), "message": message });
+    let mut result = CallToolResult::structured_error(content);
+    result.meta = Some(result_meta());
+    result
 }
 
 #[tool_router]
@@ -498,13 +524,12 @@ fn error_code_of(result: &Result<CallToolResponse, ErrorData>) -> (AuditOutcome,
 
 impl ServerHandler for SluiceServer {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-            .with_server_info(
-                Implementation::new("sluice", env!("CARGO_PKG_VERSION"))
-                    .with_title("Sluice")
-                    .with_description("Authorized projects on this computer, guarded by Sluice"),
-            )
-            .with_instructions(INSTRUCTIONS)
+        let mut config = ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(implementation())
+            .with_instructions(INSTRUCTIONS);
+        // `initialize` and `server/discover` answers carry it in `_meta` too.
+        config.meta = Some(result_meta());
+        config
     }
 
     async fn list_tools(
@@ -528,7 +553,7 @@ impl ServerHandler for SluiceServer {
         Ok(ListToolsResult {
             result_type: Some(ResultType::COMPLETE),
             tools: self.tool_router.list_all(),
-            meta: None,
+            meta: Some(result_meta()),
             next_cursor: None,
             cache_scope: None,
             ttl_ms: None,

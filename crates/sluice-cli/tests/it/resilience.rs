@@ -113,6 +113,60 @@ fn ap02_header_and_body_mismatch_is_refused_before_dispatch() {
     assert!(r.json()["result"]["structuredContent"]["content"].as_str().unwrap().contains("hello"));
 }
 
+#[test]
+fn every_result_names_the_server_in_its_meta() {
+    let sb = Sandbox::new();
+    sb.add_project();
+    let token = sb.token("t", &[]);
+    let server = sb.serve();
+    let modern = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+    });
+    let modern_headers = |method: &str, name: Option<&str>| {
+        let name = name.map(|n| format!("Mcp-Name: {n}\r\n")).unwrap_or_default();
+        format!(
+            "Authorization: Bearer {token}\r\nMCP-Protocol-Version: 2026-07-28\r\n\
+             Mcp-Method: {method}\r\n{name}"
+        )
+    };
+    let read = json!({"project": "demo", "path": "README.md"});
+    let missing = json!({"project": "demo", "path": "nope.txt"});
+    let results = [
+        // 2025-11-25: initialize, a listing, a call served by the direct path, a refusal.
+        post(server.port, &bearer(&token), &initialize_body()),
+        post(
+            server.port,
+            &bearer(&token),
+            &json!({"jsonrpc": "2.0", "id": 3, "method": "tools/list"}).to_string(),
+        ),
+        post(server.port, &bearer(&token), &call_body("read_file", read.clone())),
+        post(server.port, &bearer(&token), &call_body("read_file", missing)),
+        // 2026-07-28: discovery and a call through rmcp (per-request `_meta`).
+        post(
+            server.port,
+            &modern_headers("server/discover", None),
+            &json!({"jsonrpc": "2.0", "id": 4, "method": "server/discover",
+                "params": {"_meta": modern}})
+            .to_string(),
+        ),
+        post(
+            server.port,
+            &modern_headers("tools/call", Some("read_file")),
+            &json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call",
+                "params": {"name": "read_file", "arguments": read, "_meta": modern}})
+            .to_string(),
+        ),
+    ];
+    for r in results {
+        assert_eq!(r.status, 200, "{}", r.body);
+        let v = r.json();
+        let info = &v["result"]["_meta"]["io.modelcontextprotocol/serverInfo"];
+        assert_eq!(info["name"], "sluice", "{v}");
+        assert_eq!(info["version"], env!("CARGO_PKG_VERSION"), "{v}");
+    }
+}
+
 /// Reads one JSON line from the bridge, with a deadline.
 fn read_line(rx: &std::sync::mpsc::Receiver<String>) -> serde_json::Value {
     let line = rx.recv_timeout(Duration::from_secs(20)).expect("a reply from sluice stdio");
