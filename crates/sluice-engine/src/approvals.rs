@@ -127,8 +127,8 @@ fn approval_detail(r: &ApprovalRecord) -> Option<String> {
 }
 
 impl Engine {
-    /// Registers an approval and waits for its outcome. `progress` is called every few seconds
-    /// while waiting (the MCP layer turns it into progress notifications).
+    /// Registers an approval and waits for its outcome. `progress` is called at once, then
+    /// every few seconds while waiting (the MCP layer turns it into progress notifications).
     pub async fn ask(
         &self,
         req: AskRequest<'_>,
@@ -176,6 +176,9 @@ impl Engine {
         self.emit(EngineEvent::ApprovalRequested { id: id.clone() });
         let started = std::time::Instant::now();
         let expires = tokio::time::Instant::now() + self.approval_ttl;
+        // The first report goes out at once: it opens the client's response stream, so a
+        // client with a short timeout hears that the call is waiting, not silence.
+        progress(Duration::ZERO);
         let mut last_progress = std::time::Instant::now();
         loop {
             if let Some(done) = self.outcome_of(&id)? {

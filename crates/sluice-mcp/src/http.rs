@@ -70,8 +70,17 @@ pub async fn bind(port: u16) -> Result<TcpListener, BindError> {
     })
 }
 
+/// rmcp's service in the configuration Sluice serves it.
+type McpService = StreamableHttpService<SluiceServer, NeverSessionManager>;
+
 struct Gate {
     engine: Arc<Engine>,
+    /// The tools that may ask the user: their calls are answered as an event stream whose
+    /// headers go out at once, so a client with a short header timeout does not give up while
+    /// the user decides (everything else is answered as one JSON body).
+    streamed: McpService,
+    /// Which tools may ask (every tool not annotated read-only).
+    server: SluiceServer,
     /// Read-only tool calls that need none of rmcp's per-request machinery (`None` in tests
     /// that compare the two paths).
     direct: Option<Direct>,
@@ -102,9 +111,8 @@ pub(crate) fn build_router(
 ) -> axum::Router {
     // The direct path answers as rmcp does in this configuration only: stateless (no sessions),
     // JSON responses, no required per-request protocol metadata.
-    let config = StreamableHttpServerConfig::default()
+    let base = StreamableHttpServerConfig::default()
         .with_legacy_session_mode(false)
-        .with_json_response(true)
         .with_sse_keep_alive(Some(Duration::from_secs(15)))
         .with_max_request_body_bytes(MAX_BODY_BYTES)
         .with_allowed_hosts([
@@ -119,13 +127,19 @@ pub(crate) fn build_router(
     let tools = Arc::new(SluiceServer::all_tools());
     let server = SluiceServer::with_router(engine.clone(), tools);
     let direct = direct.then(|| Direct::new(server.clone()));
-    let mcp = StreamableHttpService::new(
-        move || Ok(server.clone()),
-        Arc::new(NeverSessionManager::default()),
-        config,
-    );
+    let service = |json: bool| -> McpService {
+        let server = server.clone();
+        StreamableHttpService::new(
+            move || Ok(server.clone()),
+            Arc::new(NeverSessionManager::default()),
+            base.clone().with_json_response(json),
+        )
+    };
+    let mcp = service(true);
     let gate = Arc::new(Gate {
         engine,
+        streamed: service(false),
+        server: server.clone(),
         direct,
         hosts: [format!("127.0.0.1:{port}"), format!("localhost:{port}"), format!("[::1]:{port}")],
         origins: own_origins(port),
@@ -424,8 +438,13 @@ async fn guard(State(gate): State<Arc<Gate>>, req: Request, next: Next) -> Respo
         .as_ref()
         .filter(|_| peek.method.as_deref() == Some("tools/call"))
         .and_then(|direct| Some((direct, direct.accepts(&parts.headers, &bytes)?)));
+    let may_ask = peek.method.as_deref() == Some("tools/call")
+        && peek.tool.as_deref().is_some_and(|tool| !gate.server.is_read_only(tool));
     let res = match direct {
         Some((direct, call)) => direct.serve(call, parts).await,
+        None if may_ask => {
+            gate.streamed.handle(Request::from_parts(parts, Body::from(bytes))).await.map(Body::new)
+        }
         None => next.run(Request::from_parts(parts, Body::from(bytes))).await,
     };
     drop(permit);
@@ -476,6 +495,8 @@ fn authenticate(gate: &Gate, headers: &HeaderMap) -> Result<Caller, Refused> {
 struct Peek {
     method: Option<String>,
     id: Option<serde_json::Value>,
+    /// The tool a `tools/call` names.
+    tool: Option<String>,
 }
 
 impl Peek {
@@ -484,9 +505,18 @@ impl Peek {
         struct Msg {
             method: Option<String>,
             id: Option<serde_json::Value>,
+            params: Option<Params>,
+        }
+        #[derive(serde::Deserialize)]
+        struct Params {
+            name: Option<serde_json::Value>,
         }
         match serde_json::from_slice::<Msg>(bytes) {
-            Ok(m) => Peek { method: m.method, id: m.id },
+            Ok(m) => Peek {
+                method: m.method,
+                id: m.id,
+                tool: m.params.and_then(|p| p.name?.as_str().map(str::to_owned)),
+            },
             Err(_) => Peek::default(),
         }
     }

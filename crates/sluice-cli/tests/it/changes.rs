@@ -229,6 +229,38 @@ fn a_client_that_disconnects_withdraws_its_approval() {
 }
 
 #[test]
+fn a_waiting_call_answers_its_headers_before_the_user_decides() {
+    use std::io::{BufRead, BufReader, Read};
+    let (sb, token) = writable();
+    let server = sb.serve();
+    std::fs::write(sb.project.join("old.txt"), "x").unwrap();
+    let body = call_body("delete_path", json!({"project": "demo", "path": "old.txt"}));
+    let s = open_call(server.port, &token, &body);
+    s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    let id = wait_pending(&sb);
+    // Nobody has decided yet, and the response has already begun: a status line and an event
+    // stream, so a client with a short header timeout keeps waiting.
+    let mut reader = BufReader::new(s);
+    let mut head = String::new();
+    loop {
+        let mut line = String::new();
+        assert!(reader.read_line(&mut line).unwrap() > 0, "closed before any header: {head}");
+        if line == "\r\n" {
+            break;
+        }
+        head.push_str(&line.to_ascii_lowercase());
+    }
+    assert!(head.starts_with("http/1.1 200"), "{head}");
+    assert!(head.contains("content-type: text/event-stream"), "{head}");
+    assert!(pending(&sb).iter().any(|a| a["id"] == id), "decided before the headers came");
+    sb.ok(&["approvals", "approve", &id]);
+    let mut rest = String::new();
+    reader.read_to_string(&mut rest).unwrap();
+    assert!(rest.contains("\"isError\":false"), "{rest}");
+    assert!(!sb.project.join("old.txt").exists());
+}
+
+#[test]
 fn a_waiting_call_sends_progress_when_the_client_asked_for_it() {
     use std::io::{BufRead, BufReader};
     let (sb, token) = writable();
