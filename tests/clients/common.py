@@ -38,6 +38,8 @@ async def call(client, tool, args, meta=None):
     else:
         res = await client.call_tool(tool, args)
     remember(res.structured_content, res.content)
+    info = (res.meta or {}).get("io.modelcontextprotocol/serverInfo") or {}
+    check(info.get("name") == "sluice", f"{tool}: the result names the server in _meta", res.meta)
     return res
 
 

@@ -2,8 +2,8 @@
 execution mode allows and refuses what it should, arguments stay literal (CI-01), option
 injection is refused (CI-02), interpreters and wrappers are refused or asked with a reason
 (CI-03), a job's environment holds none of the server's secrets (ES-01), Landlock keeps writes
-inside the project and the network off, and a cancelled job leaves none of its `setsid` and
-double-forked descendants alive. The human side of each approval is played through the real CLI
+inside the project and the network off, a cancelled job leaves none of its `setsid` and
+double-forked descendants alive, and a call the client cancels after approval stops its command. The human side of each approval is played through the real CLI
 (`sluice approvals list/approve/deny`). Exits non-zero on the first failed check.
 
 Environment: SLUICE_TOKEN, SLUICE_DATA_DIR, SLUICE_CANARY, SLUICE_ENV_CANARIES (name=value
@@ -242,6 +242,40 @@ async def tree_cancel(client, binary, marker):
           "list_jobs shows it cancelled", listed)
 
 
+async def cancelled_call(client, binary, marker):
+    """A call the user approved, then cancelled by the client: the command stops with it, and
+    the job is recorded as cancelled (2026-07-28: a closed response stream is a cancellation)."""
+    mark = f"{marker}7"
+    task = asyncio.create_task(call(client, "run_command",
+                                    {**run("demo", "sleep", mark), "timeout_seconds": 300}))
+    loop = asyncio.get_running_loop()
+    end = loop.time() + 20
+    while not marked(mark):
+        check(loop.time() < end and not task.done(), "the approved command starts", task)
+        for a in await pending(binary):
+            if a["tool"] == "run_command":
+                code, _, err = await sluice(binary, "approvals", "approve", a["id"])
+                check(code == 0, "approvals approve works", err)
+        await asyncio.sleep(0.05)
+    task.cancel()
+    try:
+        await task
+    except asyncio.CancelledError:
+        pass
+    end = loop.time() + 20
+    while marked(mark):
+        check(loop.time() < end, "the command dies when its call is cancelled", marked(mark))
+        await asyncio.sleep(0.05)
+    end = loop.time() + 20
+    while True:
+        listed = await ok(client, "list_jobs", {"project": "demo"})
+        jobs = [j for j in listed["jobs"] if j["command"].endswith(f"sleep {mark}")]
+        if jobs and jobs[0]["state"] == "cancelled":
+            break
+        check(loop.time() < end, "list_jobs shows the call's job cancelled", jobs)
+        await asyncio.sleep(0.05)
+
+
 async def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--url", required=True)
@@ -260,6 +294,7 @@ async def main():
         await es01_environment(client, args.sluice, canaries)
         await landlock(client, args.sluice, args.outside, urlparse(args.url).port)
         await tree_cancel(client, args.sluice, args.marker)
+        await cancelled_call(client, args.sluice, args.marker)
     for _, value in canaries:
         for text in common.seen:
             check(value not in text, "no environment canary in any response", text)

@@ -33,6 +33,7 @@ async function call(name, args) {
 async function ok(name, args) {
   const res = await call(name, args);
   check(!res.isError, `${name} succeeds`, res);
+  check(res._meta?.["io.modelcontextprotocol/serverInfo"]?.name === "sluice", `${name} names the server in _meta`, res._meta);
   check(res.structuredContent !== undefined, `${name} returns structured content`, res);
   return res.structuredContent;
 }
@@ -80,6 +81,19 @@ await refused("read_file", { ...p, path: "../outside.txt" }, "path_invalid");
 await refused("read_file", { ...p, path: ".env" }, "path_shielded");
 await refused("read_file", { project: "nope", path: "x" }, "project_not_found");
 await refused("git_show", { ...p, rev: "--output=/tmp/x" }, "invalid_argument");
+
+// A wrong token: the SDK hears Sluice's 401 and its stable reason, not a hang or a crash.
+const stranger = new Client({ name: "sluice-ts-stranger", version: "0.0.0" });
+let refusal = null;
+try {
+  await stranger.connect(new StreamableHTTPClientTransport(new URL(url), {
+    requestInit: { headers: { Authorization: "Bearer slc_not_a_token" } },
+  }));
+} catch (e) {
+  refusal = e;
+}
+check(refusal !== null, "a wrong token cannot connect", null);
+check(/401|unauthorized/i.test(`${refusal} ${refusal?.code}`), "the SDK reports the 401", String(refusal));
 
 for (const text of seen) check(!text.includes(canary), "no canary in any response", text);
 await client.close();

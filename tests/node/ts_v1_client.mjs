@@ -33,6 +33,7 @@ async function refused(name, args, code) {
     check(false, `${name} refusal reaches the caller instead of throwing`, String(e));
   }
   check(res.isError === true, `${name} is an error result`, res);
+  check(res._meta?.["io.modelcontextprotocol/serverInfo"]?.name === "sluice", `${name} names the server in _meta`, res._meta);
   check(res.structuredContent?.code === code, `${name} carries code ${code}`, res.structuredContent);
   const text = res.content?.map((c) => c.text ?? "").join("") ?? "";
   let said = null;
