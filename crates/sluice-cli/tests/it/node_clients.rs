@@ -1,7 +1,8 @@
 //! MCP software written by others, on Node 22: the TypeScript SDK v2 client (2026-07-28,
 //! validating every structured result against its output schema), the v1 client (which checks
-//! error results against it too) and the official conformance
-//! suite for the scenarios that apply to a server without the suite's fixture tools. The suite
+//! error results against it too) and the official conformance suite: 2025-11-25's scenarios that
+//! apply to a server without the suite's fixture tools, and every check 2026-07-28 requires
+//! but those named in `tests/node/conformance-baseline.yml`. The suite
 //! has no bearer-token option, so it goes through `tests/node/auth-proxy.mjs`, which only adds
 //! the header: Sluice's authentication stays on.
 
@@ -54,7 +55,8 @@ fn typescript_sdk_v1_sees_every_refusal_as_a_result() {
     run_client("ts_v1_client.mjs", "ts-v1");
 }
 
-/// Scenarios that need no fixture tools, resources or prompts.
+/// Scenarios of 2025-11-25 (the last version with `initialize` and `ping`) that need no fixture
+/// tools, resources or prompts.
 pub const APPLICABLE_SCENARIOS: &[&str] =
     &["server-initialize", "ping", "tools-list", "dns-rebinding-protection"];
 
@@ -76,22 +78,30 @@ fn conformance_suite_passes_the_applicable_scenarios() {
     BufReader::new(proxy.stdout.take().unwrap()).read_line(&mut ready).unwrap();
     assert_eq!(ready.trim(), "ready");
     let results = sb.root().join("conformance");
-    for scenario in APPLICABLE_SCENARIOS {
+    let suite = |args: &[&str]| {
         let out = Command::new(node())
             .arg(node_dir().join("node_modules/.bin/conformance"))
             .args(["server", "--url", &format!("http://localhost:{proxy_port}/mcp")])
-            .args(["--scenario", scenario, "-o"])
+            .args(args)
+            .arg("-o")
             .arg(&results)
             .output()
             .unwrap();
-        let stdout = String::from_utf8_lossy(&out.stdout);
-        assert!(
-            out.status.success(),
-            "{scenario}:\n{stdout}\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{args:?}:\n{stdout}\n{stderr}");
+        stdout
+    };
+    for scenario in APPLICABLE_SCENARIOS {
+        let stdout = suite(&["--scenario", scenario, "--spec-version", "2025-11-25"]);
         assert!(stdout.contains(" 0 failed"), "{scenario}:\n{stdout}");
     }
+    // Everything 2026-07-28 requires; the baseline names, check by check, the ones that need
+    // the suite's fixture tools or features Sluice does not offer, and fails on any other.
+    let baseline = node_dir().join("conformance-baseline.yml");
+    let stdout =
+        suite(&["--requirements", "2026-07-28", "--expected-failures", baseline.to_str().unwrap()]);
+    assert!(stdout.contains("all failures are expected"), "{stdout}");
     let _ = proxy.kill();
     let _ = proxy.wait();
 }
