@@ -22,8 +22,14 @@ function check(cond, what, got) {
 const transport = new StreamableHTTPClientTransport(new URL(url), {
   requestInit: { headers: { Authorization: `Bearer ${token}` } },
 });
-const client = new Client({ name: "sluice-ts-test", version: "0.0.0" });
+// `auto`: the SDK probes with `server/discover` and speaks 2026-07-28 (its default is the
+// 2025-11-25 handshake).
+const client = new Client(
+  { name: "sluice-ts-test", version: "0.0.0" },
+  { versionNegotiation: { mode: "auto" } },
+);
 await client.connect(transport);
+check(client.getNegotiatedProtocolVersion() === "2026-07-28", "speaks 2026-07-28", client.getNegotiatedProtocolVersion());
 
 async function call(name, args) {
   const res = await client.callTool({ name, arguments: args });

@@ -17,6 +17,7 @@ mod paths;
 pub mod roots;
 pub mod sandbox;
 pub mod shutdown;
+mod tasks;
 mod watch;
 
 use std::collections::HashMap;
@@ -46,6 +47,7 @@ pub use exec::{
 pub use jobstore::LOST_REASON;
 pub use paths::{default_data_dir, engine_file, nudge_file, read_engine_file, write_engine_file};
 pub use sluice_exec::{JobLimits, LandlockReport, guarantees};
+pub use tasks::{TASK_LOST_REASON, TASK_TTL};
 /// What jobs see and never see (for `sluice doctor` and the Settings view).
 pub mod job_view {
     pub use sluice_exec::egress::{DEFAULT_REGISTRIES, HostList};
@@ -55,7 +57,9 @@ pub mod job_view {
 }
 pub use sandbox::{HiddenEntry, SOCKET_WARNING, SandboxView, default_hidden};
 pub use sluice_core::ChangeTally;
-pub use sluice_store::{ApprovalRecord, ApprovalState, Channel, JobRow, RuleOrigin};
+pub use sluice_store::{
+    ApprovalRecord, ApprovalState, Channel, JobRow, RuleOrigin, TaskRow, TaskStatus,
+};
 pub use watch::watch_roots;
 
 /// The default MCP port: fixed, so client configs keep working across restarts.
@@ -301,6 +305,7 @@ impl Engine {
             );
         }
         self.recover_jobs();
+        self.recover_tasks();
         let aborted = self.store.abort_pending_approvals().map_err(store_failure)?;
         if aborted > 0 {
             tracing::warn!(aborted, "approvals left pending by a previous run were aborted");

@@ -10,6 +10,7 @@ pub mod http;
 pub mod limits;
 pub mod server;
 pub mod stdio;
+mod tasks;
 mod write;
 
 pub use http::{BindError, bind, router, runtime, serve};

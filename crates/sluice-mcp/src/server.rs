@@ -25,6 +25,7 @@ use sluice_runner::{
 };
 
 use crate::dto;
+use crate::tasks::{self, Tasks};
 
 /// Arguments of every project tool: the project, then the tool's own fields.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -45,6 +46,8 @@ pub struct SluiceServer {
     /// Built once and shared: rmcp makes a server per stateless request, and rebuilding the
     /// router (every tool's schema and metadata) each time was a measurable share of a call.
     tool_router: Arc<ToolRouter<SluiceServer>>,
+    /// The calls running as MCP tasks, and what ended ones returned (shared the same way).
+    tasks: Arc<Tasks>,
 }
 
 const INSTRUCTIONS: &str = "Sluice gives you access to the projects the user has authorized, \
@@ -63,7 +66,7 @@ impl SluiceServer {
         engine: Arc<Engine>,
         tool_router: Arc<ToolRouter<SluiceServer>>,
     ) -> SluiceServer {
-        SluiceServer { engine, tool_router }
+        SluiceServer { engine, tool_router, tasks: Arc::new(Tasks::default()) }
     }
 
     /// Every tool Sluice offers, each output schema admitting the tool's refusals too.
@@ -80,6 +83,10 @@ impl SluiceServer {
 
     pub(crate) fn engine(&self) -> &Arc<Engine> {
         &self.engine
+    }
+
+    pub(crate) fn tasks(&self) -> &Tasks {
+        &self.tasks
     }
 
     /// Whether `tool` exists and is annotated read-only: it changes nothing and runs nothing,
@@ -502,7 +509,7 @@ impl SluiceServer {
 }
 
 /// The caller the HTTP gate authenticated, carried in the request's HTTP parts.
-fn caller_of(context: &RequestContext<RoleServer>) -> Option<Caller> {
+pub(crate) fn caller_of(context: &RequestContext<RoleServer>) -> Option<Caller> {
     context.extensions.get::<axum::http::request::Parts>()?.extensions.get::<Caller>().cloned()
 }
 
@@ -524,9 +531,10 @@ fn error_code_of(result: &Result<CallToolResponse, ErrorData>) -> (AuditOutcome,
 
 impl ServerHandler for SluiceServer {
     fn get_info(&self) -> ServerConfig {
-        let mut config = ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-            .with_server_info(implementation())
-            .with_instructions(INSTRUCTIONS);
+        let mut config =
+            ServerConfig::new(ServerCapabilities::builder().enable_tools().enable_tasks().build())
+                .with_server_info(implementation())
+                .with_instructions(INSTRUCTIONS);
         // `initialize` and `server/discover` answers carry it in `_meta` too.
         config.meta = Some(result_meta());
         config
@@ -567,11 +575,61 @@ impl ServerHandler for SluiceServer {
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        mut context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let Some(caller) = caller_of(&context) else {
             return Err(ErrorData::invalid_request("unauthenticated request", None));
         };
+        // A client that declared the Tasks extension gets a task for a call that may take a
+        // while — unless it would be refused at once (paused, unknown project), which it hears
+        // now, as any client would.
+        if tasks::TASK_TOOLS.contains(&request.name.as_ref()) && tasks::declared(&context) {
+            let project = request.arguments.as_ref().and_then(|a| a.get("project"));
+            let handle = match (self.engine.check_access(), project.and_then(Value::as_str)) {
+                (Ok(()), Some(project)) => self.engine.project_as_loaded(&caller, project).ok(),
+                _ => None,
+            };
+            if let Some(handle) = handle {
+                return Ok(self.start_task(caller, &handle, request, context));
+            }
+        }
+        self.call_now(caller, request, context).await
+    }
+
+    async fn get_task(
+        &self,
+        request: rmcp::model::GetTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::GetTaskResult, ErrorData> {
+        self.get_task_now(request, context).await
+    }
+
+    async fn cancel_task(
+        &self,
+        request: rmcp::model::CancelTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.cancel_task_now(request, context)
+    }
+
+    async fn update_task(
+        &self,
+        request: rmcp::model::UpdateTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.update_task_now(request, context)
+    }
+}
+
+impl SluiceServer {
+    /// Runs a tool call to its end and audits it: the whole of a call, whether its client
+    /// waits for the answer or polls a task for it.
+    pub(crate) async fn call_now(
+        &self,
+        caller: Caller,
+        request: CallToolRequestParams,
+        mut context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
         let started = Instant::now();
         let tool = request.name.to_string();
         let arguments = request.arguments.clone().map(Value::Object).unwrap_or(Value::Null);

@@ -25,6 +25,7 @@ mod projects;
 mod rules;
 mod schema;
 pub mod secret;
+mod tasks;
 mod tokens;
 
 pub use approvals::{ApprovalRecord, ApprovalState};
@@ -40,6 +41,7 @@ pub use secret::{
     InstallSecret, Keychain, LoadedSecret, SecretContext, SecretKind, SecretPreference,
     SecretSource, hashes_equal, load_or_create, params_hash, token_hash,
 };
+pub use tasks::{TaskRow, TaskStatus};
 pub use tokens::{NewToken, TokenRecord};
 
 /// Milliseconds since the Unix epoch, the one time unit of every stored timestamp.

@@ -245,6 +245,24 @@ ALTER TABLE tokens ADD COLUMN self_limit TEXT
 ALTER TABLE tokens ADD COLUMN self_limited_ms INTEGER;
 "#;
 
+/// Version 13: MCP tasks — what each task is and how it ended, never its result (which holds
+/// command output and file contents); `is_error` says whether a completed call returned a
+/// refusal.
+const V13: &str = r#"
+CREATE TABLE tasks (
+    id         TEXT PRIMARY KEY NOT NULL,
+    project_id TEXT NOT NULL,
+    token_id   TEXT NOT NULL,
+    tool       TEXT NOT NULL,
+    status     TEXT NOT NULL CHECK (status IN ('working', 'completed', 'failed', 'cancelled')),
+    is_error   INTEGER NOT NULL DEFAULT 0 CHECK (is_error IN (0, 1)),
+    error      TEXT,
+    created_ms INTEGER NOT NULL,
+    updated_ms INTEGER NOT NULL,
+    ttl_ms     INTEGER NOT NULL CHECK (ttl_ms > 0)
+) STRICT;
+"#;
+
 /// Every migration, oldest first.
 pub(crate) fn migrations() -> Migrations<'static> {
     Migrations::new(vec![
@@ -260,8 +278,9 @@ pub(crate) fn migrations() -> Migrations<'static> {
         M::up(V10),
         M::up(V11),
         M::up(V12),
+        M::up(V13),
     ])
 }
 
 /// The schema version this build writes.
-pub(crate) const LATEST: usize = 12;
+pub(crate) const LATEST: usize = 13;

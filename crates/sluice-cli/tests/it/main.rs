@@ -17,3 +17,4 @@ mod node_clients;
 mod python_client;
 mod resilience;
 mod sandbox;
+mod tasks;
