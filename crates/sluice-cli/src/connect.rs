@@ -31,8 +31,9 @@ fn parse_transport(s: &str) -> Result<Transport, String> {
 
 #[derive(Args)]
 pub struct ConnectArgs {
-    /// claude-desktop, claude-code, cursor, vscode, codex, windsurf, zed, goose (http and
-    /// stdio print a snippet for any other client).
+    /// claude-code, claude-desktop, cursor, vscode, codex, windsurf, zed, goose, gemini, qwen,
+    /// opencode, copilot, cline, roo-code, kilo-code, crush, kiro, lm-studio, junie, augment,
+    /// vscode-insiders (http and stdio print a snippet for any other client).
     #[arg(value_parser = parse_client)]
     client: Client,
     /// Label of the token created for this client (default: "<client> (sluice connect)").
@@ -53,8 +54,9 @@ pub struct ConnectArgs {
     /// Write without asking (needed when not on a terminal).
     #[arg(long, short = 'y')]
     yes: bool,
-    /// http (default, except Claude Desktop) or stdio (`sluice stdio`; the token stays in
-    /// Sluice's keychain entry, not in the client's file).
+    /// stdio (`sluice stdio`; the token stays in Sluice's keychain entry, out of the client's
+    /// file and environment: the default except for Claude Code, Cursor, VS Code, Windsurf,
+    /// Zed and Goose) or http.
     #[arg(long, value_parser = parse_transport)]
     transport: Option<Transport>,
     /// The engine's port (default: the running engine's, else the default port).

@@ -4,9 +4,11 @@
 //! entry into that file without touching anything else ([`write`]).
 //!
 //! HTTP clients reach `http://127.0.0.1:PORT/mcp` with a bearer header; stdio clients run
-//! `sluice stdio`. Wherever the client allows it the token stays out of its file: VS Code
-//! prompts for it (`inputs`), Codex names an environment variable, and a stdio entry can carry
-//! `--connection NAME` so `sluice stdio` reads the token from the OS keychain instead.
+//! `sluice stdio`. Wherever the client allows it the token stays out of its file: a stdio entry
+//! carries `--connection NAME` so `sluice stdio` reads the token from the OS keychain (the
+//! default for every client added since, and for Codex), VS Code prompts for it (`inputs`), and
+//! the HTTP forms of Codex, Gemini CLI, Qwen Code, opencode, Kilo Code, Crush and Kiro name an
+//! environment variable the client resolves itself.
 
 pub mod edit;
 pub mod paths;
@@ -41,6 +43,21 @@ pub enum Client {
     Windsurf,
     Zed,
     Goose,
+    GeminiCli,
+    QwenCode,
+    OpenCode,
+    CopilotCli,
+    Cline,
+    RooCode,
+    KiloCode,
+    Crush,
+    /// Kiro's IDE and CLI (the CLI was Amazon Q Developer CLI).
+    Kiro,
+    LmStudio,
+    Junie,
+    /// Augment's `auggie` CLI (its VS Code extension imports the same servers).
+    Augment,
+    VsCodeInsiders,
     /// Any Streamable HTTP client: URL and header, no file.
     GenericHttp,
     /// Any stdio client: command, args and environment, no file.
@@ -74,7 +91,8 @@ pub enum TokenStorage {
     PlainInFile,
     /// Not in the file: the client prompts once and keeps it in its own secret storage.
     ClientPrompt,
-    /// Not in the file: the client reads an environment variable the user must set.
+    /// Not in the file: the client reads the `SLUICE_TOKEN` environment variable, which the
+    /// user must set in the environment the client starts from.
     Environment,
     /// Not in the file: `sluice stdio --connection NAME` reads it from Sluice's keychain entry.
     SluiceKeychain,
@@ -107,7 +125,7 @@ impl TokenStorage {
 
 impl Client {
     /// Every client, in the order they are shown.
-    pub const ALL: [Client; 10] = [
+    pub const ALL: [Client; 23] = [
         Client::ClaudeCode,
         Client::ClaudeDesktop,
         Client::Cursor,
@@ -116,6 +134,19 @@ impl Client {
         Client::Windsurf,
         Client::Zed,
         Client::Goose,
+        Client::GeminiCli,
+        Client::QwenCode,
+        Client::OpenCode,
+        Client::CopilotCli,
+        Client::Cline,
+        Client::RooCode,
+        Client::KiloCode,
+        Client::Crush,
+        Client::Kiro,
+        Client::LmStudio,
+        Client::Junie,
+        Client::Augment,
+        Client::VsCodeInsiders,
         Client::GenericHttp,
         Client::GenericStdio,
     ];
@@ -131,6 +162,19 @@ impl Client {
             Client::Windsurf => "windsurf",
             Client::Zed => "zed",
             Client::Goose => "goose",
+            Client::GeminiCli => "gemini",
+            Client::QwenCode => "qwen",
+            Client::OpenCode => "opencode",
+            Client::CopilotCli => "copilot",
+            Client::Cline => "cline",
+            Client::RooCode => "roo-code",
+            Client::KiloCode => "kilo-code",
+            Client::Crush => "crush",
+            Client::Kiro => "kiro",
+            Client::LmStudio => "lm-studio",
+            Client::Junie => "junie",
+            Client::Augment => "augment",
+            Client::VsCodeInsiders => "vscode-insiders",
             Client::GenericHttp => "http",
             Client::GenericStdio => "stdio",
         }
@@ -146,6 +190,19 @@ impl Client {
             Client::Windsurf => "Windsurf",
             Client::Zed => "Zed",
             Client::Goose => "Goose",
+            Client::GeminiCli => "Gemini CLI",
+            Client::QwenCode => "Qwen Code",
+            Client::OpenCode => "opencode",
+            Client::CopilotCli => "GitHub Copilot CLI",
+            Client::Cline => "Cline",
+            Client::RooCode => "Roo Code",
+            Client::KiloCode => "Kilo Code",
+            Client::Crush => "Crush",
+            Client::Kiro => "Kiro (Amazon Q Developer CLI)",
+            Client::LmStudio => "LM Studio",
+            Client::Junie => "JetBrains Junie",
+            Client::Augment => "Augment (auggie)",
+            Client::VsCodeInsiders => "VS Code Insiders",
             Client::GenericHttp => "Any Streamable HTTP client",
             Client::GenericStdio => "Any stdio client",
         }
@@ -160,6 +217,16 @@ impl Client {
             "claudecode" => Some(Client::ClaudeCode),
             "vs-code" | "code" | "vs" => Some(Client::VsCode),
             "openai-codex" => Some(Client::Codex),
+            "gemini-cli" => Some(Client::GeminiCli),
+            "qwen-code" => Some(Client::QwenCode),
+            "open-code" => Some(Client::OpenCode),
+            "copilot-cli" | "github-copilot" | "github-copilot-cli" => Some(Client::CopilotCli),
+            "roo" | "roocode" => Some(Client::RooCode),
+            "kilo" | "kilocode" => Some(Client::KiloCode),
+            "amazon-q" | "amazonq" | "q" | "kiro-cli" => Some(Client::Kiro),
+            "lmstudio" => Some(Client::LmStudio),
+            "auggie" => Some(Client::Augment),
+            "code-insiders" | "vs-code-insiders" => Some(Client::VsCodeInsiders),
             "generic-http" | "streamable-http" => Some(Client::GenericHttp),
             "generic-stdio" => Some(Client::GenericStdio),
             _ => None,
@@ -169,10 +236,27 @@ impl Client {
     /// The format of the client's config file; `None` for the generic entries (no file).
     pub fn format(self) -> Option<Format> {
         match self {
-            Client::ClaudeDesktop | Client::ClaudeCode | Client::Cursor | Client::Windsurf => {
-                Some(Format::Json)
-            }
-            Client::VsCode | Client::Zed => Some(Format::Jsonc),
+            Client::ClaudeDesktop
+            | Client::ClaudeCode
+            | Client::Cursor
+            | Client::Windsurf
+            | Client::CopilotCli
+            | Client::Cline
+            | Client::RooCode
+            | Client::Crush
+            | Client::Kiro
+            | Client::LmStudio
+            | Client::Junie
+            | Client::Augment => Some(Format::Json),
+            // Gemini CLI and Qwen Code strip comments before parsing; opencode and Kilo Code
+            // read JSONC.
+            Client::VsCode
+            | Client::VsCodeInsiders
+            | Client::Zed
+            | Client::GeminiCli
+            | Client::QwenCode
+            | Client::OpenCode
+            | Client::KiloCode => Some(Format::Jsonc),
             Client::Codex => Some(Format::Toml),
             Client::Goose => Some(Format::Yaml),
             Client::GenericHttp | Client::GenericStdio => None,
@@ -182,27 +266,40 @@ impl Client {
     /// The key path of the servers map inside the config file.
     pub fn servers_key(self) -> &'static str {
         match self {
-            Client::VsCode => "servers",
+            Client::VsCode | Client::VsCodeInsiders => "servers",
             Client::Zed => "context_servers",
+            Client::OpenCode | Client::KiloCode | Client::Crush => "mcp",
             Client::Codex => "mcp_servers",
             Client::Goose => "extensions",
             _ => "mcpServers",
         }
     }
 
-    /// The transport used unless the caller asks otherwise. Claude Desktop's file accepts
-    /// stdio servers only; everyone else speaks Streamable HTTP natively.
+    /// The transport used unless the caller asks otherwise: `sluice stdio` with the token in
+    /// Sluice's keychain entry — nothing secret in the client's file or environment, and
+    /// nothing for the user to do — for Claude Desktop (whose file accepts stdio only), Codex
+    /// (whose HTTP form needs `SLUICE_TOKEN` exported) and every client added since. The
+    /// older HTTP defaults stay HTTP.
     pub fn default_transport(self) -> Transport {
         match self {
-            Client::ClaudeDesktop | Client::GenericStdio => Transport::Stdio,
-            _ => Transport::Http,
+            Client::ClaudeCode
+            | Client::Cursor
+            | Client::VsCode
+            | Client::Windsurf
+            | Client::Zed
+            | Client::Goose
+            | Client::VsCodeInsiders
+            | Client::GenericHttp => Transport::Http,
+            _ => Transport::Stdio,
         }
     }
 
-    /// Whether the client can use `transport`.
+    /// Whether the client can use `transport`. Junie's documentation knows stdio servers only.
     pub fn supports(self, transport: Transport) -> bool {
         match self {
-            Client::ClaudeDesktop | Client::GenericStdio => transport == Transport::Stdio,
+            Client::ClaudeDesktop | Client::Junie | Client::GenericStdio => {
+                transport == Transport::Stdio
+            }
             Client::GenericHttp => transport == Transport::Http,
             _ => true,
         }
@@ -223,9 +320,26 @@ impl Client {
             Client::VsCode => {
                 "Start the server from mcp.json (VS Code asks for the token the first time)."
             }
-            Client::Codex => "Restart Codex; check with `codex mcp get sluice`.",
+            Client::Codex => "Restart Codex (`codex mcp list` shows the entry).",
             Client::Zed => "Zed reloads its settings on save.",
             Client::Goose => "Restart Goose.",
+            Client::GeminiCli => "Start a new Gemini CLI session; check with `gemini mcp list`.",
+            Client::QwenCode => "Start a new Qwen Code session; check with `qwen mcp list`.",
+            Client::OpenCode => "Start opencode again; check with `opencode mcp list`.",
+            Client::CopilotCli => {
+                "Start a new Copilot CLI session (`copilot mcp get sluice` shows the entry)."
+            }
+            Client::Cline | Client::RooCode | Client::KiloCode => {
+                "The extension reloads its MCP settings on save; check its MCP Servers view."
+            }
+            Client::Crush => "Start Crush again.",
+            Client::Kiro => "Kiro reconnects on save; in the CLI, `/mcp` shows the server.",
+            Client::LmStudio => "Restart LM Studio, or reload its MCP servers (Program tab).",
+            Client::Junie => "Restart the IDE, or reload Junie's MCP settings.",
+            Client::Augment => "Start auggie again (`auggie mcp list` shows the entry).",
+            Client::VsCodeInsiders => {
+                "Start the server from mcp.json (VS Code Insiders asks for the token the first time)."
+            }
             Client::GenericHttp | Client::GenericStdio => "Reload your client's MCP settings.",
         }
     }
@@ -270,6 +384,14 @@ impl Endpoint<'_> {
         V::List(args)
     }
 
+    /// The whole command line as one list (opencode and Kilo Code: `command: [bin, args…]`).
+    fn command_line(&self) -> V {
+        let V::List(args) = self.stdio_args() else { unreachable!("stdio_args is a list") };
+        let mut line = vec![V::s(self.command())];
+        line.extend(args);
+        V::List(line)
+    }
+
     /// The `env` map of a stdio entry: empty when the keychain holds the token.
     fn stdio_env(&self) -> Option<V> {
         match self.connection {
@@ -297,6 +419,38 @@ pub struct Entry {
     pub storage: TokenStorage,
 }
 
+impl Entry {
+    /// What a stdio entry makes the client run: the program and its arguments, whichever of
+    /// the clients' shapes the entry has (`command` + `args`, Goose's `cmd`, or opencode's one
+    /// `command` list). `None` for an HTTP entry.
+    pub fn command_line(&self) -> Option<(String, Vec<String>)> {
+        if self.transport != Transport::Stdio {
+            return None;
+        }
+        let strings = |v: &V| match v {
+            V::List(items) => items
+                .iter()
+                .filter_map(|i| match i {
+                    V::Str(s) => Some(s.clone()),
+                    _ => None,
+                })
+                .collect::<Vec<_>>(),
+            _ => vec![],
+        };
+        match self.value.get("command").or_else(|| self.value.get("cmd"))? {
+            V::Str(program) => {
+                let args = self.value.get("args").map(strings).unwrap_or_default();
+                Some((program.clone(), args))
+            }
+            line @ V::List(_) => {
+                let mut line = strings(line).into_iter();
+                Some((line.next()?, line.collect()))
+            }
+            _ => None,
+        }
+    }
+}
+
 /// VS Code's password prompt: the token is asked once and kept in VS Code's secret storage.
 fn vscode_input() -> V {
     V::map([
@@ -305,6 +459,12 @@ fn vscode_input() -> V {
         ("description", V::s("Sluice access token")),
         ("password", V::Bool(true)),
     ])
+}
+
+/// `{"Authorization": "Bearer <reference>"}`, where the client replaces `reference` (its own
+/// syntax for the `SLUICE_TOKEN` variable) when it loads the file.
+fn env_header(reference: &str) -> V {
+    V::map([("Authorization", V::s(format!("Bearer {reference}")))])
 }
 
 /// Builds Sluice's entry for `client` over `transport`, or `None` when the client cannot use
@@ -373,7 +533,99 @@ pub fn entry(client: Client, transport: Transport, e: &Endpoint<'_>) -> Option<E
             storage = TokenStorage::Environment;
             V::map([("url", V::s(e.url())), ("bearer_token_env_var", V::s(TOKEN_ENV))])
         }
-        (Client::Codex | Client::Windsurf | Client::Zed, false) => stdio(None, "command", "env"),
+        (
+            Client::Codex
+            | Client::Windsurf
+            | Client::Zed
+            | Client::GeminiCli
+            | Client::QwenCode
+            | Client::RooCode
+            | Client::Kiro
+            | Client::LmStudio
+            | Client::Junie,
+            false,
+        ) => stdio(None, "command", "env"),
+        // Gemini CLI and Qwen Code: `httpUrl` is Streamable HTTP (`url` would mean SSE), and
+        // they expand `${VAR}` in every string themselves.
+        (Client::GeminiCli | Client::QwenCode, true) => {
+            storage = TokenStorage::Environment;
+            V::map([("httpUrl", V::s(e.url())), ("headers", env_header("${SLUICE_TOKEN}"))])
+        }
+        // opencode and Kilo Code (built on it): the command line is one list, the environment
+        // is `environment`, and `{env:VAR}` is resolved when the config loads.
+        (Client::OpenCode | Client::KiloCode, false) => {
+            let mut pairs = vec![("type", V::s("local")), ("command", e.command_line())];
+            if let Some(env) = e.stdio_env() {
+                pairs.push(("environment", env));
+            }
+            pairs.push(("enabled", V::Bool(true)));
+            V::map(pairs)
+        }
+        (Client::OpenCode | Client::KiloCode, true) => {
+            storage = TokenStorage::Environment;
+            V::map([
+                ("type", V::s("remote")),
+                ("url", V::s(e.url())),
+                ("headers", env_header("{env:SLUICE_TOKEN}")),
+                ("enabled", V::Bool(true)),
+            ])
+        }
+        // Copilot CLI needs `tools` (`*`: every tool), as `copilot mcp add` writes it.
+        (Client::CopilotCli, false) => {
+            let mut pairs = vec![
+                ("type", V::s("local")),
+                ("command", V::s(e.command())),
+                ("args", e.stdio_args()),
+            ];
+            if let Some(env) = e.stdio_env() {
+                pairs.push(("env", env));
+            }
+            pairs.push(("tools", V::strs(&["*"])));
+            V::map(pairs)
+        }
+        (Client::CopilotCli, true) => V::map([
+            ("type", V::s("http")),
+            ("url", V::s(e.url())),
+            ("headers", header()),
+            ("tools", V::strs(&["*"])),
+        ]),
+        // Cline: without `type`, an entry with a `url` is taken for SSE.
+        (Client::Cline, false) => stdio(Some("stdio"), "command", "env"),
+        (Client::Cline, true) => V::map([
+            ("type", V::s("streamableHttp")),
+            ("url", V::s(e.url())),
+            ("headers", header()),
+        ]),
+        (Client::RooCode, true) => V::map([
+            ("type", V::s("streamable-http")),
+            ("url", V::s(e.url())),
+            ("headers", header()),
+        ]),
+        // Crush requires `type`, and expands `$VAR` in header values.
+        (Client::Crush, false) => stdio(Some("stdio"), "command", "env"),
+        (Client::Crush, true) => {
+            storage = TokenStorage::Environment;
+            V::map([
+                ("type", V::s("http")),
+                ("url", V::s(e.url())),
+                ("headers", env_header("$SLUICE_TOKEN")),
+            ])
+        }
+        (Client::Kiro, true) => {
+            storage = TokenStorage::Environment;
+            V::map([("url", V::s(e.url())), ("headers", env_header("${SLUICE_TOKEN}"))])
+        }
+        (Client::LmStudio, true) => V::map([("url", V::s(e.url())), ("headers", header())]),
+        (Client::Augment, false) => stdio(Some("stdio"), "command", "env"),
+        (Client::Augment, true) => {
+            V::map([("type", V::s("http")), ("url", V::s(e.url())), ("headers", header())])
+        }
+        (Client::Junie, true) => return None,
+        (Client::VsCodeInsiders, _) => {
+            let mut en = entry(Client::VsCode, transport, e)?;
+            en.client = Client::VsCodeInsiders;
+            return Some(en);
+        }
         (Client::Windsurf, true) => {
             // The docs accept `serverUrl` or `url`; vendors report `serverUrl` as the one
             // that works.
@@ -459,6 +711,23 @@ fn target(client: Client) -> &'static str {
         Client::Windsurf => "~/.codeium/windsurf/mcp_config.json",
         Client::Zed => "Zed's settings.json (~/.config/zed/settings.json)",
         Client::Goose => "~/.config/goose/config.yaml",
+        Client::GeminiCli => "~/.gemini/settings.json, with SLUICE_TOKEN set in its environment",
+        Client::QwenCode => "~/.qwen/settings.json, with SLUICE_TOKEN set in its environment",
+        Client::OpenCode => {
+            "~/.config/opencode/opencode.json, with SLUICE_TOKEN set in its environment"
+        }
+        Client::CopilotCli => "~/.copilot/mcp-config.json",
+        Client::Cline => "~/.cline/data/settings/cline_mcp_settings.json",
+        Client::RooCode => "Roo Code's mcp_settings.json (MCP Servers → Edit Global MCP)",
+        Client::KiloCode => "~/.config/kilo/kilo.jsonc, with SLUICE_TOKEN set in its environment",
+        Client::Crush => "~/.config/crush/crush.json, with SLUICE_TOKEN set in its environment",
+        Client::Kiro => "~/.kiro/settings/mcp.json, with SLUICE_TOKEN set in its environment",
+        Client::LmStudio => "~/.lmstudio/mcp.json",
+        Client::Junie => "~/.junie/mcp/mcp.json",
+        Client::Augment => "~/.augment/settings.json",
+        Client::VsCodeInsiders => {
+            "mcp.json in your VS Code Insiders user folder; paste the token when it asks"
+        }
         Client::GenericHttp | Client::GenericStdio => "your client's MCP settings",
     }
 }
@@ -535,6 +804,21 @@ pub fn vscode_link(e: &Endpoint<'_>) -> String {
     format!("vscode:mcp/install?{}", uri_component(&server.to_json_compact()))
 }
 
+/// The form a snippet shows: the client's default, except that a snippet made without a
+/// keychain entry (`token create --client`) prefers an HTTP form that keeps the token out of
+/// the file (an environment reference or a prompt) over a stdio form that would write it.
+fn snippet_transport(client: Client, e: &Endpoint<'_>) -> Transport {
+    let default = client.default_transport();
+    if default == Transport::Stdio
+        && e.connection.is_none()
+        && entry(client, Transport::Http, e).is_some_and(|en| !en.storage.plain_text())
+    {
+        Transport::Http
+    } else {
+        default
+    }
+}
+
 /// The snippet of one client in its default form.
 pub fn snippet(client: Client, e: &Endpoint<'_>) -> ClientSnippet {
     let (text, storage, link, note) = match client {
@@ -559,7 +843,7 @@ pub fn snippet(client: Client, e: &Endpoint<'_>) -> ClientSnippet {
             )
         }
         _ => {
-            let Some(entry) = entry(client, client.default_transport(), e) else {
+            let Some(entry) = entry(client, snippet_transport(client, e), e) else {
                 // Every client with a file has a default form (tested); never panic here.
                 return snippet(Client::GenericHttp, e);
             };
@@ -568,14 +852,14 @@ pub fn snippet(client: Client, e: &Endpoint<'_>) -> ClientSnippet {
                 Client::VsCode => Some(vscode_link(e)),
                 _ => None,
             };
-            let note = match client {
-                Client::Codex => {
-                    Some("Set SLUICE_TOKEN to the token in the environment Codex starts from.")
+            let note = match (client, entry.storage) {
+                (_, TokenStorage::Environment) => {
+                    Some("Set SLUICE_TOKEN to the token in the environment the client starts from.")
                 }
-                Client::VsCode => {
+                (Client::VsCode | Client::VsCodeInsiders, _) => {
                     Some("VS Code asks for the token the first time the server starts.")
                 }
-                Client::Zed => {
+                (Client::Zed, _) => {
                     Some("Zed's settings file is often synced or shared: the token is in it.")
                 }
                 _ => None,

@@ -78,6 +78,15 @@ impl Dirs {
     fn xdg_config(&self) -> PathBuf {
         self.xdg_config.clone().unwrap_or_else(|| self.home.join(".config"))
     }
+
+    /// The XDG config folder as tools that use it on every OS see it: `$XDG_CONFIG_HOME` on
+    /// Linux, `~/.config` elsewhere.
+    fn xdg_config_on(&self, os: Os) -> PathBuf {
+        match os {
+            Os::Linux => self.xdg_config(),
+            _ => self.home.join(".config"),
+        }
+    }
 }
 
 fn join(base: &Path, parts: &[&str]) -> PathBuf {
@@ -109,12 +118,9 @@ pub fn candidates(client: Client, os: Os, dirs: &Dirs) -> Vec<PathBuf> {
         }
         (Client::ClaudeCode, _) => vec![home.join(".claude.json")],
         (Client::Cursor, _) => vec![join(home, &[".cursor", "mcp.json"])],
-        (Client::VsCode, Os::MacOs) => {
-            vec![join(home, &["Library", "Application Support", "Code", "User", "mcp.json"])]
-        }
-        (Client::VsCode, Os::Windows) => vec![join(&dirs.appdata(), &["Code", "User", "mcp.json"])],
-        (Client::VsCode, Os::Linux) => {
-            vec![join(&dirs.xdg_config(), &["Code", "User", "mcp.json"])]
+        (Client::VsCode, _) => vec![code_user(os, dirs, "Code").join("mcp.json")],
+        (Client::VsCodeInsiders, _) => {
+            vec![code_user(os, dirs, "Code - Insiders").join("mcp.json")]
         }
         (Client::Codex, _) => {
             let base = dirs.codex_home.clone().unwrap_or_else(|| home.join(".codex"));
@@ -129,7 +135,48 @@ pub fn candidates(client: Client, os: Os, dirs: &Dirs) -> Vec<PathBuf> {
         }
         (Client::Goose, Os::Linux) => vec![join(&dirs.xdg_config(), &["goose", "config.yaml"])],
         (Client::Goose, Os::MacOs) => vec![join(home, &[".config", "goose", "config.yaml"])],
+        (Client::GeminiCli, _) => vec![join(home, &[".gemini", "settings.json"])],
+        (Client::QwenCode, _) => vec![join(home, &[".qwen", "settings.json"])],
+        // opencode uses XDG folders on every OS (`~/.config` on macOS and Windows too); it
+        // reads `opencode.jsonc` as well.
+        (Client::OpenCode, _) => {
+            let base = dirs.xdg_config_on(os).join("opencode");
+            vec![base.join("opencode.json"), base.join("opencode.jsonc")]
+        }
+        (Client::KiloCode, _) => {
+            let base = dirs.xdg_config_on(os).join("kilo");
+            vec![base.join("kilo.jsonc"), base.join("kilo.json")]
+        }
+        (Client::CopilotCli, _) => vec![join(home, &[".copilot", "mcp-config.json"])],
+        // Cline 4 (extension, CLI and SDK) share one file under ~/.cline; older extensions
+        // kept theirs in VS Code's global storage, used when it is the one that exists.
+        (Client::Cline, _) => vec![
+            join(home, &[".cline", "data", "settings", "cline_mcp_settings.json"]),
+            join(
+                &code_user(os, dirs, "Code"),
+                &["globalStorage", "saoudrizwan.claude-dev", "settings", "cline_mcp_settings.json"],
+            ),
+        ],
+        (Client::RooCode, _) => vec![join(
+            &code_user(os, dirs, "Code"),
+            &["globalStorage", "rooveterinaryinc.roo-cline", "settings", "mcp_settings.json"],
+        )],
+        (Client::Crush, Os::Windows) => vec![join(&dirs.local_appdata(), &["crush", "crush.json"])],
+        (Client::Crush, _) => vec![dirs.xdg_config_on(os).join("crush").join("crush.json")],
+        (Client::Kiro, _) => vec![join(home, &[".kiro", "settings", "mcp.json"])],
+        (Client::LmStudio, _) => vec![join(home, &[".lmstudio", "mcp.json"])],
+        (Client::Junie, _) => vec![join(home, &[".junie", "mcp", "mcp.json"])],
+        (Client::Augment, _) => vec![join(home, &[".augment", "settings.json"])],
         (Client::GenericHttp | Client::GenericStdio, _) => vec![],
+    }
+}
+
+/// VS Code's (or a fork's) user folder, where `mcp.json` and extensions' global storage live.
+fn code_user(os: Os, dirs: &Dirs, product: &str) -> PathBuf {
+    match os {
+        Os::MacOs => join(&dirs.home, &["Library", "Application Support", product, "User"]),
+        Os::Windows => join(&dirs.appdata(), &[product, "User"]),
+        Os::Linux => join(&dirs.xdg_config(), &[product, "User"]),
     }
 }
 

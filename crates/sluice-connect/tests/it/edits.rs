@@ -163,7 +163,8 @@ fn codex_toml_keeps_comments_and_other_servers() {
     let tmp = tempfile::tempdir().unwrap();
     let before = "# Codex config\nmodel = \"o4\" # the model\n\n[mcp_servers.docs]\ncommand = \"docs-mcp\" # docs\nargs = [\"--stdio\"]\n\n[profiles.fast]\nmodel = \"mini\"\n";
     let path = write(tmp.path(), "config.toml", before);
-    apply(&plan_connect(&entry_for(Client::Codex), &path).unwrap()).unwrap();
+    let http = entry(Client::Codex, Transport::Http, &ep()).unwrap();
+    apply(&plan_connect(&http, &path).unwrap()).unwrap();
     let after = std::fs::read_to_string(&path).unwrap();
     // The new table sits with the other servers; every other byte is unchanged.
     let expected = before.replace(

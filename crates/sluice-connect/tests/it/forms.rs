@@ -306,6 +306,19 @@ fn generic_entries_and_the_snippet_list() {
             "windsurf",
             "zed",
             "goose",
+            "gemini",
+            "qwen",
+            "opencode",
+            "copilot",
+            "cline",
+            "roo-code",
+            "kilo-code",
+            "crush",
+            "kiro",
+            "lm-studio",
+            "junie",
+            "augment",
+            "vscode-insiders",
             "http",
             "stdio"
         ]
@@ -323,7 +336,21 @@ fn generic_entries_and_the_snippet_list() {
     let plain: Vec<_> = all.iter().filter(|s| s.storage.plain_text()).map(|s| s.client).collect();
     assert_eq!(
         plain,
-        ["claude-code", "claude-desktop", "cursor", "windsurf", "zed", "goose", "stdio"]
+        [
+            "claude-code",
+            "claude-desktop",
+            "cursor",
+            "windsurf",
+            "zed",
+            "goose",
+            "copilot",
+            "cline",
+            "roo-code",
+            "lm-studio",
+            "junie",
+            "augment",
+            "stdio"
+        ]
     );
     assert!(!get("vscode").holds_token && !get("codex").holds_token);
     assert!(get("cursor").holds_token);

@@ -1,4 +1,5 @@
-//! VS Code's own `mcp.json` schema validates every VS Code form Sluice writes.
+//! Clients' own JSON schemas validate every form Sluice writes for them: VS Code's (and VS
+//! Code Insiders') `mcp.json` schema, and Crush's configuration schema.
 //!
 //! `vscode-mcp.schema.json` is VS Code's `mcpServerSchema` (`vscode://schemas/mcp`,
 //! `src/vs/workbench/contrib/mcp/common/mcpConfiguration.ts`, MIT) as shipped in the npm
@@ -6,6 +7,10 @@
 //! `JSON.stringify((await import('…/mcp/common/mcpConfiguration.js')).mcpServerSchema)`.
 //! No npm package ships the schema as a file; re-dump it when VS Code changes the format.
 //! The validator is Python's `jsonschema` (Draft 7, as VS Code's schemas are).
+//!
+//! `crush.schema.json` is Crush's `schema.json` (https://charm.land/crush.json, generated from
+//! `internal/config/config.go`; FSL-1.1-MIT) at charmbracelet/crush commit 37f36e93 (2026-08-21),
+//! Draft 2020-12.
 
 use std::io::Write;
 use std::path::Path;
@@ -14,11 +19,18 @@ use std::process::{Command, Stdio};
 use sluice_connect::*;
 
 fn validate(doc: &serde_json::Value) -> Result<(), String> {
-    let schema = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it/vscode-mcp.schema.json");
+    validate_with("vscode-mcp.schema.json", doc)
+}
+
+/// Validates `doc` against the schema file `name` (next to this file), with the validator of
+/// the draft the schema declares (Draft 7 when it declares none, as VS Code's).
+fn validate_with(name: &str, doc: &serde_json::Value) -> Result<(), String> {
+    let schema = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it").join(name);
     let script = "import json,sys,jsonschema\n\
         s=json.load(open(sys.argv[1])); s.pop('id',None)\n\
         d=json.load(sys.stdin)\n\
-        errs=[e.message for e in jsonschema.Draft7Validator(s).iter_errors(d)]\n\
+        v=jsonschema.validators.validator_for(s, default=jsonschema.Draft7Validator)\n\
+        errs=[e.message for e in v(s).iter_errors(d)]\n\
         print('\\n'.join(errs)); sys.exit(1 if errs else 0)\n";
     // The test Python `cargo xtask test` installs (jsonschema is pinned there).
     let python = std::env::var("SLUICE_TEST_PYTHON")
@@ -51,9 +63,11 @@ fn every_vscode_form_satisfies_vscodes_schema() {
     for (e, transport) in
         [(base, Transport::Http), (base, Transport::Stdio), (keychain, Transport::Stdio)]
     {
-        let en = entry(Client::VsCode, transport, &e).unwrap();
-        let doc = edit::parse(Format::Jsonc, &document(&en)).unwrap();
-        validate(&doc).unwrap_or_else(|e| panic!("{transport:?}: {e}"));
+        for client in [Client::VsCode, Client::VsCodeInsiders] {
+            let en = entry(client, transport, &e).unwrap();
+            let doc = edit::parse(Format::Jsonc, &document(&en)).unwrap();
+            validate(&doc).unwrap_or_else(|e| panic!("{client:?} {transport:?}: {e}"));
+        }
     }
     // The validator is real: an entry VS Code would reject is rejected.
     let bad = serde_json::json!({ "servers": { "sluice": { "type": "http", "uri": "x" } } });
@@ -82,4 +96,25 @@ fn a_merged_user_file_still_satisfies_vscodes_schema() {
         .unwrap();
     let doc = edit::parse(Format::Jsonc, &std::fs::read_to_string(&path).unwrap()).unwrap();
     validate(&doc).unwrap();
+}
+
+#[test]
+fn every_crush_form_satisfies_crushs_schema() {
+    let bin = Path::new("/opt/Sluice/sluice");
+    let base =
+        Endpoint { port: 4321, token: "slc_abc", binary: bin, connection: None, data_dir: None };
+    let keychain = Endpoint { connection: Some("crush"), data_dir: Some(Path::new("/d")), ..base };
+    for (e, transport) in
+        [(base, Transport::Http), (base, Transport::Stdio), (keychain, Transport::Stdio)]
+    {
+        let en = entry(Client::Crush, transport, &e).unwrap();
+        let mut doc = edit::parse(Format::Json, &document(&en)).unwrap();
+        doc["$schema"] = "https://charm.land/crush.json".into();
+        validate_with("crush.schema.json", &doc).unwrap_or_else(|e| panic!("{transport:?}: {e}"));
+    }
+    // The validator is real: Crush requires `type`, and knows no `cmd`.
+    let bad = serde_json::json!({ "mcp": { "sluice": { "command": "x" } } });
+    assert!(validate_with("crush.schema.json", &bad).is_err());
+    let bad = serde_json::json!({ "mcp": { "sluice": { "type": "stdio", "cmd": "x" } } });
+    assert!(validate_with("crush.schema.json", &bad).is_err());
 }
