@@ -106,19 +106,28 @@ pub fn node_env(root: &Path) -> Result<PathBuf> {
 pub fn client_clis(root: &Path) -> Result<PathBuf> {
     let dir = root.join("tests/clients-cli");
     let bin = dir.join("node_modules/.bin");
-    npm_ci(&dir, &bin.join("codex"))?;
+    // Not `npm ci`: it wants the lock to list every platform's optional binary package, and
+    // the registry mirror CI machines see lacks the other platforms' (a 404 for
+    // `opencode-darwin-arm64`), so no lock made here is "in sync". `install --no-save` takes
+    // exactly the locked versions that exist, skips other platforms', and writes nothing.
+    npm_locked(&dir, &bin.join("codex"), &["install", "--no-save"])?;
     Ok(bin)
 }
 
 /// `npm ci` in `dir` unless `node_modules` already holds exactly what its `package-lock.json`
 /// pins (a stamp of the lock file) and `witness`, a file the install provides, exists.
 fn npm_ci(dir: &Path, witness: &Path) -> Result<()> {
+    npm_locked(dir, witness, &["ci"])
+}
+
+/// Runs `npm <how>` in `dir` unless `node_modules` already holds what `package-lock.json` pins
+/// (a stamp of the lock file) and `witness` exists.
+fn npm_locked(dir: &Path, witness: &Path, how: &[&str]) -> Result<()> {
     let lock = std::fs::read(dir.join("package-lock.json"))
         .with_context(|| format!("{}/package-lock.json", dir.display()))?;
     let stamp = dir.join("node_modules/.sluice-lock");
     if !witness.exists() || std::fs::read(&stamp).ok().as_deref() != Some(lock.as_slice()) {
-        sh(Command::new("npm").current_dir(dir).args([
-            "ci",
+        sh(Command::new("npm").current_dir(dir).args(how).args([
             "--no-audit",
             "--no-fund",
             "--loglevel=error",

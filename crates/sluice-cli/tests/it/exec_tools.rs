@@ -439,8 +439,15 @@ fn a_client_that_disconnects_after_approval_stops_the_command() {
         assert!(Instant::now() < deadline, "the approved command never started");
         std::thread::sleep(Duration::from_millis(50));
     }
-    let jobs: Value = serde_json::from_str(&sb.ok(&["jobs", "--json"])).unwrap();
-    let job = jobs.as_array().unwrap().iter().find(|j| j["state"] == "running").unwrap().clone();
+    // The store hears of the job from a writer thread: wait until it says running.
+    let job = loop {
+        let jobs: Value = serde_json::from_str(&sb.ok(&["jobs", "--json"])).unwrap();
+        if let Some(job) = jobs.as_array().unwrap().iter().find(|j| j["state"] == "running") {
+            break job.clone();
+        }
+        assert!(Instant::now() < deadline, "the job was never stored as running: {jobs}");
+        std::thread::sleep(Duration::from_millis(50));
+    };
     drop(s); // the client goes away: the spec says that is a cancellation
     wait_stored(&sb, job["id"].as_str().unwrap(), "cancelled");
     // The audit says the call ended because the client cancelled it.

@@ -146,9 +146,16 @@ fn cancelling_a_task_withdraws_its_approval_or_stops_its_command() {
     }
     modern(port, &token, "tasks/cancel", &id, json!({"taskId": id}), true);
     assert_eq!(ended(port, &token, &id)["status"], "cancelled");
-    let jobs: Value = serde_json::from_str(&sb.ok(&["jobs", "--json"])).unwrap();
-    let job = jobs.as_array().unwrap().last().unwrap();
-    assert_eq!(job["state"], "cancelled", "{jobs}");
+    // The store hears of the job's end from a writer thread.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let jobs: Value = serde_json::from_str(&sb.ok(&["jobs", "--json"])).unwrap();
+        if jobs.as_array().unwrap().last().is_some_and(|j| j["state"] == "cancelled") {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the job was never stored as cancelled: {jobs}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
     assert!(!sb.project.join("late.txt").exists());
     // Cancelling an ended task changes nothing and is still acknowledged.
     let v = modern(port, &token, "tasks/cancel", &id, json!({"taskId": id}), true);
