@@ -624,7 +624,7 @@ pub fn token(engine: Engine, cmd: TokenCmd) -> Result<()> {
                 println!("── {} — {}", snippet.title, snippet.target);
                 println!("{}\n", snippet.text.trim_end());
                 if let Some(link) = &snippet.link {
-                    println!("Install link: {link}\n");
+                    println!("Install link: {}\nIt installs: {}\n", link.url, link.installs);
                 }
                 if let Some(note) = snippet.note {
                     println!("{note}\n");

@@ -694,7 +694,7 @@ pub struct ClientSnippet {
     /// Where the token ends up when the text is used as told.
     pub storage: TokenStorage,
     /// A one-click install link, where the client has one (never with a literal token).
-    pub link: Option<String>,
+    pub link: Option<InstallLink>,
     /// Something the user must do besides pasting (set a variable, answer a prompt).
     pub note: Option<&'static str>,
 }
@@ -766,11 +766,27 @@ fn uri_component(s: &str) -> String {
     percent_encoding::utf8_percent_encode(s, URI_COMPONENT).to_string()
 }
 
-/// Cursor's install link: the inner server object, base64, URL-encoded. A link passes through
-/// the OS URL handler and browser history, so it never carries the token: the stdio form with
-/// `--connection` when the keychain holds it, else a header that reads `SLUICE_TOKEN`.
-pub fn cursor_link(e: &Endpoint<'_>) -> String {
-    let server = match e.connection {
+/// A one-click install link, and exactly what it installs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InstallLink {
+    pub url: String,
+    /// The server entry the link carries, as JSON: shown beside the link, so the user sees
+    /// the whole command or address before the client installs it (the MCP spec asks one-click
+    /// installs to show the full command).
+    pub installs: String,
+}
+
+impl InstallLink {
+    fn new(server: &V, url: String) -> InstallLink {
+        InstallLink { url, installs: server.to_json_compact() }
+    }
+}
+
+/// Cursor's server object for a link. A link passes through the OS URL handler and browser
+/// history, so it never carries the token: the stdio form with `--connection` when the
+/// keychain holds it, else a header that reads `SLUICE_TOKEN`.
+fn cursor_server(e: &Endpoint<'_>) -> V {
+    match e.connection {
         Some(_) => V::map([
             ("type", V::s("stdio")),
             ("command", V::s(e.command())),
@@ -780,18 +796,28 @@ pub fn cursor_link(e: &Endpoint<'_>) -> String {
             ("url", V::s(e.url())),
             ("headers", V::map([("Authorization", V::s(format!("Bearer ${{env:{TOKEN_ENV}}}")))])),
         ]),
-    };
-    let b64 = base64::engine::general_purpose::STANDARD.encode(server.to_json_compact());
-    format!(
-        "cursor://anysphere.cursor-deeplink/mcp/install?name={SERVER_NAME}&config={}",
-        uri_component(&b64)
-    )
+    }
 }
 
-/// VS Code's install link: the server object with its `name` and the password `inputs`, so
-/// VS Code prompts for the token instead of the link carrying it.
-pub fn vscode_link(e: &Endpoint<'_>) -> String {
-    let server = V::map([
+/// Cursor's install link: the inner server object, base64, URL-encoded.
+pub fn cursor_link(e: &Endpoint<'_>) -> String {
+    cursor_install(e).url
+}
+
+fn cursor_install(e: &Endpoint<'_>) -> InstallLink {
+    let server = cursor_server(e);
+    let b64 = base64::engine::general_purpose::STANDARD.encode(server.to_json_compact());
+    let url = format!(
+        "cursor://anysphere.cursor-deeplink/mcp/install?name={SERVER_NAME}&config={}",
+        uri_component(&b64)
+    );
+    InstallLink::new(&server, url)
+}
+
+/// VS Code's server object for a link: with its `name` and the password `inputs`, so VS Code
+/// prompts for the token instead of the link carrying it.
+fn vscode_server(e: &Endpoint<'_>) -> V {
+    V::map([
         ("name", V::s(SERVER_NAME)),
         ("type", V::s("http")),
         ("url", V::s(e.url())),
@@ -800,8 +826,31 @@ pub fn vscode_link(e: &Endpoint<'_>) -> String {
             V::map([("Authorization", V::s(format!("Bearer ${{input:{VSCODE_INPUT_ID}}}")))]),
         ),
         ("inputs", V::List(vec![vscode_input()])),
-    ]);
-    format!("vscode:mcp/install?{}", uri_component(&server.to_json_compact()))
+    ])
+}
+
+/// VS Code's install link (`scheme` `vscode` or `vscode-insiders`).
+fn vscode_install(e: &Endpoint<'_>, scheme: &str) -> InstallLink {
+    let server = vscode_server(e);
+    let url = format!("{scheme}:mcp/install?{}", uri_component(&server.to_json_compact()));
+    InstallLink::new(&server, url)
+}
+
+/// VS Code's install link.
+pub fn vscode_link(e: &Endpoint<'_>) -> String {
+    vscode_install(e, "vscode").url
+}
+
+/// The one-click install link of `client`, where it has one that can leave the token out:
+/// Cursor, VS Code and VS Code Insiders. (LM Studio's and Goose's links would have to carry
+/// the token itself unless a keychain connection exists, which a link cannot create.)
+pub fn install_link(client: Client, e: &Endpoint<'_>) -> Option<InstallLink> {
+    match client {
+        Client::Cursor => Some(cursor_install(e)),
+        Client::VsCode => Some(vscode_install(e, "vscode")),
+        Client::VsCodeInsiders => Some(vscode_install(e, "vscode-insiders")),
+        _ => None,
+    }
 }
 
 /// The form a snippet shows: the client's default, except that a snippet made without a
@@ -847,11 +896,7 @@ pub fn snippet(client: Client, e: &Endpoint<'_>) -> ClientSnippet {
                 // Every client with a file has a default form (tested); never panic here.
                 return snippet(Client::GenericHttp, e);
             };
-            let link = match client {
-                Client::Cursor => Some(cursor_link(e)),
-                Client::VsCode => Some(vscode_link(e)),
-                _ => None,
-            };
+            let link = install_link(client, e);
             let note = match (client, entry.storage) {
                 (_, TokenStorage::Environment) => {
                     Some("Set SLUICE_TOKEN to the token in the environment the client starts from.")

@@ -545,8 +545,10 @@ pub struct ClientSnippetDto {
     pub target: String,
     pub text: String,
     pub holds_token: bool,
-    /// A one-click install link (Cursor, VS Code); never carries the token.
+    /// A one-click install link (Cursor, VS Code, VS Code Insiders); never carries the token.
     pub link: Option<String>,
+    /// Exactly what the link installs (the server entry, as JSON), shown beside it.
+    pub link_installs: Option<String>,
     /// Whether the token lies in plain text in the client's file when set up this way.
     pub plain_text: bool,
     /// Something to do besides pasting (set a variable, answer a prompt).

@@ -299,7 +299,8 @@ pub fn create_token(engine: &Engine, ctx: &Context, args: CreateToken) -> Res<Cr
             target: s.target.to_owned(),
             text: s.text,
             holds_token: s.holds_token,
-            link: s.link,
+            link_installs: s.link.as_ref().map(|l| l.installs.clone()),
+            link: s.link.map(|l| l.url),
             plain_text: s.storage.plain_text(),
             note: s.note.map(str::to_owned),
         })

@@ -238,9 +238,13 @@ expiresInDays: number | null, };
 
 export type ClientSnippetDto = { client: string, title: string, target: string, text: string, holdsToken: boolean, 
 /**
- * A one-click install link (Cursor, VS Code); never carries the token.
+ * A one-click install link (Cursor, VS Code, VS Code Insiders); never carries the token.
  */
 link: string | null, 
+/**
+ * Exactly what the link installs (the server entry, as JSON), shown beside it.
+ */
+linkInstalls: string | null, 
 /**
  * Whether the token lies in plain text in the client's file when set up this way.
  */

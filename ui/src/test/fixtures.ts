@@ -95,7 +95,7 @@ export const created = (): CreatedToken => ({
   token: token({ label: "Cursor on laptop" }),
   secret: "slc_" + "a".repeat(52),
   snippets: [
-    { client: "claude-code", title: "Claude Code", target: "run in a terminal", text: "claude mcp add … slc_" + "a".repeat(52), holdsToken: true, link: null, plainText: true, note: null },
+    { client: "claude-code", title: "Claude Code", target: "run in a terminal", text: "claude mcp add … slc_" + "a".repeat(52), holdsToken: true, link: null, linkInstalls: null, plainText: true, note: null },
     {
       client: "cursor",
       title: "Cursor",
@@ -103,6 +103,7 @@ export const created = (): CreatedToken => ({
       text: '{"mcpServers":{}}',
       holdsToken: true,
       link: "cursor://anysphere.cursor-deeplink/mcp/install?name=sluice&config=e30%3D",
+      linkInstalls: '{"url":"http://127.0.0.1:7651/mcp","headers":{"Authorization":"Bearer ${env:SLUICE_TOKEN}"}}',
       plainText: true,
       note: null,
     },
@@ -113,6 +114,7 @@ export const created = (): CreatedToken => ({
       text: "[mcp_servers.sluice]\n",
       holdsToken: false,
       link: null,
+      linkInstalls: null,
       plainText: false,
       note: "Set SLUICE_TOKEN to the token in the environment Codex starts from.",
     },

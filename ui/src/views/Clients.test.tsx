@@ -230,6 +230,10 @@ describe("client snippets in Tokens", () => {
     expect(within(panel).getByTestId("snippet-plain-text")).toHaveTextContent("plain text");
     await user.click(within(panel).getByRole("button", { name: "Copy Cursor install link" }));
     expect(m.copy).toHaveBeenCalledWith(created().snippets[1].link, false);
+    // Beside the link, exactly what it installs (the MCP spec asks installs to show it).
+    expect(within(panel).getByLabelText("What the Cursor install link installs")).toHaveTextContent(
+      "Bearer ${env:SLUICE_TOKEN}",
+    );
     await user.click(within(panel).getByRole("tab", { name: "Codex" }));
     expect(within(panel).queryByTestId("snippet-plain-text")).toBeNull();
     expect(within(panel).getByRole("tabpanel")).toHaveTextContent("Set SLUICE_TOKEN");

@@ -293,9 +293,15 @@ function CreatedPanel({ created, onDone }: { created: CreatedToken; onDone: () =
             Copy {snippet.title} setup
           </button>
           {snippet.link && (
-            <button type="button" onClick={() => copy(`${snippet.title} install link`, snippet.link ?? "", false)}>
-              Copy {snippet.title} install link
-            </button>
+            <>
+              <button type="button" onClick={() => copy(`${snippet.title} install link`, snippet.link ?? "", false)}>
+                Copy {snippet.title} install link
+              </button>
+              <p className="muted">The link installs exactly this:</p>
+              <pre className="snippet" aria-label={`What the ${snippet.title} install link installs`}>
+                <Text>{snippet.linkInstalls ?? ""}</Text>
+              </pre>
+            </>
           )}
         </div>
       )}

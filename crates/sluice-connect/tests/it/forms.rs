@@ -217,6 +217,41 @@ fn vscode_prompts_for_the_token_and_its_link_matches() {
 }
 
 #[test]
+fn every_install_link_shows_exactly_what_it_installs_and_never_the_token() {
+    for (client, scheme) in [
+        (Client::Cursor, "cursor://anysphere.cursor-deeplink/mcp/install?name=sluice&config="),
+        (Client::VsCode, "vscode:mcp/install?"),
+        (Client::VsCodeInsiders, "vscode-insiders:mcp/install?"),
+    ] {
+        for connection in [None, Some("c")] {
+            let e = ep(connection);
+            let link = install_link(client, &e).unwrap();
+            assert!(link.url.starts_with(scheme), "{}", link.url);
+            assert!(!link.url.contains("slc_abc") && !link.installs.contains("slc_abc"));
+            // What is shown is what the link carries, decoded.
+            let carried = percent_encoding::percent_decode_str(&link.url[scheme.len()..])
+                .decode_utf8()
+                .unwrap()
+                .into_owned();
+            let carried = if client == Client::Cursor {
+                use base64::Engine as _;
+                let raw = base64::engine::general_purpose::STANDARD.decode(carried).unwrap();
+                String::from_utf8(raw).unwrap()
+            } else {
+                carried
+            };
+            assert_eq!(carried, link.installs, "{client:?}");
+        }
+    }
+    // The snippet offers the same link.
+    let snippet = snippet(Client::VsCodeInsiders, &ep(None));
+    assert_eq!(snippet.link, install_link(Client::VsCodeInsiders, &ep(None)));
+    for client in [Client::ClaudeCode, Client::Codex, Client::LmStudio, Client::Goose] {
+        assert!(install_link(client, &ep(None)).is_none(), "{client:?}");
+    }
+}
+
+#[test]
 fn codex_names_the_variable_and_never_holds_the_token() {
     let (text, storage) = doc(Client::Codex, Transport::Http, &ep(None));
     assert_eq!(
