@@ -1,5 +1,6 @@
 //! `cargo xtask bundle [--test] [--target TRIPLE]`: the Linux installers (.deb and .rpm) of the
-//! desktop app, built offline with the npm-installed Tauri CLI (`ui/node_modules`).
+//! desktop app, built offline with the npm-installed Tauri CLI (`ui/node_modules`), and Claude
+//! Desktop's `.mcpb` bundle of the same CLI (`mcpb.rs`).
 //!
 //! The `sluice` CLI ships inside the package as a Tauri sidecar (`bundle.externalBin`): it is
 //! built in release mode and copied to `src-tauri/binaries/sluice-<target triple>`, where the
@@ -102,6 +103,13 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
         if path.extension().is_some_and(|e| e == "deb") {
             *size = recompress_deb(path)?;
         }
+    }
+    // Claude Desktop's bundle, with the same (stripped) CLI the packages ship.
+    if opts.target.is_none() {
+        let mcpb = crate::mcpb::default_out(root);
+        crate::mcpb::build(root, &profile_dir.join("sluice"), &mcpb, &deps::node_env(root)?)?;
+        let size = std::fs::metadata(&mcpb)?.len();
+        packages.push((mcpb, size));
     }
     eprintln!("\nxtask bundle: built in {} s:", started.elapsed().as_secs());
     for (path, size) in &packages {

@@ -76,7 +76,7 @@ pub fn install(root: &Path) -> Result<TestEnv> {
     let clients = client_clis(root)?;
     ui_env(root)?;
     let driver = tauri_driver()?;
-    let validator = package_tools(root)?;
+    let validator = package_tools(root)?.validator;
     Ok(TestEnv {
         vars: vec![
             ("SLUICE_TEST_PYTHON".into(), python.display().to_string()),
@@ -239,11 +239,19 @@ pub fn python(root: &Path) -> Result<PathBuf> {
     python_env(root)
 }
 
-/// `tests/package`: the GitHub Actions workflow validator (`@action-validator/cli`, run by Node),
-/// exactly as `package-lock.json` pins it. Returns its entry script.
-pub fn package_tools(root: &Path) -> Result<PathBuf> {
+/// The packaging tests' Node tools (`tests/package`), by entry script.
+pub struct PackageTools {
+    /// The GitHub Actions workflow validator (`@action-validator/cli`).
+    pub validator: PathBuf,
+    /// The MCP Bundle CLI (`@anthropic-ai/mcpb`).
+    pub mcpb: PathBuf,
+}
+
+/// `tests/package`, exactly as `package-lock.json` pins it.
+pub fn package_tools(root: &Path) -> Result<PackageTools> {
     let dir = root.join("tests/package");
-    let cli = dir.join("node_modules/@action-validator/cli/cli.mjs");
-    npm_ci(&dir, &cli)?;
-    Ok(cli)
+    let validator = dir.join("node_modules/@action-validator/cli/cli.mjs");
+    let mcpb = dir.join("node_modules/@anthropic-ai/mcpb/dist/cli/cli.js");
+    npm_ci(&dir, &mcpb)?;
+    Ok(PackageTools { validator, mcpb })
 }

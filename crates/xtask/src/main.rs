@@ -10,8 +10,9 @@
 //! - `cargo xtask screenshots` — PNGs of every view of the real app in docs/screenshots/.
 //! - `cargo xtask bench` — the benchmarks, beside their peers (see docs/BENCHMARKS.md);
 //!   `cargo xtask bench exec` / `bench app` re-measure only the execution / desktop app section.
-//! - `cargo xtask bundle` — the .deb and .rpm installers (`--test`: then install and test the
-//!   .deb).
+//! - `cargo xtask bundle` — the .deb and .rpm installers and Claude Desktop's `.mcpb`
+//!   (`--test`: then install and test the .deb).
+//! - `cargo xtask mcpb [--binary PATH] [--out PATH]` — only the `.mcpb` bundle.
 //! - `cargo xtask check-targets [TRIPLE…]` — type-check every crate and target kind for
 //!   Windows (msvc, gnu) and macOS (aarch64, x86_64) with a private toolchain; `test` runs it
 //!   too once that toolchain is cached, and says how to run it when not.
@@ -22,6 +23,7 @@ mod bench_exec;
 mod bundle;
 mod check_targets;
 mod deps;
+mod mcpb;
 mod screenshots;
 
 use std::path::{Path, PathBuf};
@@ -41,9 +43,10 @@ fn main() -> Result<()> {
         Some("screenshots") => screenshots::run(&root, &args[1..]),
         Some("bundle") => bundle::run(&root, &args[1..]),
         Some("check-targets") => check_targets::run(&root, &args[1..]),
+        Some("mcpb") => mcpb::run(&root, &args[1..]),
         _ => {
             eprintln!(
-                "usage: cargo xtask <run|test|deps|bench|screenshots|bundle|check-targets> [args…]"
+                "usage: cargo xtask <run|test|deps|bench|screenshots|bundle|mcpb|check-targets> [args…]"
             );
             std::process::exit(2);
         }
@@ -110,7 +113,10 @@ fn test(root: &Path, extra: &[String]) -> Result<()> {
     for (k, v) in &env.vars {
         cmd.env(k, v);
     }
-    sh(&mut cmd)
+    sh(&mut cmd)?;
+    // Claude Desktop's bundle, of the binary the tests just used, installed and run as a host
+    // would (needs the debug `sluice` the workspace tests built).
+    mcpb::check(root, &deps::python(root)?)
 }
 
 /// Whether this process runs as root (as CI does), which installing packages and building a
@@ -154,7 +160,10 @@ fn check_run_app(root: &Path) -> Result<()> {
     for (k, v) in &env.vars {
         cmd.env(k, v);
     }
-    sh(&mut cmd)
+    sh(&mut cmd)?;
+    // Claude Desktop's bundle, of the binary the tests just used, installed and run as a host
+    // would (needs the debug `sluice` the workspace tests built).
+    mcpb::check(root, &deps::python(root)?)
 }
 
 /// The desktop app (engine, MCP server, tray and window), optimized ([`RUN_PROFILE`]);

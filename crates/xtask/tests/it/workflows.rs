@@ -159,6 +159,7 @@ fn release_builds_every_installer_on_a_version_tag() {
     let runs = all_runs(&doc);
     // The CLI sidecar, built per target where tauri.bundle.conf.json declares it.
     assert!(runs.contains("-p sluice-cli --bin sluice --target"), "builds the sluice CLI");
+    assert!(runs.contains("-p xtask -- mcpb"), "packs Claude Desktop's bundle of that CLI");
     assert!(runs.contains("src-tauri/binaries/sluice-${{ matrix.target }}"), "copies the sidecar");
     assert!(runs.contains("--config tauri.bundle.conf.json"), "merges the sidecar config");
     let bundle_conf = std::fs::read_to_string(repo_root().join("tauri.bundle.conf.json")).unwrap();
