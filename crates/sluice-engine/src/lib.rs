@@ -371,7 +371,7 @@ impl Engine {
         let version = self.store.data_version().map_err(store_failure)?;
         let mut cache = lock(&self.cache);
         if cache.data_version != version {
-            let projects = self.store.list_projects().map_err(store_failure)?;
+            let projects = self.revalidated(self.store.list_projects().map_err(store_failure)?);
             let tokens = self.store.list_tokens().map_err(store_failure)?;
             let paused = self.store.kv_get_bool(KV_PAUSED).map_err(store_failure)?.unwrap_or(false);
             let stopped =
@@ -388,6 +388,46 @@ impl Engine {
             cache.data_version = version;
         }
         Ok(cache)
+    }
+
+    /// The projects as stored, each available root checked again against the rules
+    /// [`Engine::add_project`] applies. The database can be edited behind Sluice's back (PC-02):
+    /// a root that no longer passes — a filesystem root, the home folder or one holding it,
+    /// Sluice's data folder, a system folder, an overlap with another project, or a path that is
+    /// not its own canonical form — makes its project unavailable, whatever the row says, and
+    /// every surface says why. A root that is gone is left to [`root_changed`].
+    fn revalidated(&self, mut projects: Vec<Project>) -> Vec<Project> {
+        let roots: Vec<(String, PathBuf)> =
+            projects.iter().map(|p| (p.name.clone(), p.root.clone())).collect();
+        let home = paths::home_dir();
+        for (i, project) in projects.iter_mut().enumerate() {
+            if !project.state.is_available() {
+                continue;
+            }
+            let existing =
+                roots.iter().enumerate().filter(|(j, _)| *j != i).map(|(_, r)| r.clone()).collect();
+            let ctx = roots::RootContext { home: home.clone(), data_dir: &self.data_dir, existing };
+            let why = match roots::check_root(&project.root, &ctx) {
+                Ok(canonical) if canonical == project.root => continue,
+                Ok(canonical) => format!(
+                    "its stored root {} is not its own canonical path ({})",
+                    project.root.display(),
+                    canonical.display()
+                ),
+                Err(f) if f.code == ErrorCode::NotFound || f.code == ErrorCode::WrongKind => {
+                    continue;
+                }
+                Err(f) => f.message,
+            };
+            // The reason reaches assistants (list_projects): it names no path; the log does.
+            tracing::warn!(project = %project.id, %why, "a stored project root fails the root rules");
+            project.state = ProjectState::RootLost(
+                "the root stored for it fails Sluice's rules for project folders (the database \
+                 was changed outside Sluice); remove the project and add its folder again"
+                    .to_owned(),
+            );
+        }
+        projects
     }
 
     /// Forces a reload after this engine itself wrote (data_version only moves for commits made

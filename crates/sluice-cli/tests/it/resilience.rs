@@ -306,3 +306,46 @@ fn engine_start_and_stop_are_clean() {
     assert!(server.child.wait().unwrap().success());
     assert!(!sb.data.join("engine.json").exists(), "engine.json left behind");
 }
+
+#[test]
+fn pc02_a_root_rewritten_in_the_database_is_refused_at_the_next_start() {
+    let sb = Sandbox::new();
+    sb.add_project();
+    let token = sb.token("t", &[]);
+    // Roots `project add` refuses, written straight into the database while Sluice is stopped:
+    // the filesystem root, Sluice's own data folder and its parent, a system folder, and a
+    // link to the filesystem root (not its own canonical path).
+    let link = sb.root().join("to-root");
+    std::os::unix::fs::symlink("/", &link).unwrap();
+    let roots = [
+        std::path::PathBuf::from("/"),
+        sb.data.clone(),
+        sb.data.parent().unwrap().to_owned(),
+        std::path::PathBuf::from("/etc"),
+        link,
+    ];
+    for root in roots {
+        let db = rusqlite::Connection::open(sb.data.join("sluice.db")).unwrap();
+        let changed = db
+            .execute("UPDATE projects SET root = ?1 WHERE name = 'demo'", [root.to_str().unwrap()])
+            .unwrap();
+        assert_eq!(changed, 1);
+        drop(db);
+        let server = sb.serve();
+        let v = call(server.port, &token, "list_projects", json!({}));
+        let demo = &v["result"]["structuredContent"]["projects"][0];
+        assert_eq!(demo["status"], "root-lost", "{root:?}: {v}");
+        // The reason names no physical path (it reaches the assistant).
+        let reason = demo["reason"].as_str().unwrap();
+        assert!(reason.contains("fails Sluice's rules") && !reason.contains('/'), "{reason}");
+        for (path, tool) in
+            [("sluice.db", "read_file"), (".", "list_directory"), ("passwd", "stat")]
+        {
+            let v = call(server.port, &token, tool, json!({"project": "demo", "path": path}));
+            assert_eq!(v["result"]["structuredContent"]["code"], "project_unavailable", "{v}");
+        }
+        let listed = sb.ok(&["project", "list"]);
+        assert!(listed.contains("fails Sluice's rules for project folders"), "{root:?}: {listed}");
+        drop(server);
+    }
+}
