@@ -12,6 +12,7 @@ import type {
   AutoRunRuleDto,
   Commands,
   CreateToken,
+  ErrorCode,
   IpcError,
   JobLogsQuery,
   SandboxSettingsDto,
@@ -24,7 +25,7 @@ import type {
 
 /** A refusal from Sluice: branch on `code`, show `message`. */
 export class ApiError extends Error implements IpcError {
-  code: string;
+  code: ErrorCode;
   constructor(e: IpcError) {
     super(e.message);
     this.code = e.code;
@@ -33,7 +34,8 @@ export class ApiError extends Error implements IpcError {
 
 function toApiError(e: unknown): ApiError {
   if (e && typeof e === "object" && "code" in e && "message" in e) {
-    return new ApiError({ code: String(e.code), message: String(e.message) });
+    // The shell passes the engine's IpcError through as it is: its code is an ErrorCode.
+    return new ApiError({ code: String(e.code) as ErrorCode, message: String(e.message) });
   }
   return new ApiError({ code: "internal", message: String(e) });
 }

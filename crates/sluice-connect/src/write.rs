@@ -7,6 +7,8 @@ use std::fs::{self, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use sluice_core::ErrorCode;
+
 use crate::edit::{self, EditError, Op};
 use crate::{Client, Entry, TokenStorage};
 
@@ -25,19 +27,20 @@ pub enum ConnectError {
 }
 
 impl ConnectError {
-    /// A stable code for scripts and the window.
-    pub fn code(&self) -> &'static str {
-        match self {
-            ConnectError::NoConfigFile(_) => "no_config_file",
-            ConnectError::Unparseable { .. } => "config_unparseable",
-            ConnectError::UnsafeEdit { .. } => "config_unsafe_edit",
-            ConnectError::Changed { .. } => "config_changed",
-            ConnectError::Io { .. } => "io",
-        }
-    }
-
     fn io(context: impl Into<String>, source: std::io::Error) -> ConnectError {
         ConnectError::Io { context: context.into(), source }
+    }
+}
+
+impl sluice_core::Coded for ConnectError {
+    fn code(&self) -> ErrorCode {
+        match self {
+            ConnectError::NoConfigFile(_) => ErrorCode::NoConfigFile,
+            ConnectError::Unparseable { .. } => ErrorCode::ConfigUnparseable,
+            ConnectError::UnsafeEdit { .. } => ErrorCode::ConfigUnsafeEdit,
+            ConnectError::Changed { .. } => ErrorCode::ConfigChanged,
+            ConnectError::Io { .. } => ErrorCode::Io,
+        }
     }
 }
 

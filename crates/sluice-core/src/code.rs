@@ -3,94 +3,109 @@
 
 use std::fmt;
 
-/// A machine-readable reason for a refusal. The string forms are part of the public contract:
-/// never rename one, add new ones instead.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum ErrorCode {
+/// Declares [`ErrorCode`] with its wire strings, [`ErrorCode::ALL`] and [`ErrorCode::as_str`]
+/// from one list, so a code cannot exist without its string or be missing from `ALL`.
+macro_rules! error_codes {
+    ($( $(#[doc = $doc:literal])* $variant:ident = $s:literal, )+) => {
+        /// A machine-readable reason for a refusal. The string forms are part of the public
+        /// contract (MCP results, the CLI's `--json`, the window's `IpcError.code`, exported to
+        /// TypeScript as a union): never rename one, add new ones instead.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum ErrorCode {
+            $( $(#[doc = $doc])* $variant, )+
+        }
+
+        impl ErrorCode {
+            /// Every code, in declaration order.
+            pub const ALL: &'static [ErrorCode] = &[$(ErrorCode::$variant),+];
+
+            /// The stable wire form, e.g. `path_outside_project`.
+            pub const fn as_str(self) -> &'static str {
+                match self {
+                    $(ErrorCode::$variant => $s,)+
+                }
+            }
+        }
+    };
+}
+
+error_codes! {
     /// An argument is malformed or out of range.
-    InvalidArgument,
+    InvalidArgument = "invalid_argument",
     /// The path is not acceptable as a project-relative path (absolute, traversal, device, …).
-    PathInvalid,
+    PathInvalid = "path_invalid",
     /// The path resolves outside the project, or through a link that leaves it.
-    PathOutsideProject,
+    PathOutsideProject = "path_outside_project",
     /// The path matches the sensitive-file shield.
-    PathShielded,
+    PathShielded = "path_shielded",
     /// Nothing exists at the path.
-    NotFound,
+    NotFound = "not_found",
     /// The path exists but is of the wrong kind (a directory where a file was expected, a FIFO…).
-    WrongKind,
+    WrongKind = "wrong_kind",
     /// The file is larger than the tool will handle.
-    TooLarge,
+    TooLarge = "too_large",
     /// The file looks binary and the tool reads text.
-    BinaryFile,
+    BinaryFile = "binary_file",
     /// No project with that id or name is visible to this token.
-    ProjectNotFound,
+    ProjectNotFound = "project_not_found",
     /// The project exists but is disabled or its root is lost.
-    ProjectUnavailable,
+    ProjectUnavailable = "project_unavailable",
     /// The project's access mode forbids the operation.
-    ReadOnlyProject,
+    ReadOnlyProject = "read_only_project",
     /// The project is not a git repository (or git is unavailable).
-    NotAGitRepository,
+    NotAGitRepository = "not_a_git_repository",
     /// A git command failed.
-    GitFailed,
+    GitFailed = "git_failed",
     /// Bearer token missing, malformed, unknown, revoked or expired.
-    Unauthorized,
+    Unauthorized = "unauthorized",
     /// Too many requests for this token.
-    RateLimited,
+    RateLimited = "rate_limited",
     /// AI access is paused (or stopped) by the user.
-    Paused,
+    Paused = "paused",
     /// The user pressed the emergency stop: every request is refused until they resume.
-    Stopped,
+    Stopped = "stopped",
     /// A limit (time, files, bytes) stopped the operation early.
-    LimitExceeded,
+    LimitExceeded = "limit_exceeded",
     /// The request conflicts with existing state (duplicate name, nested root, …).
-    Conflict,
+    Conflict = "conflict",
     /// The operation is refused by policy (dangerous root, disallowed mode, …).
-    Forbidden,
+    Forbidden = "forbidden",
     /// The user denied the action; the message carries their reason when they gave one.
-    Denied,
+    Denied = "denied",
     /// The action waited for the user's approval and the approval expired unanswered.
-    ApprovalExpired,
+    ApprovalExpired = "approval_expired",
     /// The client cancelled the request (it closed the response stream or sent
     /// `notifications/cancelled`); the command the call started was stopped.
-    Cancelled,
+    Cancelled = "cancelled",
     /// The project requires full confinement for its jobs and this system cannot give it (on
     /// Linux: no namespaces, only the Landlock and seccomp fallback, or a layer missing).
-    ConfinementUnavailable,
+    ConfinementUnavailable = "confinement_unavailable",
+    /// The client keeps no config file Sluice can write (copy its snippet instead).
+    NoConfigFile = "no_config_file",
+    /// The client's config file does not parse in its format; nothing was written.
+    ConfigUnparseable = "config_unparseable",
+    /// Changing the client's config file would have touched more than Sluice's entry.
+    ConfigUnsafeEdit = "config_unsafe_edit",
+    /// The client's config file changed since the preview the user saw; nothing was written.
+    ConfigChanged = "config_changed",
+    /// No such preview (already applied, or never made).
+    PreviewNotFound = "preview_not_found",
+    /// The preview is too old to apply; make a new one.
+    PreviewExpired = "preview_expired",
+    /// The `sluice` command-line binary a stdio client would run is not where it should be.
+    SluiceBinaryMissing = "sluice_binary_missing",
+    /// The OS keychain (or its owner-only file fallback) refused to keep or give a secret.
+    SecretStore = "secret_store",
+    /// Reading or writing a local file failed; the message says which and why.
+    Io = "io",
     /// Something failed inside Sluice; details are in the local log only.
-    Internal,
+    Internal = "internal",
 }
 
 impl ErrorCode {
-    /// The stable wire form, e.g. `path_outside_project`.
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            ErrorCode::InvalidArgument => "invalid_argument",
-            ErrorCode::PathInvalid => "path_invalid",
-            ErrorCode::PathOutsideProject => "path_outside_project",
-            ErrorCode::PathShielded => "path_shielded",
-            ErrorCode::NotFound => "not_found",
-            ErrorCode::WrongKind => "wrong_kind",
-            ErrorCode::TooLarge => "too_large",
-            ErrorCode::BinaryFile => "binary_file",
-            ErrorCode::ProjectNotFound => "project_not_found",
-            ErrorCode::ProjectUnavailable => "project_unavailable",
-            ErrorCode::ReadOnlyProject => "read_only_project",
-            ErrorCode::NotAGitRepository => "not_a_git_repository",
-            ErrorCode::GitFailed => "git_failed",
-            ErrorCode::Unauthorized => "unauthorized",
-            ErrorCode::RateLimited => "rate_limited",
-            ErrorCode::Paused => "paused",
-            ErrorCode::Stopped => "stopped",
-            ErrorCode::LimitExceeded => "limit_exceeded",
-            ErrorCode::Conflict => "conflict",
-            ErrorCode::Forbidden => "forbidden",
-            ErrorCode::Denied => "denied",
-            ErrorCode::ApprovalExpired => "approval_expired",
-            ErrorCode::Cancelled => "cancelled",
-            ErrorCode::ConfinementUnavailable => "confinement_unavailable",
-            ErrorCode::Internal => "internal",
-        }
+    /// The code whose wire form is `s`.
+    pub fn parse(s: &str) -> Option<ErrorCode> {
+        ErrorCode::ALL.iter().copied().find(|c| c.as_str() == s)
     }
 }
 
@@ -131,5 +146,22 @@ impl Failure {
 impl Coded for Failure {
     fn code(&self) -> ErrorCode {
         self.code
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_code_has_one_distinct_snake_case_string_that_parses_back() {
+        let mut seen = std::collections::HashSet::new();
+        for &code in ErrorCode::ALL {
+            let s = code.as_str();
+            assert!(seen.insert(s), "{s} twice");
+            assert!(!s.is_empty() && s.bytes().all(|b| b.is_ascii_lowercase() || b == b'_'), "{s}");
+            assert_eq!(ErrorCode::parse(s), Some(code));
+        }
+        assert_eq!(ErrorCode::parse("Not_Found"), None);
     }
 }

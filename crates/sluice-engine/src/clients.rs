@@ -10,7 +10,7 @@ pub use sluice_connect::{
     Applied, Change, Client, ClientSnippet, ConnectError, Dirs, Entry, Os, SERVER_NAME,
     TokenStorage, Transport, V, paths,
 };
-use sluice_core::{Failure, TokenId};
+use sluice_core::{ErrorCode, Failure, TokenId};
 use sluice_store::connections;
 pub use sluice_store::connections::Stored;
 
@@ -117,12 +117,12 @@ pub enum ConnectFailure {
 
 impl ConnectFailure {
     /// A stable code for scripts and the window.
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> ErrorCode {
         match self {
-            ConnectFailure::Config(e) => e.code(),
-            ConnectFailure::Engine(f) => f.code.as_str(),
-            ConnectFailure::Invalid(_) => "invalid_argument",
-            ConnectFailure::Secret(_) => "secret_store",
+            ConnectFailure::Config(e) => sluice_core::Coded::code(e),
+            ConnectFailure::Engine(f) => f.code,
+            ConnectFailure::Invalid(_) => ErrorCode::InvalidArgument,
+            ConnectFailure::Secret(_) => ErrorCode::SecretStore,
         }
     }
 }
@@ -332,7 +332,7 @@ mod tests {
         // The file changes between the preview and the confirmation: refused, token revoked.
         std::fs::write(&config, "{\"mcpServers\": {}}\n").unwrap();
         let err = engine.connect(&req, &preview).unwrap_err();
-        assert_eq!(err.code(), "config_changed");
+        assert_eq!(err.code(), ErrorCode::ConfigChanged);
         let tokens = engine.tokens().unwrap();
         assert_eq!(tokens.len(), 1);
         assert!(tokens[0].revoked_ms.is_some(), "the token made for it is revoked");
@@ -369,6 +369,6 @@ mod tests {
         assert!(forgot);
         assert_eq!(connections::load(engine.data_dir(), pref, kc, "claude-desktop").unwrap(), None);
         let bad = ConnectRequest { name: "../x".into(), ..req };
-        assert_eq!(engine.connect_preview(&bad).unwrap_err().code(), "invalid_argument");
+        assert_eq!(engine.connect_preview(&bad).unwrap_err().code(), ErrorCode::InvalidArgument);
     }
 }

@@ -113,6 +113,11 @@ pub fn typescript() -> String {
         "// Generated from crates/sluice-ipc by `UPDATE_BINDINGS=1 cargo test -p sluice-ipc`.\n\
          // Do not edit by hand: a test fails when this file is stale.\n\n",
     );
+    // The codes of every refusal (sluice_core::ErrorCode), so `IpcError.code` is a union the
+    // compiler checks.
+    let codes: Vec<String> =
+        sluice_core::ErrorCode::ALL.iter().map(|c| format!("{:?}", c.as_str())).collect();
+    out.push_str(&format!("export type ErrorCode = {};\n\n", codes.join(" | ")));
     for d in decls {
         out.push_str("export ");
         out.push_str(d.trim());

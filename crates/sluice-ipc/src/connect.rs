@@ -150,7 +150,7 @@ impl Default for Connector {
 }
 
 fn failure(e: ConnectFailure) -> IpcError {
-    IpcError { code: e.code().to_owned(), message: e.to_string() }
+    Failure::new(e.code(), e.to_string()).into()
 }
 
 fn ms(t: SystemTime) -> i64 {
@@ -209,12 +209,14 @@ impl Connector {
     }
 
     fn config_path(&self, client: Client) -> Res<PathBuf> {
-        paths::locate(client, Os::current(), &self.dirs()?).ok_or_else(|| IpcError {
-            code: "no_config_file".into(),
-            message: format!(
-                "{} has no config file Sluice can write; copy its setup from Tokens instead",
-                client.title()
-            ),
+        paths::locate(client, Os::current(), &self.dirs()?).ok_or_else(|| {
+            IpcError::from(Failure::new(
+                ErrorCode::NoConfigFile,
+                format!(
+                    "{} has no config file Sluice can write; copy its setup from Tokens instead",
+                    client.title()
+                ),
+            ))
         })
     }
 
@@ -284,33 +286,33 @@ impl Connector {
         let fits = pending.get(id).is_some_and(|p| matches!(p.kind, Kind::Connect(_)) == connect);
         let found = if fits { pending.remove(id) } else { None };
         let Some(p) = found else {
-            return Err(IpcError {
-                code: "preview_not_found".into(),
-                message: "this preview was already used or does not exist; preview again".into(),
-            });
+            return Err(IpcError::from(Failure::new(
+                ErrorCode::PreviewNotFound,
+                "this preview was already used or does not exist; preview again",
+            )));
         };
         if p.expires <= SystemTime::now() {
-            return Err(IpcError {
-                code: "preview_expired".into(),
-                message: format!(
+            return Err(IpcError::from(Failure::new(
+                ErrorCode::PreviewExpired,
+                format!(
                     "this preview is older than {} minutes; preview again to see the file as \
                      it is now",
                     PREVIEW_TTL.as_secs() / 60
                 ),
-            });
+            )));
         }
         Ok(p)
     }
 
     fn request(&self, ctx: &Context, client: Client) -> Res<ConnectRequest> {
         if client.format().is_none() {
-            return Err(IpcError {
-                code: "no_config_file".into(),
-                message: format!(
+            return Err(IpcError::from(Failure::new(
+                ErrorCode::NoConfigFile,
+                format!(
                     "{} has no config file Sluice can write; copy its setup from Tokens instead",
                     client.title()
                 ),
-            });
+            )));
         }
         let req = ConnectRequest::new(
             client,
@@ -321,15 +323,15 @@ impl Connector {
         // A client started from the desktop has no login PATH: a stdio entry needs the
         // binary's absolute path (shared/CLIENTS.md).
         if req.transport == Transport::Stdio && !ctx.sluice_binary.is_absolute() {
-            return Err(IpcError {
-                code: "sluice_binary_missing".into(),
-                message: format!(
+            return Err(IpcError::from(Failure::new(
+                ErrorCode::SluiceBinaryMissing,
+                format!(
                     "the `sluice` command was not found beside the app, and {} needs its full \
                      path; reinstall Sluice or connect with `sluice connect {}`",
                     client.title(),
                     client.id()
                 ),
-            });
+            )));
         }
         Ok(req)
     }

@@ -13,6 +13,8 @@ use ts_rs::TS;
 /// Every error the window receives: a stable code to branch on and a message to show.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
 pub struct IpcError {
+    /// An [`sluice_core::ErrorCode`]'s wire form (a checked union in TypeScript).
+    #[ts(type = "ErrorCode")]
     pub code: String,
     pub message: String,
 }

@@ -196,8 +196,8 @@ macro_rules! change_tools {
                 let engine = self.engine().clone();
                 let args = call.args;
                 self.in_project(&caller, &call.project, Work::Walk, move |p| {
-                    let m = engine.mutations(p).map_err(FailureError)?;
-                    m.list_backups(&args).map_err(|e| FailureError(runner_failure(e)))
+                    let m = engine.mutations(p)?;
+                    m.list_backups(&args).map_err(runner_failure)
                 })
                 .await
             }
@@ -230,15 +230,4 @@ change_tools! {
     /// Undo one earlier change by its `operation_id` (every change returns one), restoring the
     /// exact previous bytes and modes. Refused if the files changed since.
     restore(RestoreArgs) => plan_restore, destructive: true, idempotent: false;
-}
-
-/// Lets a `Failure` travel where a `Coded` error is expected.
-#[derive(Debug, thiserror::Error)]
-#[error("{}", .0.message)]
-struct FailureError(Failure);
-
-impl sluice_core::Coded for FailureError {
-    fn code(&self) -> ErrorCode {
-        self.0.code
-    }
 }

@@ -4,6 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use sluice_connect::*;
+use sluice_core::Coded;
 
 fn ep() -> Endpoint<'static> {
     Endpoint {
@@ -327,7 +328,7 @@ fn goose_yaml_it_cannot_edit_safely_is_left_untouched() {
     for (name, text, code) in cases {
         let path = write(tmp.path(), name, text);
         let err = plan_connect(&entry_for(Client::Goose), &path).unwrap_err();
-        assert_eq!(err.code(), code, "{name}: {err}");
+        assert_eq!(err.code().as_str(), code, "{name}: {err}");
         assert!(
             err.to_string().contains(if code == "config_unsafe_edit" {
                 "add the snippet by hand"
@@ -356,7 +357,11 @@ fn unparseable_files_are_left_untouched() {
     for (client, name, text) in cases {
         let path = write(tmp.path(), name, text);
         let err = plan_connect(&entry_for(client), &path).unwrap_err();
-        assert!(matches!(err.code(), "config_unparseable"), "{name}: {err} ({})", err.code());
+        assert!(
+            matches!(err.code().as_str(), "config_unparseable"),
+            "{name}: {err} ({})",
+            err.code()
+        );
         assert!(err.to_string().contains("left untouched"), "{err}");
         assert_eq!(std::fs::read_to_string(&path).unwrap(), text);
     }
@@ -391,7 +396,7 @@ fn a_file_changed_after_the_preview_is_not_overwritten() {
     let change = plan_connect(&entry_for(Client::Cursor), &path).unwrap();
     std::fs::write(&path, "{\"mcpServers\": {\"new\": {}}}\n").unwrap();
     let err = apply(&change).unwrap_err();
-    assert_eq!(err.code(), "config_changed");
+    assert_eq!(err.code().as_str(), "config_changed");
     assert_eq!(std::fs::read_to_string(&path).unwrap(), "{\"mcpServers\": {\"new\": {}}}\n");
 }
 
