@@ -361,7 +361,7 @@ impl Connector {
                 ok: false,
                 message: format!("Sluice is not answering on port {}", req.port),
             },
-            Err(CheckError::Failed(why)) => CheckResult { ok: false, message: why },
+            Err(e) => CheckResult { ok: false, message: e.to_string() },
         };
         let (secret, secret_hint) = match done.entry.storage {
             TokenStorage::ClientPrompt => (
