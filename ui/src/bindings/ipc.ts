@@ -541,7 +541,11 @@ plainText: boolean,
 /**
  * Where the token ends up, one sentence (connect only).
  */
-storage: string | null, expiresMs: number, };
+storage: string | null, 
+/**
+ * What a repair does with the token (kept, or a new one and why); never the token.
+ */
+note: string | null, expiresMs: number, };
 
 export type CheckResult = { ok: boolean, 
 /**
@@ -577,6 +581,52 @@ removed: boolean, backup: string | null,
  * Whether a token kept for `sluice stdio` was forgotten.
  */
 forgotStoredToken: boolean, };
+
+export type ClientHealthDto = { client: string, title: string, 
+/**
+ * The config file looked at.
+ */
+configPath: string | null, 
+/**
+ * `not_installed`, `not_configured`, `working`, `unverified`, `broken` or `not_running`.
+ */
+state: string, 
+/**
+ * Stable: the state, or why it is broken (`port_changed`, `token_rejected`,
+ * `binary_missing`, `connection_token_missing`, `config_invalid`, `config_unreadable`,
+ * `no_token`, `not_sluice`, `check_failed`), or `token_kept_by_client`.
+ */
+code: string, 
+/**
+ * What was found, in words.
+ */
+reason: string, 
+/**
+ * `http` or `stdio`, when there is an entry.
+ */
+transport: string | null, 
+/**
+ * Where the entry's token is ("in plain text in the client's file"), when there is one.
+ */
+tokenLocation: string | null, 
+/**
+ * Whether `repair_preview` can fix it.
+ */
+repairable: boolean, };
+
+export type RepairResult = { client: string, title: string, path: string, backup: string | null, 
+/**
+ * The label of the token created by the repair, if one was.
+ */
+tokenLabel: string | null, 
+/**
+ * What happened to the token, in words.
+ */
+note: string, 
+/**
+ * The health check made right after writing.
+ */
+health: ClientHealthDto, reloadHint: string, };
 
 export type UiEvent = { "kind": "projectsChanged" } | { "kind": "tokensChanged" } | { "kind": "accessChanged", paused: boolean, } | { "kind": "projectRootLost", id: string, reason: string, } | { "kind": "approvalRequested", id: string, } | { "kind": "approvalDecided", id: string, state: string, } | { "kind": "openView", view: string, } | { "kind": "jobChanged", id: string, state: JobStateDto, } | { "kind": "jobActivity", id: string, };
 
@@ -617,6 +667,9 @@ export type Commands = {
   connect_apply: { args: { id: string }; result: ConnectResult };
   disconnect_preview: { args: { client: string }; result: ConfigPreview };
   disconnect_apply: { args: { id: string }; result: DisconnectResult };
+  client_health: { args: Record<string, never>; result: ClientHealthDto[] };
+  repair_preview: { args: { client: string }; result: ConfigPreview };
+  repair_apply: { args: { id: string }; result: RepairResult };
   list_allow_rules: { args: { project: string }; result: AllowRuleDto[] };
   remove_allow_rule: { args: { project: string; id: number }; result: AllowRuleDto[] };
   copy_secret: { args: { text: string }; result: null };
