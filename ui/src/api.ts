@@ -124,6 +124,12 @@ export const api = {
   connectApply: (id: string) => call("connect_apply", { id }),
   disconnectPreview: (client: string) => call("disconnect_preview", { client }),
   disconnectApply: (id: string) => call("disconnect_apply", { id }),
+  /** Whether each client's Sluice entry still works: a real MCP call with its own token. */
+  clientHealth: () => call("client_health", {}),
+  /** The exact change repairing a client's entry makes (only Sluice's entry); nothing written. */
+  repairPreview: (client: string) => call("repair_preview", { client }),
+  /** Writes exactly the previewed repair, then checks the client's health again. */
+  repairApply: (id: string) => call("repair_apply", { id }),
   /** Whether a port on 127.0.0.1 is free, taken by another program, or this Sluice's own. */
   checkPort: (port: number) => call("check_port", { port }),
   /** Tells the tray the page has drawn `view` (logged; see `App`). */

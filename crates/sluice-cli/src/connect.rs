@@ -4,13 +4,14 @@
 //! check in `sluice_mcp::check`; this module asks and prints.
 
 use std::io::{IsTerminal, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, anyhow, bail};
 use clap::Args;
 use sluice_engine::clients::{
     self, Client, ConnectRequest, Dirs, Os, TOKEN_PLACEHOLDER, TokenChoice, TokenStorage, Transport,
 };
+use sluice_engine::clients_health::{Checker, ClientHealth, HealthState};
 use sluice_engine::{Engine, SecretPreference};
 use sluice_mcp::check::CheckError;
 
@@ -33,9 +34,22 @@ fn parse_transport(s: &str) -> Result<Transport, String> {
 pub struct ConnectArgs {
     /// claude-code, claude-desktop, cursor, vscode, codex, windsurf, zed, goose, gemini, qwen,
     /// opencode, copilot, cline, roo-code, kilo-code, crush, kiro, lm-studio, junie, augment,
-    /// vscode-insiders (http and stdio print a snippet for any other client).
+    /// vscode-insiders (http and stdio print a snippet for any other client). Optional with
+    /// --status (then every client).
     #[arg(value_parser = parse_client)]
-    client: Client,
+    client: Option<Client>,
+    /// Show whether each client's Sluice entry still works (or only CLIENT's): not installed,
+    /// not configured, working (a real MCP call with the entry's own token), unverified (the
+    /// client keeps the token), broken and why. Writes nothing.
+    #[arg(long, conflicts_with_all = ["repair", "dry_run", "yes", "transport", "token_label", "projects", "use_env_token", "name"])]
+    status: bool,
+    /// With --status: print JSON.
+    #[arg(long, requires = "status")]
+    json: bool,
+    /// Rewrite only Sluice's entry in CLIENT's file, in its current form, with the current
+    /// port and binary; keeps the token when it still works, else creates a new one.
+    #[arg(long, requires = "client", conflicts_with_all = ["transport", "token_label", "projects", "use_env_token", "name"])]
+    repair: bool,
     /// Label of the token created for this client (default: "<client> (sluice connect)").
     #[arg(long, value_name = "LABEL")]
     token_label: Option<String>,
@@ -109,6 +123,11 @@ pub(crate) fn confirm(question: &str, yes: bool) -> Result<bool> {
     Ok(matches!(answer.trim(), "y" | "Y" | "yes" | "Yes"))
 }
 
+/// Health checks with the real MCP call, starting no program but this `sluice`.
+fn checker(binary: &Path) -> Checker<'_> {
+    Checker { probe: &sluice_mcp::check::probe, sluice: binary }
+}
+
 fn binary() -> PathBuf {
     std::env::current_exe()
         .and_then(std::fs::canonicalize)
@@ -131,12 +150,20 @@ fn token_choice(args: &ConnectArgs) -> Result<TokenChoice> {
 }
 
 pub fn connect(dir: PathBuf, pref: SecretPreference, args: ConnectArgs) -> Result<()> {
-    let client = args.client;
+    if args.status {
+        return status(dir, pref, &args);
+    }
+    let Some(client) = args.client else {
+        bail!("name a client (or pass --status to see every client)");
+    };
     let port = args
         .port
         .or_else(|| sluice_engine::read_engine_file(&dir))
         .unwrap_or(sluice_engine::DEFAULT_PORT);
     let engine = engine(dir, pref)?;
+    if args.repair {
+        return repair(&engine, client, port, &args);
+    }
     if client.format().is_none() {
         return generic_snippet(&engine, client, port, &args);
     }
@@ -205,7 +232,139 @@ pub fn connect(dir: PathBuf, pref: SecretPreference, args: ConnectArgs) -> Resul
             );
             Ok(())
         }
-        Err(CheckError::Failed(why)) => Err(anyhow!("connection check failed: {why}")),
+        Err(e) => Err(anyhow!("connection check failed: {e}")),
+    }
+}
+
+/// The port of the Sluice that is running (answering on loopback), if one is.
+fn running_port(dir: &std::path::Path, given: Option<u16>) -> Option<u16> {
+    given
+        .or_else(|| sluice_engine::read_engine_file(dir))
+        .filter(|&p| std::net::TcpStream::connect(("127.0.0.1", p)).is_ok())
+}
+
+/// `sluice connect --status [CLIENT]`: each client's health, as a table or JSON.
+fn status(dir: PathBuf, pref: SecretPreference, args: &ConnectArgs) -> Result<()> {
+    let running = running_port(&dir, args.port);
+    let engine = engine(dir, pref)?;
+    let binary = binary();
+    let list = match (args.client, &args.config) {
+        (Some(client), Some(path)) => {
+            vec![engine.config_health(client, path, running, &checker(&binary))]
+        }
+        (client, _) => {
+            let dirs = Dirs::from_env().context("cannot find your home folder")?;
+            let clients: Vec<Client> = match client {
+                Some(c) => vec![c],
+                None => Client::ALL.to_vec(),
+            };
+            engine.client_health(&clients, &dirs, Os::current(), running, &checker(&binary))
+        }
+    };
+    if args.json {
+        let rows: Vec<serde_json::Value> = list
+            .iter()
+            .map(|h| {
+                serde_json::json!({
+                    "client": h.client.id(),
+                    "title": h.client.title(),
+                    "config": h.path.as_ref().map(|p| p.display().to_string()),
+                    "state": h.state.as_str(),
+                    "code": h.code,
+                    "reason": h.reason,
+                    "transport": h.transport.map(transport_name),
+                    "token": h.token_location(),
+                    "connection": h.connection,
+                    "repairable": h.repairable(),
+                })
+            })
+            .collect();
+        println!("{}", serde_json::to_string_pretty(&rows)?);
+        return Ok(());
+    }
+    if running.is_none() {
+        println!("Sluice is not running: entries that need it were not checked.");
+    }
+    let file = |h: &ClientHealth| h.path.as_ref().map_or("-".into(), |p| p.display().to_string());
+    let w_client = list.iter().map(|h| h.client.id().len()).max().unwrap_or(6).max(6);
+    let w_file = list.iter().map(|h| file(h).chars().count()).max().unwrap_or(11).max(11);
+    let w_state = list.iter().map(|h| h.state.as_str().len()).max().unwrap_or(5).max(5);
+    println!("{:<w_client$}  {:<w_file$}  {:<w_state$}  REASON", "CLIENT", "CONFIG FILE", "STATE");
+    for h in &list {
+        let mut reason = match h.state {
+            HealthState::Broken => format!("{}: {}", h.code, h.reason),
+            _ => h.reason.clone(),
+        };
+        if let Some(token) = h.token_location() {
+            reason.push_str(&format!(" [token {token}]"));
+        }
+        if h.repairable() {
+            reason.push_str(&format!(" — `sluice connect {} --repair`", h.client.id()));
+        }
+        println!(
+            "{:<w_client$}  {:<w_file$}  {:<w_state$}  {}",
+            h.client.id(),
+            file(h),
+            h.state.as_str(),
+            reason
+        );
+    }
+    Ok(())
+}
+
+fn transport_name(t: Transport) -> &'static str {
+    match t {
+        Transport::Http => "http",
+        Transport::Stdio => "stdio",
+    }
+}
+
+/// `sluice connect CLIENT --repair`: rewrite only Sluice's entry, shown first.
+fn repair(engine: &Engine, client: Client, port: u16, args: &ConnectArgs) -> Result<()> {
+    let path = config_path(client, args.config.clone())?;
+    let plan = engine.repair_preview(client, &path, port, &binary()).map_err(|e| anyhow!(e))?;
+    println!("{} — {} (repair)", client.title(), plan.change.path.display());
+    println!("{}", plan.token_note);
+    if plan.change.is_noop() {
+        println!("The entry is already as a repair would write it.");
+    } else {
+        print!("{}", plan.diff());
+    }
+    if args.dry_run {
+        println!("(dry run: nothing written, no token created)");
+        return Ok(());
+    }
+    if !plan.change.is_noop() && !confirm("Write this repair?", args.yes)? {
+        println!("Nothing written.");
+        return Ok(());
+    }
+    let done = engine.repair(&plan).map_err(|e| anyhow!(e))?;
+    let c = &done.connected;
+    if let (Some(id), Some(label)) = (&c.token_id, &c.token_label) {
+        println!("Created token {label} ({id}).");
+    }
+    if let Some(clients::Stored::Keychain(_) | clients::Stored::File(_)) = &c.stored {
+        println!("Token kept for the connection {:?}.", plan.request.name);
+    }
+    if !plan.change.is_noop() {
+        println!("Wrote {}.", c.applied.path.display());
+    }
+    if let Some(b) = &c.applied.backup {
+        println!("Backup of the previous file: {}", b.display());
+    }
+    println!("{}", client.reload_hint());
+    let running = running_port(engine.data_dir(), Some(port));
+    let after = engine.config_health(client, &path, running, &checker(&binary()));
+    match after.state {
+        HealthState::Working => {
+            println!("Status: working — {}.", after.reason);
+            Ok(())
+        }
+        HealthState::Unverified | HealthState::NotRunning => {
+            println!("Status: {} — {}.", after.state.as_str(), after.reason);
+            Ok(())
+        }
+        _ => Err(anyhow!("after the repair: {} — {}", after.code, after.reason)),
     }
 }
 
@@ -218,7 +377,7 @@ fn capitalized(s: &str) -> String {
 fn generic_snippet(engine: &Engine, client: Client, port: u16, args: &ConnectArgs) -> Result<()> {
     let binary = binary();
     let token = match (args.dry_run, token_choice(args)?) {
-        (true, _) => TOKEN_PLACEHOLDER.to_owned(),
+        (true, _) | (false, TokenChoice::Unchanged) => TOKEN_PLACEHOLDER.to_owned(),
         (false, TokenChoice::Existing(t)) => t,
         (false, TokenChoice::Create { label, projects }) => {
             let label = label.unwrap_or_else(|| format!("{} (sluice connect)", client.title()));

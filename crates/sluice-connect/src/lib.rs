@@ -11,6 +11,7 @@
 //! environment variable the client resolves itself.
 
 pub mod edit;
+pub mod health;
 pub mod paths;
 mod value;
 pub mod write;

@@ -88,6 +88,8 @@ error_codes! {
     ConfigUnsafeEdit = "config_unsafe_edit",
     /// The client's config file changed since the preview the user saw; nothing was written.
     ConfigChanged = "config_changed",
+    /// The client has no Sluice entry to check or repair; connect it instead.
+    NotConfigured = "not_configured",
     /// No such preview (already applied, or never made).
     PreviewNotFound = "preview_not_found",
     /// The preview is too old to apply; make a new one.

@@ -56,6 +56,9 @@ pub enum TokenChoice {
     Create { label: Option<String>, projects: Option<Vec<String>> },
     /// A token the user already has (its plaintext).
     Existing(String),
+    /// None to create or store: the client keeps the token itself (VS Code's prompt, an
+    /// environment variable it reads). Only for HTTP forms that carry no token.
+    Unchanged,
 }
 
 /// What connecting a client means: which client, how, and which file.
@@ -113,6 +116,9 @@ pub enum ConnectFailure {
     Invalid(String),
     #[error("cannot store the connection's token: {0}")]
     Secret(String),
+    /// Repair found no Sluice entry to repair.
+    #[error("{0}")]
+    NotConfigured(String),
 }
 
 impl ConnectFailure {
@@ -123,6 +129,7 @@ impl ConnectFailure {
             ConnectFailure::Engine(f) => f.code,
             ConnectFailure::Invalid(_) => ErrorCode::InvalidArgument,
             ConnectFailure::Secret(_) => ErrorCode::SecretStore,
+            ConnectFailure::NotConfigured(_) => ErrorCode::NotConfigured,
         }
     }
 }
@@ -130,7 +137,7 @@ impl ConnectFailure {
 impl Engine {
     /// Where connection tokens live: where the install secret lives (the keychain, or the
     /// owner-only file fallback when this install has no usable keychain).
-    fn connection_store(&self) -> (SecretPreference, &'static Keychain) {
+    pub(crate) fn connection_store(&self) -> (SecretPreference, &'static Keychain) {
         static UNUSED: std::sync::OnceLock<Keychain> = std::sync::OnceLock::new();
         match self.secret_source().0 {
             SecretSource::File(_) => (
@@ -142,13 +149,17 @@ impl Engine {
     }
 
     /// The data folder to name in stdio entries: only when it is not the default one.
-    fn explicit_data_dir(&self) -> Option<PathBuf> {
+    pub(crate) fn explicit_data_dir(&self) -> Option<PathBuf> {
         let canon = |p: &Path| p.canonicalize().unwrap_or_else(|_| p.to_owned());
         let dir = canon(self.data_dir());
         (crate::default_data_dir().map(|d| canon(&d)).as_ref() != Some(&dir)).then_some(dir)
     }
 
-    fn connection_entry(&self, req: &ConnectRequest, token: &str) -> Result<Entry, ConnectFailure> {
+    pub(crate) fn connection_entry(
+        &self,
+        req: &ConnectRequest,
+        token: &str,
+    ) -> Result<Entry, ConnectFailure> {
         if !connections::valid_name(&req.name) {
             return Err(ConnectFailure::Invalid(format!(
                 "{:?} is not a connection name (1-64 letters, digits, '-', '_' or '.')",
@@ -193,6 +204,14 @@ impl Engine {
         self.connection_entry(req, TOKEN_PLACEHOLDER)?;
         let (token, token_id, token_label) = match &req.token {
             TokenChoice::Existing(t) => (t.trim().to_owned(), None, None),
+            TokenChoice::Unchanged if req.transport == Transport::Http => {
+                (String::new(), None, None)
+            }
+            TokenChoice::Unchanged => {
+                return Err(ConnectFailure::Invalid(
+                    "a stdio form needs a token to store; create one".into(),
+                ));
+            }
             TokenChoice::Create { label, projects } => {
                 let label = match label {
                     Some(l) => l.clone(),
@@ -249,7 +268,7 @@ impl Engine {
     }
 
     /// "<Client> (sluice connect)", or "… #2", "… #3" when taken (labels are unique).
-    fn free_label(&self, client: Client) -> Result<String, ConnectFailure> {
+    pub(crate) fn free_label(&self, client: Client) -> Result<String, ConnectFailure> {
         let taken: std::collections::HashSet<String> =
             self.tokens().map_err(ConnectFailure::Engine)?.into_iter().map(|t| t.label).collect();
         let base = format!("{} (sluice connect)", client.title());

@@ -9,6 +9,7 @@
 mod approvals;
 mod audit;
 pub mod clients;
+pub mod clients_health;
 mod events;
 mod exec;
 mod jobstore;

@@ -44,6 +44,9 @@ pub const COMMANDS: &[(&str, &str, &str)] = &[
     ("connect_apply", "{ id: string }", "ConnectResult"),
     ("disconnect_preview", "{ client: string }", "ConfigPreview"),
     ("disconnect_apply", "{ id: string }", "DisconnectResult"),
+    ("client_health", "Record<string, never>", "ClientHealthDto[]"),
+    ("repair_preview", "{ client: string }", "ConfigPreview"),
+    ("repair_apply", "{ id: string }", "RepairResult"),
     ("list_allow_rules", "{ project: string }", "AllowRuleDto[]"),
     ("remove_allow_rule", "{ project: string; id: number }", "AllowRuleDto[]"),
     ("copy_secret", "{ text: string }", "null"),
@@ -107,6 +110,8 @@ pub fn typescript() -> String {
         CheckResult::decl(&cfg),
         ConnectResult::decl(&cfg),
         DisconnectResult::decl(&cfg),
+        ClientHealthDto::decl(&cfg),
+        RepairResult::decl(&cfg),
         UiEvent::decl(&cfg),
     ];
     let mut out = String::from(

@@ -18,6 +18,7 @@ use sluice_engine::Engine;
 use sluice_engine::clients::{
     Change, Client, ConnectFailure, ConnectRequest, Dirs, Os, TokenStorage, Transport, paths,
 };
+use sluice_engine::clients_health::{Checker, ClientHealth, RepairPlan};
 use sluice_mcp::check::CheckError;
 use ts_rs::TS;
 
@@ -75,8 +76,51 @@ pub struct ConfigPreview {
     pub plain_text: bool,
     /// Where the token ends up, one sentence (connect only).
     pub storage: Option<String>,
+    /// What a repair does with the token (kept, or a new one and why); never the token.
+    pub note: Option<String>,
     #[ts(type = "number")]
     pub expires_ms: i64,
+}
+
+/// Whether a client's Sluice entry still works (`Engine::client_health`). Never holds a token.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ClientHealthDto {
+    pub client: String,
+    pub title: String,
+    /// The config file looked at.
+    pub config_path: Option<String>,
+    /// `not_installed`, `not_configured`, `working`, `unverified`, `broken` or `not_running`.
+    pub state: String,
+    /// Stable: the state, or why it is broken (`port_changed`, `token_rejected`,
+    /// `binary_missing`, `connection_token_missing`, `config_invalid`, `config_unreadable`,
+    /// `no_token`, `not_sluice`, `check_failed`), or `token_kept_by_client`.
+    pub code: String,
+    /// What was found, in words.
+    pub reason: String,
+    /// `http` or `stdio`, when there is an entry.
+    pub transport: Option<String>,
+    /// Where the entry's token is ("in plain text in the client's file"), when there is one.
+    pub token_location: Option<String>,
+    /// Whether `repair_preview` can fix it.
+    pub repairable: bool,
+}
+
+/// What a repair did, and the client's health after it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct RepairResult {
+    pub client: String,
+    pub title: String,
+    pub path: String,
+    pub backup: Option<String>,
+    /// The label of the token created by the repair, if one was.
+    pub token_label: Option<String>,
+    /// What happened to the token, in words.
+    pub note: String,
+    /// The health check made right after writing.
+    pub health: ClientHealthDto,
+    pub reload_hint: String,
 }
 
 /// The connection check: a real `initialize` + `list_projects` with the new token.
@@ -126,6 +170,17 @@ pub struct DisconnectResult {
 enum Kind {
     Connect(Box<ConnectRequest>),
     Disconnect,
+    Repair(Box<RepairPlan>),
+}
+
+impl Kind {
+    fn tag(&self) -> u8 {
+        match self {
+            Kind::Connect(_) => 0,
+            Kind::Disconnect => 1,
+            Kind::Repair(_) => 2,
+        }
+    }
 }
 
 struct Pending {
@@ -176,6 +231,26 @@ fn storage_of(client: Client, ctx: &Context) -> Option<TokenStorage> {
         data_dir: None,
     };
     sluice_connect::entry(client, transport, &e).map(|e| e.storage)
+}
+
+fn health_dto(h: &ClientHealth) -> ClientHealthDto {
+    ClientHealthDto {
+        client: h.client.id().to_owned(),
+        title: h.client.title().to_owned(),
+        config_path: h.path.as_ref().map(|p| p.display().to_string()),
+        state: h.state.as_str().to_owned(),
+        code: h.code.to_owned(),
+        reason: h.reason.clone(),
+        transport: h.transport.map(|t| {
+            match t {
+                Transport::Http => "http",
+                Transport::Stdio => "stdio",
+            }
+            .to_owned()
+        }),
+        token_location: h.token_location(),
+        repairable: h.repairable(),
+    }
 }
 
 fn capitalized(s: &str) -> String {
@@ -258,6 +333,18 @@ impl Connector {
 
     /// Keeps `change` for confirmation and describes it.
     fn remember(&self, client: Client, kind: Kind, change: Change) -> ConfigPreview {
+        let diff = change.diff();
+        self.remember_shown(client, kind, change, diff, None)
+    }
+
+    fn remember_shown(
+        &self,
+        client: Client,
+        kind: Kind,
+        change: Change,
+        diff: String,
+        note: Option<String>,
+    ) -> ConfigPreview {
         let now = SystemTime::now();
         let expires = now + PREVIEW_TTL;
         let id = format!("cfg_{}", sluice_core::id::base32(&sluice_core::random_bytes::<10>()));
@@ -268,10 +355,11 @@ impl Connector {
             title: client.title().to_owned(),
             path: change.path.display().to_string(),
             file_exists: change.before.is_some(),
-            diff: change.diff(),
+            diff,
             noop: change.is_noop(),
             plain_text: storage.is_some_and(TokenStorage::plain_text),
             storage: storage.map(|s| capitalized(s.describe())),
+            note,
             expires_ms: ms(expires),
         };
         let mut pending = self.pending.lock().unwrap_or_else(|p| p.into_inner());
@@ -281,9 +369,9 @@ impl Connector {
     }
 
     /// Takes a preview out (it is used once), if it is of the wanted kind and not expired.
-    fn take(&self, id: &str, connect: bool) -> Res<Pending> {
+    fn take(&self, id: &str, kind: u8) -> Res<Pending> {
         let mut pending = self.pending.lock().unwrap_or_else(|p| p.into_inner());
-        let fits = pending.get(id).is_some_and(|p| matches!(p.kind, Kind::Connect(_)) == connect);
+        let fits = pending.get(id).is_some_and(|p| p.kind.tag() == kind);
         let found = if fits { pending.remove(id) } else { None };
         let Some(p) = found else {
             return Err(IpcError::from(Failure::new(
@@ -354,7 +442,7 @@ impl Connector {
     /// the connection with a real MCP call. Blocking: the check waits for the engine (and,
     /// for stdio clients, runs `sluice stdio`); the shell calls it off the async workers.
     pub fn connect_apply(&self, engine: &Engine, id: &str) -> Res<ConnectResult> {
-        let p = self.take(id, true)?;
+        let p = self.take(id, 0)?;
         let Kind::Connect(req) = p.kind else { return Err(Failure::internal().into()) };
         let done = engine.connect(&req, &p.change).map_err(failure)?;
         let check = match sluice_mcp::check::entry(&done.entry, req.port, &done.token) {
@@ -363,7 +451,7 @@ impl Connector {
                 ok: false,
                 message: format!("Sluice is not answering on port {}", req.port),
             },
-            Err(CheckError::Failed(why)) => CheckResult { ok: false, message: why },
+            Err(e) => CheckResult { ok: false, message: e.to_string() },
         };
         let (secret, secret_hint) = match done.entry.storage {
             TokenStorage::ClientPrompt => (
@@ -408,7 +496,7 @@ impl Connector {
     /// Removes Sluice's entry as previewed (refused if the file changed since) and forgets
     /// the token kept for `sluice stdio`. The client's token stays valid until revoked.
     pub fn disconnect_apply(&self, engine: &Engine, id: &str) -> Res<DisconnectResult> {
-        let p = self.take(id, false)?;
+        let p = self.take(id, 1)?;
         let (applied, forgot) = engine.disconnect(&p.change, p.client.id()).map_err(failure)?;
         Ok(DisconnectResult {
             client: p.client.id().to_owned(),
@@ -417,6 +505,74 @@ impl Connector {
             removed: applied.is_some(),
             backup: applied.and_then(|a| a.backup).map(|b| b.display().to_string()),
             forgot_stored_token: forgot,
+        })
+    }
+
+    /// Every client's health: a real MCP call with each entry's own credential (blocking:
+    /// the shell calls it off the async workers).
+    pub fn health(&self, engine: &Engine, ctx: &Context) -> Res<Vec<ClientHealthDto>> {
+        let dirs = self.dirs()?;
+        let list = engine.client_health(
+            &Client::ALL,
+            &dirs,
+            Os::current(),
+            Some(ctx.port),
+            &Checker { probe: &sluice_mcp::check::probe, sluice: &ctx.sluice_binary },
+        );
+        Ok(list.iter().map(health_dto).collect())
+    }
+
+    /// The exact change repairing `client`'s entry makes (only Sluice's entry, its current
+    /// form, the current port and binary). Changes nothing.
+    pub fn repair_preview(
+        &self,
+        engine: &Engine,
+        ctx: &Context,
+        client: &str,
+    ) -> Res<ConfigPreview> {
+        let client = parse_client(client)?;
+        let path = self.config_path(client)?;
+        let plan =
+            engine.repair_preview(client, &path, ctx.port, &ctx.sluice_binary).map_err(failure)?;
+        if plan.request.transport == Transport::Stdio && !ctx.sluice_binary.is_absolute() {
+            return Err(IpcError::from(Failure::new(
+                ErrorCode::SluiceBinaryMissing,
+                format!(
+                    "the `sluice` command was not found beside the app, and {} needs its full \
+                     path; reinstall Sluice or repair with `sluice connect {} --repair`",
+                    client.title(),
+                    client.id()
+                ),
+            )));
+        }
+        let diff = plan.diff();
+        let note = Some(plan.token_note.clone());
+        let change = plan.change.clone();
+        Ok(self.remember_shown(client, Kind::Repair(Box::new(plan)), change, diff, note))
+    }
+
+    /// Writes exactly the previewed repair (refused if the file changed since), then checks
+    /// the client's health again. Blocking, like `connect_apply`.
+    pub fn repair_apply(&self, engine: &Engine, ctx: &Context, id: &str) -> Res<RepairResult> {
+        let p = self.take(id, 2)?;
+        let Kind::Repair(plan) = p.kind else { return Err(Failure::internal().into()) };
+        let done = engine.repair(&plan).map_err(failure)?;
+        let after = engine.config_health(
+            p.client,
+            &plan.request.config,
+            Some(ctx.port),
+            &Checker { probe: &sluice_mcp::check::probe, sluice: &ctx.sluice_binary },
+        );
+        let applied = &done.connected.applied;
+        Ok(RepairResult {
+            client: p.client.id().to_owned(),
+            title: p.client.title().to_owned(),
+            path: applied.path.display().to_string(),
+            backup: applied.backup.as_ref().map(|b| b.display().to_string()),
+            token_label: done.connected.token_label.clone(),
+            note: done.token_note,
+            health: health_dto(&after),
+            reload_hint: p.client.reload_hint().to_owned(),
         })
     }
 }
@@ -435,7 +591,7 @@ mod tests {
         assert!(preview.noop);
         connector.pending.lock().unwrap().get_mut(&preview.id).unwrap().expires =
             SystemTime::now() - Duration::from_secs(1);
-        assert_eq!(connector.take(&preview.id, false).err().unwrap().code, "preview_expired");
-        assert_eq!(connector.take(&preview.id, false).err().unwrap().code, "preview_not_found");
+        assert_eq!(connector.take(&preview.id, 1).err().unwrap().code, "preview_expired");
+        assert_eq!(connector.take(&preview.id, 1).err().unwrap().code, "preview_not_found");
     }
 }

@@ -239,6 +239,9 @@ pub fn call(api: &Api<'_>, cmd: &str, args: Value) -> Result<Value, IpcError> {
             out(api.connector.disconnect_preview(e, &arg!(args, client: String)))
         }
         "disconnect_apply" => out(api.connector.disconnect_apply(e, &arg!(args, id: String))),
+        "client_health" => out(api.connector.health(e, ctx)),
+        "repair_preview" => out(api.connector.repair_preview(e, ctx, &arg!(args, client: String))),
+        "repair_apply" => out(api.connector.repair_apply(e, ctx, &arg!(args, id: String))),
         "list_allow_rules" => out(list_allow_rules(e, &arg!(args, project: String))),
         "remove_allow_rule" => {
             let (project, id) = arg!(args, project: String, id: i64);

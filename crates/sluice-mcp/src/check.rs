@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use sluice_engine::clients::{Entry, Transport};
+use sluice_engine::clients_health::{Probe, ProbeError};
 
 /// Checks a connection made for `entry`: through its stdio command (with no `SLUICE_TOKEN`,
 /// so the token must come from the connection's stored entry), or over HTTP with `token`.
@@ -31,8 +32,36 @@ pub fn entry(entry: &Entry, port: u16, token: &str) -> Result<String, CheckError
 pub enum CheckError {
     /// Nothing listens on the port (or `sluice stdio` found no running engine).
     NotRunning,
+    /// The engine refused the call: `code` is the refusal's stable `data.code`
+    /// (`unauthorized` for a revoked, expired or unknown token).
+    Refused { code: String, message: String },
     /// The engine answered, but not with a working MCP session for this token.
     Failed(String),
+}
+
+impl std::fmt::Display for CheckError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CheckError::NotRunning => f.write_str("Sluice is not running"),
+            CheckError::Refused { message, .. } => {
+                write!(f, "the engine refused the token: {message}")
+            }
+            CheckError::Failed(why) => f.write_str(why),
+        }
+    }
+}
+
+/// Makes the MCP call a client health check asks for (`Engine::client_health`).
+pub fn probe(p: Probe<'_>) -> Result<String, ProbeError> {
+    let res = match p {
+        Probe::Http { port, token } => http(port, token),
+        Probe::Stdio { program, args } => stdio(program, args),
+    };
+    res.map_err(|e| match e {
+        CheckError::NotRunning => ProbeError::NotRunning,
+        CheckError::Refused { code, message } => ProbeError::Refused { code, message },
+        CheckError::Failed(why) => ProbeError::Failed(why),
+    })
 }
 
 const PROTOCOL: &str = "2025-11-25";
@@ -52,6 +81,9 @@ fn list_projects() -> Value {
 fn summarize(answer: &Value) -> Result<String, CheckError> {
     if let Some(err) = answer.get("error") {
         let msg = err.get("message").and_then(Value::as_str).unwrap_or("error");
+        if let Some(code) = err.pointer("/data/code").and_then(Value::as_str) {
+            return Err(CheckError::Refused { code: code.to_owned(), message: msg.to_owned() });
+        }
         return Err(CheckError::Failed(format!("the engine refused the token: {msg}")));
     }
     let result = answer.get("result").ok_or_else(|| CheckError::Failed("no result".into()))?;

@@ -1,7 +1,7 @@
 // Generated from crates/sluice-ipc by `UPDATE_BINDINGS=1 cargo test -p sluice-ipc`.
 // Do not edit by hand: a test fails when this file is stale.
 
-export type ErrorCode = "invalid_argument" | "path_invalid" | "path_outside_project" | "path_shielded" | "not_found" | "wrong_kind" | "too_large" | "binary_file" | "project_not_found" | "project_unavailable" | "read_only_project" | "not_a_git_repository" | "git_failed" | "unauthorized" | "rate_limited" | "paused" | "stopped" | "limit_exceeded" | "conflict" | "forbidden" | "denied" | "approval_expired" | "cancelled" | "confinement_unavailable" | "no_config_file" | "config_unparseable" | "config_unsafe_edit" | "config_changed" | "preview_not_found" | "preview_expired" | "sluice_binary_missing" | "secret_store" | "io" | "internal";
+export type ErrorCode = "invalid_argument" | "path_invalid" | "path_outside_project" | "path_shielded" | "not_found" | "wrong_kind" | "too_large" | "binary_file" | "project_not_found" | "project_unavailable" | "read_only_project" | "not_a_git_repository" | "git_failed" | "unauthorized" | "rate_limited" | "paused" | "stopped" | "limit_exceeded" | "conflict" | "forbidden" | "denied" | "approval_expired" | "cancelled" | "confinement_unavailable" | "no_config_file" | "config_unparseable" | "config_unsafe_edit" | "config_changed" | "not_configured" | "preview_not_found" | "preview_expired" | "sluice_binary_missing" | "secret_store" | "io" | "internal";
 
 export type IpcError = { 
 /**
@@ -551,7 +551,11 @@ plainText: boolean,
 /**
  * Where the token ends up, one sentence (connect only).
  */
-storage: string | null, expiresMs: number, };
+storage: string | null, 
+/**
+ * What a repair does with the token (kept, or a new one and why); never the token.
+ */
+note: string | null, expiresMs: number, };
 
 export type CheckResult = { ok: boolean, 
 /**
@@ -587,6 +591,52 @@ removed: boolean, backup: string | null,
  * Whether a token kept for `sluice stdio` was forgotten.
  */
 forgotStoredToken: boolean, };
+
+export type ClientHealthDto = { client: string, title: string, 
+/**
+ * The config file looked at.
+ */
+configPath: string | null, 
+/**
+ * `not_installed`, `not_configured`, `working`, `unverified`, `broken` or `not_running`.
+ */
+state: string, 
+/**
+ * Stable: the state, or why it is broken (`port_changed`, `token_rejected`,
+ * `binary_missing`, `connection_token_missing`, `config_invalid`, `config_unreadable`,
+ * `no_token`, `not_sluice`, `check_failed`), or `token_kept_by_client`.
+ */
+code: string, 
+/**
+ * What was found, in words.
+ */
+reason: string, 
+/**
+ * `http` or `stdio`, when there is an entry.
+ */
+transport: string | null, 
+/**
+ * Where the entry's token is ("in plain text in the client's file"), when there is one.
+ */
+tokenLocation: string | null, 
+/**
+ * Whether `repair_preview` can fix it.
+ */
+repairable: boolean, };
+
+export type RepairResult = { client: string, title: string, path: string, backup: string | null, 
+/**
+ * The label of the token created by the repair, if one was.
+ */
+tokenLabel: string | null, 
+/**
+ * What happened to the token, in words.
+ */
+note: string, 
+/**
+ * The health check made right after writing.
+ */
+health: ClientHealthDto, reloadHint: string, };
 
 export type UiEvent = { "kind": "projectsChanged" } | { "kind": "tokensChanged" } | { "kind": "accessChanged", paused: boolean, } | { "kind": "projectRootLost", id: string, reason: string, } | { "kind": "approvalRequested", id: string, } | { "kind": "approvalDecided", id: string, state: string, } | { "kind": "openView", view: string, } | { "kind": "jobChanged", id: string, state: JobStateDto, } | { "kind": "jobActivity", id: string, };
 
@@ -627,6 +677,9 @@ export type Commands = {
   connect_apply: { args: { id: string }; result: ConnectResult };
   disconnect_preview: { args: { client: string }; result: ConfigPreview };
   disconnect_apply: { args: { id: string }; result: DisconnectResult };
+  client_health: { args: Record<string, never>; result: ClientHealthDto[] };
+  repair_preview: { args: { client: string }; result: ConfigPreview };
+  repair_apply: { args: { id: string }; result: RepairResult };
   list_allow_rules: { args: { project: string }; result: AllowRuleDto[] };
   remove_allow_rule: { args: { project: string; id: number }; result: AllowRuleDto[] };
   copy_secret: { args: { text: string }; result: null };

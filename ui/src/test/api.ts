@@ -56,6 +56,9 @@ export const api: Mocked = {
   connectApply: vi.fn(),
   disconnectPreview: vi.fn(),
   disconnectApply: vi.fn(),
+  clientHealth: vi.fn(),
+  repairPreview: vi.fn(),
+  repairApply: vi.fn(),
   checkPort: vi.fn(),
   windowShown: vi.fn(),
   startAtLogin: vi.fn(),
@@ -86,6 +89,7 @@ export function resetApi(): void {
   m.listAllowRules.mockResolvedValue([]);
   m.listJobs.mockResolvedValue([]);
   m.listClients.mockResolvedValue([]);
+  m.clientHealth.mockResolvedValue([]);
   m.defaultShield.mockResolvedValue([".env", "*.pem"]);
   m.defaultAutorun.mockResolvedValue(autorunDefaults());
   m.audit.mockResolvedValue({ entries: [] });

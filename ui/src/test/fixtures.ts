@@ -4,12 +4,14 @@ import type {
   AppState,
   AutoRunRuleDto,
   ClientDto,
+  ClientHealthDto,
   ConfigPreview,
   ConnectResult,
   CreatedToken,
   JobDto,
   PortCheck,
   ProjectDto,
+  RepairResult,
   SandboxDto,
   TokenDto,
 } from "../bindings/ipc";
@@ -226,7 +228,33 @@ export const preview = (over: Partial<ConfigPreview> = {}): ConfigPreview => ({
   noop: false,
   plainText: true,
   storage: "The token is stored in plain text in the client's file",
+  note: null,
   expiresMs: Date.now() + 300_000,
+  ...over,
+});
+
+export const health = (over: Partial<ClientHealthDto> = {}): ClientHealthDto => ({
+  client: "cursor",
+  title: "Cursor",
+  configPath: "/home/me/.cursor/mcp.json",
+  state: "working",
+  code: "working",
+  reason: "list_projects answered, 1 project(s) visible",
+  transport: "http",
+  tokenLocation: "in plain text in the client's file",
+  repairable: false,
+  ...over,
+});
+
+export const repairResult = (over: Partial<RepairResult> = {}): RepairResult => ({
+  client: "cursor",
+  title: "Cursor",
+  path: "/home/me/.cursor/mcp.json",
+  backup: "/home/me/.cursor/mcp.json.bak-20261130T090000Z",
+  tokenLabel: null,
+  note: "The token already in the entry still works and is kept.",
+  health: health(),
+  reloadHint: "Refresh the MCP list in the client's settings, or restart it.",
   ...over,
 });
 

@@ -2,7 +2,16 @@
 import { render, screen, within } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import { beforeEach, describe, expect, it, vi } from "vitest";
-import { client, connectResult, created, preview, project, token } from "../test/fixtures";
+import {
+  client,
+  connectResult,
+  created,
+  health,
+  preview,
+  project,
+  repairResult,
+  token,
+} from "../test/fixtures";
 
 vi.mock("../api", () => import("../test/api"));
 
@@ -212,6 +221,97 @@ describe("the Clients view", () => {
     const row = screen.getByRole("row", { name: "Cursor" });
     expect(row).toHaveTextContent("Cannot use the file");
     expect(within(row).getByRole("button", { name: "Connect Cursor" })).toBeDisabled();
+  });
+});
+
+describe("client health and repair", () => {
+  const PORT_CHANGED = health({
+    state: "broken",
+    code: "port_changed",
+    reason: "the entry points at port 7000; Sluice now listens on port 7457",
+    repairable: true,
+  });
+
+  it("says per client whether the entry works, why not, and where the token lives", async () => {
+    m.clientHealth.mockResolvedValue([
+      PORT_CHANGED,
+      health({
+        client: "vscode",
+        title: "VS Code",
+        state: "unverified",
+        code: "token_kept_by_client",
+        reason: "The port (7457) is right; the token is not in the file, so Sluice cannot check it",
+        tokenLocation: "in the client's own secret storage",
+      }),
+      health({ client: "zed", title: "Zed", reason: "list_projects answered, 1 project(s) visible" }),
+    ]);
+    await openClients();
+    const cursor = screen.getByRole("row", { name: "Cursor" });
+    const line = await within(cursor).findByTestId("health");
+    expect(line).toHaveAttribute("data-code", "port_changed");
+    expect(line).toHaveTextContent("Broken: the entry points at port 7000; Sluice now listens on port 7457");
+    expect(line).toHaveTextContent("Token: in plain text in the client's file.");
+    expect(within(cursor).getByRole("button", { name: "Repair Cursor" })).toBeInTheDocument();
+    const vscode = screen.getByRole("row", { name: "VS Code" });
+    expect(within(vscode).getByTestId("health")).toHaveTextContent("Not verified: The port (7457) is right");
+    expect(within(vscode).getByTestId("health")).toHaveTextContent("Token: in the client's own secret storage.");
+    expect(within(vscode).queryByRole("button", { name: "Repair VS Code" })).toBeNull();
+    const zed = screen.getByRole("row", { name: "Zed" });
+    expect(within(zed).getByTestId("health")).toHaveTextContent("Working: list_projects answered");
+    expect(within(zed).queryByRole("button", { name: "Repair Zed" })).toBeNull();
+  });
+
+  it("shows the repair's exact change and what happens to the token, writes only on Apply", async () => {
+    m.clientHealth.mockResolvedValue([PORT_CHANGED]);
+    const diff =
+      '--- /home/me/.cursor/mcp.json\n+++ /home/me/.cursor/mcp.json\n@@ -1,3 +1,3 @@\n-      "url": "http://127.0.0.1:7000/mcp",\n+      "url": "http://127.0.0.1:7457/mcp",\n         "Authorization": "Bearer <current token, unchanged>"\n';
+    m.repairPreview.mockResolvedValue(
+      preview({ diff, note: "The token already in the entry still works and is kept." }),
+    );
+    m.repairApply.mockResolvedValue(repairResult());
+    const user = await openClients();
+    await user.click(await screen.findByRole("button", { name: "Repair Cursor" }));
+    expect(m.repairPreview).toHaveBeenCalledWith("cursor");
+    const panel = screen.getByRole("region", { name: "Repair Cursor" });
+    expect(panel).toHaveTextContent("only Sluice's entry is rewritten");
+    expect(within(panel).getByTestId("repair-note")).toHaveTextContent("still works and is kept");
+    expect(within(panel).getByTestId("diff").textContent).toBe(diff);
+    expect(m.repairApply).not.toHaveBeenCalled();
+
+    m.clientHealth.mockResolvedValue([health()]);
+    await user.click(within(panel).getByRole("button", { name: "Apply repair" }));
+    expect(m.repairApply).toHaveBeenCalledWith(preview().id);
+    expect(await screen.findByTestId("repair-result")).toHaveTextContent(
+      "Repaired and working: list_projects answered, 1 project(s) visible",
+    );
+    const done = screen.getByRole("region", { name: "Repaired Cursor" });
+    expect(done).toHaveTextContent("mcp.json.bak-20261130T090000Z");
+    // The list and the health are read again: the button is gone with the problem.
+    expect(await within(screen.getByRole("row", { name: "Cursor" })).findByTestId("health")).toHaveAttribute(
+      "data-state",
+      "working",
+    );
+    expect(screen.queryByRole("button", { name: "Repair Cursor" })).toBeNull();
+  });
+
+  it("says when the repair was written but the entry still does not work", async () => {
+    m.clientHealth.mockResolvedValue([PORT_CHANGED]);
+    m.repairPreview.mockResolvedValue(preview({ note: "A new token is created for the entry." }));
+    m.repairApply.mockResolvedValue(
+      repairResult({
+        tokenLabel: "Cursor (sluice connect) #2",
+        health: health({ state: "broken", code: "check_failed", reason: "unexpected answer (HTTP/1.1 500)" }),
+      }),
+    );
+    const user = await openClients();
+    await user.click(await screen.findByRole("button", { name: "Repair Cursor" }));
+    await user.click(screen.getByRole("button", { name: "Apply repair" }));
+    const result = await screen.findByTestId("repair-result");
+    expect(result).toHaveClass("error");
+    expect(result).toHaveTextContent("Written; now broken: unexpected answer (HTTP/1.1 500)");
+    expect(screen.getByRole("region", { name: "Repaired Cursor" })).toHaveTextContent(
+      "New token: Cursor (sluice connect) #2.",
+    );
   });
 });
 

@@ -1,20 +1,41 @@
 // Clients: one-click Connect. Each client Sluice can configure gets a row with Connect /
 // Disconnect; Connect first shows the exact change to the client's file (a diff, as text),
-// writes it only when the user applies it, then shows the connection check's result.
+// writes it only when the user applies it, then shows the connection check's result. Each row
+// also says whether the entry still works (a real MCP call with the entry's own token, checked
+// after the list is shown) and offers Repair when rewriting Sluice's entry can fix it.
 
 import { useCallback, useEffect, useState } from "react";
 import { CLIPBOARD_CLEAR_MS, api } from "../api";
-import type { ClientDto, ConfigPreview, ConnectResult, DisconnectResult } from "../bindings/ipc";
+import type {
+  ClientDto,
+  ClientHealthDto,
+  ConfigPreview,
+  ConnectResult,
+  DisconnectResult,
+  RepairResult,
+} from "../bindings/ipc";
 import { ErrorLine, Text, errorMessage } from "../components";
 import { visible } from "../format";
 
-type Pending = { kind: "connect" | "disconnect"; preview: ConfigPreview };
+type Pending = { kind: "connect" | "disconnect" | "repair"; preview: ConfigPreview };
 type Done =
   | { kind: "connect"; result: ConnectResult }
-  | { kind: "disconnect"; result: DisconnectResult };
+  | { kind: "disconnect"; result: DisconnectResult }
+  | { kind: "repair"; result: RepairResult };
+
+/** A health state in words; the class colours it sparingly. */
+const HEALTH: Record<string, { label: string; className: string }> = {
+  working: { label: "Working", className: "status-available" },
+  broken: { label: "Broken", className: "error" },
+  unverified: { label: "Not verified", className: "muted" },
+  not_running: { label: "Not checked", className: "muted" },
+  not_configured: { label: "Not configured", className: "muted" },
+  not_installed: { label: "Not installed here", className: "muted" },
+};
 
 export function ClientsView(props: { onCreateToken: () => void }) {
   const [clients, setClients] = useState<ClientDto[] | null>(null);
+  const [health, setHealth] = useState<Map<string, ClientHealthDto> | null>(null);
   const [pending, setPending] = useState<Pending | null>(null);
   const [done, setDone] = useState<Done | null>(null);
   const [busy, setBusy] = useState(false);
@@ -23,6 +44,14 @@ export function ClientsView(props: { onCreateToken: () => void }) {
   const load = useCallback(async () => {
     try {
       setClients(await api.listClients());
+    } catch (e) {
+      setError(errorMessage(e));
+      return;
+    }
+    // The health check makes real MCP calls: the list is shown first, health when it is in.
+    try {
+      const list = await api.clientHealth();
+      setHealth(new Map(list.map((h) => [h.client, h])));
     } catch (e) {
       setError(errorMessage(e));
     }
@@ -47,7 +76,11 @@ export function ClientsView(props: { onCreateToken: () => void }) {
       setDone(null);
       setPending(null);
       const p =
-        kind === "connect" ? await api.connectPreview(c.client) : await api.disconnectPreview(c.client);
+        kind === "connect"
+          ? await api.connectPreview(c.client)
+          : kind === "repair"
+            ? await api.repairPreview(c.client)
+            : await api.disconnectPreview(c.client);
       setPending({ kind, preview: p });
     });
   const apply = () =>
@@ -60,7 +93,9 @@ export function ClientsView(props: { onCreateToken: () => void }) {
         setDone(
           kind === "connect"
             ? { kind, result: await api.connectApply(p.id) }
-            : { kind, result: await api.disconnectApply(p.id) },
+            : kind === "repair"
+              ? { kind, result: await api.repairApply(p.id) }
+              : { kind, result: await api.disconnectApply(p.id) },
         );
       } finally {
         await load();
@@ -124,6 +159,7 @@ export function ClientsView(props: { onCreateToken: () => void }) {
                   ) : (
                     <span className="muted">Not connected</span>
                   )}
+                  <HealthLine health={health === null ? undefined : (health.get(c.client) ?? null)} />
                 </td>
                 <td className={c.plainText ? "warning" : ""}>{c.plainText ? "Plain text in the file" : c.storage}</td>
                 <td>
@@ -136,6 +172,16 @@ export function ClientsView(props: { onCreateToken: () => void }) {
                     >
                       {c.connected ? "Reconnect…" : "Connect…"}
                     </button>
+                    {health?.get(c.client)?.repairable && (
+                      <button
+                        type="button"
+                        disabled={busy}
+                        onClick={() => preview(c, "repair")}
+                        aria-label={`Repair ${c.title}`}
+                      >
+                        Repair…
+                      </button>
+                    )}
                     {c.connected && (
                       <button
                         type="button"
@@ -166,6 +212,27 @@ export function ClientsView(props: { onCreateToken: () => void }) {
         </div>
       )}
     </section>
+  );
+}
+
+/** Whether the entry still works: the state, why, and where its token lives. `undefined`:
+ * still checking; `null`: no answer for this client. */
+function HealthLine({ health }: { health: ClientHealthDto | null | undefined }) {
+  if (health === undefined) {
+    return <div className="muted">Checking whether it works…</div>;
+  }
+  if (health === null || health.state === "not_configured") return null;
+  const shown = HEALTH[health.state] ?? { label: health.state, className: "muted" };
+  return (
+    <div data-testid="health" data-state={health.state} data-code={health.code}>
+      <span className={shown.className}>{shown.label}</span>
+      {health.reason && (
+        <>
+          : <Text>{health.reason}</Text>
+        </>
+      )}
+      {health.tokenLocation && <div className="muted">Token: {health.tokenLocation}.</div>}
+    </div>
   );
 }
 
@@ -202,7 +269,8 @@ function PreviewPanel(props: {
 }) {
   const { kind, preview: p } = props.pending;
   const connect = kind === "connect";
-  const what = connect ? `Connect ${p.title}` : `Disconnect ${p.title}`;
+  const repair = kind === "repair";
+  const what = connect ? `Connect ${p.title}` : repair ? `Repair ${p.title}` : `Disconnect ${p.title}`;
   return (
     <section className="card" aria-label={what}>
       <h2>{what}</h2>
@@ -211,8 +279,15 @@ function PreviewPanel(props: {
         <Text mono>{p.path}</Text>
         {connect
           ? " and create a token for it. The token goes where the placeholder is."
-          : ": only Sluice's entry is removed."}
+          : repair
+            ? ": only Sluice's entry is rewritten, with the current port and program."
+            : ": only Sluice's entry is removed."}
       </p>
+      {repair && p.note && (
+        <p data-testid="repair-note">
+          <Text>{p.note}</Text>
+        </p>
+      )}
       {connect && p.plainText && (
         <p className="warning" role="note" data-testid="plain-text-warning">
           {p.title} keeps the token in plain text in this file. Anyone who can read the file can use
@@ -221,7 +296,9 @@ function PreviewPanel(props: {
       )}
       {connect && !p.plainText && p.storage && <p className="muted">{p.storage}.</p>}
       {p.noop ? (
-        <p className="muted">Nothing to change: Sluice is not in this file.</p>
+        <p className="muted">
+          {repair ? "The entry is already as a repair writes it." : "Nothing to change: Sluice is not in this file."}
+        </p>
       ) : (
         <Diff text={p.diff} />
       )}
@@ -230,7 +307,13 @@ function PreviewPanel(props: {
       )}
       <div className="row">
         <button type="button" className="primary" disabled={props.busy} onClick={props.onApply}>
-          {connect ? "Apply and connect" : p.noop ? "Forget its stored token" : "Apply and disconnect"}
+          {connect
+            ? "Apply and connect"
+            : repair
+              ? "Apply repair"
+              : p.noop
+                ? "Forget its stored token"
+                : "Apply and disconnect"}
         </button>
         <button type="button" onClick={props.onCancel}>
           Cancel
@@ -256,6 +339,44 @@ function DonePanel({ done, onClose }: { done: Done; onClose: () => void }) {
           </p>
         )}
         <p className="muted">Its token keeps working until you revoke it in Tokens.</p>
+        <button type="button" onClick={onClose}>
+          Done
+        </button>
+      </section>
+    );
+  }
+  if (done.kind === "repair") {
+    const r = done.result;
+    const ok = r.health.state === "working" || r.health.state === "unverified";
+    return (
+      <section className="card result" aria-label={`Repaired ${r.title}`}>
+        <p data-testid="repair-result" role="status" className={ok ? "status-available" : "error"}>
+          {r.health.state === "working" ? (
+            <>
+              Repaired and working: <Text>{r.health.reason}</Text>
+            </>
+          ) : (
+            <>
+              Written; now {HEALTH[r.health.state]?.label.toLowerCase() ?? r.health.state}:{" "}
+              <Text>{r.health.reason}</Text>
+            </>
+          )}
+        </p>
+        <p className="muted">
+          <Text>{r.note}</Text>
+          {r.tokenLabel && (
+            <>
+              {" "}
+              New token: <Text>{r.tokenLabel}</Text>.
+            </>
+          )}
+        </p>
+        {r.backup && (
+          <p className="muted">
+            Backup of the previous file: <Text mono>{r.backup}</Text>
+          </p>
+        )}
+        <p>{r.reloadHint}</p>
         <button type="button" onClick={onClose}>
           Done
         </button>

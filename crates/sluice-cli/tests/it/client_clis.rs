@@ -427,3 +427,152 @@ fn a_revoked_token_shows_as_failed_in_the_clients_status() {
     let out = s.run(s.client("opencode").args(["mcp", "list"]));
     assert!(sluice_line(&out).contains("✗ sluice failed"), "{out}");
 }
+
+// ── Health and repair, confirmed by the clients themselves ─────────────────────────────────
+
+impl Setup {
+    /// `sluice ARGS` as the user of `home`, with the engine's port found the usual way.
+    fn sluice(&self, args: &[&str]) -> std::process::Output {
+        self.sb
+            .cmd()
+            .args(args)
+            .env("HOME", &self.home)
+            .env_remove("XDG_CONFIG_HOME")
+            .env_remove("CODEX_HOME")
+            .output()
+            .unwrap()
+    }
+
+    /// `sluice connect CLIENT --status --json`: the client's one row.
+    fn health(&self, client: &str) -> Value {
+        let out = self.sluice(&["connect", client, "--status", "--json"]);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let rows: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let row = rows[0].clone();
+        eprintln!("status of {client}: {} {} — {}", row["state"], row["code"], row["reason"]);
+        assert!(!row.to_string().contains("slc_"), "no token in a status: {row}");
+        row
+    }
+
+    /// `sluice connect CLIENT --repair --yes`; returns its output.
+    fn repair(&self, client: &str) -> String {
+        let out = self.sluice(&["connect", client, "--repair", "--yes"]);
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(out.status.success(), "{text}\n{}", String::from_utf8_lossy(&out.stderr));
+        assert!(text.contains("Status: working"), "{text}");
+        text
+    }
+
+    /// Stops the engine and starts it again on another free port.
+    fn restart_on_another_port(&mut self) {
+        let old = self.server.port;
+        let _ = self.server.child.kill();
+        let _ = self.server.child.wait();
+        self.server = self.sb.serve();
+        assert_ne!(self.server.port, old);
+    }
+}
+
+/// The id of the token `sluice connect` printed as created.
+fn created_token_id(text: &str) -> String {
+    text.split(|c: char| c == '(' || c == ')' || c.is_whitespace())
+        .find(|w| w.starts_with("tok_"))
+        .unwrap_or_else(|| panic!("no token id in:\n{text}"))
+        .to_owned()
+}
+
+#[test]
+fn a_changed_port_is_reported_and_repaired_until_claude_code_connects_again() {
+    let Some(mut s) = Setup::new() else { return };
+    s.connect(&["claude-code"]);
+    s.connect(&["gemini"]);
+    trust_for_gemini(&s);
+    assert_eq!(s.health("claude-code")["state"], "working");
+    let gemini = s.health("gemini");
+    assert_eq!(gemini["state"], "working");
+    assert_eq!(gemini["token"], "in Sluice's keychain entry for the connection \"gemini\"");
+
+    s.restart_on_another_port();
+    let h = s.health("claude-code");
+    assert_eq!((h["state"].as_str(), h["code"].as_str()), (Some("broken"), Some("port_changed")));
+    assert!(h["reason"].as_str().unwrap().contains(&s.server.port.to_string()), "{h}");
+    assert_eq!(h["repairable"], true);
+    let out = s.run(s.client("claude").args(["mcp", "list"]));
+    assert!(sluice_line(&out).contains("✘ Failed to connect"), "claude agrees: {out}");
+    // The stdio form finds the engine wherever it listens: still working, for Gemini too.
+    assert_eq!(s.health("gemini")["state"], "working");
+    let out = s.run(s.client("gemini").args(["mcp", "list"]));
+    assert!(sluice_line(&out).ends_with("- Connected"), "{out}");
+
+    let tokens = || -> usize {
+        let list: Value = serde_json::from_str(&s.sb.ok(&["token", "list", "--json"])).unwrap();
+        list.as_array().unwrap().len()
+    };
+    let before = tokens();
+    let text = s.repair("claude-code");
+    assert!(text.contains("still works and is kept"), "{text}");
+    assert!(text.contains(&format!("+      \"url\": \"http://127.0.0.1:{}/mcp\"", s.server.port)));
+    assert!(!text.contains("slc_"), "the kept token is not shown: {text}");
+    assert_eq!(tokens(), before, "no new token");
+    let out = s.run(s.client("claude").args(["mcp", "list"]));
+    let line = sluice_line(&out);
+    assert!(
+        line.contains(&format!("127.0.0.1:{}/mcp", s.server.port)) && line.ends_with("✔ Connected"),
+        "{out}"
+    );
+    assert_eq!(s.health("claude-code")["state"], "working");
+}
+
+#[test]
+fn a_revoked_token_is_reported_and_repair_makes_a_new_one_the_clients_accept() {
+    let Some(s) = Setup::new() else { return };
+    let claude = s.connect(&["claude-code"]);
+    let gemini = s.connect(&["gemini"]);
+    trust_for_gemini(&s);
+    s.sb.ok(&["token", "revoke", &created_token_id(&claude)]);
+    s.sb.ok(&["token", "revoke", &created_token_id(&gemini)]);
+    for client in ["claude-code", "gemini"] {
+        let h = s.health(client);
+        assert_eq!(h["code"], "token_rejected", "{h}");
+        assert!(h["reason"].as_str().unwrap().contains("revoked"), "the 401's message: {h}");
+    }
+    let out = s.run(s.client("gemini").args(["mcp", "list"]));
+    assert!(sluice_line(&out).ends_with("- Disconnected"), "gemini agrees: {out}");
+
+    let text = s.repair("claude-code");
+    assert!(text.contains("a new token replaces it"), "{text}");
+    assert!(text.contains("Created token Claude Code (sluice connect) #2"), "{text}");
+    let out = s.run(s.client("claude").args(["mcp", "list"]));
+    assert!(sluice_line(&out).ends_with("✔ Connected"), "{out}");
+    let text = s.repair("gemini");
+    assert!(text.contains("Created token Gemini CLI (sluice connect) #2"), "{text}");
+    let out = s.run(s.client("gemini").args(["mcp", "list"]));
+    assert!(sluice_line(&out).ends_with("- Connected"), "{out}");
+    assert_eq!(s.health("gemini")["state"], "working");
+}
+
+#[test]
+fn a_stdio_binary_moved_by_an_upgrade_is_reported_and_repaired() {
+    let Some(s) = Setup::new() else { return };
+    s.connect(&["gemini"]);
+    trust_for_gemini(&s);
+    // An upgrade moved the binary: the entry still names the old path.
+    let file = s.home.join(".gemini/settings.json");
+    let binary = std::fs::canonicalize(BIN).unwrap();
+    let old = s.sb.root().join("old-version/sluice");
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(text.contains(binary.to_str().unwrap()), "{text}");
+    std::fs::write(&file, text.replace(binary.to_str().unwrap(), old.to_str().unwrap())).unwrap();
+    let h = s.health("gemini");
+    assert_eq!((h["state"].as_str(), h["code"].as_str()), (Some("broken"), Some("binary_missing")));
+    assert!(h["reason"].as_str().unwrap().contains(old.to_str().unwrap()), "{h}");
+    let out = s.run(s.client("gemini").args(["mcp", "list"]));
+    assert!(sluice_line(&out).ends_with("- Disconnected"), "gemini agrees: {out}");
+
+    let text = s.repair("gemini");
+    assert!(text.contains("stored token (\"gemini\") still works and is kept"), "{text}");
+    assert!(!text.contains("Created token"), "{text}");
+    let out = s.run(s.client("gemini").args(["mcp", "list"]));
+    let line = sluice_line(&out);
+    assert!(line.contains(binary.to_str().unwrap()) && line.ends_with("- Connected"), "{out}");
+}

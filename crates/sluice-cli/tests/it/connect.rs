@@ -387,3 +387,115 @@ fn connect_codex_by_default_keeps_the_token_out_of_its_file_and_environment() {
     assert_eq!(args[..3], ["stdio", "--connection", "codex"]);
     assert!(v["mcp_servers"]["sluice"].get("env").is_none());
 }
+
+fn status(sb: &Sandbox, args: &[&str]) -> serde_json::Value {
+    let out = sb.cmd().args(["connect", "--status", "--json"]).args(args).output().unwrap();
+    let text = assert_ok(&out);
+    assert!(!text.contains("slc_"), "no token in a status: {text}");
+    let rows: serde_json::Value = serde_json::from_str(&text).unwrap();
+    rows[0].clone()
+}
+
+/// A config file that does not parse: a clear error state, and neither status nor repair
+/// changes it.
+#[test]
+fn a_malformed_config_is_an_error_state_and_repair_leaves_it_alone() {
+    let sb = Sandbox::new();
+    let server = sb.serve();
+    let config = sb.root().join("mcp.json");
+    let broken = "{ \"mcpServers\": { \"sluice\": { \"url\": ";
+    std::fs::write(&config, broken).unwrap();
+    let cfg = config.to_str().unwrap();
+    let h = status(&sb, &["cursor", "--config", cfg]);
+    assert_eq!((h["state"].as_str(), h["code"].as_str()), (Some("broken"), Some("config_invalid")));
+    assert!(h["reason"].as_str().unwrap().contains("cannot be parsed as JSON"), "{h}");
+    assert_eq!(h["repairable"], false);
+    let out = connect(&sb, &server, &["cursor", "--repair", "--yes", "--config", cfg]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("cannot be parsed") && err.contains("left untouched"), "{err}");
+    assert_eq!(std::fs::read_to_string(&config).unwrap(), broken);
+    assert!(backups(&sb.root()).is_empty());
+    assert_eq!(token_count(&sb), 0);
+    // Not UTF-8, and a folder where the file should be: errors too, never a panic.
+    std::fs::write(&config, [0xff, 0xfe, b'{']).unwrap();
+    assert_eq!(status(&sb, &["cursor", "--config", cfg])["code"], "config_invalid");
+    let dir = sb.root().join("folder.json");
+    std::fs::create_dir(&dir).unwrap();
+    assert_eq!(
+        status(&sb, &["cursor", "--config", dir.to_str().unwrap()])["code"],
+        "config_unreadable"
+    );
+    // No entry: "not configured", and repair says to connect instead.
+    std::fs::write(&config, "{\"mcpServers\": {}}").unwrap();
+    assert_eq!(status(&sb, &["cursor", "--config", cfg])["state"], "not_configured");
+    let out = connect(&sb, &server, &["cursor", "--repair", "--yes", "--config", cfg]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("connect it instead"));
+}
+
+/// The client keeps the token (VS Code's prompt): Sluice says it cannot check it, but still
+/// checks the port; with Sluice stopped it says so instead of guessing.
+#[test]
+fn a_token_kept_by_the_client_is_unverified_and_a_stopped_sluice_is_said() {
+    let sb = Sandbox::new();
+    let server = sb.serve();
+    let config = sb.root().join("mcp.json");
+    let cfg = config.to_str().unwrap();
+    assert_ok(&connect(&sb, &server, &["vscode", "--config", cfg, "--yes"]));
+    let h = status(&sb, &["vscode", "--config", cfg]);
+    assert_eq!(
+        (h["state"].as_str(), h["code"].as_str()),
+        (Some("unverified"), Some("token_kept_by_client"))
+    );
+    assert_eq!(h["token"], "in the client's own secret storage");
+    let port = server.port;
+    server.stop();
+    let h = status(&sb, &["vscode", "--config", cfg]);
+    assert_eq!(h["state"], "not_running", "{h}");
+    // The port moved while the client keeps the token: broken, and repair keeps the prompt.
+    let server = sb.serve();
+    let h = status(&sb, &["vscode", "--config", cfg]);
+    assert_eq!(h["code"], "port_changed", "{h}");
+    assert!(h["reason"].as_str().unwrap().contains(&format!("port {port}")), "{h}");
+    let out = sb.cmd().args(["connect", "vscode", "--repair", "--yes", "--config", cfg]).output();
+    let text = assert_ok(&out.unwrap());
+    assert!(text.contains("The client keeps the token itself"), "{text}");
+    assert!(text.contains("Status: unverified"), "{text}");
+    let after = std::fs::read_to_string(&config).unwrap();
+    assert!(after.contains(&server.url()) && after.contains("${input:sluice-token}"), "{after}");
+    assert_eq!(token_count(&sb), 1, "no token created for a client that keeps its own");
+}
+
+/// An entry whose command is not this Sluice's `sluice` — a planted program named like it, or
+/// another copy — is reported and never started by the check (opening the Clients view must
+/// not run what someone wrote into a client's file); a repair points it back at this one.
+#[test]
+fn a_stdio_entry_running_another_program_is_reported_never_started() {
+    use std::os::unix::fs::PermissionsExt;
+    let sb = Sandbox::new();
+    let server = sb.serve();
+    let config = sb.root().join("mcp.json");
+    let cfg = config.to_str().unwrap();
+    assert_ok(&connect(
+        &sb,
+        &server,
+        &["cursor", "--transport", "stdio", "--config", cfg, "--yes"],
+    ));
+    assert_eq!(status(&sb, &["cursor", "--config", cfg])["state"], "working");
+    let planted = sb.root().join("bin/sluice");
+    std::fs::create_dir_all(planted.parent().unwrap()).unwrap();
+    let marker = sb.root().join("planted-ran");
+    std::fs::write(&planted, format!("#!/bin/sh\ntouch {}\n", marker.display())).unwrap();
+    std::fs::set_permissions(&planted, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let text = std::fs::read_to_string(&config).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let ours = v["mcpServers"]["sluice"]["command"].as_str().unwrap().to_owned();
+    std::fs::write(&config, text.replace(&ours, planted.to_str().unwrap())).unwrap();
+    let h = status(&sb, &["cursor", "--config", cfg]);
+    assert_eq!((h["state"].as_str(), h["code"].as_str()), (Some("broken"), Some("other_binary")));
+    assert_eq!(h["repairable"], true, "{h}");
+    assert!(!marker.exists(), "the health check ran the planted program");
+    assert_ok(&connect(&sb, &server, &["cursor", "--repair", "--yes", "--config", cfg]));
+    assert_eq!(status(&sb, &["cursor", "--config", cfg])["state"], "working");
+    assert!(!marker.exists());
+}

@@ -4,4 +4,5 @@
 mod clients;
 mod edits;
 mod forms;
+mod health;
 mod schema;

@@ -236,3 +236,66 @@ fn a_new_file_is_created_and_clients_without_one_are_refused() {
     let err = s.connector.connect_preview(&s.engine, &relative, "claude-desktop").unwrap_err();
     assert_eq!(err.code, "sluice_binary_missing");
 }
+
+fn health<'a>(list: &'a [ClientHealthDto], id: &str) -> &'a ClientHealthDto {
+    list.iter().find(|c| c.client == id).unwrap()
+}
+
+/// Health through the window's commands: a real MCP call with Cursor's own token; after the
+/// port in its file changed (as after Sluice moved ports), `port_changed`, and the repair —
+/// shown first, the kept token hidden — makes it work again with no new token.
+#[test]
+fn client_health_finds_a_changed_port_and_repair_fixes_it_keeping_the_token() {
+    let s = served();
+    let list = s.connector.health(&s.engine, &s.ctx).unwrap();
+    assert!(list.iter().all(|h| h.state == "not_installed"), "{list:?}");
+    assert!(list.iter().all(|h| h.client != "http"), "no row for clients without a file");
+
+    let preview = s.connector.connect_preview(&s.engine, &s.ctx, "cursor").unwrap();
+    s.connector.connect_apply(&s.engine, &preview.id).unwrap();
+    let list = s.connector.health(&s.engine, &s.ctx).unwrap();
+    let cursor = health(&list, "cursor");
+    assert_eq!((cursor.state.as_str(), cursor.code.as_str()), ("working", "working"));
+    assert_eq!(cursor.reason, "list_projects answered, 1 project(s) visible");
+    assert_eq!(cursor.token_location.as_deref(), Some("in plain text in the client's file"));
+    assert!(!cursor.repairable);
+
+    let file = cursor_file(&s.home);
+    let text = std::fs::read_to_string(&file).unwrap();
+    let token = json(&file)["mcpServers"]["sluice"]["headers"]["Authorization"]
+        .as_str()
+        .unwrap()
+        .strip_prefix("Bearer ")
+        .unwrap()
+        .to_owned();
+    std::fs::write(&file, text.replace(&format!(":{}/", s.ctx.port), ":1/")).unwrap();
+    let list = s.connector.health(&s.engine, &s.ctx).unwrap();
+    let cursor = health(&list, "cursor");
+    assert_eq!((cursor.state.as_str(), cursor.code.as_str()), ("broken", "port_changed"));
+    assert!(cursor.repairable);
+    assert!(!format!("{list:?}").contains(&token), "no token in a health list");
+
+    let fix = s.connector.repair_preview(&s.engine, &s.ctx, "cursor").unwrap();
+    assert!(!fix.diff.contains(&token), "the kept token is not shown: {}", fix.diff);
+    assert!(fix.diff.contains("<current token, unchanged>"), "{}", fix.diff);
+    assert!(fix.diff.contains("-      \"url\": \"http://127.0.0.1:1/mcp\","), "{}", fix.diff);
+    assert!(fix.note.as_deref().unwrap().contains("still works and is kept"));
+    // A repair id is neither a connect nor a disconnect id.
+    assert_eq!(
+        s.connector.connect_apply(&s.engine, &fix.id).unwrap_err().code,
+        "preview_not_found"
+    );
+    let fix = s.connector.repair_preview(&s.engine, &s.ctx, "cursor").unwrap();
+    let done = s.connector.repair_apply(&s.engine, &s.ctx, &fix.id).unwrap();
+    assert_eq!(done.health.state, "working", "{done:?}");
+    assert!(done.token_label.is_none() && done.backup.is_some());
+    assert_eq!(s.engine.tokens().unwrap().len(), 1, "no new token");
+    assert_eq!(
+        json(&file)["mcpServers"]["sluice"]["url"],
+        format!("http://127.0.0.1:{}/mcp", s.ctx.port)
+    );
+
+    // Not configured: repair is refused with a code.
+    let err = s.connector.repair_preview(&s.engine, &s.ctx, "gemini").unwrap_err();
+    assert_eq!(err.code, "not_configured", "{err:?}");
+}
