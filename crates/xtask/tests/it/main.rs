@@ -1,7 +1,9 @@
 //! xtask's integration tests: what the repository ships besides the code — the release and CI
-//! workflows (`workflows`) and the Linux package (`package`).
+//! workflows (`workflows`) and the Linux package (`package`) — and the tree's house rules
+//! (`tidy`).
 
 mod package;
+mod tidy;
 mod workflows;
 
 use std::path::{Path, PathBuf};
