@@ -277,7 +277,7 @@ impl Refused {
         )
         .await
         {
-            Ok(Ok(bytes)) => Peek::of(&bytes).id,
+            Ok(Ok(bytes)) => Peek::of(&bytes).ok().and_then(|p| p.id),
             _ => None,
         };
         self.answer(id)
@@ -425,7 +425,14 @@ async fn guard(State(gate): State<Arc<Gate>>, req: Request, next: Next) -> Respo
         Ok(Err(_)) => return plain(StatusCode::PAYLOAD_TOO_LARGE, "request body too large"),
         Err(_) => return plain(StatusCode::REQUEST_TIMEOUT, "request body too slow"),
     };
-    let peek = Peek::of(&bytes);
+    // A body that is not one well-formed JSON-RPC message is answered here, as the spec asks
+    // (400 and a JSON-RPC error), and never reaches rmcp: in particular a member given twice
+    // (`method`, `id`, `params`) is refused instead of being read one way here and another
+    // way there.
+    let peek = match Peek::of(&bytes) {
+        Ok(peek) => peek,
+        Err(malformed) => return malformed.answer(),
+    };
     // `authenticate` refreshed the engine's state at the start of this request; a tool call
     // checks again, refreshed, right before it acts.
     if let Err(failure) = gate.engine.check_access_as_loaded() {
@@ -499,8 +506,32 @@ struct Peek {
     tool: Option<String>,
 }
 
+/// Why a body is not a JSON-RPC message.
+enum Malformed {
+    /// Not JSON at all (`-32700`).
+    NotJson,
+    /// JSON, but not one message: a member twice, or of the wrong type (`-32600`).
+    Invalid(String),
+}
+
+impl Malformed {
+    fn answer(self) -> Response {
+        let (code, message) = match self {
+            Malformed::NotJson => (-32700, "parse error: the body is not JSON".to_owned()),
+            Malformed::Invalid(why) => (-32600, format!("invalid request: {why}")),
+        };
+        let body = json!({
+            "jsonrpc": "2.0",
+            "id": serde_json::Value::Null,
+            "error": { "code": code, "message": message,
+                       "data": { "code": ErrorCode::InvalidArgument.as_str() } },
+        });
+        (StatusCode::BAD_REQUEST, axum::Json(body)).into_response()
+    }
+}
+
 impl Peek {
-    fn of(bytes: &[u8]) -> Peek {
+    fn of(bytes: &[u8]) -> Result<Peek, Malformed> {
         #[derive(serde::Deserialize)]
         struct Msg {
             method: Option<String>,
@@ -512,12 +543,14 @@ impl Peek {
             name: Option<serde_json::Value>,
         }
         match serde_json::from_slice::<Msg>(bytes) {
-            Ok(m) => Peek {
+            Ok(m) => Ok(Peek {
                 method: m.method,
                 id: m.id,
                 tool: m.params.and_then(|p| p.name?.as_str().map(str::to_owned)),
-            },
-            Err(_) => Peek::default(),
+            }),
+            Err(e) if e.is_syntax() || e.is_eof() => Err(Malformed::NotJson),
+            // serde names the member and the problem (to the client that sent it).
+            Err(e) => Err(Malformed::Invalid(e.to_string())),
         }
     }
 }

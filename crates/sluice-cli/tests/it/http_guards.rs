@@ -383,3 +383,95 @@ fn per_token_rate_limit_answers_429_with_retry_after() {
     // Another token has its own budget.
     assert_eq!(post(server.port, &bearer(&other), &initialize_body()).status, 200);
 }
+
+/// Two clients sending at once with the same JSON-RPC id never get each other's answers: each
+/// token sees only its own project, whichever request finishes first.
+#[test]
+fn concurrent_requests_with_identical_ids_keep_their_own_answers() {
+    let sb = Sandbox::new();
+    sb.add_project();
+    let other = sb.root().join("other");
+    std::fs::create_dir_all(&other).unwrap();
+    sb.ok(&["project", "add", other.to_str().unwrap(), "--name", "other"]);
+    let a = sb.token("a", &["--projects", "demo"]);
+    let b = sb.token("b", &["--projects", "other"]);
+    let server = sb.serve_with(&["--rate-limit", "1000", "--burst", "1000"]);
+    let port = server.port;
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "list_projects", "arguments": {}}})
+    .to_string();
+    let threads: Vec<_> = (0..40)
+        .map(|i| {
+            let (token, expect) =
+                if i % 2 == 0 { (a.clone(), "demo") } else { (b.clone(), "other") };
+            let body = body.clone();
+            std::thread::spawn(move || {
+                let v = post(port, &bearer(&token), &body).json();
+                let names: Vec<String> = v["result"]["structuredContent"]["projects"]
+                    .as_array()
+                    .unwrap_or_else(|| panic!("{v}"))
+                    .iter()
+                    .map(|p| p["name"].as_str().unwrap().to_owned())
+                    .collect();
+                assert_eq!(v["id"], 1);
+                assert_eq!(names, [expect], "a token got another's answer: {v}");
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+}
+
+/// Duplicate and case-variant keys: what is checked is what runs. A duplicated argument is read
+/// once, the same way by the guard and the tool (the last one), so a harmless first copy cannot
+/// carry a second past the check; a misspelled member is not a member.
+#[test]
+fn duplicate_and_case_variant_keys_cannot_smuggle_a_second_meaning() {
+    let (sb, server, token) = setup();
+    std::fs::write(sb.root().join("outside.txt"), "secret-outside").unwrap();
+    let port = server.port;
+    let send = |body: &str| post(port, &bearer(&token), body);
+    // Two `path`s: the allowed one first, an escape second.
+    let r = send(
+        r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"read_file",
+           "arguments":{"project":"demo","path":"README.md","path":"../outside.txt"}}}"#,
+    );
+    assert!(!r.body.contains("secret-outside"), "{}", r.body);
+    assert_eq!(r.json()["result"]["structuredContent"]["code"], "path_invalid", "{}", r.body);
+    // Two `project`s: one in scope, then one that is not: refused as not found.
+    let scoped = sb.token("scoped", &["--projects", "demo"]);
+    let other = sb.root().join("elsewhere");
+    std::fs::create_dir_all(&other).unwrap();
+    std::fs::write(other.join("x.txt"), "elsewhere-content").unwrap();
+    sb.ok(&["project", "add", other.to_str().unwrap(), "--name", "elsewhere"]);
+    let r = post(
+        port,
+        &bearer(&scoped),
+        r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"read_file",
+           "arguments":{"project":"demo","project":"elsewhere","path":"x.txt"}}}"#,
+    );
+    assert!(!r.body.contains("elsewhere-content"), "{}", r.body);
+    assert_eq!(r.json()["result"]["structuredContent"]["code"], "project_not_found", "{}", r.body);
+    // Two `method`s, `id`s or `name`s: refused as an invalid request before anything reads it
+    // one way or the other.
+    for body in [
+        r#"{"jsonrpc":"2.0","id":5,"method":"tools/list","method":"tools/call","params":{"name":"read_file","arguments":{"project":"demo","path":"../outside.txt"}}}"#,
+        r#"{"jsonrpc":"2.0","id":5,"id":6,"method":"tools/call","params":{"name":"read_file","arguments":{"project":"demo","path":"README.md"}}}"#,
+        r#"{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"list_projects","name":"read_file","arguments":{"project":"demo","path":"../outside.txt"}}}"#,
+    ] {
+        let r = send(body);
+        assert!(!r.body.contains("secret-outside"), "{body}: {}", r.body);
+        let v = r.json();
+        assert_eq!(r.status, 400, "{body}: {v}");
+        assert_eq!(v["error"]["code"], -32600, "{body}: {v}");
+    }
+    // A `Method` is not a `method`: not dispatched as a call.
+    let r = send(
+        r#"{"jsonrpc":"2.0","id":7,"Method":"tools/call","params":{"name":"read_file","arguments":{"project":"demo","path":"../outside.txt"}}}"#,
+    );
+    assert!(!r.body.contains("secret-outside") && r.status >= 400, "{}: {}", r.status, r.body);
+    // Not JSON at all: a parse error, in JSON.
+    let r = send("{\"jsonrpc\": \"2.0\", \"id\": ");
+    assert_eq!((r.status, r.json()["error"]["code"].as_i64()), (400, Some(-32700)), "{}", r.body);
+}
