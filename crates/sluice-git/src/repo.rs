@@ -64,6 +64,9 @@ impl Repo {
                  another repository",
             );
         }
+        if let Err(why) = own_objects(&git_dir.join("objects")) {
+            return not_repo(why);
+        }
         exec::tool()?;
         Ok(Repo { root: project_root.to_path_buf(), git_dir })
     }
@@ -75,6 +78,43 @@ impl Repo {
     pub(crate) fn git_dir(&self) -> &Path {
         &self.git_dir
     }
+}
+
+/// Whether the object store is the repository's own. Git reads objects wherever the store
+/// leads — `objects/info/alternates` (what `clone --shared` or `--reference` write) lists other
+/// repositories to read from, and a link in place of the store, of a fan-out folder or of a pack
+/// brings another repository's objects in — and `git_show` would then show any commit of any
+/// repository on the machine, by id or by a short prefix tried one after another. A job may
+/// write `.git` like any folder of its project, so this is checked at every open. (A link to a
+/// single loose object would need that object's id, which only someone who can already read the
+/// other repository knows.)
+fn own_objects(objects: &Path) -> Result<(), &'static str> {
+    match std::fs::symlink_metadata(objects) {
+        Err(_) => return Ok(()), // no store yet: git finds nothing to show
+        Ok(m) if m.file_type().is_symlink() || !m.is_dir() => {
+            return Err("refused: the project's .git/objects is not a folder of its own (a link \
+                        could lead to any repository on this machine)");
+        }
+        Ok(_) => {}
+    }
+    for borrowed in ["info/alternates", "info/http-alternates"] {
+        if std::fs::symlink_metadata(objects.join(borrowed)).is_ok() {
+            return Err("refused: the project's repository borrows objects from another \
+                        repository (.git/objects/info/alternates); make it self-contained with \
+                        `git repack -a -d` and delete that file, then try again");
+        }
+    }
+    for dir in [objects.to_path_buf(), objects.join("pack"), objects.join("info")] {
+        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+        for entry in entries {
+            let linked = entry.and_then(|e| e.file_type()).map(|t| t.is_symlink());
+            if !matches!(linked, Ok(false)) {
+                return Err("refused: the project's .git/objects holds a link (or an entry that \
+                            cannot be read), which could bring in another repository's objects");
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The version of the git Sluice runs (e.g. `2.47.3`), or why it cannot run git.

@@ -97,3 +97,88 @@ fn git_version_is_reported() {
     let v = sluice_git::git_version().unwrap();
     assert!(v.starts_with("2."), "{v}");
 }
+
+/// A repository elsewhere on the machine, with one commit whose message is a canary, and that
+/// commit's id.
+fn foreign_commit() -> (TestRepo, String) {
+    let foreign = TestRepo::new();
+    foreign.write("secret.txt", "foreign-canary-content");
+    let id = foreign.commit_all("foreign-canary-commit");
+    (foreign, id)
+}
+
+/// Asserts git refuses to open `project`, or that showing `id` through it reveals nothing.
+fn foreign_object_unreachable(project: &TestRepo, id: &str) {
+    match Repo::open(&project.root()) {
+        Err(err) => assert_eq!(err.code(), ErrorCode::NotAGitRepository, "{err}"),
+        Ok(repo) => {
+            let args: sluice_git::GitShowArgs =
+                serde_json::from_value(serde_json::json!({"rev": id})).unwrap();
+            let shown = sluice_git::show(&repo, &args, &nothing_hidden);
+            let text = format!("{shown:?}");
+            assert!(!text.contains("foreign-canary"), "a foreign object was read: {text}");
+        }
+    }
+}
+
+/// `objects/info/alternates` makes git read another repository's objects: a project (or a job
+/// inside it, which may write `.git`) could borrow any repository on the machine and read it
+/// through git_show by id or by a short prefix.
+#[test]
+fn borrowed_objects_through_alternates_are_refused() {
+    let (foreign, id) = foreign_commit();
+    let project = TestRepo::new();
+    project.write("a.txt", "a");
+    project.commit_all("own");
+    let alternates = project.root().join(".git/objects/info/alternates");
+    std::fs::create_dir_all(alternates.parent().unwrap()).unwrap();
+    std::fs::write(&alternates, format!("{}\n", foreign.root().join(".git/objects").display()))
+        .unwrap();
+    foreign_object_unreachable(&project, &id);
+    let err = Repo::open(&project.root()).unwrap_err();
+    assert!(err.to_string().contains("alternates"), "{err}");
+}
+
+/// The same through links inside `.git/objects`: the whole folder, one fan-out folder, or a
+/// pack file and its index.
+#[cfg(unix)]
+#[test]
+fn objects_reached_through_links_are_refused() {
+    use std::os::unix::fs::symlink;
+    let (foreign, id) = foreign_commit();
+    foreign.git(&["repack", "-a", "-d", "-q"]);
+    let foreign_objects = foreign.root().join(".git/objects");
+    let pack = std::fs::read_dir(foreign_objects.join("pack"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|e| e == "pack"))
+        .expect("a pack");
+    for how in ["objects", "fanout", "pack"] {
+        let project = TestRepo::new();
+        project.write("a.txt", "a");
+        project.commit_all("own");
+        let objects = project.root().join(".git/objects");
+        match how {
+            "objects" => {
+                std::fs::remove_dir_all(&objects).unwrap();
+                symlink(&foreign_objects, &objects).unwrap();
+            }
+            "fanout" => {
+                let loose = foreign_objects.join(&id[..2]);
+                std::fs::create_dir_all(&loose).unwrap();
+                let _ = std::fs::remove_dir_all(objects.join(&id[..2]));
+                // Unpack the commit again so a loose copy exists to link to.
+                foreign.git(&["cat-file", "-p", &id]);
+                symlink(&loose, objects.join(&id[..2])).unwrap();
+            }
+            _ => {
+                let name = pack.file_name().unwrap();
+                symlink(&pack, objects.join("pack").join(name)).unwrap();
+                let idx = pack.with_extension("idx");
+                symlink(&idx, objects.join("pack").join(idx.file_name().unwrap())).unwrap();
+            }
+        }
+        foreign_object_unreachable(&project, &id);
+    }
+}
