@@ -424,7 +424,9 @@ fn seatbelt_argv(
         sandbox.exposure.granted.iter().filter_map(|h| std::fs::canonicalize(h).ok()).collect();
     let sockets: Vec<PathBuf> =
         sandbox.exposure.sockets.iter().filter_map(|h| std::fs::canonicalize(h).ok()).collect();
-    let refs = |v: &[PathBuf]| -> Vec<&Path> { v.iter().map(PathBuf::as_path).collect() };
+    fn refs(v: &[PathBuf]) -> Vec<&Path> {
+        v.iter().map(PathBuf::as_path).collect()
+    }
     let (writable, hidden) = (refs(&writable), refs(&hidden));
     let (granted, sockets) = (refs(&granted), refs(&sockets));
     let profile = crate::seatbelt::profile_with(&crate::seatbelt::Profile {
