@@ -475,3 +475,64 @@ fn duplicate_and_case_variant_keys_cannot_smuggle_a_second_meaning() {
     let r = send("{\"jsonrpc\": \"2.0\", \"id\": ");
     assert_eq!((r.status, r.json()["error"]["code"].as_i64()), (400, Some(-32700)), "{}", r.body);
 }
+
+/// A client's globs and filters only ever narrow what the token may see: no pattern reaches
+/// outside the project, into the shield, or into another project.
+#[test]
+fn client_globs_and_filters_only_narrow_the_scope() {
+    let (sb, server, token) = setup();
+    std::fs::write(sb.root().join("outside-canary.txt"), "outside-canary").unwrap();
+    std::fs::write(sb.project.join(".env"), "SHIELDED=env-canary").unwrap();
+    std::fs::write(sb.project.join("inside.txt"), "inside-canary").unwrap();
+    let port = server.port;
+    // The control: what is in scope is found, so the refusals below are not vacuous.
+    let v = call(
+        port,
+        &token,
+        "search_text",
+        json!({"project": "demo", "pattern": "canary", "literal": true, "globs": ["**"]}),
+    );
+    assert!(v.to_string().contains("inside-canary"), "{v}");
+    let globs = [
+        "../**",
+        "../*",
+        "/**",
+        "/etc/*",
+        "**/../*",
+        "**/../../**",
+        "./../**",
+        "**/.env",
+        ".env",
+        "{.env,README.md}",
+        "[.]env",
+        "**",
+        "*/../../*",
+    ];
+    for glob in globs {
+        for (tool, args) in [
+            ("find_files", json!({"project": "demo", "globs": [glob]})),
+            (
+                "search_text",
+                json!({"project": "demo", "pattern": "canary", "literal": true,
+                                   "globs": [glob]}),
+            ),
+            ("list_directory", json!({"project": "demo", "path": ".", "depth": 5})),
+        ] {
+            let v = call(port, &token, tool, args);
+            let text = v.to_string();
+            assert!(
+                !text.contains("outside-canary") && !text.contains("env-canary"),
+                "{tool} with {glob:?} reached past the scope: {text}"
+            );
+            if let Some(matches) = v["result"]["structuredContent"]["matches"].as_array() {
+                for m in matches {
+                    let path = m["path"].as_str().unwrap_or_default();
+                    assert!(
+                        !path.starts_with('/') && !path.contains("..") && path != ".env",
+                        "{tool} {glob:?}: {m}"
+                    );
+                }
+            }
+        }
+    }
+}
