@@ -506,4 +506,71 @@ mod tests {
         assert_eq!(h.workspace.autorun().rules(), crate::default_autorun_rules());
         assert!(engine.mutations(&h).unwrap().plan_write_file(&args).is_ok());
     }
+
+    /// Deciders racing each other and the client: two people decide at once while the client
+    /// cancels, many times over; each time exactly one outcome holds, and it is the one the
+    /// waiting call got and the record says.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn racing_decisions_and_a_cancel_end_in_exactly_one_outcome() {
+        let (_tmp, engine, caller) = demo();
+        for round in 0..60 {
+            let cancel = CancellationToken::new();
+            let asker = engine.clone();
+            let (c, token) = (caller.clone(), cancel.clone());
+            let waiting = tokio::spawn(async move {
+                let h = asker.project(&c, "demo").unwrap();
+                let req = AskRequest {
+                    caller: &c,
+                    project: &h,
+                    tool: "delete_path",
+                    summary: format!("delete round-{round}"),
+                    tally: None,
+                    asked_because: "deletes ask".into(),
+                    fingerprint: [round as u8; 32],
+                };
+                asker.ask(req, token, |_| {}).await.unwrap()
+            });
+            let id = loop {
+                let pending = engine.approvals().unwrap();
+                if let Some(a) = pending.into_iter().find(|a| a.state == ApprovalState::Pending) {
+                    break a.id;
+                }
+                tokio::time::sleep(Duration::from_millis(2)).await;
+            };
+            let decide = |d: Decision| {
+                let (e, id) = (engine.clone(), id.clone());
+                std::thread::spawn(move || e.decide(&id, d, "local user"))
+            };
+            let approve = decide(Decision::Approve);
+            let deny = decide(Decision::Deny { reason: None });
+            if round % 2 == 0 {
+                cancel.cancel();
+            }
+            let results = [approve.join().unwrap(), deny.join().unwrap()];
+            let won: Vec<&ApprovalRecord> =
+                results.iter().filter_map(|r| r.as_ref().ok()).collect();
+            assert!(won.len() <= 1, "round {round}: two decisions both held");
+            for lost in results.iter().filter_map(|r| r.as_ref().err()) {
+                assert_eq!(lost.code, ErrorCode::Conflict, "round {round}: {lost:?}");
+            }
+            let outcome = waiting.await.unwrap();
+            let state = engine.approval(&id).unwrap().state;
+            match (&outcome, &state) {
+                (AskOutcome::Approved { .. }, ApprovalState::Approved)
+                | (AskOutcome::Denied { .. }, ApprovalState::Denied(_))
+                | (AskOutcome::Withdrawn { .. }, ApprovalState::Withdrawn) => {}
+                other => panic!("round {round}: the call and the record disagree: {other:?}"),
+            }
+            // A human decision that held is the outcome; with none, only the cancel can be.
+            match won.first().map(|r| &r.state) {
+                Some(ApprovalState::Approved) => {
+                    assert!(matches!(outcome, AskOutcome::Approved { .. }), "round {round}")
+                }
+                Some(ApprovalState::Denied(_)) => {
+                    assert!(matches!(outcome, AskOutcome::Denied { .. }), "round {round}")
+                }
+                _ => assert!(matches!(outcome, AskOutcome::Withdrawn { .. }), "round {round}"),
+            }
+        }
+    }
 }
