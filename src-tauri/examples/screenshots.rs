@@ -170,9 +170,14 @@ async fn take_all(app: &Path, out: &Path, suffix: &str, env: &[(&str, &str)]) {
     s.wait_text(By::Css("section[aria-label='Tokens']"), "Old laptop").await;
     shot(&s, out, suffix, "tokens").await;
 
+    // Three clients set up as `sluice connect` leaves them: Claude Code working, Cursor still
+    // pointing at the port Sluice used before (Repair offered), VS Code keeping its own token.
+    connected_clients(&home, s.mcp_port, &claude, &cursor);
     s.click(by_text("nav", "Clients")).await;
     s.wait_view("clients").await;
     s.wait_text(By::Css("section[aria-label='Clients']"), "Cursor").await;
+    s.wait_text(By::Css("[data-testid=health][data-state=working]"), "Working").await;
+    s.wait_text(By::Css("[data-testid=health][data-state=broken]"), "port").await;
     shot(&s, out, suffix, "clients").await;
 
     s.click(By::XPath("//nav//button[starts-with(normalize-space(), 'Approvals')]")).await;
@@ -202,6 +207,43 @@ async fn take_all(app: &Path, out: &Path, suffix: &str, env: &[(&str, &str)]) {
 
     drop(waiting);
     s.quit().await;
+}
+
+/// The config files of three clients, in the forms `sluice connect` writes.
+fn connected_clients(home: &Path, port: u16, claude: &str, cursor: &str) {
+    let http = |port: u16, token: &str| {
+        serde_json::json!({
+            "url": format!("http://127.0.0.1:{port}/mcp"),
+            "headers": { "Authorization": format!("Bearer {token}") },
+        })
+    };
+    let mut claude_entry = http(port, claude);
+    claude_entry["type"] = "http".into();
+    let files = [
+        (
+            home.join(".claude.json"),
+            serde_json::json!({ "mcpServers": { "sluice": claude_entry } }),
+        ),
+        (
+            home.join(".cursor/mcp.json"),
+            serde_json::json!({ "mcpServers": { "sluice": http(port + 1, cursor) } }),
+        ),
+        (
+            home.join(".config/Code/User/mcp.json"),
+            serde_json::json!({
+                "inputs": [{ "type": "promptString", "id": "sluice-token",
+                             "description": "Sluice access token", "password": true }],
+                "servers": { "sluice": {
+                    "type": "http",
+                    "url": format!("http://127.0.0.1:{port}/mcp"),
+                    "headers": { "Authorization": "Bearer ${input:sluice-token}" },
+                } },
+            }),
+        ),
+    ];
+    for (path, value) in files {
+        write(path, &serde_json::to_string_pretty(&value).unwrap());
+    }
 }
 
 /// Approves the waiting approval whose card mentions `what`, in the Approvals view.

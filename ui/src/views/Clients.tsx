@@ -221,7 +221,10 @@ function HealthLine({ health }: { health: ClientHealthDto | null | undefined }) 
   if (health === undefined) {
     return <div className="muted">Checking whether it works…</div>;
   }
-  if (health === null || health.state === "not_configured") return null;
+  // "Not connected" and the settings file column already say it: no second line.
+  if (health === null || health.state === "not_configured" || health.state === "not_installed") {
+    return null;
+  }
   const shown = HEALTH[health.state] ?? { label: health.state, className: "muted" };
   return (
     <div data-testid="health" data-state={health.state} data-code={health.code}>
