@@ -469,6 +469,8 @@ fn a_token_kept_by_the_client_is_unverified_and_a_stopped_sluice_is_said() {
 /// An entry whose command is not this Sluice's `sluice` — a planted program named like it, or
 /// another copy — is reported and never started by the check (opening the Clients view must
 /// not run what someone wrote into a client's file); a repair points it back at this one.
+// Unix: a planted executable, links, Unix sockets.
+#[cfg(unix)]
 #[test]
 fn a_stdio_entry_running_another_program_is_reported_never_started() {
     use std::os::unix::fs::PermissionsExt;

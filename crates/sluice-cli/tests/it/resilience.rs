@@ -307,6 +307,8 @@ fn engine_start_and_stop_are_clean() {
     assert!(!sb.data.join("engine.json").exists(), "engine.json left behind");
 }
 
+// Unix: a planted executable, links, Unix sockets.
+#[cfg(unix)]
 #[test]
 fn pc02_a_root_rewritten_in_the_database_is_refused_at_the_next_start() {
     let sb = Sandbox::new();

@@ -200,6 +200,8 @@ fn relaxing_the_autorun_list_asks_first() {
 /// Granting a store, un-hiding a default, opting in to a socket or lifting the requirement of
 /// full confinement asks natively first, in words that say what it exposes; a no changes
 /// nothing; hiding more asks nothing; a bad path is refused before anyone is asked.
+// Unix: a planted executable, links, Unix sockets.
+#[cfg(unix)]
 #[test]
 fn exposing_a_store_or_a_socket_to_commands_asks_first() {
     let f = Fixture::new(false);
