@@ -604,7 +604,7 @@ state: string,
 /**
  * Stable: the state, or why it is broken (`port_changed`, `token_rejected`,
  * `binary_missing`, `connection_token_missing`, `config_invalid`, `config_unreadable`,
- * `no_token`, `not_sluice`, `check_failed`), or `token_kept_by_client`.
+ * `no_token`, `not_sluice`, `other_binary`, `check_failed`), or `token_kept_by_client`.
  */
 code: string, 
 /**
