@@ -1,0 +1,178 @@
+//! Client tokens: authenticating a presented bearer token, and the user's operations on tokens
+//! (create, list, revoke, lift a limit) and the assistant's own (`drop_privileges`).
+
+use std::time::{Duration, Instant};
+
+use sluice_core::{ErrorCode, Failure, SelfLimit, TokenId, id::base32, random_bytes};
+use sluice_store::{ActorKind, AuditRecord, NewToken, TokenRecord};
+
+use crate::projects::validate_name;
+use crate::{
+    AuditOutcome, Caller, Durability, Engine, EngineEvent, TOKEN_BODY_LEN, TOKEN_PREFIX,
+    TOUCH_INTERVAL, clean_reason, exec, lock, paths, store_failure,
+};
+
+impl Engine {
+    /// Checks a presented bearer token. Constant-time where it matters: the token is hashed
+    /// with the install secret first, so lookups reveal nothing about the plaintext.
+    pub fn authenticate(&self, presented: &str) -> Result<Caller, Failure> {
+        let unauthorized = |m: &str| Failure::new(ErrorCode::Unauthorized, m);
+        let well_formed = presented.strip_prefix(TOKEN_PREFIX).is_some_and(|body| {
+            body.len() == TOKEN_BODY_LEN
+                && body.bytes().all(|b| b.is_ascii_digit() || b.is_ascii_lowercase())
+        });
+        if !well_formed {
+            return Err(unauthorized("malformed token; Sluice tokens look like slc_…"));
+        }
+        let hash = sluice_store::token_hash(&self.secret, presented);
+        let record = {
+            let cache = self.refresh()?;
+            cache.tokens.get(&hash).cloned()
+        };
+        let Some(record) = record else {
+            return Err(unauthorized("unknown token; create one in Sluice and update your client"));
+        };
+        let now = sluice_store::now_ms();
+        if record.revoked_ms.is_some() {
+            return Err(unauthorized("this token was revoked in Sluice"));
+        }
+        if record.expires_ms.is_some_and(|e| e <= now) {
+            return Err(unauthorized("this token has expired; create a new one in Sluice"));
+        }
+        let limit = record.self_limit.map(|(limit, _)| limit);
+        if limit == Some(SelfLimit::Paused) {
+            return Err(Failure::new(
+                ErrorCode::Paused,
+                "this token paused itself (drop_privileges); only the user can restore it in \
+                 Sluice",
+            ));
+        }
+        self.touch(&record.id, now);
+        Ok(Caller { token_id: record.id, label: record.label, scope: record.scope, limit })
+    }
+
+    fn touch(&self, id: &TokenId, now_ms: i64) {
+        let due = {
+            let mut touched = lock(&self.touched);
+            let due = touched.get(id).is_none_or(|at| at.elapsed() >= TOUCH_INTERVAL);
+            if due {
+                touched.insert(id.clone(), Instant::now());
+            }
+            due
+        };
+        if due && let Err(err) = self.store.touch_token(id, now_ms) {
+            tracing::warn!(%err, "could not record token use");
+        }
+    }
+
+    /// Creates a token and returns it with its plaintext, which exists only in this return
+    /// value: the store keeps a keyed hash.
+    pub fn create_token(
+        &self,
+        label: &str,
+        scope: Option<Vec<String>>,
+        expires_in: Option<Duration>,
+    ) -> Result<(TokenRecord, String), Failure> {
+        let label = validate_name(label)?;
+        let scope = match scope {
+            None => None,
+            Some(refs) => {
+                let mut ids = Vec::new();
+                for r in refs {
+                    ids.push(self.find_project(&r)?.id);
+                }
+                Some(ids)
+            }
+        };
+        let plaintext = format!("{TOKEN_PREFIX}{}", base32(&random_bytes::<32>()));
+        let hash = sluice_store::token_hash(&self.secret, &plaintext);
+        let expires_ms = expires_in.map(|d| {
+            sluice_store::now_ms().saturating_add(i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+        });
+        let record = self
+            .store
+            .insert_token(&NewToken { label, hash, scope, expires_ms })
+            .map_err(store_failure)?;
+        self.after_change("token.create", None);
+        Ok((record, plaintext))
+    }
+
+    pub fn tokens(&self) -> Result<Vec<TokenRecord>, Failure> {
+        self.store.list_tokens().map_err(store_failure)
+    }
+
+    pub fn revoke_token(&self, reference: &str) -> Result<TokenRecord, Failure> {
+        let t =
+            self.store.find_token(reference).map_err(store_failure)?.ok_or_else(|| {
+                Failure::new(ErrorCode::NotFound, format!("no token {reference:?}"))
+            })?;
+        let t = self.store.revoke_token(&t.id).map_err(store_failure)?;
+        // What the token asked for dies with it (TA-03): its calls waiting for the user end
+        // with this denial, and later requests get 401.
+        let by = exec::EndedBy::User("token revoked");
+        self.deny_pending(|a| a.token_id == t.id, "the token was revoked", by);
+        self.after_change("token.revoke", None);
+        Ok(t)
+    }
+
+    /// An assistant lowers its own token's privileges (`drop_privileges`): to read-only (it may
+    /// still read and search, but changes and runs nothing) or paused (every request refused);
+    /// never back up, since a limit already as strict is kept. What the token was waiting for is
+    /// denied and its running jobs are cancelled (this blocks until they are dead: call it from
+    /// a blocking context in async code). Recorded in the audit log with the reason it
+    /// gave; only the user lifts it ([`Engine::lift_token_limit`]).
+    pub fn drop_privileges(
+        &self,
+        caller: &Caller,
+        limit: SelfLimit,
+        reason: Option<&str>,
+    ) -> Result<TokenRecord, Failure> {
+        let t = self.store.limit_token(&caller.token_id, limit).map_err(store_failure)?;
+        let in_force = t.self_limit.map_or(limit, |(l, _)| l);
+        let why = format!("the assistant limited its own token to {in_force}");
+        self.deny_pending(|a| a.token_id == t.id, &why, exec::EndedBy::Assistant(&caller.label));
+        self.jobs.kill_owned(t.id.as_str());
+        self.invalidate();
+        paths::nudge(&self.data_dir);
+        let reason = reason.map(clean_reason).filter(|r| !r.is_empty());
+        let detail = match &reason {
+            Some(r) => format!("{in_force}: {r}"),
+            None => in_force.to_string(),
+        };
+        self.audit.append(
+            AuditRecord {
+                time_ms: sluice_store::now_ms(),
+                actor: caller.label.clone(),
+                actor_kind: ActorKind::Mcp,
+                token_id: Some(caller.token_id.clone()),
+                action: "token.self_limit".into(),
+                project_id: None,
+                outcome: AuditOutcome::Ok,
+                error_code: None,
+                duration_ms: Some(0),
+                params_hash: None,
+                detail: Some(sluice_core::text::visible(&detail).into_owned()),
+            },
+            Durability::Now,
+        );
+        self.emit(EngineEvent::TokensChanged);
+        Ok(t)
+    }
+
+    /// Lifts the limit a token put on itself: the user's decision.
+    pub fn lift_token_limit(&self, reference: &str) -> Result<TokenRecord, Failure> {
+        let t =
+            self.store.find_token(reference).map_err(store_failure)?.ok_or_else(|| {
+                Failure::new(ErrorCode::NotFound, format!("no token {reference:?}"))
+            })?;
+        if t.self_limit.is_none() {
+            return Err(Failure::invalid(format!(
+                "token {} has no limit of its own to lift",
+                sluice_core::text::visible(&t.label)
+            )));
+        }
+        let t = self.store.lift_token_limit(&t.id).map_err(store_failure)?;
+        self.after_change("token.lift_limit", None);
+        Ok(t)
+    }
+}
