@@ -7,4 +7,7 @@ mod relpath;
 // or an administrator, so `Root`'s Windows walk is not exercised here.
 #[cfg(unix)]
 mod root;
+// Random trees of Unix links.
+#[cfg(unix)]
+mod properties;
 mod shield;
