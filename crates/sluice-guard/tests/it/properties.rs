@@ -93,10 +93,20 @@ fn build(base: &Path, nodes: &[Node]) -> PathBuf {
     fs::create_dir_all(base.join("proj_evil")).unwrap();
     fs::write(base.join("proj_evil").join(MARKER), CANARY).unwrap();
     for node in nodes {
-        let (parts, make): (&Vec<&str>, Box<dyn Fn(&Path)>) = match node {
-            Node::Dir(p) => (p, Box::new(|at: &Path| drop(fs::create_dir_all(at)))),
-            Node::File(p) => (p, Box::new(|at: &Path| drop(fs::write(at, "inside")))),
-            Node::Link(p, t) => {
+        let parts = match node {
+            Node::Dir(p) | Node::File(p) | Node::Link(p, _) => p,
+        };
+        let at = parts.iter().fold(proj.clone(), |p, n| p.join(n));
+        if let Some(parent) = at.parent() {
+            let _ = fs::create_dir_all(parent);
+        }
+        if fs::symlink_metadata(&at).is_ok() {
+            continue;
+        }
+        let _ = match node {
+            Node::Dir(_) => fs::create_dir_all(&at),
+            Node::File(_) => fs::write(&at, "inside"),
+            Node::Link(_, t) => {
                 let target: PathBuf = match t {
                     Target::Relative(r) => PathBuf::from(r),
                     Target::Outside => base.join("outside"),
@@ -104,16 +114,9 @@ fn build(base: &Path, nodes: &[Node]) -> PathBuf {
                     Target::ProjectItself => proj.clone(),
                     Target::System(s) => PathBuf::from(s),
                 };
-                (p, Box::new(move |at: &Path| drop(symlink(&target, at))))
+                symlink(&target, &at)
             }
         };
-        let at = parts.iter().fold(proj.clone(), |p, n| p.join(n));
-        if let Some(parent) = at.parent() {
-            let _ = fs::create_dir_all(parent);
-        }
-        if fs::symlink_metadata(&at).is_err() {
-            make(&at);
-        }
     }
     fs::canonicalize(&proj).unwrap()
 }
