@@ -375,6 +375,12 @@ impl Endpoint<'_> {
     }
 
     fn stdio_args(&self) -> V {
+        V::List(self.stdio_arg_list())
+    }
+
+    /// `sluice stdio`'s arguments: the connection and the data folder when they are not the
+    /// defaults.
+    fn stdio_arg_list(&self) -> Vec<V> {
         let mut args = vec![V::s("stdio")];
         if let Some(name) = self.connection {
             args.extend([V::s("--connection"), V::s(name)]);
@@ -382,14 +388,13 @@ impl Endpoint<'_> {
         if let Some(dir) = self.data_dir {
             args.extend([V::s("--data-dir"), V::s(dir.to_string_lossy())]);
         }
-        V::List(args)
+        args
     }
 
     /// The whole command line as one list (opencode and Kilo Code: `command: [bin, args…]`).
     fn command_line(&self) -> V {
-        let V::List(args) = self.stdio_args() else { unreachable!("stdio_args is a list") };
         let mut line = vec![V::s(self.command())];
-        line.extend(args);
+        line.extend(self.stdio_arg_list());
         V::List(line)
     }
 

@@ -20,6 +20,7 @@ use crate::clients::{
     Change, Client, ConnectError, ConnectFailure, ConnectRequest, Connected, Dirs, Os,
     TOKEN_PLACEHOLDER, TokenChoice, TokenStorage, Transport, paths,
 };
+use crate::roots::canonical_or_self;
 
 /// The state of one client's connection to Sluice.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -161,12 +162,12 @@ pub type Verify<'a> = &'a Checker<'a>;
 /// `program` as the client would find it: itself when absolute, else the first match on PATH.
 fn resolve(program: &Path) -> Option<PathBuf> {
     if program.is_absolute() {
-        return program.is_file().then(|| canon(program));
+        return program.is_file().then(|| canonical_or_self(program));
     }
     std::env::split_paths(&std::env::var_os("PATH")?)
         .map(|dir| dir.join(program))
         .find(|p| p.is_file())
-        .map(|p| canon(&p))
+        .map(|p| canonical_or_self(&p))
 }
 
 /// Whether a client is there at all: its config file, or the folder it would be in (not the
@@ -177,10 +178,6 @@ fn installed(client: Client, candidates: &[PathBuf], dirs: &Dirs) -> bool {
             || p.parent().is_some_and(|d| d != dirs.home && d.is_dir())
             || (client == Client::ClaudeCode && dirs.home.join(".claude").is_dir())
     })
-}
-
-fn canon(p: &Path) -> PathBuf {
-    p.canonicalize().unwrap_or_else(|_| p.to_owned())
 }
 
 impl Engine {
@@ -400,7 +397,7 @@ impl Engine {
                         ),
                     );
                 };
-                if resolved != canon(verify.sluice) {
+                if resolved != canonical_or_self(verify.sluice) {
                     return set(
                         h,
                         HealthState::Broken,
@@ -413,10 +410,9 @@ impl Engine {
                         ),
                     );
                 }
-                let ours = found
-                    .data_dir
-                    .as_deref()
-                    .is_none_or(|d| canon(Path::new(d)) == canon(self.data_dir()));
+                let ours = found.data_dir.as_deref().is_none_or(|d| {
+                    canonical_or_self(Path::new(d)) == canonical_or_self(self.data_dir())
+                });
                 match &found.credential {
                     Credential::Keychain(name) if ours => {
                         let (pref, keychain) = self.connection_store();

@@ -67,7 +67,8 @@ fn refuse(message: String) -> Failure {
     Failure::new(ErrorCode::Forbidden, message)
 }
 
-fn canonical_or_self(p: &Path) -> PathBuf {
+/// `p` canonicalized, or as given when it cannot be (missing, unreadable).
+pub(crate) fn canonical_or_self(p: &Path) -> PathBuf {
     std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf())
 }
 

@@ -82,8 +82,6 @@ pub fn install(root: &Path) -> Result<TestEnv> {
             ("SLUICE_TEST_PYTHON".into(), python.display().to_string()),
             ("SLUICE_TEST_NODE".into(), node.display().to_string()),
             ("SLUICE_TEST_CLIENTS".into(), clients.display().to_string()),
-            // Tests that skip without their tools fail instead when run from here.
-            ("SLUICE_XTASK".into(), "1".into()),
             ("SLUICE_TAURI_DRIVER".into(), driver.display().to_string()),
             ("SLUICE_TEST_ACTION_VALIDATOR".into(), validator.display().to_string()),
         ],

@@ -5,8 +5,7 @@
 //!
 //! The CLIs are the npm packages `tests/clients-cli/package.json` pins (`cargo xtask test`
 //! installs them and sets SLUICE_TEST_CLIENTS to their `node_modules/.bin`); they run on the
-//! Node of SLUICE_TEST_NODE. Without SLUICE_TEST_CLIENTS the tests say so and pass, except
-//! under `cargo xtask test` (SLUICE_XTASK), where they must run.
+//! Node of SLUICE_TEST_NODE. Without SLUICE_TEST_CLIENTS they fail and say how to get it.
 //!
 //! What each status command proves, as run here:
 //! - `claude mcp list`, `gemini mcp list`, `qwen mcp list`, `opencode mcp list` connect to
@@ -28,21 +27,15 @@ use serde_json::{Value, json};
 
 use crate::harness::*;
 
-/// The folder of the client CLIs, or `None` (with a message) when this run has none.
-fn clients_bin() -> Option<PathBuf> {
-    match std::env::var_os("SLUICE_TEST_CLIENTS") {
-        Some(dir) => Some(PathBuf::from(dir)),
-        None if std::env::var_os("SLUICE_XTASK").is_some() => {
-            panic!("SLUICE_TEST_CLIENTS is not set although `cargo xtask test` runs this")
-        }
-        None => {
-            eprintln!(
-                "skipped: SLUICE_TEST_CLIENTS is not set (`cargo xtask test` installs the client \
-                 CLIs of tests/clients-cli and sets it)"
-            );
-            None
-        }
-    }
+/// The folder of the client CLIs. Without it the test fails and says how to get it, like every
+/// test that needs a tool installed by `cargo xtask test`: a skipped test checks nothing.
+fn clients_bin() -> PathBuf {
+    std::env::var_os("SLUICE_TEST_CLIENTS").map(PathBuf::from).unwrap_or_else(|| {
+        panic!(
+            "SLUICE_TEST_CLIENTS is not set: run the tests with `cargo xtask test`, which \
+             installs the client CLIs of tests/clients-cli and sets it"
+        )
+    })
 }
 
 /// A temp HOME with Sluice serving a "demo" project, and the client CLIs.
@@ -56,8 +49,8 @@ struct Setup {
 }
 
 impl Setup {
-    fn new() -> Option<Setup> {
-        let bin = clients_bin()?;
+    fn new() -> Setup {
+        let bin = clients_bin();
         let node = std::env::var("SLUICE_TEST_NODE")
             .expect("SLUICE_TEST_NODE is not set: the client CLIs run on the tests' Node 22");
         let node_dir = Path::new(&node).parent().unwrap().to_owned();
@@ -67,7 +60,7 @@ impl Setup {
         let home = sb.root().join("home");
         std::fs::create_dir_all(&home).unwrap();
         let path = format!("{}:{}:/usr/local/bin:/usr/bin:/bin", node_dir.display(), bin.display());
-        Some(Setup { sb, server, home, bin, path })
+        Setup { sb, server, home, bin, path }
     }
 
     /// `sluice connect ARGS --yes` as the user of `home` (the client's default config file).
@@ -192,7 +185,7 @@ fn exported_token(connect_output: &str) -> String {
 
 #[test]
 fn claude_code_reports_sluice_connected_over_http_and_stdio() {
-    let Some(s) = Setup::new() else { return };
+    let s = Setup::new();
     s.connect(&["claude-code"]);
     let out = s.run(s.client("claude").args(["mcp", "list"]));
     let line = sluice_line(&out);
@@ -286,7 +279,7 @@ impl Drop for AppServer {
 
 #[test]
 fn codex_app_server_connects_and_calls_read_file_with_the_default_form() {
-    let Some(s) = Setup::new() else { return };
+    let s = Setup::new();
     let text = s.connect(&["codex"]);
     assert!(!text.contains("export SLUICE_TOKEN"), "{text}");
     // `codex mcp list` reads the file only; it shows the entry Codex parsed.
@@ -323,7 +316,7 @@ fn codex_app_server_connects_and_calls_read_file_with_the_default_form() {
 
 #[test]
 fn codex_http_form_connects_once_sluice_token_is_exported() {
-    let Some(s) = Setup::new() else { return };
+    let s = Setup::new();
     let text = s.connect(&["codex", "--transport", "http"]);
     let token = exported_token(&text);
     // Without the variable Codex cannot authenticate: why this is not the default.
@@ -347,7 +340,7 @@ fn trust_for_gemini(s: &Setup) {
 
 #[test]
 fn gemini_cli_reports_sluice_connected_in_both_forms() {
-    let Some(s) = Setup::new() else { return };
+    let s = Setup::new();
     s.connect(&["gemini"]);
     trust_for_gemini(&s);
     let out = s.run(s.client("gemini").args(["mcp", "list"]));
@@ -363,7 +356,7 @@ fn gemini_cli_reports_sluice_connected_in_both_forms() {
 
 #[test]
 fn qwen_code_reports_sluice_connected_in_both_forms() {
-    let Some(s) = Setup::new() else { return };
+    let s = Setup::new();
     s.connect(&["qwen"]);
     let out = s.run(s.client("qwen").args(["mcp", "list"]));
     let line = sluice_line(&out);
@@ -377,7 +370,7 @@ fn qwen_code_reports_sluice_connected_in_both_forms() {
 
 #[test]
 fn opencode_reports_sluice_connected_in_both_forms() {
-    let Some(s) = Setup::new() else { return };
+    let s = Setup::new();
     s.connect(&["opencode"]);
     let out = s.run(s.client("opencode").args(["mcp", "list"]));
     // "✓ sluice connected" (a failure reads "✗ sluice failed", a stopped one "disconnected").
@@ -393,7 +386,7 @@ fn opencode_reports_sluice_connected_in_both_forms() {
 
 #[test]
 fn copilot_cli_reads_the_entry_sluice_wrote() {
-    let Some(s) = Setup::new() else { return };
+    let s = Setup::new();
     // `sluice connect` itself checked the connection through the entry's command line.
     s.connect(&["copilot"]);
     let out = s.run(s.client("copilot").args(["mcp", "get", "sluice"]));
@@ -409,7 +402,7 @@ fn copilot_cli_reads_the_entry_sluice_wrote() {
 /// the same clients report Sluice as failed.
 #[test]
 fn a_revoked_token_shows_as_failed_in_the_clients_status() {
-    let Some(s) = Setup::new() else { return };
+    let s = Setup::new();
     let revoke = |text: &str| {
         let id = text
             .split(|c: char| c == '(' || c == ')' || c.is_whitespace())
@@ -483,7 +476,7 @@ fn created_token_id(text: &str) -> String {
 
 #[test]
 fn a_changed_port_is_reported_and_repaired_until_claude_code_connects_again() {
-    let Some(mut s) = Setup::new() else { return };
+    let mut s = Setup::new();
     s.connect(&["claude-code"]);
     s.connect(&["gemini"]);
     trust_for_gemini(&s);
@@ -525,7 +518,7 @@ fn a_changed_port_is_reported_and_repaired_until_claude_code_connects_again() {
 
 #[test]
 fn a_revoked_token_is_reported_and_repair_makes_a_new_one_the_clients_accept() {
-    let Some(s) = Setup::new() else { return };
+    let s = Setup::new();
     let claude = s.connect(&["claude-code"]);
     let gemini = s.connect(&["gemini"]);
     trust_for_gemini(&s);
@@ -553,7 +546,7 @@ fn a_revoked_token_is_reported_and_repair_makes_a_new_one_the_clients_accept() {
 
 #[test]
 fn a_stdio_binary_moved_by_an_upgrade_is_reported_and_repaired() {
-    let Some(s) = Setup::new() else { return };
+    let s = Setup::new();
     s.connect(&["gemini"]);
     trust_for_gemini(&s);
     // An upgrade moved the binary: the entry still names the old path.
