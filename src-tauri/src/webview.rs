@@ -140,8 +140,28 @@ fn open(app: &AppHandle, view: Option<&str>) -> tauri::Result<()> {
     if let Some(view) = view.filter(|v| v.chars().all(|c| c.is_ascii_lowercase())) {
         config.url = tauri::WebviewUrl::App(format!("index.html#{view}").into());
     }
-    let window = tauri::WebviewWindowBuilder::from_config(app, &config)?.build()?;
+    let window = tauri::WebviewWindowBuilder::from_config(app, &config)?
+        .on_navigation(|url| is_own_page(url))
+        .on_new_window(|_, _| tauri::webview::NewWindowResponse::Deny)
+        .build()?;
     window.set_focus()
+}
+
+/// Whether `url` is one of the window's own pages, the only ones it may show (SECURITY-CASES
+/// UI-02): a link in tool output, a `location` set by a script, a form or a frame never takes
+/// the window (and its IPC) to another page, and `window.open` opens nothing. The page has no
+/// external links; Sluice opens none.
+pub(crate) fn is_own_page(url: &tauri::Url) -> bool {
+    let host = url.host_str();
+    match url.scheme() {
+        // Linux and macOS serve the embedded page as tauri://localhost; Windows as
+        // http(s)://tauri.localhost.
+        "tauri" => host == Some("localhost") && url.port().is_none(),
+        "http" | "https" if host == Some("tauri.localhost") => url.port().is_none(),
+        // `cargo tauri dev` only: the page from the Vite server.
+        "http" => cfg!(dev) && host == Some("localhost") && url.port() == Some(5173),
+        _ => false,
+    }
 }
 
 fn lock<T: ?Sized>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {

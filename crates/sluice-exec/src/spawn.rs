@@ -370,8 +370,7 @@ pub fn spawn(
     prepare_unix(&mut command, cmd, sandbox, path, &cwd, marker, required, &confinement, proxy)?;
     #[cfg(not(windows))]
     #[allow(unused_mut)]
-    let mut child =
-        spawn_on_spawner_thread(command).map_err(|e| ExecError::os("starting the program", e))?;
+    let mut child = spawn_on_spawner_thread(command).map_err(|e| start_failed(&cmd.program, e))?;
     // The job's side made its proxy listener before exec: take it and serve it until the job
     // ends. Without it the job would have no network at all: it is not started half-way.
     #[cfg(target_os = "linux")]
@@ -389,8 +388,8 @@ pub fn spawn(
     #[cfg(windows)]
     let child = {
         let mut command = command;
-        let (child, job) = crate::winjob::spawn_in_job(&mut command)
-            .map_err(|e| ExecError::os("starting the program", e))?;
+        let (child, job) =
+            crate::winjob::spawn_in_job(&mut command).map_err(|e| start_failed(&cmd.program, e))?;
         crate::kill::imp::adopt(child.id(), job);
         child
     };
@@ -788,6 +787,24 @@ fn link_beneath(dir: &Path, rel: &Path, target: &Path) -> std::io::Result<()> {
         }
     }
     Ok(())
+}
+
+/// A program that cannot be started, in the assistant's terms: one that is missing or hidden
+/// inside the job's view is `not_found` with the reason, not an internal error. Only the
+/// program's file name is named (messages never carry physical paths).
+fn start_failed(program: &Path, e: std::io::Error) -> ExecError {
+    let name = program.file_name().unwrap_or_default().to_string_lossy();
+    match e.kind() {
+        std::io::ErrorKind::NotFound => ExecError::NotFound(format!(
+            "`{name}` could not be started: it, or the interpreter its first line names, is not \
+             visible inside the job's sandbox (a version manager's shim that lives outside the \
+             sandbox is a common cause); nothing ran"
+        )),
+        std::io::ErrorKind::PermissionDenied => ExecError::Refused(format!(
+            "`{name}` could not be started: the job's sandbox does not let it run; nothing ran"
+        )),
+        _ => ExecError::os("starting the program", e),
+    }
 }
 
 /// How many processes the engine's user runs now (for `RLIMIT_NPROC`, which counts them all).

@@ -136,7 +136,7 @@ pub struct ListJobsArgs {
 #[derive(Debug, Serialize, JsonSchema)]
 #[schemars(transform = sluice_core::schema::plain_integers)]
 pub struct RunCommandOutput {
-    /// The command as it ran (resolved program and quoted arguments).
+    /// The command as it ran (resolved program and quoted arguments, secrets redacted).
     pub command: String,
     /// `succeeded`, `failed`, `cancelled` or `timed-out`.
     pub state: String,
@@ -178,7 +178,7 @@ pub struct JobOutput {
     pub job_id: String,
     /// The project's id.
     pub project: String,
-    /// The command (resolved program and quoted arguments).
+    /// The command (resolved program and quoted arguments, secrets redacted).
     pub command: String,
     /// `queued`, `running`, `succeeded`, `failed`, `cancelled`, `timed-out`, or `lost` (Sluice
     /// stopped before it finished).
@@ -205,12 +205,19 @@ pub struct JobOutput {
     pub memory_bytes: Option<u64>,
 }
 
+/// A command line as results show it to the assistant: through the same redactor as the
+/// output, so a secret pasted into arguments does not come back into the transcript (the user's
+/// approval shows the command exactly).
+fn shown(command: &str) -> String {
+    sluice_core::redact::redact(command).into_owned()
+}
+
 impl From<JobStatus> for JobOutput {
     fn from(s: JobStatus) -> JobOutput {
         JobOutput {
             job_id: s.id.0,
             project: s.project,
-            command: s.command,
+            command: shown(&s.command),
             state: if s.lost { "lost".to_owned() } else { state_str(s.state) },
             exit_code: s.exit_code,
             signal: s.signal,
@@ -337,7 +344,7 @@ impl SluiceServer {
     ) -> Result<RunCommandOutput, Failure> {
         let cancel = start.cancel.clone();
         let req = self.prepare(start, spec).await?;
-        let command = req.command.display();
+        let command = shown(&req.command.display());
         let jobs = self.engine().jobs();
         let id = jobs.start(req).map_err(Failure::from)?;
         // A closed response stream (or `notifications/cancelled`) cancels the request's token:
