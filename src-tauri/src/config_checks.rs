@@ -24,7 +24,34 @@ mod security_config {
     }
 
     #[test]
-    fn csp_is_strict_and_the_prototype_frozen() {
+    fn ui02_the_window_shows_only_its_own_pages() {
+        let own = |u: &str| crate::webview::is_own_page(&tauri::Url::parse(u).unwrap());
+        for u in
+            ["tauri://localhost/", "tauri://localhost/index.html#jobs", "http://tauri.localhost/"]
+        {
+            assert!(own(u), "{u}");
+        }
+        for u in [
+            "https://evil.example/",
+            "http://localhost.evil.com/",
+            "http://tauri.localhost.evil.com/",
+            "http://evil.com@tauri.localhost.evil.com/",
+            "tauri://evil/",
+            "tauri://localhost:1/",
+            "http://tauri.localhost:8080/",
+            "file:///etc/passwd",
+            "data:text/html,<script>alert(1)</script>",
+            "javascript:alert(1)",
+            "about:blank",
+            "http://127.0.0.1:7457/mcp",
+            "blob:tauri://localhost/x",
+        ] {
+            assert!(!own(u), "{u}");
+        }
+    }
+
+    #[test]
+    fn ui03_csp_is_strict_and_the_prototype_frozen() {
         let conf = json(include_str!("../../tauri.conf.json"));
         let security = &conf["app"]["security"];
         assert_eq!(security["csp"]["script-src"], "'self'");
@@ -38,7 +65,7 @@ mod security_config {
     }
 
     #[test]
-    fn capabilities_grant_only_what_the_window_needs() {
+    fn ui04_capabilities_grant_only_what_the_window_needs() {
         let caps = json(include_str!("../capabilities/main.json"));
         assert_eq!(caps["windows"], serde_json::json!(["main"]));
         assert!(caps.get("remote").is_none(), "no remote URLs may reach IPC");

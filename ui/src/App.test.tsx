@@ -148,7 +148,7 @@ describe("projects", () => {
     expect(await screen.findByRole("alert")).toHaveTextContent("will not authorize your home folder");
   });
 
-  it("renders names as text and makes hidden characters visible", async () => {
+  it("UI-03: renders names as text and makes hidden characters visible", async () => {
     m.listProjects.mockResolvedValue([
       project({ name: '<img src=x onerror="alert(1)">', root: "/tmp/evil\u202Etxt.exe" }),
     ]);
@@ -175,7 +175,7 @@ describe("projects", () => {
     expect(screen.getAllByTestId("approval-card")).toHaveLength(2);
   });
 
-  it("makes hidden characters visible in the confirmation questions too", async () => {
+  it("UI-03: makes hidden characters visible in the confirmation questions too", async () => {
     const user = userEvent.setup();
     m.listProjects.mockResolvedValue([project({ name: "my\u202Eppa" })]);
     m.listTokens.mockResolvedValue([token()]);

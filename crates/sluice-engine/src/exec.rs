@@ -818,7 +818,13 @@ mod tests {
         engine.resume().unwrap();
 
         let (mut started, mut refused_after) = (0, 0);
-        for round in 0..100 {
+        // 1 000 rounds under `cargo xtask attack --long`.
+        let rounds = if std::env::var_os("SLUICE_ATTACK_LONG").is_some_and(|v| v == "1") {
+            1000
+        } else {
+            100
+        };
+        for round in 0..rounds {
             let stopped = Arc::new(AtomicBool::new(false));
             let starters: Vec<_> = (0..2)
                 .map(|_| {

@@ -6,6 +6,8 @@
 //!   its window draws the Projects view, as the end-to-end test does).
 //! - `cargo xtask test`  — install test dependencies, build the window, then run every test
 //!   (Rust, the window's vitest suite, and the app end to end in WebKit).
+//! - `cargo xtask attack [--long]` — the red-team suite: every test named after a
+//!   SECURITY-CASES id, with a summary by group (`--long`: the 10 000-iteration races).
 //! - `cargo xtask deps`  — only install the dependencies.
 //! - `cargo xtask screenshots` — PNGs of every view of the real app in docs/screenshots/.
 //! - `cargo xtask bench` — the benchmarks, beside their peers (see docs/BENCHMARKS.md);
@@ -17,6 +19,7 @@
 //!   Windows (msvc, gnu) and macOS (aarch64, x86_64) with a private toolchain; `test` runs it
 //!   too once that toolchain is cached, and says how to run it when not.
 
+mod attack;
 mod bench;
 mod bench_app;
 mod bench_exec;
@@ -38,6 +41,7 @@ fn main() -> Result<()> {
     match args.first().map(String::as_str) {
         Some("deps") => deps::install(&root).map(drop),
         Some("test") => test(&root, &args[1..]),
+        Some("attack") => attack::run(&root, &args[1..]),
         Some("run") => run(&root, &args[1..]),
         Some("bench") => bench::run(&root, &args[1..]),
         Some("screenshots") => screenshots::run(&root, &args[1..]),
@@ -46,7 +50,8 @@ fn main() -> Result<()> {
         Some("mcpb") => mcpb::run(&root, &args[1..]),
         _ => {
             eprintln!(
-                "usage: cargo xtask <run|test|deps|bench|screenshots|bundle|mcpb|check-targets> [args…]"
+                "usage: cargo xtask <run|test|attack|deps|bench|screenshots|bundle|mcpb|check-targets> \
+                 [args…]"
             );
             std::process::exit(2);
         }

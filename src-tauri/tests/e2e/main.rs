@@ -57,6 +57,58 @@ async fn window_opens_on_the_projects_view() {
     s.quit().await;
 }
 
+/// UI-02: a script in the page (as an injected link or markup would run) sends the window to
+/// another page, opens one, submits a form to one and frames one: a local web server that
+/// stands in for the attacker's page never receives a request, and the window stays on its
+/// page. (WebKit may open a bare connection ahead of a clicked link; no request follows it.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ui02_the_window_never_leaves_its_own_page() {
+    use std::io::Read;
+    use std::sync::{Arc, Mutex};
+    let tmp = tempfile::tempdir().unwrap();
+    let app = Path::new(env!("CARGO_BIN_EXE_sluice-app"));
+    let home = tmp.path().join("home");
+    std::fs::create_dir(&home).unwrap();
+    let evil = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://127.0.0.1:{}/", evil.local_addr().unwrap().port());
+    let heard = Arc::new(Mutex::new(Vec::<String>::new()));
+    let log = heard.clone();
+    std::thread::spawn(move || {
+        for mut conn in evil.incoming().flatten() {
+            conn.set_read_timeout(Some(std::time::Duration::from_secs(2))).unwrap();
+            let mut buf = [0u8; 512];
+            let n = conn.read(&mut buf).unwrap_or(0);
+            if n > 0 {
+                log.lock().unwrap().push(String::from_utf8_lossy(&buf[..n]).into_owned());
+            }
+        }
+    });
+    let s = Session::start_with(app, &tmp.path().join("data"), &[("HOME", home.to_str().unwrap())])
+        .await;
+    s.wait_view("projects").await;
+    let own = s.eval("return location.href").await;
+    for js in [
+        format!("window.open('{url}open')"),
+        format!(
+            "const f = document.createElement('iframe'); f.src = '{url}frame'; document.body.appendChild(f)"
+        ),
+        format!(
+            "const a = document.createElement('a'); a.href = '{url}link'; document.body.appendChild(a); a.click()"
+        ),
+        format!(
+            "const f = document.createElement('form'); f.action = '{url}form'; f.method = 'post'; document.body.appendChild(f); f.submit()"
+        ),
+        format!("location.href = '{url}location'"),
+    ] {
+        s.script(&js).await;
+        tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
+        assert_eq!(*heard.lock().unwrap(), Vec::<String>::new(), "a request left after: {js}");
+        assert_eq!(s.eval("return location.href").await, own, "the window left its page: {js}");
+    }
+    s.wait_text(By::Css("main[data-view=projects] h1"), "Projects").await;
+    s.quit().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn window_token_client_pause_resume_approvals_jobs_stop() {
     let tmp = tempfile::tempdir().unwrap();

@@ -71,7 +71,7 @@ describe("an approval card", () => {
     expect(within(card()).queryByTestId("approval-autorun")).toBeNull();
   });
 
-  it("focuses Deny and keeps both buttons inert for about half a second", async () => {
+  it("AP-06: focuses Deny and keeps both buttons inert for about half a second", async () => {
     const user = setup();
     show();
     expect(denyButton()).toHaveFocus();
@@ -92,7 +92,7 @@ describe("an approval card", () => {
     expect(reload).toHaveBeenCalled();
   });
 
-  it("never approves on Enter", async () => {
+  it("AP-06: never approves on Enter", async () => {
     const user = setup();
     show();
     arm();
@@ -179,7 +179,7 @@ describe("an approval card", () => {
     expect(within(none).queryByTestId("approval-risk")).toBeNull();
   });
 
-  it("shows the risk's text as text, hidden characters visible", () => {
+  it("UI-03: shows the risk's text as text, hidden characters visible", () => {
     const { container } = show([
       approval({
         risk: { level: "caution", class: "<b>arbitrary</b> program", why: "runs `ech\u202Eo`" },
@@ -191,7 +191,7 @@ describe("an approval card", () => {
     expect(container.textContent).not.toMatch(/\u202E/);
   });
 
-  it("shows hidden characters inside command tokens visibly", () => {
+  it("UI-03: shows hidden characters inside command tokens visibly", () => {
     const { container } = show([
       approval({
         tool: "run_command",
@@ -240,7 +240,7 @@ describe("an approval card", () => {
     expect(m.decideApproval).toHaveBeenCalledWith("apr_aaaaaaaaaaaaaaaa", "deny", "keep that file");
   });
 
-  it("shows deceptive characters visibly and markup as text", () => {
+  it("UI-03: shows deceptive characters visibly and markup as text", () => {
     const { container } = show([
       approval({
         summary: "delete invoice\u202Etxt.exe (1 B, restorable)\ndelete <img src=x onerror=alert(1)>.txt (1 B, restorable)",
@@ -281,7 +281,7 @@ describe("an approval card", () => {
     expect(await within(card()).findByRole("alert")).toHaveTextContent("AI access is paused");
   });
 
-  it("cannot be approved while AI access is paused", () => {
+  it("PE-01: cannot be approved while AI access is paused", () => {
     show([approval()], true);
     arm();
     expect(approveButton()).toBeDisabled();

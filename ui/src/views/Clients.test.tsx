@@ -114,7 +114,7 @@ describe("the Clients view", () => {
     expect(await screen.findByRole("button", { name: "Disconnect Cursor" })).toBeInTheDocument();
   });
 
-  it("renders the diff as text, never as HTML", async () => {
+  it("UI-03: renders the diff as text, never as HTML", async () => {
     m.connectPreview.mockResolvedValue(
       preview({ diff: '+  "x": "<img src=x onerror=alert(1)>\u202Etxt"\n' }),
     );

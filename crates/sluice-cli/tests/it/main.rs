@@ -2,6 +2,7 @@
 //! server on loopback, raw HTTP for the attacks, and MCP clients written by others (the Python
 //! SDK) over HTTP and `sluice stdio`.
 
+mod attack;
 mod autorun;
 mod changes;
 mod cli;

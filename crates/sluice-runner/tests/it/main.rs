@@ -9,6 +9,8 @@ mod autorun;
 #[cfg(unix)]
 mod mutate;
 #[cfg(unix)]
+mod properties;
+#[cfg(unix)]
 mod race;
 #[cfg(unix)]
 mod rig;

@@ -9,10 +9,10 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use rustix::fs::{CWD, RenameFlags, renameat_with};
 use sluice_runner::*;
 
-use crate::rig::{CANARY, assert_clean, rig};
+use crate::rig::{CANARY, assert_clean, iterations, rig};
 
 #[test]
-fn directory_swapped_for_outside_link_never_leaks() {
+fn sl03_directory_swapped_for_outside_link_never_leaks() {
     let rig = rig();
     let outside = rig.base.join("outside");
     fs::create_dir_all(&outside).unwrap();
@@ -35,7 +35,7 @@ fn directory_swapped_for_outside_link_never_leaks() {
     };
 
     let mut inside_reads = 0;
-    for i in 0..3000 {
+    for i in 0..iterations(3000, 10_000) {
         match read_file(&rig.ws, &ReadFileArgs { path: "swap/f.txt".into(), ..Default::default() })
         {
             Ok(out) => {
@@ -77,7 +77,7 @@ fn directory_swapped_for_outside_link_never_leaks() {
 }
 
 #[test]
-fn swap_race_with_fallback_walk() {
+fn sl03_swap_race_with_fallback_walk() {
     let rig = rig();
     rig.ws.root().set_openat2(false);
     let outside = rig.base.join("outside2");
@@ -96,7 +96,7 @@ fn swap_race_with_fallback_walk() {
             }
         })
     };
-    for _ in 0..2000 {
+    for _ in 0..iterations(2000, 10_000) {
         let out =
             read_file(&rig.ws, &ReadFileArgs { path: "swap/f.txt".into(), ..Default::default() });
         assert_clean(&rig, &format!("{out:?}"));

@@ -1,0 +1,3 @@
+//! Properties of `sluice-core` checked exhaustively over their inputs' seams.
+
+mod redaction;
