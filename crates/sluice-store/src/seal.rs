@@ -463,7 +463,8 @@ impl Store {
                     message: format!(
                         "allow rule {id} of project {project:?} ({argv}) was added or changed \
                          outside Sluice (its seal does not match): it is ignored, so the command \
-                         asks. Remove it, or accept it with `sluice doctor --reseal`"
+                         asks. Remove it (`sluice rules remove {id}`), or accept it with `sluice doctor \
+                         --reseal`"
                     ),
                     subject: id,
                 });
