@@ -240,14 +240,15 @@ impl Store {
 
     pub fn rename_project(&self, id: &ProjectId, name: &str) -> Result<(), StoreError> {
         let name = validate_name(name)?;
-        let n = self
-            .conn()
-            .execute(
-                "UPDATE projects SET name = ?2, updated_ms = ?3 WHERE id = ?1",
-                params![id.as_str(), name, now_ms()],
-            )
-            .map_err(|e| project_conflict(e, name))?;
-        expect_one(n, id)
+        self.write_sealed(&PROJECTS, id.as_str(), Before::MustVerify, |tx| {
+            let n = tx
+                .execute(
+                    "UPDATE projects SET name = ?2, updated_ms = ?3 WHERE id = ?1",
+                    params![id.as_str(), name, now_ms()],
+                )
+                .map_err(|e| project_conflict(e, name))?;
+            expect_one(n, id)
+        })
     }
 
     pub fn set_project_state(

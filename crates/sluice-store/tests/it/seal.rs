@@ -210,6 +210,24 @@ fn pc02_writes_from_another_process_verify_and_a_store_without_the_secret_writes
     let p = add_project(&cli, "from-cli");
     cli.set_project_modes(&p.id, Some(AccessMode::ReadWrite), Some(ExecMode::Project)).unwrap();
     cli.insert_allow_rule(&p.id, &argv(&["make"]), "", &[], None, &RuleOrigin::default()).unwrap();
+    cli.rename_project(&p.id, "renamed").unwrap();
+    cli.set_project_state(&p.id, &ProjectState::Disabled).unwrap();
+    cli.set_project_state(&p.id, &ProjectState::Available).unwrap();
+    cli.set_project_shield(&p.id, Some(&["*.key".to_owned()])).unwrap();
+    cli.set_project_policy(&p.id, Some(false), None).unwrap();
+    cli.set_project_fingerprint(&p.id, None).unwrap();
+    cli.set_project_sandbox(&p.id, &Default::default()).unwrap();
+    cli.set_project_autorun(&p.id, None).unwrap();
+    let t = cli
+        .insert_token(&NewToken {
+            label: "t".into(),
+            hash: [4; 32],
+            scope: Some(vec![p.id.clone()]),
+            expires_ms: None,
+        })
+        .unwrap();
+    cli.limit_token(&t.id, sluice_core::SelfLimit::ReadOnly).unwrap();
+    cli.lift_token_limit(&t.id).unwrap();
     cli.set_sealed_flag("paused", true).unwrap();
     assert!(engine.integrity().unwrap().is_empty());
     assert!(engine.project(&p.id).unwrap().unwrap().state.is_available());
