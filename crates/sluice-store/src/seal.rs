@@ -80,12 +80,7 @@ pub struct IntegrityFinding {
 
 /// The seal of one row: `values` are its sealed columns in a fixed order, `extra` further
 /// strings bound to it (a token's scope).
-pub(crate) fn seal_of(
-    key: &[u8; 32],
-    table: &str,
-    values: &[ValueRef<'_>],
-    extra: &[&str],
-) -> [u8; 32] {
+fn seal_of(key: &[u8; 32], table: &str, values: &[ValueRef<'_>], extra: &[&str]) -> [u8; 32] {
     let mut h = blake3::Hasher::new_keyed(key);
     h.update(b"sluice.seal.v1\0");
     put_str(&mut h, Some(table));
@@ -107,7 +102,7 @@ pub(crate) fn seal_of(
 }
 
 /// The seal of the first `n` columns of `row`.
-pub(crate) fn seal_of_row(
+fn seal_of_row(
     key: &[u8; 32],
     table: &str,
     row: &Row<'_>,
@@ -119,7 +114,7 @@ pub(crate) fn seal_of_row(
 }
 
 /// Whether `stored` (a seal column, maybe NULL) is the seal `computed`.
-pub(crate) fn matches(computed: &[u8; 32], stored: Option<&[u8]>) -> bool {
+fn matches(computed: &[u8; 32], stored: Option<&[u8]>) -> bool {
     stored.is_some_and(|s| bool::from(computed.as_slice().ct_eq(s)))
 }
 
@@ -584,4 +579,33 @@ fn tampered_error(table: &SealedTable, id: &str) -> StoreError {
          change it further; `sluice doctor` shows what was found: remove it, or accept it as it \
          is with `sluice doctor --reseal`"
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Values are type-tagged and length-prefixed, and the table and the extra strings are
+    /// bound too: no two different rows share a seal.
+    #[test]
+    fn no_two_rows_encode_alike() {
+        let key = [1u8; 32];
+        let t = |s: &'static str| ValueRef::Text(s.as_bytes());
+        let seals = [
+            seal_of(&key, "projects", &[t("ab"), t("c")], &[]),
+            seal_of(&key, "projects", &[t("a"), t("bc")], &[]),
+            seal_of(&key, "projects", &[t(""), ValueRef::Null], &[]),
+            seal_of(&key, "projects", &[ValueRef::Null, t("")], &[]),
+            seal_of(&key, "projects", &[ValueRef::Integer(1), ValueRef::Null], &[]),
+            seal_of(&key, "projects", &[t("1"), ValueRef::Null], &[]),
+            seal_of(&key, "projects", &[ValueRef::Blob(b"1"), ValueRef::Null], &[]),
+            seal_of(&key, "tokens", &[t("ab"), t("c")], &[]),
+            seal_of(&key, "tokens", &[t("ab"), t("c")], &["proj_a"]),
+            seal_of(&key, "tokens", &[t("ab")], &["c"]),
+            seal_of(&[2u8; 32], "projects", &[t("ab"), t("c")], &[]),
+        ];
+        for (i, a) in seals.iter().enumerate() {
+            assert!(seals[i + 1..].iter().all(|b| a != b), "seal {i} collides");
+        }
+    }
 }
