@@ -16,7 +16,9 @@
 //!
 //! Sealing begins at the first [`Store::attach_secret`] after the schema 14 migration, which
 //! leaves the marker `pending`: the rows present then are sealed as they are (an upgrade trusts
-//! the database it upgrades). From then on a missing seal is a broken one.
+//! the database it upgrades). From then on a missing seal is a broken one. A `pending` marker in
+//! a database that already holds seals was put back by hand and seals nothing; one in a
+//! database stripped of every seal cannot be told from an upgrade (docs/SECURITY.md).
 
 use rusqlite::types::ValueRef;
 use rusqlite::{Connection, OptionalExtension, Row, params};
@@ -330,8 +332,15 @@ impl Store {
             .query_row("SELECT value FROM kv WHERE key = ?1", [MARKER_KEY], |r| r.get(0))
             .optional()?;
         if marker.as_deref() == Some(PENDING) {
-            let (p, r, t) = seal_everything(&tx, &key, false)?;
-            tracing::info!(projects = p, rules = r, tokens = t, "sealed the state");
+            // A database just migrated from schema 13 holds no seal at all. One that does had
+            // its record reset to `pending` by hand: it is not sealed as it is, so its edits
+            // stay findings (and the marker one) until the user reseals.
+            if holds_seals(&tx)? {
+                tracing::warn!("the seal record was reset in a sealed database; not resealing it");
+            } else {
+                let (p, r, t) = seal_everything(&tx, &key, false)?;
+                tracing::info!(projects = p, rules = r, tokens = t, "sealed the state");
+            }
         }
         tx.commit()?;
         drop(conn);
@@ -561,6 +570,18 @@ fn seal_everything(
     }
     kv_put_sealed(tx, key, MARKER_KEY, SEALED)?;
     Ok(counts)
+}
+
+/// Whether any seal exists: a row's seal column or a sealed kv value.
+fn holds_seals(conn: &Connection) -> Result<bool, StoreError> {
+    Ok(conn.query_row(
+        "SELECT EXISTS (SELECT 1 FROM projects WHERE seal IS NOT NULL)
+             OR EXISTS (SELECT 1 FROM allow_rules WHERE seal IS NOT NULL)
+             OR EXISTS (SELECT 1 FROM tokens WHERE seal IS NOT NULL)
+             OR EXISTS (SELECT 1 FROM kv WHERE key LIKE 'seal:%')",
+        [],
+        |r| r.get(0),
+    )?)
 }
 
 fn exists(conn: &Connection, table: &SealedTable, id: &str) -> Result<bool, StoreError> {

@@ -278,3 +278,26 @@ fn pc02_a_schema_13_database_is_sealed_as_it_was_at_the_first_start() {
     raw(&dir).execute("UPDATE projects SET seal = NULL", []).unwrap();
     assert_eq!(kinds(&s.integrity().unwrap()), [FindingKind::Project]);
 }
+
+#[test]
+fn pc02_a_seal_record_put_back_to_pending_seals_nothing() {
+    let (_tmp, dir) = data_dir();
+    let s = open(&dir);
+    let p = add_project(&s, "app");
+    drop(s);
+    raw(&dir)
+        .execute_batch(
+            "UPDATE projects SET exec = 'any';
+             UPDATE kv SET value = 'pending' WHERE key = 'sluice.seal';",
+        )
+        .unwrap();
+    let s = open(&dir);
+    assert_eq!(kinds(&s.integrity().unwrap()), [FindingKind::Marker, FindingKind::Project]);
+    assert!(!s.project(&p.id).unwrap().unwrap().state.is_available());
+    // A restart changes nothing; the user's reseal does.
+    drop(s);
+    let s = open(&dir);
+    assert_eq!(s.integrity().unwrap().len(), 2);
+    s.reseal().unwrap();
+    assert!(s.integrity().unwrap().is_empty());
+}
