@@ -310,6 +310,21 @@ impl Engine {
                 "the emergency stop is on; AI access stays locked until `sluice resume`"
             );
         }
+        match self.integrity() {
+            Ok(found) if !found.is_empty() => {
+                // Codes and ids only: the messages quote names and commands from the database.
+                for f in &found {
+                    tracing::warn!(code = f.kind.code(), subject = %f.subject, "integrity finding");
+                }
+                tracing::warn!(
+                    findings = found.len(),
+                    "state was changed in the database outside Sluice; it is held to less \
+                     privilege until the user acts (`sluice doctor`)"
+                );
+            }
+            Ok(_) => {}
+            Err(f) => tracing::error!(code = %f.code, "cannot check the state's seals"),
+        }
         self.recover_jobs();
         self.recover_tasks();
         let aborted = self.store.abort_pending_approvals().map_err(store_failure)?;
