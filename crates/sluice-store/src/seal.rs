@@ -381,7 +381,12 @@ impl Store {
     pub fn set_sealed_flag(&self, name: &str, value: bool) -> Result<(), StoreError> {
         let text = if value { "true" } else { "false" };
         let Some(key) = self.sealing()? else { return self.kv_set(name, text) };
-        kv_put_sealed(&self.conn(), key, name, text)
+        // One transaction, so another process never reads the value without its seal.
+        let mut conn = self.conn();
+        let tx = conn.transaction()?;
+        kv_put_sealed(&tx, key, name, text)?;
+        tx.commit()?;
+        Ok(())
     }
 
     /// Runs `write` on row `id` of `table` in one transaction and reseals the row after it.
