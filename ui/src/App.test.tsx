@@ -36,6 +36,23 @@ describe("top bar", () => {
     expect(screen.getByTestId("state-pill")).toHaveTextContent("AI access on");
   });
 
+  it("names what was changed in the database outside Sluice, and only then", async () => {
+    const message =
+      'project "site" (proj_x) was changed outside Sluice (its seal does not match): it is unavailable.';
+    m.appState.mockResolvedValue(
+      state({ integrity: [{ code: "project-seal", subject: "proj_x", message }] }),
+    );
+    const { unmount } = render(<App />);
+    const banner = await screen.findByTestId("integrity-banner");
+    expect(banner).toHaveTextContent(message);
+    expect(banner).toHaveTextContent("sluice doctor --reseal");
+    unmount();
+    m.appState.mockResolvedValue(state());
+    render(<App />);
+    await screen.findByTestId("state-pill");
+    expect(screen.queryByTestId("integrity-banner")).toBeNull();
+  });
+
   it("opens on the view the URL's fragment names, else on Projects", async () => {
     expect(initialView("#approvals")).toBe("approvals");
     expect(initialView("#jobs")).toBe("jobs");

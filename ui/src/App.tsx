@@ -258,6 +258,23 @@ export function App() {
                 `${stopped.deniedApprovals} ${stopped.deniedApprovals === 1 ? "approval" : "approvals"} denied.`}
           </p>
         )}
+        {state && state.integrity.length > 0 && (
+          <div className="banner bad" role="alert" data-testid="integrity-banner">
+            <p>
+              Sluice&apos;s database was changed outside Sluice (without its install secret). What
+              changed gets less access, never more, until you act:
+            </p>
+            <ul>
+              {state.integrity.map((f) => (
+                <li key={`${f.code}:${f.subject}`}>{f.message}</li>
+              ))}
+            </ul>
+            <p>
+              To accept the database as it is now, review this list, then run{" "}
+              <code>sluice doctor --reseal</code>.
+            </p>
+          </div>
+        )}
         <main className="content" aria-label={TITLES[view]} data-view={loaded ? view : undefined}>
           <ErrorLine error={error} />
           {firstRun && (view === "projects" || view === "tokens") && (

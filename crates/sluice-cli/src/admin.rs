@@ -785,6 +785,23 @@ pub fn doctor(dir: &Path, pref: SecretPreference) -> Result<()> {
         "on"
     };
     println!("AI access:     {access}");
+    let findings = engine.integrity().map_err(fail)?;
+    if findings.is_empty() {
+        println!("integrity:     every sealed record verifies");
+    } else {
+        println!(
+            "integrity:     {} CHANGED OUTSIDE SLUICE (edited without the install secret; each \
+             is held to less privilege until you act):",
+            findings.len()
+        );
+        for f in &findings {
+            println!("  [{}] {}", f.kind.code(), shown(&f.message));
+        }
+        println!(
+            "  To accept the database as it is now, review the list, then run `sluice doctor \
+             --reseal`."
+        );
+    }
     let landlock = sluice_engine::job_confinement();
     println!("confinement:   {}", landlock.summary);
     let home = std::env::var_os("HOME").map(PathBuf::from);
@@ -851,6 +868,25 @@ pub fn doctor(dir: &Path, pref: SecretPreference) -> Result<()> {
         }
         _ => println!("engine:        not running"),
     }
+    Ok(())
+}
+
+/// `sluice doctor --reseal`: the user's acceptance of state changed outside Sluice.
+pub fn reseal(dir: &Path, pref: SecretPreference) -> Result<()> {
+    let engine = crate::open_engine(dir.to_path_buf(), pref)?;
+    let accepted = engine.reseal().map_err(fail)?;
+    if accepted.is_empty() {
+        println!("Nothing to accept: every sealed record already verifies.");
+        return Ok(());
+    }
+    println!("Accepted as Sluice's own ({} findings):", accepted.len());
+    for f in &accepted {
+        println!("  [{}] {}", f.kind.code(), shown(&f.message));
+    }
+    println!(
+        "Projects, allow rules and tokens are sealed as they stand; a stop or pause whose record \
+         was removed stays on (`sluice resume` lifts it). Recorded in the audit log."
+    );
     Ok(())
 }
 

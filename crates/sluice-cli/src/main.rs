@@ -112,8 +112,15 @@ enum Command {
     Stop,
     /// Allow MCP requests again (lifts a pause and an emergency stop).
     Resume,
-    /// Report on this installation: data folder, secret storage, database, engine.
-    Doctor,
+    /// Report on this installation: data folder, secret storage, database, engine, and any
+    /// state changed in the database outside Sluice (integrity findings).
+    Doctor {
+        /// Accept the database as it is now: seal every project, allow rule and token again as
+        /// they stand (a stop or pause whose record was removed stays on). Review what
+        /// `sluice doctor` lists first: this makes those changes Sluice's own.
+        #[arg(long)]
+        reseal: bool,
+    },
 }
 
 fn parse_secret_pref(s: &str) -> Result<SecretPreference, String> {
@@ -233,7 +240,8 @@ fn run(cli: Cli) -> Result<()> {
             println!("AI access resumed (pause and emergency stop lifted).");
             Ok(())
         }
-        Command::Doctor => admin::doctor(&dir, cli.secret_store),
+        Command::Doctor { reseal: false } => admin::doctor(&dir, cli.secret_store),
+        Command::Doctor { reseal: true } => admin::reseal(&dir, cli.secret_store),
     }
 }
 

@@ -451,7 +451,7 @@ impl Engine {
     /// blocking context in async code).
     pub fn emergency_stop(&self) -> Result<StopSummary, Failure> {
         let _gate = lock(&self.exec_gate);
-        self.store.kv_set_bool(KV_STOPPED, true).map_err(store_failure)?;
+        self.store.set_sealed_flag(KV_STOPPED, true).map_err(store_failure)?;
         {
             let mut cache = lock(&self.cache);
             cache.stopped = true;
@@ -524,8 +524,8 @@ impl Engine {
     /// Lifts a pause and an emergency stop.
     pub fn resume(&self) -> Result<(), Failure> {
         let _gate = lock(&self.exec_gate);
-        self.store.kv_set_bool(KV_STOPPED, false).map_err(store_failure)?;
-        self.store.kv_set_bool(KV_PAUSED, false).map_err(store_failure)?;
+        self.store.set_sealed_flag(KV_STOPPED, false).map_err(store_failure)?;
+        self.store.set_sealed_flag(KV_PAUSED, false).map_err(store_failure)?;
         {
             let mut cache = lock(&self.cache);
             cache.stopped = false;

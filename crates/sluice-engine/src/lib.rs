@@ -33,8 +33,8 @@ use sluice_core::{
 };
 use sluice_runner::{BackupLimits, Mutations, Workspace};
 pub use sluice_store::{
-    ActorKind, AuditEntry, AuditFilter, ChainReport, Outcome as AuditOutcome, Project,
-    SecretPreference, SecretSource, TokenRecord, now_ms,
+    ActorKind, AuditEntry, AuditFilter, ChainReport, FindingKind, IntegrityFinding,
+    Outcome as AuditOutcome, Project, SecretPreference, SecretSource, TokenRecord, now_ms,
 };
 use sluice_store::{AuditRecord, InstallSecret, Store};
 pub use sluice_store::{Keychain, connections};
@@ -227,6 +227,8 @@ impl Engine {
             config.job_limits.clone(),
             jobstore::observer(store.clone()),
         );
+        // Sealed state is read and written only with the secret's seal key (PC-02).
+        store.attach_secret(&loaded.secret).map_err(store_failure)?;
         let secret = Arc::new(loaded.secret);
         let engine = Engine {
             data_dir: store.data_dir().to_path_buf(),
@@ -308,6 +310,21 @@ impl Engine {
                 "the emergency stop is on; AI access stays locked until `sluice resume`"
             );
         }
+        match self.integrity() {
+            Ok(found) if !found.is_empty() => {
+                // Codes and ids only: the messages quote names and commands from the database.
+                for f in &found {
+                    tracing::warn!(code = f.kind.code(), subject = %f.subject, "integrity finding");
+                }
+                tracing::warn!(
+                    findings = found.len(),
+                    "state was changed in the database outside Sluice; it is held to less \
+                     privilege until the user acts (`sluice doctor`)"
+                );
+            }
+            Ok(_) => {}
+            Err(f) => tracing::error!(code = %f.code, "cannot check the state's seals"),
+        }
         self.recover_jobs();
         self.recover_tasks();
         let aborted = self.store.abort_pending_approvals().map_err(store_failure)?;
@@ -377,9 +394,11 @@ impl Engine {
         if cache.data_version != version {
             let projects = self.revalidated(self.store.list_projects().map_err(store_failure)?);
             let tokens = self.store.list_tokens().map_err(store_failure)?;
-            let paused = self.store.kv_get_bool(KV_PAUSED).map_err(store_failure)?.unwrap_or(false);
+            // A flag whose record is missing or whose seal does not match was changed outside
+            // Sluice: it counts as on, so deleting the stop never lifts it (PC-02).
+            let paused = self.store.sealed_flag(KV_PAUSED).map_err(store_failure)?.unwrap_or(true);
             let stopped =
-                self.store.kv_get_bool(exec::KV_STOPPED).map_err(store_failure)?.unwrap_or(false);
+                self.store.sealed_flag(exec::KV_STOPPED).map_err(store_failure)?.unwrap_or(true);
             if (paused || stopped) != (cache.paused || cache.stopped)
                 && cache.data_version != i64::MIN
             {
@@ -494,12 +513,36 @@ impl Engine {
 
     // ----- the human's operations (CLI, tray, window) ----------------------------------------
 
+    /// What in the database does not carry Sluice's seal (changed without the install secret),
+    /// each with what Sluice does about it: empty when everything verifies.
+    pub fn integrity(&self) -> Result<Vec<IntegrityFinding>, Failure> {
+        self.store.integrity().map_err(store_failure)
+    }
+
+    /// The human's "accept the database as it is now" (`sluice doctor --reseal`): seals every
+    /// project, rule and token again as they stand (a stop or pause without a good record is
+    /// kept on) and records in the audit log what was accepted. Returns the accepted findings.
+    pub fn reseal(&self) -> Result<Vec<IntegrityFinding>, Failure> {
+        let accepted = self.store.reseal().map_err(store_failure)?;
+        self.invalidate();
+        let detail = accepted.iter().map(|f| f.kind.code()).collect::<Vec<_>>().join(", ");
+        self.record_human_detail(
+            "integrity.reseal",
+            None,
+            AuditOutcome::Ok,
+            None,
+            Some(if detail.is_empty() { "nothing to accept".into() } else { detail }),
+        );
+        self.flush_audit();
+        Ok(accepted)
+    }
+
     /// Pauses AI access, or (with `false`) resumes it — which lifts an emergency stop too.
     pub fn set_paused(&self, paused: bool) -> Result<(), Failure> {
         if !paused {
             return self.resume();
         }
-        self.store.kv_set_bool(KV_PAUSED, paused).map_err(store_failure)?;
+        self.store.set_sealed_flag(KV_PAUSED, paused).map_err(store_failure)?;
         {
             // Update the cached flag too, so the reload that `invalidate` forces does not
             // announce this same change a second time.

@@ -33,6 +33,12 @@ impl Engine {
             return Err(unauthorized("unknown token; create one in Sluice and update your client"));
         };
         let now = sluice_store::now_ms();
+        if record.tampered {
+            return Err(unauthorized(
+                "this token was changed outside Sluice and is refused; the user can see why with \
+                 `sluice doctor`",
+            ));
+        }
         if record.revoked_ms.is_some() {
             return Err(unauthorized("this token was revoked in Sluice"));
         }

@@ -64,6 +64,7 @@ pub fn typescript() -> String {
         Net::decl(&cfg),
         RegistryDto::decl(&cfg),
         SecretInfo::decl(&cfg),
+        IntegrityFindingDto::decl(&cfg),
         AppState::decl(&cfg),
         ProjectStatus::decl(&cfg),
         ApprovalPolicy::decl(&cfg),

@@ -123,6 +123,29 @@ pub struct SecretInfo {
     pub reason: Option<String>,
 }
 
+/// Sealed state that does not verify: changed in the database without the install secret.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct IntegrityFindingDto {
+    /// Stable: `project-seal`, `allow-rule-seal`, `token-seal`, `stop-seal`, `pause-seal`,
+    /// `audit-head-seal`, `seal-marker`.
+    pub code: String,
+    /// The project's or token's id, the rule's number, or the record's key.
+    pub subject: String,
+    /// What was found and what Sluice does about it, naming the project, rule or token.
+    pub message: String,
+}
+
+impl From<&sluice_engine::IntegrityFinding> for IntegrityFindingDto {
+    fn from(f: &sluice_engine::IntegrityFinding) -> IntegrityFindingDto {
+        IntegrityFindingDto {
+            code: f.kind.code().to_owned(),
+            subject: f.subject.clone(),
+            message: f.message.clone(),
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct AppState {
@@ -147,6 +170,8 @@ pub struct AppState {
     pub registries: Vec<RegistryDto>,
     /// Whether `registries` can be enforced here (it needs jobs in namespaces).
     pub registries_available: bool,
+    /// What in the database was changed outside Sluice (empty when every seal verifies).
+    pub integrity: Vec<IntegrityFindingDto>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]

@@ -72,6 +72,7 @@ pub fn app_state(engine: &Engine, ctx: &Context) -> Res<AppState> {
         hidden_from_jobs: hidden_from_jobs(),
         registries: registries(engine)?,
         registries_available: sluice_engine::job_confinement().namespaces,
+        integrity: engine.integrity()?.iter().map(IntegrityFindingDto::from).collect(),
     })
 }
 

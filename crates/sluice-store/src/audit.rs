@@ -20,7 +20,7 @@ use crate::secret::{from_hex, to_hex};
 use crate::{InstallSecret, Store, StoreError};
 
 /// The kv key holding the newest entry as `<seq>:<mac hex>`.
-const HEAD_KEY: &str = "sluice.audit.head";
+pub(crate) const HEAD_KEY: &str = "sluice.audit.head";
 const MAX_TEXT: usize = 256;
 const MAX_DETAIL: usize = 2048;
 const MAX_LIST: usize = 10_000;
@@ -239,7 +239,7 @@ impl StoredRow {
 }
 
 /// `0` for absent; `1`, the length, then the bytes for present: unambiguous concatenation.
-fn put_str(h: &mut blake3::Hasher, s: Option<&str>) {
+pub(crate) fn put_str(h: &mut blake3::Hasher, s: Option<&str>) {
     match s {
         None => h.update(&[0]),
         Some(s) => h.update(&[1]).update(&(s.len() as u64).to_be_bytes()).update(s.as_bytes()),
@@ -336,11 +336,15 @@ impl Store {
             prev = mac;
         }
         drop(insert);
+        let head = format!("{seq}:{}", to_hex(&prev));
         tx.prepare_cached(
             "INSERT INTO kv (key, value) VALUES (?1, ?2)
              ON CONFLICT (key) DO UPDATE SET value = excluded.value",
         )?
-        .execute(params![HEAD_KEY, format!("{seq}:{}", to_hex(&prev))])?;
+        .execute(params![HEAD_KEY, head])?;
+        if self.sealed_schema {
+            crate::seal::kv_put_sealed(&tx, &secret.seal_key(), HEAD_KEY, &head)?;
+        }
         tx.commit()?;
         Ok(seq as u64)
     }
@@ -443,6 +447,20 @@ impl Store {
                     return broken(last, "the record of the newest entry does not match".into());
                 }
             }
+        }
+        // The chain and its head agree; the head's seal says whether Sluice wrote that head.
+        // Without it, entries after `last` may have been cut and the head rewound to match.
+        if self.sealed_schema
+            && (last > 0 || head.is_some())
+            && crate::seal::kv_get_sealed(&conn, &secret.seal_key(), HEAD_KEY)?.is_none()
+        {
+            return broken(
+                last + 1,
+                format!(
+                    "the record of the newest entry (#{last}) was rewritten outside Sluice (its \
+                     seal does not match): entries after #{last} may have been cut"
+                ),
+            );
         }
         Ok(ChainReport { entries, intact: true, first_break: None })
     }

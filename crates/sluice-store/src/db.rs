@@ -2,12 +2,13 @@
 //! migrations with a backup taken before any of them touches an existing database.
 
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Mutex, MutexGuard, OnceLock};
 use std::time::Duration;
 
 use rusqlite::{Connection, OpenFlags, TransactionBehavior};
 
 use crate::fsperm::{create_new_private, ensure_private_dir, ensure_private_file};
+use crate::seal::{SEALED_SCHEMA, SealKey};
 use crate::{StoreError, schema};
 
 /// The database file's name inside the data folder.
@@ -25,6 +26,10 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 pub struct Store {
     conn: Mutex<Connection>,
     data_dir: PathBuf,
+    /// The seal key, once [`Store::attach_secret`] gave the install secret.
+    pub(crate) seal_key: OnceLock<SealKey>,
+    /// Whether the schema has seal columns (a test may open an older version).
+    pub(crate) sealed_schema: bool,
 }
 
 // The engine shares one `Store` between its async tasks and threads.
@@ -74,7 +79,12 @@ impl Store {
         )?;
         configure(&mut conn)?;
         migrate(&mut conn, &data_dir, version)?;
-        Ok(Store { conn: Mutex::new(conn), data_dir })
+        Ok(Store {
+            conn: Mutex::new(conn),
+            data_dir,
+            seal_key: OnceLock::new(),
+            sealed_schema: version >= SEALED_SCHEMA,
+        })
     }
 
     /// The canonical data folder this store lives in.

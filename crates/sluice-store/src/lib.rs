@@ -10,6 +10,9 @@
 //! - No plaintext token, file content, command output or secret is ever written to the database.
 //! - The audit log is append-only through this API; every entry is chained with a keyed MAC, so
 //!   edits, deletions, reordering and forged rows are detected by [`Store::audit_verify`].
+//! - Projects, allow rules, tokens, the stop, the pause and the audit head are sealed under the
+//!   install secret (module `seal`): state edited without it is read as less privilege, never more,
+//!   and listed by [`Store::integrity`].
 //! - A fresh install secret is never created while tokens or audit entries exist: that would
 //!   silently orphan them (see [`secret`]).
 
@@ -24,6 +27,7 @@ mod kv;
 mod projects;
 mod rules;
 mod schema;
+mod seal;
 pub mod secret;
 mod tasks;
 mod tokens;
@@ -37,6 +41,7 @@ pub use error::StoreError;
 pub use jobs::{JOBS_KEPT, JobRow};
 pub use projects::{ModeChange, NewProject, Project, RootFingerprint};
 pub use rules::{AllowRule, Channel, RuleOrigin};
+pub use seal::{FindingKind, IntegrityFinding};
 pub use secret::{
     InstallSecret, Keychain, LoadedSecret, SecretContext, SecretKind, SecretPreference,
     SecretSource, hashes_equal, load_or_create, params_hash, token_hash,

@@ -13,7 +13,13 @@ use sluice_core::{
 };
 
 use crate::error::unique_violation;
+use crate::seal::{Before, PROJECTS, TOKENS};
 use crate::{Store, StoreError, now_ms};
+
+/// The state of a project whose seal does not match. Assistants read it (`list_projects`): it
+/// names no path.
+pub(crate) const TAMPERED: &str = "its settings were changed outside Sluice (their seal does \
+                                   not match); see `sluice doctor`";
 
 /// Device and inode of a project's root when it was authorized. A folder deleted and recreated
 /// at the same path gets a new inode: the project must not silently follow it.
@@ -120,8 +126,8 @@ impl Store {
         };
 
         let (dev, ino) = fingerprint_columns(new.fingerprint);
-        self.conn()
-            .execute(
+        self.write_sealed(&PROJECTS, project.id.as_str(), Before::Any, |tx| {
+            tx.execute(
                 "INSERT INTO projects (id, name, root, access, exec, state, root_dev, root_ino,
                                        created_ms, updated_ms)
                  VALUES (?1, ?2, ?3, ?4, ?5, 'available', ?6, ?7, ?8, ?8)",
@@ -136,7 +142,8 @@ impl Store {
                     now
                 ],
             )
-            .map_err(|e| project_conflict(e, name))?;
+            .map_err(|e| project_conflict(e, name))
+        })?;
         Ok(project)
     }
 
@@ -146,13 +153,21 @@ impl Store {
         let mut stmt =
             conn.prepare(&format!("SELECT {COLUMNS} FROM projects ORDER BY name, id"))?;
         let rows = stmt.query_map([], project_from_row)?;
-        Ok(rows.collect::<Result<_, _>>()?)
+        let mut projects: Vec<Project> = rows.collect::<Result<_, _>>()?;
+        for p in &mut projects {
+            self.mark_if_tampered(&conn, p)?;
+        }
+        Ok(projects)
     }
 
     pub fn project(&self, id: &ProjectId) -> Result<Option<Project>, StoreError> {
         let conn = self.conn();
         let sql = format!("SELECT {COLUMNS} FROM projects WHERE id = ?1");
-        Ok(conn.query_row(&sql, [id.as_str()], project_from_row).optional()?)
+        let mut found = conn.query_row(&sql, [id.as_str()], project_from_row).optional()?;
+        if let Some(p) = &mut found {
+            self.mark_if_tampered(&conn, p)?;
+        }
+        Ok(found)
     }
 
     /// By id (`proj_…`) or by name (case-insensitive). Names can never look like ids, so the
@@ -163,7 +178,11 @@ impl Store {
         }
         let conn = self.conn();
         let sql = format!("SELECT {COLUMNS} FROM projects WHERE name = ?1");
-        Ok(conn.query_row(&sql, [id_or_name.trim()], project_from_row).optional()?)
+        let mut found = conn.query_row(&sql, [id_or_name.trim()], project_from_row).optional()?;
+        if let Some(p) = &mut found {
+            self.mark_if_tampered(&conn, p)?;
+        }
+        Ok(found)
     }
 
     /// Changes the access and/or execution mode. Asking for execution `project`/`any` on a
@@ -175,35 +194,9 @@ impl Store {
         access: Option<AccessMode>,
         exec: Option<ExecMode>,
     ) -> Result<ModeChange, StoreError> {
-        let mut conn = self.conn();
-        let tx = conn.transaction()?;
-        let current: Option<(String, String)> = tx
-            .query_row("SELECT access, exec FROM projects WHERE id = ?1", [id.as_str()], |r| {
-                Ok((r.get(0)?, r.get(1)?))
-            })
-            .optional()?;
-        let Some((cur_access, cur_exec)) = current else {
-            return Err(project_not_found(id.as_str()));
-        };
-        let cur_access: AccessMode = cur_access.parse().map_err(StoreError::Corrupt)?;
-        let cur_exec: ExecMode = cur_exec.parse().map_err(StoreError::Corrupt)?;
-        let new_access = access.unwrap_or(cur_access);
-        let mut new_exec = exec.unwrap_or(cur_exec);
-        let mut exec_forced_off = false;
-        // Read-only means nothing the assistant starts may write: even `safe` inspections stop
-        // at a downgrade until the user turns execution on again.
-        let downgraded = new_access == AccessMode::ReadOnly && cur_access == AccessMode::ReadWrite;
-        if downgraded && exec.is_none() && new_exec != ExecMode::Off {
-            new_exec = ExecMode::Off;
-            exec_forced_off = true;
-        }
-        check_modes(new_access, new_exec)?;
-        tx.execute(
-            "UPDATE projects SET access = ?2, exec = ?3, updated_ms = ?4 WHERE id = ?1",
-            params![id.as_str(), new_access.as_str(), new_exec.as_str(), now_ms()],
-        )?;
-        tx.commit()?;
-        Ok(ModeChange { access: new_access, exec: new_exec, exec_forced_off })
+        self.write_sealed(&PROJECTS, id.as_str(), Before::MustVerify, |tx| {
+            set_modes(tx, id, access, exec)
+        })
     }
 
     /// Sets which changes ask the user first; `None` leaves a setting as it is.
@@ -213,13 +206,20 @@ impl Store {
         ask_deletes: Option<bool>,
         ask_writes: Option<bool>,
     ) -> Result<(), StoreError> {
-        let n = self.conn().execute(
-            "UPDATE projects SET ask_deletes = coalesce(?2, ask_deletes),
+        self.write_sealed(&PROJECTS, id.as_str(), Before::MustVerify, |tx| {
+            let n = tx.execute(
+                "UPDATE projects SET ask_deletes = coalesce(?2, ask_deletes),
                                  ask_writes = coalesce(?3, ask_writes), updated_ms = ?4
              WHERE id = ?1",
-            params![id.as_str(), ask_deletes.map(i64::from), ask_writes.map(i64::from), now_ms()],
-        )?;
-        expect_one(n, id)
+                params![
+                    id.as_str(),
+                    ask_deletes.map(i64::from),
+                    ask_writes.map(i64::from),
+                    now_ms()
+                ],
+            )?;
+            expect_one(n, id)
+        })
     }
 
     /// Sets the network of the project's jobs: `None` restores the mode's default.
@@ -229,23 +229,26 @@ impl Store {
         network: Option<NetworkMode>,
     ) -> Result<(), StoreError> {
         let value = network.map(NetworkMode::as_str);
-        let n = self.conn().execute(
-            "UPDATE projects SET network_mode = ?2, updated_ms = ?3 WHERE id = ?1",
-            params![id.as_str(), value, now_ms()],
-        )?;
-        expect_one(n, id)
+        self.write_sealed(&PROJECTS, id.as_str(), Before::MustVerify, |tx| {
+            let n = tx.execute(
+                "UPDATE projects SET network_mode = ?2, updated_ms = ?3 WHERE id = ?1",
+                params![id.as_str(), value, now_ms()],
+            )?;
+            expect_one(n, id)
+        })
     }
 
     pub fn rename_project(&self, id: &ProjectId, name: &str) -> Result<(), StoreError> {
         let name = validate_name(name)?;
-        let n = self
-            .conn()
-            .execute(
-                "UPDATE projects SET name = ?2, updated_ms = ?3 WHERE id = ?1",
-                params![id.as_str(), name, now_ms()],
-            )
-            .map_err(|e| project_conflict(e, name))?;
-        expect_one(n, id)
+        self.write_sealed(&PROJECTS, id.as_str(), Before::MustVerify, |tx| {
+            let n = tx
+                .execute(
+                    "UPDATE projects SET name = ?2, updated_ms = ?3 WHERE id = ?1",
+                    params![id.as_str(), name, now_ms()],
+                )
+                .map_err(|e| project_conflict(e, name))?;
+            expect_one(n, id)
+        })
     }
 
     pub fn set_project_state(
@@ -258,11 +261,13 @@ impl Store {
             ProjectState::Disabled => ("disabled", None),
             ProjectState::RootLost(reason) => ("root-lost", Some(reason.as_str())),
         };
-        let n = self.conn().execute(
-            "UPDATE projects SET state = ?2, state_reason = ?3, updated_ms = ?4 WHERE id = ?1",
-            params![id.as_str(), state, reason, now_ms()],
-        )?;
-        expect_one(n, id)
+        self.write_sealed(&PROJECTS, id.as_str(), Before::MustVerify, |tx| {
+            let n = tx.execute(
+                "UPDATE projects SET state = ?2, state_reason = ?3, updated_ms = ?4 WHERE id = ?1",
+                params![id.as_str(), state, reason, now_ms()],
+            )?;
+            expect_one(n, id)
+        })
     }
 
     /// `None` restores the default shield list.
@@ -278,11 +283,13 @@ impl Store {
                     .map_err(|e| StoreError::Invalid(format!("bad shield patterns: {e}")))?,
             ),
         };
-        let n = self.conn().execute(
-            "UPDATE projects SET shield_patterns = ?2, updated_ms = ?3 WHERE id = ?1",
-            params![id.as_str(), json, now_ms()],
-        )?;
-        expect_one(n, id)
+        self.write_sealed(&PROJECTS, id.as_str(), Before::MustVerify, |tx| {
+            let n = tx.execute(
+                "UPDATE projects SET shield_patterns = ?2, updated_ms = ?3 WHERE id = ?1",
+                params![id.as_str(), json, now_ms()],
+            )?;
+            expect_one(n, id)
+        })
     }
 
     /// `None` restores the default auto-run list.
@@ -298,11 +305,13 @@ impl Store {
                     .map_err(|e| StoreError::Invalid(format!("bad auto-run rules: {e}")))?,
             ),
         };
-        let n = self.conn().execute(
-            "UPDATE projects SET autorun_rules = ?2, updated_ms = ?3 WHERE id = ?1",
-            params![id.as_str(), json, now_ms()],
-        )?;
-        expect_one(n, id)
+        self.write_sealed(&PROJECTS, id.as_str(), Before::MustVerify, |tx| {
+            let n = tx.execute(
+                "UPDATE projects SET autorun_rules = ?2, updated_ms = ?3 WHERE id = ?1",
+                params![id.as_str(), json, now_ms()],
+            )?;
+            expect_one(n, id)
+        })
     }
 
     /// Replaces the project's sandbox settings (the engine checked them).
@@ -315,21 +324,23 @@ impl Store {
             serde_json::to_string(paths)
                 .map_err(|e| StoreError::Invalid(format!("bad sandbox paths: {e}")))
         };
-        let n = self.conn().execute(
-            "UPDATE projects SET hide_paths = ?2, unhide_paths = ?3, grants = ?4, sockets = ?5,
+        self.write_sealed(&PROJECTS, id.as_str(), Before::MustVerify, |tx| {
+            let n = tx.execute(
+                "UPDATE projects SET hide_paths = ?2, unhide_paths = ?3, grants = ?4, sockets = ?5,
                                  require_full = ?6, updated_ms = ?7
              WHERE id = ?1",
-            params![
-                id.as_str(),
-                json(&settings.hide)?,
-                json(&settings.unhide)?,
-                json(&settings.grants)?,
-                json(&settings.sockets)?,
-                i64::from(settings.require_full),
-                now_ms()
-            ],
-        )?;
-        expect_one(n, id)
+                params![
+                    id.as_str(),
+                    json(&settings.hide)?,
+                    json(&settings.unhide)?,
+                    json(&settings.grants)?,
+                    json(&settings.sockets)?,
+                    i64::from(settings.require_full),
+                    now_ms()
+                ],
+            )?;
+            expect_one(n, id)
+        })
     }
 
     /// Records a new fingerprint, e.g. after the user confirmed a replaced root is theirs.
@@ -339,19 +350,89 @@ impl Store {
         fingerprint: Option<RootFingerprint>,
     ) -> Result<(), StoreError> {
         let (dev, ino) = fingerprint_columns(fingerprint);
-        let n = self.conn().execute(
-            "UPDATE projects SET root_dev = ?2, root_ino = ?3, updated_ms = ?4 WHERE id = ?1",
-            params![id.as_str(), dev, ino, now_ms()],
-        )?;
-        expect_one(n, id)
+        self.write_sealed(&PROJECTS, id.as_str(), Before::MustVerify, |tx| {
+            let n = tx.execute(
+                "UPDATE projects SET root_dev = ?2, root_ino = ?3, updated_ms = ?4 WHERE id = ?1",
+                params![id.as_str(), dev, ino, now_ms()],
+            )?;
+            expect_one(n, id)
+        })
     }
 
     /// Removes the project, its allow rules, and its place in every token scope (a token scoped
     /// only to removed projects then sees nothing; it never widens to "all projects").
     pub fn delete_project(&self, id: &ProjectId) -> Result<(), StoreError> {
-        let n = self.conn().execute("DELETE FROM projects WHERE id = ?1", [id.as_str()])?;
-        expect_one(n, id)
+        let key = self.sealing()?;
+        let mut conn = self.conn();
+        let tx = conn.transaction()?;
+        // The tokens whose scope loses this project: resealed after it, if they verified before
+        // (one edited outside Sluice stays refused).
+        let scoped: Vec<String> = tx
+            .prepare("SELECT token_id FROM token_scopes WHERE project_id = ?1")?
+            .query_map([id.as_str()], |r| r.get(0))?
+            .collect::<Result<_, _>>()?;
+        let mut reseal = Vec::new();
+        for token in scoped {
+            if key.map_or(Ok(false), |key| TOKENS.verify(&tx, key, &token))? {
+                reseal.push(token);
+            }
+        }
+        let n = tx.execute("DELETE FROM projects WHERE id = ?1", [id.as_str()])?;
+        expect_one(n, id)?;
+        if let Some(key) = key {
+            for token in &reseal {
+                TOKENS.reseal(&tx, key, token)?;
+            }
+        }
+        tx.commit()?;
+        Ok(())
     }
+
+    /// A project whose seal does not match is unavailable, whatever its row says.
+    fn mark_if_tampered(
+        &self,
+        conn: &rusqlite::Connection,
+        project: &mut Project,
+    ) -> Result<(), StoreError> {
+        if !self.row_sealed(conn, &PROJECTS, &project.id.as_str())? {
+            project.state = ProjectState::RootLost(TAMPERED.to_owned());
+        }
+        Ok(())
+    }
+}
+
+fn set_modes(
+    tx: &rusqlite::Transaction<'_>,
+    id: &ProjectId,
+    access: Option<AccessMode>,
+    exec: Option<ExecMode>,
+) -> Result<ModeChange, StoreError> {
+    let current: Option<(String, String)> = tx
+        .query_row("SELECT access, exec FROM projects WHERE id = ?1", [id.as_str()], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })
+        .optional()?;
+    let Some((cur_access, cur_exec)) = current else {
+        return Err(project_not_found(id.as_str()));
+    };
+    let cur_access: AccessMode = cur_access.parse().map_err(StoreError::Corrupt)?;
+    let cur_exec: ExecMode = cur_exec.parse().map_err(StoreError::Corrupt)?;
+    let new_access = access.unwrap_or(cur_access);
+    let mut new_exec = exec.unwrap_or(cur_exec);
+    let mut exec_forced_off = false;
+    // Read-only means nothing the assistant starts may write: even `safe` inspections stop
+    // at a downgrade until the user turns execution on again.
+    let downgraded = new_access == AccessMode::ReadOnly && cur_access == AccessMode::ReadWrite;
+    if downgraded && exec.is_none() && new_exec != ExecMode::Off {
+        new_exec = ExecMode::Off;
+        exec_forced_off = true;
+    }
+    check_modes(new_access, new_exec)?;
+    tx.execute(
+        "UPDATE projects SET access = ?2, exec = ?3, updated_ms = ?4 WHERE id = ?1",
+        params![id.as_str(), new_access.as_str(), new_exec.as_str(), now_ms()],
+    )?;
+    Ok(ModeChange { access: new_access, exec: new_exec, exec_forced_off })
 }
 
 fn check_modes(access: AccessMode, exec: ExecMode) -> Result<(), StoreError> {

@@ -7,6 +7,7 @@ use rusqlite::{OptionalExtension, Row, params};
 use sluice_core::ProjectId;
 
 use crate::projects::{decode_error, project_not_found};
+use crate::seal::RULES;
 use crate::{Store, StoreError, now_ms};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -75,6 +76,7 @@ impl Store {
             return Err(StoreError::Invalid("an allow rule needs a program".into()));
         }
         let json = argv_json(argv)?;
+        let key = self.sealing()?;
         let mut env = env.to_vec();
         env.sort();
         let env = serde_json::to_string(&env)
@@ -116,12 +118,19 @@ impl Store {
             )
             .optional()?
             .ok_or_else(|| StoreError::Corrupt("allow rule vanished".into()))?;
+        // The user approved exactly this command: the rule is sealed as it is now, even if it
+        // existed before with a broken seal.
+        if let Some(key) = key {
+            RULES.reseal(&tx, key, &rule.id)?;
+        }
         tx.commit()?;
         tracing::debug!(written = n > 0, rule = rule.id, "allow rule");
         Ok(rule)
     }
 
-    /// The rules of one project, or of all projects, oldest first.
+    /// The rules of one project, or of all projects, oldest first. A rule whose seal does not
+    /// match (added or changed outside Sluice) is left out: it allows nothing, and
+    /// [`Store::integrity`] names it.
     pub fn list_allow_rules(
         &self,
         project: Option<&ProjectId>,
@@ -131,7 +140,14 @@ impl Store {
             "SELECT {COLUMNS} FROM allow_rules WHERE ?1 IS NULL OR project_id = ?1 ORDER BY id"
         ))?;
         let rows = stmt.query_map([project.map(ProjectId::as_str)], rule_from_row)?;
-        Ok(rows.collect::<Result<_, _>>()?)
+        let mut rules = Vec::new();
+        for rule in rows {
+            let rule = rule?;
+            if self.row_sealed(&conn, &RULES, &rule.id)? {
+                rules.push(rule);
+            }
+        }
+        Ok(rules)
     }
 
     pub fn delete_allow_rule(&self, id: i64) -> Result<(), StoreError> {

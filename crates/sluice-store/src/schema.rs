@@ -263,6 +263,17 @@ CREATE TABLE tasks (
 ) STRICT;
 "#;
 
+/// Version 14: seals over the security-relevant state (PC-02, see `seal`). The migration cannot
+/// compute them (it runs before the install secret is loaded): it leaves the marker `pending`,
+/// and the first `Store::attach_secret` seals the rows as they are and marks sealing begun.
+const V14: &str = r#"
+ALTER TABLE projects ADD COLUMN seal BLOB CHECK (seal IS NULL OR length(seal) = 32);
+ALTER TABLE allow_rules ADD COLUMN seal BLOB CHECK (seal IS NULL OR length(seal) = 32);
+ALTER TABLE tokens ADD COLUMN seal BLOB CHECK (seal IS NULL OR length(seal) = 32);
+INSERT INTO kv (key, value) VALUES ('sluice.seal', 'pending')
+    ON CONFLICT (key) DO UPDATE SET value = excluded.value;
+"#;
+
 /// Every migration, oldest first.
 pub(crate) fn migrations() -> Migrations<'static> {
     Migrations::new(vec![
@@ -279,8 +290,9 @@ pub(crate) fn migrations() -> Migrations<'static> {
         M::up(V11),
         M::up(V12),
         M::up(V13),
+        M::up(V14),
     ])
 }
 
 /// The schema version this build writes.
-pub(crate) const LATEST: usize = 13;
+pub(crate) const LATEST: usize = 14;

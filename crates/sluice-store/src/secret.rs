@@ -55,6 +55,11 @@ impl InstallSecret {
         Zeroizing::new(blake3::derive_key("sluice audit chain v1", &self.0))
     }
 
+    /// The key of the state seals ([`crate::seal`]).
+    pub(crate) fn seal_key(&self) -> Zeroizing<[u8; 32]> {
+        Zeroizing::new(blake3::derive_key("sluice state seal v1", &self.0))
+    }
+
     /// The form the secret is stored in (the keychain entry, the fallback file): what a job
     /// that reached either could print, for the output redactor.
     pub fn stored_form(&self) -> Zeroizing<String> {

@@ -10,6 +10,7 @@ use subtle::ConstantTimeEq;
 
 use crate::error::{is_foreign_key_violation, unique_violation};
 use crate::projects::decode_error;
+use crate::seal::{Before, TOKENS};
 use crate::{Store, StoreError, now_ms};
 
 #[derive(Clone, PartialEq, Eq)]
@@ -27,6 +28,8 @@ pub struct TokenRecord {
     /// The limit the assistant put on this token itself (`drop_privileges`), and when; only the
     /// user lifts it ([`Store::lift_token_limit`]).
     pub self_limit: Option<(SelfLimit, i64)>,
+    /// Its seal does not match: it was changed outside Sluice, and is refused.
+    pub tampered: bool,
 }
 
 impl std::fmt::Debug for TokenRecord {
@@ -40,14 +43,17 @@ impl std::fmt::Debug for TokenRecord {
             .field("expires_ms", &self.expires_ms)
             .field("revoked_ms", &self.revoked_ms)
             .field("self_limit", &self.self_limit)
+            .field("tampered", &self.tampered)
             .finish_non_exhaustive()
     }
 }
 
 impl TokenRecord {
-    /// Neither revoked nor expired at `now_ms`.
+    /// Neither revoked, expired nor changed outside Sluice at `now_ms`.
     pub fn is_active(&self, now_ms: i64) -> bool {
-        self.revoked_ms.is_none() && self.expires_ms.is_none_or(|exp| now_ms < exp)
+        !self.tampered
+            && self.revoked_ms.is_none()
+            && self.expires_ms.is_none_or(|exp| now_ms < exp)
     }
 
     /// Whether the token's scope includes `project`.
@@ -81,39 +87,46 @@ impl Store {
                 "a token scope must name at least one project (omit it for all projects)".into(),
             ));
         }
-        let mut conn = self.conn();
-        let tx = conn.transaction()?;
         let id = TokenId::generate();
         let now = now_ms();
-        tx.execute(
-            "INSERT INTO tokens (id, label, hash, all_projects, created_ms, expires_ms)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-            params![id.as_str(), label, &new.hash[..], new.scope.is_none(), now, new.expires_ms],
-        )
-        .map_err(|e| match unique_violation(&e) {
-            Some("tokens.label") => {
-                StoreError::Conflict(format!("a token labelled {label:?} already exists"))
-            }
-            Some("tokens.hash") => StoreError::Conflict("that token already exists".into()),
-            _ => e.into(),
-        })?;
-        for project in new.scope.iter().flatten() {
+        self.write_sealed(&TOKENS, id.as_str(), Before::Any, |tx| {
             tx.execute(
-                "INSERT OR IGNORE INTO token_scopes (token_id, project_id) VALUES (?1, ?2)",
-                params![id.as_str(), project.as_str()],
+                "INSERT INTO tokens (id, label, hash, all_projects, created_ms, expires_ms)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                params![
+                    id.as_str(),
+                    label,
+                    &new.hash[..],
+                    new.scope.is_none(),
+                    now,
+                    new.expires_ms
+                ],
             )
-            .map_err(|e| {
-                if is_foreign_key_violation(&e) {
-                    crate::projects::project_not_found(project.as_str())
-                } else {
-                    e.into()
+            .map_err(|e| match unique_violation(&e) {
+                Some("tokens.label") => {
+                    StoreError::Conflict(format!("a token labelled {label:?} already exists"))
                 }
+                Some("tokens.hash") => StoreError::Conflict("that token already exists".into()),
+                _ => e.into(),
             })?;
-        }
-        let record = load_token(&tx, "id", id.as_str())?
-            .ok_or_else(|| StoreError::Corrupt("inserted token vanished".into()))?;
-        tx.commit()?;
-        Ok(record)
+            for project in new.scope.iter().flatten() {
+                tx.execute(
+                    "INSERT OR IGNORE INTO token_scopes (token_id, project_id) VALUES (?1, ?2)",
+                    params![id.as_str(), project.as_str()],
+                )
+                .map_err(|e| {
+                    if is_foreign_key_violation(&e) {
+                        crate::projects::project_not_found(project.as_str())
+                    } else {
+                        e.into()
+                    }
+                })?;
+            }
+            Ok(())
+        })?;
+        let conn = self.conn();
+        self.load_token(&conn, "id", id.as_str())?
+            .ok_or_else(|| StoreError::Corrupt("inserted token vanished".into()))
     }
 
     /// Every token, newest first.
@@ -126,6 +139,7 @@ impl Store {
         for row in rows {
             let mut token = row?;
             fill_scope(&conn, &mut token)?;
+            token.tampered = !self.row_sealed(&conn, &TOKENS, &token.id.as_str())?;
             tokens.push(token);
         }
         Ok(tokens)
@@ -138,7 +152,7 @@ impl Store {
         // The index lookup is not constant-time, but it compares keyed hashes: timing can
         // reveal nothing about a plaintext without the install secret. The final comparison
         // is constant-time anyway, so no byte-wise early exit ever sees the stored value.
-        let found = load_token(&conn, "hash", &hash[..])?;
+        let found = self.load_token(&conn, "hash", &hash[..])?;
         Ok(found.filter(|t| bool::from(t.hash.ct_eq(hash))))
     }
 
@@ -146,8 +160,8 @@ impl Store {
     pub fn find_token(&self, id_or_label: &str) -> Result<Option<TokenRecord>, StoreError> {
         let conn = self.conn();
         match TokenId::parse(id_or_label) {
-            Some(id) => load_token(&conn, "id", id.as_str()),
-            None => load_token(&conn, "label", id_or_label.trim()),
+            Some(id) => self.load_token(&conn, "id", id.as_str()),
+            None => self.load_token(&conn, "label", id_or_label.trim()),
         }
     }
 
@@ -164,50 +178,51 @@ impl Store {
     }
 
     /// Revokes the token (idempotent: the first revocation time is kept) and returns it.
+    ///
+    /// A token changed outside Sluice can be revoked too, and is sealed as revoked: revoking
+    /// only narrows, so it is how the user clears such a token's finding.
     pub fn revoke_token(&self, id: &TokenId) -> Result<TokenRecord, StoreError> {
-        let mut conn = self.conn();
-        let tx = conn.transaction()?;
-        tx.execute(
-            "UPDATE tokens SET revoked_ms = ?2 WHERE id = ?1 AND revoked_ms IS NULL",
-            params![id.as_str(), now_ms()],
-        )?;
-        let token =
-            load_token(&tx, "id", id.as_str())?.ok_or_else(|| token_not_found(id.as_str()))?;
-        tx.commit()?;
-        Ok(token)
+        self.write_sealed(&TOKENS, id.as_str(), Before::Any, |tx| {
+            tx.execute(
+                "UPDATE tokens SET revoked_ms = ?2 WHERE id = ?1 AND revoked_ms IS NULL",
+                params![id.as_str(), now_ms()],
+            )?;
+            Ok(())
+        })?;
+        let conn = self.conn();
+        self.load_token(&conn, "id", id.as_str())?.ok_or_else(|| token_not_found(id.as_str()))
     }
 
     /// Puts `limit` on the token at its own request. Only ever tightens: a limit already at
     /// least as strict is kept (with its time), so an assistant cannot use this to lift one.
     pub fn limit_token(&self, id: &TokenId, limit: SelfLimit) -> Result<TokenRecord, StoreError> {
-        let mut conn = self.conn();
-        let tx = conn.transaction()?;
-        let token =
-            load_token(&tx, "id", id.as_str())?.ok_or_else(|| token_not_found(id.as_str()))?;
-        if token.self_limit.is_none_or(|(now, _)| now < limit) {
-            tx.execute(
-                "UPDATE tokens SET self_limit = ?2, self_limited_ms = ?3 WHERE id = ?1",
-                params![id.as_str(), limit.as_str(), now_ms()],
-            )?;
-        }
-        let token =
-            load_token(&tx, "id", id.as_str())?.ok_or_else(|| token_not_found(id.as_str()))?;
-        tx.commit()?;
-        Ok(token)
+        self.write_sealed(&TOKENS, id.as_str(), Before::MustVerify, |tx| {
+            let token = self
+                .load_token(tx, "id", id.as_str())?
+                .ok_or_else(|| token_not_found(id.as_str()))?;
+            if token.self_limit.is_none_or(|(now, _)| now < limit) {
+                tx.execute(
+                    "UPDATE tokens SET self_limit = ?2, self_limited_ms = ?3 WHERE id = ?1",
+                    params![id.as_str(), limit.as_str(), now_ms()],
+                )?;
+            }
+            Ok(())
+        })?;
+        let conn = self.conn();
+        self.load_token(&conn, "id", id.as_str())?.ok_or_else(|| token_not_found(id.as_str()))
     }
 
     /// Lifts the limit a token put on itself (the user's decision).
     pub fn lift_token_limit(&self, id: &TokenId) -> Result<TokenRecord, StoreError> {
-        let mut conn = self.conn();
-        let tx = conn.transaction()?;
-        tx.execute(
-            "UPDATE tokens SET self_limit = NULL, self_limited_ms = NULL WHERE id = ?1",
-            params![id.as_str()],
-        )?;
-        let token =
-            load_token(&tx, "id", id.as_str())?.ok_or_else(|| token_not_found(id.as_str()))?;
-        tx.commit()?;
-        Ok(token)
+        self.write_sealed(&TOKENS, id.as_str(), Before::MustVerify, |tx| {
+            tx.execute(
+                "UPDATE tokens SET self_limit = NULL, self_limited_ms = NULL WHERE id = ?1",
+                params![id.as_str()],
+            )?;
+            Ok(())
+        })?;
+        let conn = self.conn();
+        self.load_token(&conn, "id", id.as_str())?.ok_or_else(|| token_not_found(id.as_str()))
     }
 
     /// Whether any token or audit entry exists: state that a new install secret would orphan.
@@ -246,18 +261,23 @@ fn token_not_found(id_or_label: &str) -> StoreError {
     StoreError::NotFound(format!("no token {id_or_label:?}"))
 }
 
-/// Loads one token by a unique column (`id`, `label` or `hash`), with its scope.
-fn load_token(
-    conn: &Connection,
-    column: &'static str,
-    value: impl rusqlite::ToSql,
-) -> Result<Option<TokenRecord>, StoreError> {
-    let sql = format!("SELECT {COLUMNS} FROM tokens WHERE {column} = ?1");
-    let Some(mut token) = conn.query_row(&sql, [value], token_from_row).optional()? else {
-        return Ok(None);
-    };
-    fill_scope(conn, &mut token)?;
-    Ok(Some(token))
+impl Store {
+    /// Loads one token by a unique column (`id`, `label` or `hash`), with its scope and
+    /// whether its seal matches.
+    fn load_token(
+        &self,
+        conn: &Connection,
+        column: &'static str,
+        value: impl rusqlite::ToSql,
+    ) -> Result<Option<TokenRecord>, StoreError> {
+        let sql = format!("SELECT {COLUMNS} FROM tokens WHERE {column} = ?1");
+        let Some(mut token) = conn.query_row(&sql, [value], token_from_row).optional()? else {
+            return Ok(None);
+        };
+        fill_scope(conn, &mut token)?;
+        token.tampered = !self.row_sealed(conn, &TOKENS, &token.id.as_str())?;
+        Ok(Some(token))
+    }
 }
 
 fn fill_scope(conn: &Connection, token: &mut TokenRecord) -> Result<(), StoreError> {
@@ -301,5 +321,6 @@ fn token_from_row(r: &Row<'_>) -> rusqlite::Result<TokenRecord> {
         expires_ms: r.get(6)?,
         revoked_ms: r.get(7)?,
         self_limit,
+        tampered: false,
     })
 }

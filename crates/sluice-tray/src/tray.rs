@@ -25,6 +25,8 @@ struct View {
     stopped: bool,
     pending: Vec<ApprovalDto>,
     running: Vec<JobDto>,
+    /// How many records in the database were changed outside Sluice (integrity findings).
+    findings: usize,
 }
 
 impl View {
@@ -40,6 +42,7 @@ impl View {
                 Vec::new()
             }),
             running,
+            findings: engine.integrity().map_or(0, |f| f.len()),
         }
     }
 
@@ -73,6 +76,11 @@ impl View {
             0 => {}
             1 => s.push_str(" · 1 job running"),
             n => s.push_str(&format!(" · {n} jobs running")),
+        }
+        match self.findings {
+            0 => {}
+            1 => s.push_str(" · 1 change made outside Sluice"),
+            n => s.push_str(&format!(" · {n} changes made outside Sluice")),
         }
         s
     }
@@ -188,13 +196,32 @@ fn menu(view: &View) -> Result<Menu> {
         true,
         None,
     );
+    // Informational, like the state line: the window names each finding.
+    let integrity = (view.findings > 0).then(|| {
+        MenuItem::with_id(
+            "integrity",
+            format!(
+                "⚠ {} changed outside Sluice — see Open Sluice…",
+                match view.findings {
+                    1 => "1 record".to_owned(),
+                    n => format!("{n} records"),
+                }
+            ),
+            false,
+            None,
+        )
+    });
     let open = MenuItem::with_id("open", "Open Sluice…", true, None);
     let quit = MenuItem::with_id("quit", "Quit Sluice", true, None);
     let sep = PredefinedMenuItem::separator;
     let (s1, s2, s3) = (sep(), sep(), sep());
     let approvals = if view.pending.is_empty() { None } else { Some(approvals_menu(view)?) };
     let jobs = if view.running.is_empty() { None } else { Some(jobs_menu(view)?) };
-    let mut items: Vec<&dyn IsMenuItem> = vec![&state, &s1];
+    let mut items: Vec<&dyn IsMenuItem> = vec![&state];
+    if let Some(i) = &integrity {
+        items.push(i);
+    }
+    items.push(&s1);
     if let Some(a) = &approvals {
         items.push(a);
     }
@@ -374,15 +401,24 @@ mod tests {
 
     #[test]
     fn tooltip_and_icon_count_waiting_approvals() {
-        let v = |paused, n| View { paused, stopped: false, pending: pending(n), running: vec![] };
+        let v = |paused, n| View {
+            paused,
+            stopped: false,
+            pending: pending(n),
+            running: vec![],
+            findings: 0,
+        };
         assert_eq!(v(false, 0).tooltip(), "Sluice — AI access on");
         assert_eq!(v(false, 1).tooltip(), "Sluice — AI access on · 1 approval waiting");
         assert_eq!(v(true, 3).tooltip(), "Sluice — AI access paused · 3 approvals waiting");
         for (paused, n) in [(false, 0), (true, 0), (false, 2), (true, 2)] {
             assert!(v(paused, n).icon().is_ok());
         }
-        let stopped = View { paused: true, stopped: true, pending: pending(1), running: vec![] };
+        let stopped =
+            View { paused: true, stopped: true, pending: pending(1), running: vec![], findings: 0 };
         assert_eq!(stopped.tooltip(), "Sluice — AI access stopped · 1 approval waiting");
+        let tampered = View { findings: 2, ..v(false, 0) };
+        assert_eq!(tampered.tooltip(), "Sluice — AI access on · 2 changes made outside Sluice");
         assert!(stopped.icon().is_ok());
         let icons = [
             ICON_ACTIVE,

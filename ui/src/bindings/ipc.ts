@@ -31,6 +31,21 @@ location: string,
  */
 reason: string | null, };
 
+export type IntegrityFindingDto = { 
+/**
+ * Stable: `project-seal`, `allow-rule-seal`, `token-seal`, `stop-seal`, `pause-seal`,
+ * `audit-head-seal`, `seal-marker`.
+ */
+code: string, 
+/**
+ * The project's or token's id, the rule's number, or the record's key.
+ */
+subject: string, 
+/**
+ * What was found and what Sluice does about it, naming the project, rule or token.
+ */
+message: string, };
+
 export type AppState = { 
 /**
  * AI access is paused (also true while stopped: a stop pauses too).
@@ -63,7 +78,11 @@ registries: Array<RegistryDto>,
 /**
  * Whether `registries` can be enforced here (it needs jobs in namespaces).
  */
-registriesAvailable: boolean, };
+registriesAvailable: boolean, 
+/**
+ * What in the database was changed outside Sluice (empty when every seal verifies).
+ */
+integrity: Array<IntegrityFindingDto>, };
 
 export type ProjectStatus = "available" | "disabled" | "root-lost";
 

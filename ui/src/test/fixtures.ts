@@ -36,6 +36,7 @@ export const state = (over: Partial<AppState> = {}): AppState => ({
     { host: "pypi.org", serves: "Python packages (index)" },
   ],
   registriesAvailable: true,
+  integrity: [],
   ...over,
 });
 

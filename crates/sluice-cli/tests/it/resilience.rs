@@ -1,5 +1,6 @@
 //! Brute force, exhaustion, header/body mismatch, the stdio bridge under pause, root loss while
-//! serving, and what reaches the logs (SECURITY-CASES TA-05, HS-07, AP-02, PE-01, ES-*).
+//! serving, what reaches the logs, and state edited in the database while Sluice is stopped
+//! (SECURITY-CASES TA-05, HS-07, AP-02, PE-01, ES-*, PC-02).
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
@@ -338,8 +339,9 @@ fn pc02_a_root_rewritten_in_the_database_is_refused_at_the_next_start() {
         let demo = &v["result"]["structuredContent"]["projects"][0];
         assert_eq!(demo["status"], "root-lost", "{root:?}: {v}");
         // The reason names no physical path (it reaches the assistant).
+        // The rewrite breaks the project's seal (the root checks stand behind it).
         let reason = demo["reason"].as_str().unwrap();
-        assert!(reason.contains("fails Sluice's rules") && !reason.contains('/'), "{reason}");
+        assert!(reason.contains("outside Sluice") && !reason.contains('/'), "{reason}");
         for (path, tool) in
             [("sluice.db", "read_file"), (".", "list_directory"), ("passwd", "stat")]
         {
@@ -347,7 +349,223 @@ fn pc02_a_root_rewritten_in_the_database_is_refused_at_the_next_start() {
             assert_eq!(v["result"]["structuredContent"]["code"], "project_unavailable", "{v}");
         }
         let listed = sb.ok(&["project", "list"]);
-        assert!(listed.contains("fails Sluice's rules for project folders"), "{root:?}: {listed}");
+        assert!(listed.contains("changed outside Sluice"), "{root:?}: {listed}");
+        assert!(sb.ok(&["doctor"]).contains("[project-seal] project \"demo\""));
         drop(server);
     }
+}
+
+/// The attacker of PC-02: no install secret, only the database file, edited while Sluice is
+/// stopped. Runs each statement as given.
+fn tamper(sb: &Sandbox, statements: &str) {
+    let db = rusqlite::Connection::open(sb.data.join("sluice.db")).unwrap();
+    db.execute_batch(statements).unwrap();
+}
+
+/// `sluice doctor`'s integrity findings, one per line.
+fn findings(sb: &Sandbox) -> String {
+    let out = sb.ok(&["doctor"]);
+    out.lines().filter(|l| l.trim_start().starts_with('[')).collect::<Vec<_>>().join("\n")
+}
+
+#[test]
+fn pc02_a_deleted_emergency_stop_stays_in_force() {
+    let sb = Sandbox::new();
+    sb.add_project();
+    let token = sb.token("t", &[]);
+    sb.ok(&["stop"]);
+    tamper(&sb, "DELETE FROM kv WHERE key = 'stopped'");
+    let server = sb.serve();
+    let r = post(server.port, &bearer(&token), &call_body("list_projects", json!({})));
+    assert_eq!(r.status, 503, "{}", r.body);
+    assert_eq!(r.json()["error"]["data"]["code"], "stopped", "{}", r.body);
+    assert!(findings(&sb).contains("[stop-seal]"), "{}", findings(&sb));
+    assert!(sb.ok(&["doctor"]).contains("AI access:     STOPPED"));
+    // Forging it "off" is no better than deleting it.
+    drop(server);
+    tamper(&sb, "INSERT INTO kv (key, value) VALUES ('stopped', 'false')");
+    let server = sb.serve();
+    let r = post(server.port, &bearer(&token), &call_body("list_projects", json!({})));
+    assert_eq!(r.status, 503, "{}", r.body);
+    // Only the user's resume lifts it, and that clears the finding.
+    sb.ok(&["resume"]);
+    ok(&call(server.port, &token, "list_projects", json!({})));
+    assert!(sb.ok(&["doctor"]).contains("every sealed record verifies"));
+}
+
+#[test]
+fn pc02_an_allow_rule_inserted_in_the_database_allows_nothing() {
+    let (sb, token) = executable("any");
+    let server = sb.serve();
+    let genuine = json!({"project": "demo", "program": "echo", "args": ["hello"]});
+    ok(&approved(&sb, server.port, &token, "run_command", genuine.clone(), &["--always"]));
+    drop(server);
+    // A rule just like the genuine one (same program, folder, environment) for another command.
+    tamper(
+        &sb,
+        "INSERT INTO allow_rules (project_id, argv, cwd, env, created_ms)
+         SELECT project_id, json_set(argv, '$[1]', 'forged'), cwd, env, created_ms FROM allow_rules",
+    );
+    let server = sb.serve();
+    // The genuine rule still runs at once; the forged one asks.
+    assert_eq!(ok(&call(server.port, &token, "run_command", genuine))["stdout"], "hello\n");
+    let forged = json!({"project": "demo", "program": "echo", "args": ["forged"]});
+    let asked = call_async(server.port, &token, "run_command", forged);
+    let a = wait_pending(&sb);
+    sb.ok(&["approvals", "deny", a["id"].as_str().unwrap()]);
+    refused(&asked.join().unwrap(), "denied");
+    let found = findings(&sb);
+    assert!(found.contains("[allow-rule-seal]") && found.contains("forged"), "{found}");
+    assert!(!sb.ok(&["rules", "list", "demo"]).contains("forged"), "ignored rules are not listed");
+}
+
+#[test]
+fn pc02_a_project_widened_in_the_database_is_unavailable() {
+    let sb = Sandbox::new();
+    sb.add_project(); // read-only, execution off
+    let token = sb.token("t", &[]);
+    tamper(&sb, "UPDATE projects SET access = 'read-write', exec = 'any' WHERE name = 'demo'");
+    let server = sb.serve();
+    let v = call(
+        server.port,
+        &token,
+        "write_file",
+        json!({"project": "demo", "path": "pwned.txt", "content": "x"}),
+    );
+    refused(&v, "project_unavailable");
+    let v = call(server.port, &token, "run_command", json!({"project": "demo", "program": "id"}));
+    refused(&v, "project_unavailable");
+    assert!(!sb.project.join("pwned.txt").exists());
+    let found = findings(&sb);
+    assert!(found.contains("[project-seal] project \"demo\""), "{found}");
+    // An ordinary change does not bless the edit; the user's explicit acceptance does.
+    assert!(sb.err(&["project", "set", "demo", "--network", "off"]).contains("outside Sluice"));
+    let accepted = sb.ok(&["doctor", "--reseal"]);
+    assert!(accepted.contains("[project-seal]"), "{accepted}");
+    assert!(sb.ok(&["doctor"]).contains("every sealed record verifies"));
+    let audit = sb.ok(&["audit", "list"]);
+    assert!(audit.contains("integrity.reseal"), "{audit}");
+}
+
+#[test]
+fn pc02_a_token_widened_in_the_database_is_refused() {
+    let sb = Sandbox::new();
+    sb.add_project();
+    let other = sb.root().join("other");
+    std::fs::create_dir_all(&other).unwrap();
+    sb.ok(&["project", "add", other.to_str().unwrap(), "--name", "other"]);
+    let token = sb.token("scoped", &["--projects", "demo"]);
+    let server = sb.serve();
+    ok(&call(server.port, &token, "list_projects", json!({})));
+    drop(server);
+    tamper(&sb, "UPDATE tokens SET all_projects = 1 WHERE label = 'scoped'");
+    let server = sb.serve();
+    let r = post(server.port, &bearer(&token), &call_body("list_projects", json!({})));
+    assert_eq!(r.status, 401, "{}", r.body);
+    let found = findings(&sb);
+    assert!(found.contains("[token-seal] token \"scoped\""), "{found}");
+    // Revoking it clears the finding (revoked, it is sealed as such).
+    sb.ok(&["token", "revoke", "scoped"]);
+    assert!(sb.ok(&["doctor"]).contains("every sealed record verifies"));
+}
+
+#[test]
+fn pc02_a_cut_audit_log_with_its_head_rewound_fails_verification() {
+    let sb = Sandbox::new();
+    sb.add_project();
+    let token = sb.token("t", &[]);
+    let server = sb.serve();
+    for _ in 0..3 {
+        ok(&call(server.port, &token, "list_projects", json!({})));
+    }
+    drop(server);
+    assert!(sb.ok(&["audit", "verify"]).contains("intact"));
+    // Cut the newest entry and rewind the head record to the one before, as `audit verify`
+    // without seals could not notice.
+    tamper(
+        &sb,
+        "DROP TRIGGER audit_no_delete;
+         DELETE FROM audit WHERE seq = (SELECT max(seq) FROM audit);
+         UPDATE kv SET value = (SELECT seq || ':' || lower(hex(mac)) FROM audit
+                                ORDER BY seq DESC LIMIT 1)
+         WHERE key = 'sluice.audit.head';",
+    );
+    let out = sb.cmd().args(["audit", "verify"]).output().unwrap();
+    let said =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{said}");
+    assert!(
+        said.contains("rewritten outside Sluice") && said.contains("may have been cut"),
+        "{said}"
+    );
+    assert!(findings(&sb).contains("[audit-head-seal]"));
+}
+
+#[test]
+fn pc02_changes_made_with_the_cli_while_serving_are_not_findings() {
+    let sb = Sandbox::new();
+    sb.add_project();
+    let token = sb.token("t", &[]);
+    let server = sb.serve();
+    // Another process (the CLI) changes sealed state under the running engine.
+    sb.ok(&["project", "set", "demo", "--access", "read-write", "--exec", "project"]);
+    sb.ok(&["project", "disable", "demo"]);
+    sb.ok(&["project", "enable", "demo"]);
+    let second = sb.token("second", &["--projects", "demo"]);
+    sb.ok(&["pause"]);
+    sb.ok(&["resume"]);
+    sb.ok(&["token", "revoke", "second"]);
+    let v = call(
+        server.port,
+        &token,
+        "write_file",
+        json!({"project": "demo", "path": "ok.txt", "content": "fine"}),
+    );
+    ok(&v);
+    let r = post(server.port, &bearer(&second), &call_body("list_projects", json!({})));
+    assert_eq!(r.status, 401);
+    let doctor = sb.ok(&["doctor"]);
+    assert!(doctor.contains("every sealed record verifies"), "{doctor}");
+    assert!(sb.ok(&["audit", "verify"]).contains("intact"));
+    // And after a restart, nothing is held back.
+    drop(server);
+    let server = sb.serve();
+    ok(&call(server.port, &token, "list_projects", json!({})));
+    assert!(sb.ok(&["doctor"]).contains("every sealed record verifies"));
+}
+
+#[test]
+fn pc02_a_database_from_before_the_seals_keeps_working_after_the_upgrade() {
+    let sb = Sandbox::new();
+    sb.add_project();
+    sb.ok(&["project", "set", "demo", "--access", "read-write", "--exec", "any"]);
+    let token = sb.token("t", &[]);
+    let server = sb.serve();
+    ok(&call(server.port, &token, "list_projects", json!({})));
+    drop(server);
+    // The database as schema 13 left it: no seal columns, no seal records.
+    tamper(
+        &sb,
+        "ALTER TABLE projects DROP COLUMN seal;
+         ALTER TABLE allow_rules DROP COLUMN seal;
+         ALTER TABLE tokens DROP COLUMN seal;
+         DELETE FROM kv WHERE key LIKE 'seal:%' OR key = 'sluice.seal';
+         PRAGMA user_version = 13;",
+    );
+    let doctor = sb.ok(&["doctor"]);
+    assert!(doctor.contains("every sealed record verifies"), "{doctor}");
+    let server = sb.serve();
+    let v = call(
+        server.port,
+        &token,
+        "write_file",
+        json!({"project": "demo", "path": "after-upgrade.txt", "content": "ok"}),
+    );
+    ok(&v);
+    assert!(sb.ok(&["audit", "verify"]).contains("intact"));
+    let backups: Vec<String> = std::fs::read_dir(sb.data.join("backups"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    assert!(backups.iter().any(|n| n.starts_with("sluice.db.v13-")), "{backups:?}");
 }

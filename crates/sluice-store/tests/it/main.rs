@@ -2,6 +2,7 @@
 
 mod audit;
 mod projects;
+mod seal;
 mod secret;
 mod store;
 mod tokens;
@@ -9,7 +10,7 @@ mod tokens;
 use std::path::Path;
 
 use sluice_core::{AccessMode, ExecMode};
-use sluice_store::{NewProject, Project, Store};
+use sluice_store::{InstallSecret, NewProject, Project, Store};
 
 /// A fresh data folder (inside a temp dir, so the 0700 creation is exercised too).
 pub fn data_dir() -> (tempfile::TempDir, std::path::PathBuf) {
@@ -18,8 +19,16 @@ pub fn data_dir() -> (tempfile::TempDir, std::path::PathBuf) {
     (tmp, dir)
 }
 
+/// The install secret of every test store, as the engine would load it.
+pub fn test_secret() -> InstallSecret {
+    InstallSecret::from_bytes([0x5e; 32])
+}
+
+/// Opens the store and attaches the test secret, as the engine and the CLI do.
 pub fn open(dir: &Path) -> Store {
-    Store::open(dir).expect("open store")
+    let store = Store::open(dir).expect("open store");
+    store.attach_secret(&test_secret()).expect("attach the secret");
+    store
 }
 
 pub fn add_project(store: &Store, name: &str) -> Project {

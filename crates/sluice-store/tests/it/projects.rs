@@ -198,7 +198,7 @@ fn allow_rules_survive_the_migration_to_v8_without_an_origin() {
     drop(old);
 
     let s = open(&dir);
-    assert_eq!(s.schema_version().unwrap(), 13);
+    assert_eq!(s.schema_version().unwrap(), 14);
     let rules = s.list_allow_rules(Some(&p.id)).unwrap();
     assert_eq!(rules.len(), 1);
     let r = &rules[0];
@@ -229,7 +229,7 @@ fn the_network_setting_defaults_to_the_mode_and_survives_a_migration_from_v4() {
         })
         .unwrap();
     drop(old);
-    let store = Store::open(&data).unwrap();
+    let store = open(&data);
     assert_eq!(store.project(&p.id).unwrap().unwrap().network, None);
     for mode in NetworkMode::ALL {
         store.set_project_network(&p.id, Some(*mode)).unwrap();
@@ -271,12 +271,12 @@ fn a_network_choice_made_before_v10_is_kept() {
             .unwrap();
     }
     drop(raw);
-    let store = Store::open(&data).unwrap();
+    let store = open(&data);
     let got: Vec<_> = ids.iter().map(|id| store.project(id).unwrap().unwrap().network).collect();
     assert_eq!(got, [Some(NetworkMode::Off), Some(NetworkMode::On), None]);
     store.set_project_network(&ids[2], Some(NetworkMode::Registries)).unwrap();
     drop(store);
-    let store = Store::open(&data).unwrap();
+    let store = open(&data);
     assert_eq!(store.project(&ids[2]).unwrap().unwrap().network, Some(NetworkMode::Registries));
 }
 
@@ -323,7 +323,7 @@ fn sandbox_settings_are_the_defaults_until_set_and_survive_a_migration_from_v9()
     raw.execute("UPDATE projects SET network = 'off' WHERE id = ?1", [p.id.as_str()]).unwrap();
     drop(raw);
     let s = open(&dir);
-    assert_eq!(s.schema_version().unwrap(), 13);
+    assert_eq!(s.schema_version().unwrap(), 14);
     let migrated = s.project(&p.id).unwrap().unwrap();
     assert_eq!(migrated.sandbox, SandboxSettings::default());
     assert_eq!(migrated.network, Some(NetworkMode::Off), "older settings are kept");

@@ -1,0 +1,637 @@
+//! Seals over the security-relevant state, so an edit of the database by something without the
+//! install secret (a sync tool, a restored backup, a process that can write the file but not
+//! read the keychain) is noticed at the next read instead of being obeyed (case PC-02).
+//!
+//! A seal is `BLAKE3-keyed(K, "sluice.seal.v1" ‖ table ‖ every sealed column ‖ extra)`, with
+//! `K` derived from the install secret for this purpose only and every value type-tagged and
+//! length-prefixed, so no two rows encode alike. Sealed are: each project row (its root and
+//! every mode and list), each allow rule, each token (with its scope rows), and the kv values
+//! of the emergency stop, the pause and the audit head. Every writer of that state goes through
+//! this crate, which recomputes the seal in the same transaction; every read checks it.
+//!
+//! What a bad seal does is decided where the state is read, always towards less privilege: a
+//! project becomes unavailable, a rule is ignored, a token is refused, a missing or unsealed
+//! stop or pause counts as on, and `audit verify` names the head record. [`Store::integrity`]
+//! lists what does not verify; [`Store::reseal`] is the human's explicit "accept it as it is".
+//!
+//! Sealing begins at the first [`Store::attach_secret`] after the schema 14 migration, which
+//! leaves the marker `pending`: the rows present then are sealed as they are (an upgrade trusts
+//! the database it upgrades). From then on a missing seal is a broken one. A `pending` marker in
+//! a database that already holds seals was put back by hand and seals nothing; one in a
+//! database stripped of every seal cannot be told from an upgrade (docs/SECURITY.md).
+
+use rusqlite::types::ValueRef;
+use rusqlite::{Connection, OptionalExtension, Row, params};
+use subtle::ConstantTimeEq;
+use zeroize::Zeroizing;
+
+use crate::audit::put_str;
+use crate::secret::{from_hex, to_hex};
+use crate::{InstallSecret, Store, StoreError};
+
+/// The kv key recording that sealing began: `pending` (left by the schema 14 migration), then
+/// `sealed` with a seal of its own.
+pub(crate) const MARKER_KEY: &str = "sluice.seal";
+pub(crate) const PENDING: &str = "pending";
+const SEALED: &str = "sealed";
+/// The kv keys whose values are sealed; a seal lives under `seal:<key>`.
+pub(crate) const STOPPED_KEY: &str = "stopped";
+pub(crate) const PAUSED_KEY: &str = "paused";
+
+/// The first schema version whose rows carry seals.
+pub(crate) const SEALED_SCHEMA: usize = 14;
+
+/// The seal key, derived from the install secret.
+pub(crate) type SealKey = Zeroizing<[u8; 32]>;
+
+/// What kind of state failed its seal. The code is stable: the window and scripts match on it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum FindingKind {
+    Project,
+    AllowRule,
+    Token,
+    Stop,
+    Pause,
+    AuditHead,
+    Marker,
+}
+
+impl FindingKind {
+    pub const fn code(self) -> &'static str {
+        match self {
+            FindingKind::Project => "project-seal",
+            FindingKind::AllowRule => "allow-rule-seal",
+            FindingKind::Token => "token-seal",
+            FindingKind::Stop => "stop-seal",
+            FindingKind::Pause => "pause-seal",
+            FindingKind::AuditHead => "audit-head-seal",
+            FindingKind::Marker => "seal-marker",
+        }
+    }
+}
+
+/// One piece of sealed state that does not verify, and what Sluice does about it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IntegrityFinding {
+    pub kind: FindingKind,
+    /// What it is about: a project's or token's id, a rule's number, a kv key.
+    pub subject: String,
+    /// For people: what was found, naming the project, rule or token, and its effect.
+    pub message: String,
+}
+
+/// The seal of one row: `values` are its sealed columns in a fixed order, `extra` further
+/// strings bound to it (a token's scope).
+fn seal_of(key: &[u8; 32], table: &str, values: &[ValueRef<'_>], extra: &[&str]) -> [u8; 32] {
+    let mut h = blake3::Hasher::new_keyed(key);
+    h.update(b"sluice.seal.v1\0");
+    put_str(&mut h, Some(table));
+    h.update(&(values.len() as u64).to_be_bytes());
+    for value in values {
+        match value {
+            ValueRef::Null => h.update(&[0]),
+            ValueRef::Integer(i) => h.update(&[1]).update(&i.to_be_bytes()),
+            ValueRef::Real(f) => h.update(&[2]).update(&f.to_bits().to_be_bytes()),
+            ValueRef::Text(t) => h.update(&[3]).update(&(t.len() as u64).to_be_bytes()).update(t),
+            ValueRef::Blob(b) => h.update(&[4]).update(&(b.len() as u64).to_be_bytes()).update(b),
+        };
+    }
+    h.update(&(extra.len() as u64).to_be_bytes());
+    for e in extra {
+        put_str(&mut h, Some(e));
+    }
+    *h.finalize().as_bytes()
+}
+
+/// The seal of the first `n` columns of `row`.
+fn seal_of_row(
+    key: &[u8; 32],
+    table: &str,
+    row: &Row<'_>,
+    n: usize,
+    extra: &[&str],
+) -> rusqlite::Result<[u8; 32]> {
+    let values = (0..n).map(|i| row.get_ref(i)).collect::<rusqlite::Result<Vec<_>>>()?;
+    Ok(seal_of(key, table, &values, extra))
+}
+
+/// Whether `stored` (a seal column, maybe NULL) is the seal `computed`.
+fn matches(computed: &[u8; 32], stored: Option<&[u8]>) -> bool {
+    stored.is_some_and(|s| bool::from(computed.as_slice().ct_eq(s)))
+}
+
+fn kv_seal(key: &[u8; 32], name: &str, value: &str) -> [u8; 32] {
+    seal_of(key, "kv", &[ValueRef::Text(name.as_bytes()), ValueRef::Text(value.as_bytes())], &[])
+}
+
+fn seal_name(key: &str) -> String {
+    format!("seal:{key}")
+}
+
+/// Writes a sealed kv value in the caller's transaction.
+pub(crate) fn kv_put_sealed(
+    conn: &Connection,
+    key: &[u8; 32],
+    name: &str,
+    value: &str,
+) -> Result<(), StoreError> {
+    let mut stmt = conn.prepare_cached(
+        "INSERT INTO kv (key, value) VALUES (?1, ?2)
+         ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+    )?;
+    stmt.execute(params![name, value])?;
+    stmt.execute(params![seal_name(name), to_hex(&kv_seal(key, name, value))])?;
+    Ok(())
+}
+
+/// A sealed kv value: `Ok(Some)` when present with a good seal, `Ok(None)` when the value is
+/// missing or its seal is missing or wrong.
+pub(crate) fn kv_get_sealed(
+    conn: &Connection,
+    key: &[u8; 32],
+    name: &str,
+) -> Result<Option<String>, StoreError> {
+    let mut stmt = conn.prepare_cached("SELECT value FROM kv WHERE key = ?1")?;
+    let value: Option<String> = stmt.query_row([name], |r| r.get(0)).optional()?;
+    let seal: Option<String> = stmt.query_row([seal_name(name)], |r| r.get(0)).optional()?;
+    let (Some(value), Some(seal)) = (value, seal) else { return Ok(None) };
+    let good = from_hex(&seal).is_some_and(|s| matches(&kv_seal(key, name, &value), Some(&s)));
+    Ok(good.then_some(value))
+}
+
+/// A table whose rows carry a `seal` column, and how a row's seal is computed.
+#[derive(Clone, Copy)]
+pub(crate) struct SealedTable {
+    pub table: &'static str,
+    /// The key column.
+    pub id: &'static str,
+    /// The sealed columns, in order.
+    pub columns: &'static str,
+    pub n_columns: usize,
+    /// Whether the token's scope rows are bound too.
+    pub scope: bool,
+}
+
+impl SealedTable {
+    /// The seal `row` (its first `n_columns` columns) should carry.
+    pub(crate) fn compute(
+        &self,
+        conn: &Connection,
+        key: &[u8; 32],
+        row: &Row<'_>,
+    ) -> Result<[u8; 32], StoreError> {
+        let scope = if self.scope {
+            let id: String = row.get(0)?;
+            scope_of(conn, &id)?
+        } else {
+            Vec::new()
+        };
+        let scope: Vec<&str> = scope.iter().map(String::as_str).collect();
+        Ok(seal_of_row(key, self.table, row, self.n_columns, &scope)?)
+    }
+
+    /// Whether the row `id` carries the seal it should (false when it is missing).
+    pub(crate) fn verify(
+        &self,
+        conn: &Connection,
+        key: &[u8; 32],
+        id: &dyn rusqlite::ToSql,
+    ) -> Result<bool, StoreError> {
+        let sql =
+            format!("SELECT {}, seal FROM {} WHERE {} = ?1", self.columns, self.table, self.id);
+        let mut stmt = conn.prepare_cached(&sql)?;
+        let mut rows = stmt.query([id])?;
+        let Some(row) = rows.next()? else { return Ok(false) };
+        let computed = self.compute(conn, key, row)?;
+        let stored: Option<Vec<u8>> = row.get(self.n_columns)?;
+        Ok(matches(&computed, stored.as_deref()))
+    }
+
+    /// Recomputes the seal of row `id` after a legitimate write, in the caller's transaction.
+    pub(crate) fn reseal(
+        &self,
+        conn: &Connection,
+        key: &[u8; 32],
+        id: &dyn rusqlite::ToSql,
+    ) -> Result<(), StoreError> {
+        let sql = format!("SELECT {} FROM {} WHERE {} = ?1", self.columns, self.table, self.id);
+        let seal = {
+            let mut stmt = conn.prepare_cached(&sql)?;
+            let mut rows = stmt.query([id])?;
+            let Some(row) = rows.next()? else { return Ok(()) };
+            self.compute(conn, key, row)?
+        };
+        conn.prepare_cached(&format!(
+            "UPDATE {} SET seal = ?2 WHERE {} = ?1",
+            self.table, self.id
+        ))?
+        .execute(params![id, &seal[..]])?;
+        Ok(())
+    }
+
+    /// Every row's key and whether its seal verifies.
+    pub(crate) fn check_all(
+        &self,
+        conn: &Connection,
+        key: &[u8; 32],
+    ) -> Result<Vec<(String, bool)>, StoreError> {
+        let sql = format!("SELECT {}, seal FROM {} ORDER BY {}", self.columns, self.table, self.id);
+        let mut stmt = conn.prepare(&sql)?;
+        let mut rows = stmt.query([])?;
+        let mut out = Vec::new();
+        while let Some(row) = rows.next()? {
+            let computed = self.compute(conn, key, row)?;
+            let stored: Option<Vec<u8>> = row.get(self.n_columns)?;
+            let id = match row.get_ref(0)? {
+                ValueRef::Integer(i) => i.to_string(),
+                other => other.as_str().unwrap_or("?").to_owned(),
+            };
+            out.push((id, matches(&computed, stored.as_deref())));
+        }
+        Ok(out)
+    }
+
+    /// Reseals every row (the migration's first sealing, or the user's `reseal`).
+    pub(crate) fn reseal_all(
+        &self,
+        conn: &Connection,
+        key: &[u8; 32],
+    ) -> Result<usize, StoreError> {
+        let ids: Vec<rusqlite::types::Value> = {
+            let mut stmt = conn.prepare(&format!("SELECT {} FROM {}", self.id, self.table))?;
+            stmt.query_map([], |r| r.get(0))?.collect::<Result<_, _>>()?
+        };
+        for id in &ids {
+            self.reseal(conn, key, id)?;
+        }
+        Ok(ids.len())
+    }
+}
+
+/// A token's scope rows, sorted, as its seal binds them.
+fn scope_of(conn: &Connection, token: &str) -> Result<Vec<String>, StoreError> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT project_id FROM token_scopes WHERE token_id = ?1 ORDER BY project_id",
+    )?;
+    let ids = stmt.query_map([token], |r| r.get(0))?;
+    Ok(ids.collect::<Result<_, _>>()?)
+}
+
+/// The project rows: every column but `updated_ms` (the root, the modes, the lists, the state).
+pub(crate) const PROJECTS: SealedTable = SealedTable {
+    table: "projects",
+    id: "id",
+    columns: "id, name, root, access, exec, state, state_reason, shield_patterns, root_dev, \
+              root_ino, created_ms, ask_deletes, ask_writes, network_mode, autorun_rules, \
+              hide_paths, unhide_paths, grants, sockets, require_full, network",
+    n_columns: 21,
+    scope: false,
+};
+
+/// The allow rules: the whole rule.
+pub(crate) const RULES: SealedTable = SealedTable {
+    table: "allow_rules",
+    id: "id",
+    columns: "id, project_id, argv, created_ms, cwd, env, content, added_from, asked_by",
+    n_columns: 9,
+    scope: false,
+};
+
+/// The tokens: all but `last_used_ms` (written on use), and their scope rows.
+pub(crate) const TOKENS: SealedTable = SealedTable {
+    table: "tokens",
+    id: "id",
+    columns: "id, label, hash, all_projects, created_ms, expires_ms, revoked_ms, self_limit, \
+              self_limited_ms",
+    n_columns: 9,
+    scope: true,
+};
+
+/// Whether a write of a sealed row first checks the row it changes.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Before {
+    /// The row must verify: an ordinary change never blesses what was edited outside Sluice.
+    MustVerify,
+    /// A new row, or a change that only narrows (a revocation), sealed whatever it was.
+    Any,
+}
+
+impl Store {
+    /// Gives the store the install secret's seal key, and on the first start after the schema
+    /// 14 migration seals the state as it is. Every process that writes sealed state (the
+    /// engine, the CLI) calls it right after loading the secret.
+    pub fn attach_secret(&self, secret: &InstallSecret) -> Result<(), StoreError> {
+        let key = secret.seal_key();
+        if !self.sealed_schema {
+            let _ = self.seal_key.set(key);
+            return Ok(());
+        }
+        let mut conn = self.conn();
+        let tx = conn.transaction()?;
+        let marker: Option<String> = tx
+            .query_row("SELECT value FROM kv WHERE key = ?1", [MARKER_KEY], |r| r.get(0))
+            .optional()?;
+        if marker.as_deref() == Some(PENDING) {
+            // A database just migrated from schema 13 holds no seal at all. One that does had
+            // its record reset to `pending` by hand: it is not sealed as it is, so its edits
+            // stay findings (and the marker one) until the user reseals.
+            if holds_seals(&tx)? {
+                tracing::warn!("the seal record was reset in a sealed database; not resealing it");
+            } else {
+                let (p, r, t) = seal_everything(&tx, &key, false)?;
+                tracing::info!(projects = p, rules = r, tokens = t, "sealed the state");
+            }
+        }
+        tx.commit()?;
+        drop(conn);
+        let _ = self.seal_key.set(key);
+        Ok(())
+    }
+
+    /// The seal key when the schema has seals; an error when the secret was never attached.
+    pub(crate) fn sealing(&self) -> Result<Option<&[u8; 32]>, StoreError> {
+        if !self.sealed_schema {
+            return Ok(None);
+        }
+        match self.seal_key.get() {
+            Some(key) => Ok(Some(key)),
+            None => Err(StoreError::Secret(
+                "the install secret is not loaded, so sealed state can be neither read nor written"
+                    .into(),
+            )),
+        }
+    }
+
+    /// A sealed flag (the stop, the pause): `None` when it is missing or its seal does not
+    /// match — the caller then assumes the safe value.
+    pub fn sealed_flag(&self, name: &str) -> Result<Option<bool>, StoreError> {
+        let Some(key) = self.sealing()? else { return self.kv_get_bool(name) };
+        let value = kv_get_sealed(&self.conn(), key, name)?;
+        match value.as_deref() {
+            None => Ok(None),
+            Some("true") => Ok(Some(true)),
+            Some("false") => Ok(Some(false)),
+            Some(other) => {
+                Err(StoreError::Corrupt(format!("kv {name:?} is not a bool: {other:?}")))
+            }
+        }
+    }
+
+    /// Sets a sealed flag.
+    pub fn set_sealed_flag(&self, name: &str, value: bool) -> Result<(), StoreError> {
+        let text = if value { "true" } else { "false" };
+        let Some(key) = self.sealing()? else { return self.kv_set(name, text) };
+        // One transaction, so another process never reads the value without its seal.
+        let mut conn = self.conn();
+        let tx = conn.transaction()?;
+        kv_put_sealed(&tx, key, name, text)?;
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// Runs `write` on row `id` of `table` in one transaction and reseals the row after it.
+    pub(crate) fn write_sealed<T>(
+        &self,
+        table: &SealedTable,
+        id: &str,
+        before: Before,
+        write: impl FnOnce(&rusqlite::Transaction<'_>) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        let key = self.sealing()?;
+        let mut conn = self.conn();
+        let tx = conn.transaction()?;
+        if let Some(key) = key
+            && before == Before::MustVerify
+            && exists(&tx, table, id)?
+            && !table.verify(&tx, key, &id)?
+        {
+            return Err(tampered_error(table, id));
+        }
+        let out = write(&tx)?;
+        if let Some(key) = key {
+            table.reseal(&tx, key, &id)?;
+        }
+        tx.commit()?;
+        Ok(out)
+    }
+
+    /// Whether row `id` of `table` carries a good seal (always, before schema 14).
+    pub(crate) fn row_sealed(
+        &self,
+        conn: &Connection,
+        table: &SealedTable,
+        id: &dyn rusqlite::ToSql,
+    ) -> Result<bool, StoreError> {
+        match self.sealing()? {
+            None => Ok(true),
+            Some(key) => table.verify(conn, key, id),
+        }
+    }
+
+    /// Everything sealed that does not verify, with what Sluice does about each.
+    pub fn integrity(&self) -> Result<Vec<IntegrityFinding>, StoreError> {
+        let Some(key) = self.sealing()? else { return Ok(Vec::new()) };
+        let conn = self.conn();
+        let mut found = Vec::new();
+        let marker = kv_get_sealed(&conn, key, MARKER_KEY)?;
+        if marker.as_deref() != Some(SEALED) {
+            found.push(IntegrityFinding {
+                kind: FindingKind::Marker,
+                subject: MARKER_KEY.into(),
+                message: "the record that Sluice's state is sealed was removed or changed \
+                          outside Sluice; every seal is still checked"
+                    .into(),
+            });
+        }
+        for (id, good) in PROJECTS.check_all(&conn, key)? {
+            if !good {
+                let name: String =
+                    conn.query_row("SELECT name FROM projects WHERE id = ?1", [&id], |r| r.get(0))?;
+                found.push(IntegrityFinding {
+                    kind: FindingKind::Project,
+                    message: format!(
+                        "project {name:?} ({id}) was changed outside Sluice (its seal does not \
+                         match): it is unavailable. Remove it and add its folder again, or accept \
+                         it as it is now with `sluice doctor --reseal`"
+                    ),
+                    subject: id,
+                });
+            }
+        }
+        for (id, good) in RULES.check_all(&conn, key)? {
+            if !good {
+                let (project, argv): (String, String) = conn.query_row(
+                    "SELECT coalesce(p.name, r.project_id), r.argv FROM allow_rules r
+                     LEFT JOIN projects p ON p.id = r.project_id WHERE r.id = ?1",
+                    [&id],
+                    |r| Ok((r.get(0)?, r.get(1)?)),
+                )?;
+                let argv = sluice_core::text::visible(&argv).into_owned();
+                found.push(IntegrityFinding {
+                    kind: FindingKind::AllowRule,
+                    message: format!(
+                        "allow rule {id} of project {project:?} ({argv}) was added or changed \
+                         outside Sluice (its seal does not match): it is ignored, so the command \
+                         asks. Remove it (`sluice rules remove {id}`), or accept it with `sluice doctor \
+                         --reseal`"
+                    ),
+                    subject: id,
+                });
+            }
+        }
+        for (id, good) in TOKENS.check_all(&conn, key)? {
+            if !good {
+                let label: String =
+                    conn.query_row("SELECT label FROM tokens WHERE id = ?1", [&id], |r| r.get(0))?;
+                found.push(IntegrityFinding {
+                    kind: FindingKind::Token,
+                    message: format!(
+                        "token {label:?} ({id}) was changed outside Sluice (its scope, expiry, \
+                         revocation or limit; its seal does not match): it is refused. Revoke it \
+                         and create a new one, or accept it with `sluice doctor --reseal`"
+                    ),
+                    subject: id,
+                });
+            }
+        }
+        for (name, kind, effect) in [
+            (
+                STOPPED_KEY,
+                FindingKind::Stop,
+                "the emergency stop was removed or changed outside Sluice: the stop stays on \
+                 until you lift it with `sluice resume`",
+            ),
+            (
+                PAUSED_KEY,
+                FindingKind::Pause,
+                "the pause was removed or changed outside Sluice: AI access stays paused until \
+                 you resume it",
+            ),
+        ] {
+            if kv_get_sealed(&conn, key, name)?.is_none() {
+                found.push(IntegrityFinding { kind, subject: name.into(), message: effect.into() });
+            }
+        }
+        let head: Option<String> = conn
+            .query_row("SELECT value FROM kv WHERE key = ?1", [crate::audit::HEAD_KEY], |r| {
+                r.get(0)
+            })
+            .optional()?;
+        let entries: i64 = conn.query_row("SELECT count(*) FROM audit", [], |r| r.get(0))?;
+        if (head.is_some() || entries > 0)
+            && kv_get_sealed(&conn, key, crate::audit::HEAD_KEY)?.is_none()
+        {
+            found.push(IntegrityFinding {
+                kind: FindingKind::AuditHead,
+                subject: crate::audit::HEAD_KEY.into(),
+                message: "the record of the newest audit entry was removed or changed outside \
+                          Sluice: entries may have been cut from the log; `sluice audit verify` \
+                          says where"
+                    .into(),
+            });
+        }
+        Ok(found)
+    }
+
+    /// The user's "accept the state as it is now": every row and value is sealed again, except
+    /// that a stop or pause whose record was removed or broken is sealed as *on* (accepting
+    /// never lifts one). Returns what was found before, i.e. what was accepted.
+    pub fn reseal(&self) -> Result<Vec<IntegrityFinding>, StoreError> {
+        let found = self.integrity()?;
+        let Some(key) = self.sealing()? else { return Ok(found) };
+        let mut conn = self.conn();
+        let tx = conn.transaction()?;
+        seal_everything(&tx, key, true)?;
+        tx.commit()?;
+        Ok(found)
+    }
+}
+
+/// Seals every row and value and marks sealing begun. `keep_safe`: a stop or pause without a
+/// good seal is sealed as on (the user's reseal); otherwise as stored, off when absent (the
+/// first sealing after the upgrade, which trusts the database it upgrades).
+fn seal_everything(
+    tx: &Connection,
+    key: &[u8; 32],
+    keep_safe: bool,
+) -> Result<(usize, usize, usize), StoreError> {
+    let counts =
+        (PROJECTS.reseal_all(tx, key)?, RULES.reseal_all(tx, key)?, TOKENS.reseal_all(tx, key)?);
+    for name in [STOPPED_KEY, PAUSED_KEY] {
+        let value = if keep_safe {
+            kv_get_sealed(tx, key, name)?.unwrap_or_else(|| "true".into())
+        } else {
+            tx.query_row("SELECT value FROM kv WHERE key = ?1", [name], |r| r.get(0))
+                .optional()?
+                .unwrap_or_else(|| "false".into())
+        };
+        kv_put_sealed(tx, key, name, &value)?;
+    }
+    let head: Option<String> = tx
+        .query_row("SELECT value FROM kv WHERE key = ?1", [crate::audit::HEAD_KEY], |r| r.get(0))
+        .optional()?;
+    if let Some(head) = head {
+        kv_put_sealed(tx, key, crate::audit::HEAD_KEY, &head)?;
+    }
+    kv_put_sealed(tx, key, MARKER_KEY, SEALED)?;
+    Ok(counts)
+}
+
+/// Whether any seal exists: a row's seal column or a sealed kv value.
+fn holds_seals(conn: &Connection) -> Result<bool, StoreError> {
+    Ok(conn.query_row(
+        "SELECT EXISTS (SELECT 1 FROM projects WHERE seal IS NOT NULL)
+             OR EXISTS (SELECT 1 FROM allow_rules WHERE seal IS NOT NULL)
+             OR EXISTS (SELECT 1 FROM tokens WHERE seal IS NOT NULL)
+             OR EXISTS (SELECT 1 FROM kv WHERE key LIKE 'seal:%')",
+        [],
+        |r| r.get(0),
+    )?)
+}
+
+fn exists(conn: &Connection, table: &SealedTable, id: &str) -> Result<bool, StoreError> {
+    let sql = format!("SELECT EXISTS (SELECT 1 FROM {} WHERE {} = ?1)", table.table, table.id);
+    Ok(conn.query_row(&sql, [id], |r| r.get(0))?)
+}
+
+fn tampered_error(table: &SealedTable, id: &str) -> StoreError {
+    let what = match table.table {
+        "projects" => "project",
+        "tokens" => "token",
+        _ => "allow rule",
+    };
+    StoreError::Forbidden(format!(
+        "{what} {id} was changed outside Sluice (its seal does not match), so Sluice will not \
+         change it further; `sluice doctor` shows what was found: remove it, or accept it as it \
+         is with `sluice doctor --reseal`"
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Values are type-tagged and length-prefixed, and the table and the extra strings are
+    /// bound too: no two different rows share a seal.
+    #[test]
+    fn no_two_rows_encode_alike() {
+        let key = [1u8; 32];
+        let t = |s: &'static str| ValueRef::Text(s.as_bytes());
+        let seals = [
+            seal_of(&key, "projects", &[t("ab"), t("c")], &[]),
+            seal_of(&key, "projects", &[t("a"), t("bc")], &[]),
+            seal_of(&key, "projects", &[t(""), ValueRef::Null], &[]),
+            seal_of(&key, "projects", &[ValueRef::Null, t("")], &[]),
+            seal_of(&key, "projects", &[ValueRef::Integer(1), ValueRef::Null], &[]),
+            seal_of(&key, "projects", &[t("1"), ValueRef::Null], &[]),
+            seal_of(&key, "projects", &[ValueRef::Blob(b"1"), ValueRef::Null], &[]),
+            seal_of(&key, "tokens", &[t("ab"), t("c")], &[]),
+            seal_of(&key, "tokens", &[t("ab"), t("c")], &["proj_a"]),
+            seal_of(&key, "tokens", &[t("ab")], &["c"]),
+            seal_of(&[2u8; 32], "projects", &[t("ab"), t("c")], &[]),
+        ];
+        for (i, a) in seals.iter().enumerate() {
+            assert!(seals[i + 1..].iter().all(|b| a != b), "seal {i} collides");
+        }
+    }
+}
