@@ -196,6 +196,17 @@ impl Drop for Server {
     }
 }
 
+/// `cmd` (a `sluice` command) started as `sluice stdio` with `token`, its stdin and stdout piped.
+pub fn stdio_bridge(mut cmd: Command, token: &str) -> Child {
+    cmd.arg("stdio")
+        .env("SLUICE_TOKEN", token)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start sluice stdio")
+}
+
 /// A raw HTTP/1.1 exchange, so tests control every header byte (Host, duplicates, versions).
 pub struct Reply {
     pub status: u16,

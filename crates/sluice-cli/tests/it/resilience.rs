@@ -181,15 +181,7 @@ fn pe01_pause_applies_to_stdio_clients_too() {
     sb.add_project();
     let token = sb.token("stdio", &[]);
     let _server = sb.serve();
-    let mut child = sb
-        .cmd()
-        .arg("stdio")
-        .env("SLUICE_TOKEN", &token)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = stdio_bridge(sb.cmd(), &token);
     let mut stdin = child.stdin.take().unwrap();
     let stdout = child.stdout.take().unwrap();
     let (tx, rx) = std::sync::mpsc::channel();

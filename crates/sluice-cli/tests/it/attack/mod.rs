@@ -224,15 +224,7 @@ impl Rig {
     }
 
     fn stdio(&self, body: &str) -> Value {
-        let mut child = self
-            .cmd()
-            .env("SLUICE_TOKEN", &self.token)
-            .arg("stdio")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
+        let mut child = stdio_bridge(self.cmd(), &self.token);
         let mut stdin = child.stdin.take().unwrap();
         let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
         writeln!(stdin, "{}", initialize_body()).unwrap();
