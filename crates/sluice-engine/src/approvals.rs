@@ -511,9 +511,11 @@ mod tests {
     /// cancels, many times over; each time exactly one outcome holds, and it is the one the
     /// waiting call got and the record says.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn racing_decisions_and_a_cancel_end_in_exactly_one_outcome() {
+    async fn ap02_racing_decisions_and_a_cancel_end_in_exactly_one_outcome() {
         let (_tmp, engine, caller) = demo();
-        for round in 0..60 {
+        // 600 rounds under `cargo xtask attack --long`.
+        let long = std::env::var_os("SLUICE_ATTACK_LONG").is_some_and(|v| v == "1");
+        for round in 0..if long { 600 } else { 60 } {
             let cancel = CancellationToken::new();
             let asker = engine.clone();
             let (c, token) = (caller.clone(), cancel.clone());
@@ -526,7 +528,7 @@ mod tests {
                     summary: format!("delete round-{round}"),
                     tally: None,
                     asked_because: "deletes ask".into(),
-                    fingerprint: [round as u8; 32],
+                    fingerprint: blake3::hash(&(round as u64).to_le_bytes()).into(),
                 };
                 asker.ask(req, token, |_| {}).await.unwrap()
             });

@@ -873,6 +873,10 @@ mod tests {
             assert_eq!(alive(&marker), 0, "round {round}: a job's process outlived the stop");
             engine.resume().unwrap();
         }
+        eprintln!(
+            "PE-02: {rounds} engine rounds, {started} job starts before the stop, \
+             {refused_after} refused after it, 0 processes left"
+        );
         // Not timing assertions: only that the race really ran both ways.
         assert!(started > 0, "no start ever won the race");
         assert!(refused_after > 0, "no start ever came after the stop");
