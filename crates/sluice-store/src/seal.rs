@@ -342,31 +342,27 @@ impl Store {
         let marker: Option<String> = tx
             .query_row("SELECT value FROM kv WHERE key = ?1", [MARKER_KEY], |r| r.get(0))
             .optional()?;
-        let record = if marker.as_deref() == Some(PENDING) {
+        if marker.as_deref() == Some(PENDING) {
             // A database just migrated from schema 13 holds no seal at all. One that does had
             // its record reset to `pending` by hand; one whose secret says sealing began was
             // put back to before it (stripped, or its schema version set back). Neither is
             // sealed as it is: its edits stay findings until the user reseals.
             if storage_sealed {
                 tracing::warn!("the database was reset to before sealing; not sealing it");
-                false
             } else if holds_seals(&tx)? {
                 tracing::warn!("the seal record was reset in a sealed database; not resealing it");
-                false
             } else {
                 let (p, r, t) = seal_everything(&tx, &key, false)?;
                 tracing::info!(projects = p, rules = r, tokens = t, "sealed the state");
-                true
             }
-        } else {
-            // Sealed by a Sluice that did not yet record it with the secret.
-            !storage_sealed && kv_get_sealed(&tx, &key, MARKER_KEY)?.as_deref() == Some(SEALED)
-        };
+        }
         tx.commit()?;
         drop(conn);
-        // After the commit: a crash in between leaves a sealed database and an unmarked secret,
-        // which the next start marks; the other order would leave a false `seal-reset`.
-        let recorded = record && secret.record_sealing()?;
+        // Sealing has begun for this database now, or did before (maybe under a Sluice that
+        // did not record it): the secret's storage records it once. After the commit, so a
+        // crash in between leaves a sealed database and an unmarked secret, which the next
+        // start marks; the other order would leave a false `seal-reset`.
+        let recorded = !storage_sealed && secret.record_sealing()?;
         self.secret_says_sealed.store(storage_sealed || recorded, Ordering::Relaxed);
         let _ = self.seal_key.set(key);
         Ok(())
