@@ -141,7 +141,7 @@ fn open(app: &AppHandle, view: Option<&str>) -> tauri::Result<()> {
         config.url = tauri::WebviewUrl::App(format!("index.html#{view}").into());
     }
     let window = tauri::WebviewWindowBuilder::from_config(app, &config)?
-        .on_navigation(|url| is_own_page(url))
+        .on_navigation(is_own_page)
         .on_new_window(|_, _| tauri::webview::NewWindowResponse::Deny)
         .build()?;
     window.set_focus()

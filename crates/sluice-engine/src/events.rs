@@ -9,7 +9,8 @@ pub enum EngineEvent {
     ProjectsChanged,
     /// A token was created, revoked or expired.
     TokensChanged,
-    /// AI access was paused or resumed.
+    /// AI access was paused or resumed, or the integrity findings changed (a reseal or a fix
+    /// from the CLI): the window reloads the app state and the tray redraws.
     AccessChanged { paused: bool },
     /// A project's root folder moved, vanished or was replaced.
     ProjectRootLost { id: ProjectId, reason: String },

@@ -163,6 +163,9 @@ struct Cache {
     paused: bool,
     /// The emergency stop (persisted; only an explicit resume lifts it).
     stopped: bool,
+    /// What the integrity findings were about at the last reload, to tell the window when
+    /// they change (a reseal or a fix from the CLI).
+    findings: Vec<(FindingKind, String)>,
 }
 
 pub struct Engine {
@@ -243,6 +246,7 @@ impl Engine {
                 tokens: HashMap::new(),
                 paused: false,
                 stopped: false,
+                findings: Vec::new(),
             }),
             workspaces: Mutex::new(HashMap::new()),
             mutations: Mutex::new(HashMap::new()),
@@ -399,11 +403,20 @@ impl Engine {
             let paused = self.store.sealed_flag(KV_PAUSED).map_err(store_failure)?.unwrap_or(true);
             let stopped =
                 self.store.sealed_flag(exec::KV_STOPPED).map_err(store_failure)?.unwrap_or(true);
-            if (paused || stopped) != (cache.paused || cache.stopped)
+            let findings: Vec<_> = self
+                .store
+                .integrity()
+                .map_err(store_failure)?
+                .into_iter()
+                .map(|f| (f.kind, f.subject))
+                .collect();
+            if ((paused || stopped) != (cache.paused || cache.stopped)
+                || findings != cache.findings)
                 && cache.data_version != i64::MIN
             {
                 self.emit(EngineEvent::AccessChanged { paused: paused || stopped });
             }
+            cache.findings = findings;
             cache.stopped = stopped;
             cache.projects = projects;
             cache.tokens = tokens.into_iter().map(|t| (t.hash, t)).collect();

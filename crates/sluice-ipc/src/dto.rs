@@ -128,7 +128,8 @@ pub struct SecretInfo {
 #[serde(rename_all = "camelCase")]
 pub struct IntegrityFindingDto {
     /// Stable: `project-seal`, `allow-rule-seal`, `token-seal`, `stop-seal`, `pause-seal`,
-    /// `audit-head-seal`, `seal-marker`.
+    /// `audit-head-seal`, `seal-marker`, `seal-reset` (the database was put back to before
+    /// sealing: everything sealed in it is held broken).
     pub code: String,
     /// The project's or token's id, the rule's number, or the record's key.
     pub subject: String,

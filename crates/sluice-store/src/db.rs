@@ -2,6 +2,7 @@
 //! migrations with a backup taken before any of them touches an existing database.
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
 use std::sync::{Mutex, MutexGuard, OnceLock};
 use std::time::Duration;
 
@@ -30,6 +31,8 @@ pub struct Store {
     pub(crate) seal_key: OnceLock<SealKey>,
     /// Whether the schema has seal columns (a test may open an older version).
     pub(crate) sealed_schema: bool,
+    /// Whether the install secret's own storage records that sealing began ([`crate::seal`]).
+    pub(crate) secret_says_sealed: AtomicBool,
 }
 
 // The engine shares one `Store` between its async tasks and threads.
@@ -84,6 +87,7 @@ impl Store {
             data_dir,
             seal_key: OnceLock::new(),
             sealed_schema: version >= SEALED_SCHEMA,
+            secret_says_sealed: AtomicBool::new(false),
         })
     }
 

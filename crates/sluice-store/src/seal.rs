@@ -16,9 +16,15 @@
 //!
 //! Sealing begins at the first [`Store::attach_secret`] after the schema 14 migration, which
 //! leaves the marker `pending`: the rows present then are sealed as they are (an upgrade trusts
-//! the database it upgrades). From then on a missing seal is a broken one. A `pending` marker in
-//! a database that already holds seals was put back by hand and seals nothing; one in a
-//! database stripped of every seal cannot be told from an upgrade (docs/SECURITY.md).
+//! the database it upgrades), and the install secret's stored form (keychain entry or file)
+//! then gains a marker of its own ([`crate::secret::SEALED_SUFFIX`]). From then on a missing
+//! seal is a broken one. Nothing in the database can tell a stripped database (every seal
+//! removed, `pending` written back, or the schema version put back to 13) from an upgrade; the
+//! secret's marker can: with it, `pending` seals nothing and is the finding `seal-reset`, and
+//! everything sealed reads as broken until the user reseals. A `pending` marker in a database
+//! that still holds seals seals nothing either.
+
+use std::sync::atomic::Ordering;
 
 use rusqlite::types::ValueRef;
 use rusqlite::{Connection, OptionalExtension, Row, params};
@@ -54,6 +60,8 @@ pub enum FindingKind {
     Pause,
     AuditHead,
     Marker,
+    /// The database was put back to before sealing while the secret's storage says it began.
+    Reset,
 }
 
 impl FindingKind {
@@ -66,6 +74,7 @@ impl FindingKind {
             FindingKind::Pause => "pause-seal",
             FindingKind::AuditHead => "audit-head-seal",
             FindingKind::Marker => "seal-marker",
+            FindingKind::Reset => "seal-reset",
         }
     }
 }
@@ -318,14 +327,16 @@ pub(crate) enum Before {
 
 impl Store {
     /// Gives the store the install secret's seal key, and on the first start after the schema
-    /// 14 migration seals the state as it is. Every process that writes sealed state (the
-    /// engine, the CLI) calls it right after loading the secret.
+    /// 14 migration seals the state as it is and records in the secret's storage that it did.
+    /// Every process that writes sealed state (the engine, the CLI) calls it right after
+    /// loading the secret. An error when the secret's storage refuses that record.
     pub fn attach_secret(&self, secret: &InstallSecret) -> Result<(), StoreError> {
         let key = secret.seal_key();
         if !self.sealed_schema {
             let _ = self.seal_key.set(key);
             return Ok(());
         }
+        let storage_sealed = secret.storage_says_sealed();
         let mut conn = self.conn();
         let tx = conn.transaction()?;
         let marker: Option<String> = tx
@@ -333,9 +344,12 @@ impl Store {
             .optional()?;
         if marker.as_deref() == Some(PENDING) {
             // A database just migrated from schema 13 holds no seal at all. One that does had
-            // its record reset to `pending` by hand: it is not sealed as it is, so its edits
-            // stay findings (and the marker one) until the user reseals.
-            if holds_seals(&tx)? {
+            // its record reset to `pending` by hand; one whose secret says sealing began was
+            // put back to before it (stripped, or its schema version set back). Neither is
+            // sealed as it is: its edits stay findings until the user reseals.
+            if storage_sealed {
+                tracing::warn!("the database was reset to before sealing; not sealing it");
+            } else if holds_seals(&tx)? {
                 tracing::warn!("the seal record was reset in a sealed database; not resealing it");
             } else {
                 let (p, r, t) = seal_everything(&tx, &key, false)?;
@@ -344,6 +358,12 @@ impl Store {
         }
         tx.commit()?;
         drop(conn);
+        // Sealing has begun for this database now, or did before (maybe under a Sluice that
+        // did not record it): the secret's storage records it once. After the commit, so a
+        // crash in between leaves a sealed database and an unmarked secret, which the next
+        // start marks; the other order would leave a false `seal-reset`.
+        let recorded = !storage_sealed && secret.record_sealing()?;
+        self.secret_says_sealed.store(storage_sealed || recorded, Ordering::Relaxed);
         let _ = self.seal_key.set(key);
         Ok(())
     }
@@ -435,12 +455,27 @@ impl Store {
         let mut found = Vec::new();
         let marker = kv_get_sealed(&conn, key, MARKER_KEY)?;
         if marker.as_deref() != Some(SEALED) {
-            found.push(IntegrityFinding {
-                kind: FindingKind::Marker,
-                subject: MARKER_KEY.into(),
-                message: "the record that Sluice's state is sealed was removed or changed \
-                          outside Sluice; every seal is still checked"
-                    .into(),
+            found.push(if self.secret_says_sealed.load(Ordering::Relaxed) {
+                IntegrityFinding {
+                    kind: FindingKind::Reset,
+                    subject: MARKER_KEY.into(),
+                    message: "the database was reset outside Sluice to how it was before its \
+                              state was sealed (its seals removed, or an older copy or schema \
+                              put back), while the install secret records that sealing began: \
+                              nothing sealed in it is trusted. Projects are unavailable, allow \
+                              rules ignored, tokens refused, the stop and the pause on. If you \
+                              restored or replaced the database yourself, review it and accept \
+                              it with `sluice doctor --reseal`"
+                        .into(),
+                }
+            } else {
+                IntegrityFinding {
+                    kind: FindingKind::Marker,
+                    subject: MARKER_KEY.into(),
+                    message: "the record that Sluice's state is sealed was removed or changed \
+                              outside Sluice; every seal is still checked"
+                        .into(),
+                }
             });
         }
         for (id, good) in PROJECTS.check_all(&conn, key)? {
@@ -517,8 +552,9 @@ impl Store {
                 r.get(0)
             })
             .optional()?;
-        let entries: i64 = conn.query_row("SELECT count(*) FROM audit", [], |r| r.get(0))?;
-        if (head.is_some() || entries > 0)
+        let entries: bool =
+            conn.query_row("SELECT EXISTS (SELECT 1 FROM audit)", [], |r| r.get(0))?;
+        if (head.is_some() || entries)
             && kv_get_sealed(&conn, key, crate::audit::HEAD_KEY)?.is_none()
         {
             found.push(IntegrityFinding {

@@ -13,6 +13,11 @@
 //!
 //! Where the secret lives is recorded in the kv table, so a later start knows what to expect
 //! and does not switch sources behind the user's back.
+//!
+//! The stored form is the secret in hex, followed by [`SEALED_SUFFIX`] once this data folder's
+//! state has been sealed ([`crate::seal`]): that fact must live where the secret lives, since
+//! anything in the database can be put back by whoever edits it (case PC-02). The bare form
+//! (every secret stored before) is still read.
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -35,45 +40,138 @@ pub const SECRET_FILE: &str = "install-secret";
 pub const KEYCHAIN_TIMEOUT: Duration = Duration::from_secs(2);
 /// The kv key recording where the secret lives: `keychain` or `file`.
 const SOURCE_KEY: &str = "sluice.secret.source";
+/// What follows the hex in the stored form once the data folder's state was sealed.
+pub const SEALED_SUFFIX: &str = ":sealed";
 
-/// The install secret. Zeroed on drop; never printed.
-pub struct InstallSecret([u8; 32]);
+/// The install secret, and where it was loaded from. Zeroed on drop; never printed.
+pub struct InstallSecret {
+    bytes: [u8; 32],
+    /// Where it is kept; `None` for one made in memory (tests, a restore tool), which can
+    /// record nothing.
+    kept: Option<Kept>,
+}
+
+/// Where a loaded secret is kept, and whether its stored form there carries the seal marker.
+struct Kept {
+    place: Place,
+    sealed: bool,
+}
+
+enum Place {
+    Keychain { store: Arc<CredentialStore>, account: String },
+    File(PathBuf),
+}
 
 impl InstallSecret {
     /// A fresh secret from the OS random source.
     pub fn generate() -> InstallSecret {
-        InstallSecret(random_bytes())
+        InstallSecret::from_bytes(random_bytes())
     }
 
-    /// Wraps known bytes (tests, a restore tool).
+    /// Wraps known bytes (tests, a restore tool). Kept nowhere, it cannot record that sealing
+    /// began, so a database reset to before sealing is not told from an upgrade with it.
     pub fn from_bytes(bytes: [u8; 32]) -> InstallSecret {
-        InstallSecret(bytes)
+        InstallSecret { bytes, kept: None }
     }
 
     /// The key of the audit chain MACs.
     pub(crate) fn audit_key(&self) -> Zeroizing<[u8; 32]> {
-        Zeroizing::new(blake3::derive_key("sluice audit chain v1", &self.0))
+        Zeroizing::new(blake3::derive_key("sluice audit chain v1", &self.bytes))
     }
 
     /// The key of the state seals ([`crate::seal`]).
     pub(crate) fn seal_key(&self) -> Zeroizing<[u8; 32]> {
-        Zeroizing::new(blake3::derive_key("sluice state seal v1", &self.0))
+        Zeroizing::new(blake3::derive_key("sluice state seal v1", &self.bytes))
     }
 
-    /// The form the secret is stored in (the keychain entry, the fallback file): what a job
-    /// that reached either could print, for the output redactor.
+    /// The secret as it is stored (the keychain entry, the fallback file), without the seal
+    /// marker after it: what a job that reached either could print, for the output redactor.
     pub fn stored_form(&self) -> Zeroizing<String> {
-        Zeroizing::new(to_hex(&self.0))
+        Zeroizing::new(to_hex(&self.bytes))
     }
 
-    fn from_hex(text: &str) -> Option<InstallSecret> {
-        from_hex(text.trim()).map(InstallSecret)
+    /// Whether the secret's stored form says this data folder's state was sealed.
+    pub fn storage_says_sealed(&self) -> bool {
+        self.kept.as_ref().is_some_and(|k| k.sealed)
     }
+
+    /// Adds the seal marker to the secret's stored form (keychain entry or file) and checks it
+    /// was kept. `Ok(false)` for a secret kept nowhere; an error when the storage refuses.
+    pub(crate) fn record_sealing(&self) -> Result<bool, StoreError> {
+        let Some(kept) = &self.kept else { return Ok(false) };
+        match &kept.place {
+            Place::Keychain { store, account } => {
+                let (store, account) = (store.clone(), account.clone());
+                let bytes = Zeroizing::new(self.bytes);
+                bounded(move || {
+                    let entry = Entry::new_in_store(&store, SERVICE, &account)
+                        .map_err(|e| format!("cannot address the keychain ({e})"))?;
+                    keychain_store(&entry, &bytes, true)
+                })
+                .and_then(|stored| stored)
+                .map_err(|why| {
+                    StoreError::Secret(format!(
+                        "cannot record in the OS keychain that this data folder's state is \
+                         sealed: {why}. Unlock or start the keychain and try again."
+                    ))
+                })?;
+            }
+            Place::File(path) => {
+                // A new file renamed over the old one: the secret is never half-written.
+                let name = format!("{SECRET_FILE}.{}.new", to_hex(&random_bytes::<8>()));
+                let new = path.with_file_name(name);
+                write_secret_file(&new, &self.bytes, true)
+                    .and_then(|()| std::fs::rename(&new, path))
+                    .map_err(|e| {
+                        let _ = std::fs::remove_file(&new);
+                        StoreError::io(
+                            "cannot record in the install secret file that the state is sealed",
+                            e,
+                        )
+                    })?;
+                match read_secret_file(path)? {
+                    Some(s) if s.bytes == self.bytes && s.storage_says_sealed() => {}
+                    _ => {
+                        return Err(StoreError::Secret(format!(
+                            "{} did not keep the record that the state is sealed",
+                            path.display()
+                        )));
+                    }
+                }
+            }
+        }
+        Ok(true)
+    }
+
+    /// Parses a stored form: the secret (kept nowhere yet) and whether it carries the seal
+    /// marker.
+    fn parse_stored(text: &str) -> Option<(InstallSecret, bool)> {
+        let text = text.trim();
+        let (hex, sealed) = match text.strip_suffix(SEALED_SUFFIX) {
+            Some(hex) => (hex, true),
+            None => (text, false),
+        };
+        Some((InstallSecret::from_bytes(from_hex(hex)?), sealed))
+    }
+
+    fn kept_at(mut self, place: Place, sealed: bool) -> InstallSecret {
+        self.kept = Some(Kept { place, sealed });
+        self
+    }
+}
+
+/// The stored form of `bytes`.
+fn stored_text(bytes: &[u8; 32], sealed: bool) -> Zeroizing<String> {
+    let mut text = Zeroizing::new(to_hex(bytes));
+    if sealed {
+        text.push_str(SEALED_SUFFIX);
+    }
+    text
 }
 
 impl Drop for InstallSecret {
     fn drop(&mut self) {
-        self.0.zeroize();
+        self.bytes.zeroize();
     }
 }
 
@@ -86,14 +184,14 @@ impl std::fmt::Debug for InstallSecret {
 /// The stored form of a client token: BLAKE3 keyed with a key derived from the install
 /// secret, so a stolen database alone cannot be used to test guesses.
 pub fn token_hash(secret: &InstallSecret, plaintext: &str) -> [u8; 32] {
-    let key = Zeroizing::new(blake3::derive_key("sluice token hash v1", &secret.0));
+    let key = Zeroizing::new(blake3::derive_key("sluice token hash v1", &secret.bytes));
     *blake3::keyed_hash(&key, plaintext.as_bytes()).as_bytes()
 }
 
 /// The audit log's fingerprint of a call's canonical parameters. Keyed, so a short parameter
 /// (a file name) cannot be recovered from the log by hashing guesses.
 pub fn params_hash(secret: &InstallSecret, canonical_params: &[u8]) -> [u8; 32] {
-    let key = Zeroizing::new(blake3::derive_key("sluice audit params v1", &secret.0));
+    let key = Zeroizing::new(blake3::derive_key("sluice audit params v1", &secret.bytes));
     *blake3::keyed_hash(&key, canonical_params).as_bytes()
 }
 
@@ -303,23 +401,17 @@ fn keychain_attempt(
         Ok(e) => e,
         Err(e) => return Unusable(format!("cannot address the keychain ({e})")),
     };
+    let place = || Place::Keychain { store: store.clone(), account: account.clone() };
     match entry.get_password().map(Zeroizing::new) {
-        Ok(text) => match InstallSecret::from_hex(&text) {
-            Some(secret) => Found(secret),
+        Ok(text) => match InstallSecret::parse_stored(&text) {
+            Some((secret, sealed)) => Found(secret.kept_at(place(), sealed)),
             None => Corrupt("the keychain entry is not a Sluice install secret".into()),
         },
         Err(keyring_core::Error::NoEntry) if may_create => {
             let secret = InstallSecret::generate();
-            if let Err(e) = entry.set_password(&secret.stored_form()) {
-                return Unusable(format!("the keychain refused to store the secret ({e})"));
-            }
-            // Read it back: a store that accepts writes and loses them must not be trusted
-            // with the one key that everything else depends on.
-            match entry.get_password().map(Zeroizing::new) {
-                Ok(text) if InstallSecret::from_hex(&text).is_some_and(|s| s.0 == secret.0) => {
-                    Created(secret)
-                }
-                _ => Unusable("the keychain did not keep the stored secret".into()),
+            match keychain_store(&entry, &secret.bytes, false) {
+                Ok(()) => Created(secret.kept_at(place(), false)),
+                Err(why) => Unusable(why),
             }
         }
         Err(keyring_core::Error::NoEntry) => Missing,
@@ -327,6 +419,24 @@ fn keychain_attempt(
             Corrupt("several keychain entries match Sluice's install secret".into())
         }
         Err(e) => Unusable(format!("the keychain refused a read ({e})")),
+    }
+}
+
+/// Stores `bytes` in `entry` (with the seal marker when `sealed`) and reads it back: a store
+/// that accepts writes and loses them must not be trusted with the one key that everything
+/// else depends on.
+fn keychain_store(entry: &Entry, bytes: &[u8; 32], sealed: bool) -> Result<(), String> {
+    entry
+        .set_password(&stored_text(bytes, sealed))
+        .map_err(|e| format!("the keychain refused to store the secret ({e})"))?;
+    match entry.get_password().map(Zeroizing::new) {
+        Ok(text)
+            if InstallSecret::parse_stored(&text)
+                .is_some_and(|(s, kept_sealed)| s.bytes == *bytes && kept_sealed == sealed) =>
+        {
+            Ok(())
+        }
+        _ => Err("the keychain did not keep the stored secret".into()),
     }
 }
 
@@ -444,22 +554,25 @@ fn from_file(path: &Path, may_create: bool, reason: String) -> Result<LoadedSecr
         )));
     }
     let secret = InstallSecret::generate();
-    match create_new_private(path) {
-        Ok(mut f) => {
-            let mut text = secret.stored_form();
-            text.push('\n');
-            f.write_all(text.as_bytes())
-                .and_then(|()| f.sync_all())
-                .map_err(|e| StoreError::io("cannot write the install secret file", e))?;
-            Ok(loaded(secret, true))
-        }
+    match write_secret_file(path, &secret.bytes, false) {
+        Ok(()) => Ok(loaded(secret.kept_at(Place::File(path.to_owned()), false), true)),
         // Another process created it between our read and our create: use theirs.
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => match read_secret_file(path)? {
             Some(secret) => Ok(loaded(secret, false)),
             None => Err(StoreError::Secret("the install secret file vanished".into())),
         },
-        Err(e) => Err(StoreError::io("cannot create the install secret file", e)),
+        Err(e) => Err(StoreError::io("cannot write the install secret file", e)),
     }
+}
+
+/// Writes the stored form of `bytes` to a new owner-only file `path` (`AlreadyExists` if there
+/// is one) and syncs it.
+fn write_secret_file(path: &Path, bytes: &[u8; 32], sealed: bool) -> std::io::Result<()> {
+    let mut f = create_new_private(path)?;
+    let mut text = stored_text(bytes, sealed);
+    text.push('\n');
+    f.write_all(text.as_bytes())?;
+    f.sync_all()
 }
 
 /// Reads the secret file; `None` if it does not exist. Refuses anything but a regular file
@@ -489,9 +602,12 @@ fn read_secret_file(path: &Path) -> Result<Option<InstallSecret>, StoreError> {
     std::fs::File::open(path)
         .and_then(|f| f.take(256).read_to_string(&mut text))
         .map_err(|e| StoreError::io("cannot read the install secret file", e))?;
-    InstallSecret::from_hex(&text).map(Some).ok_or_else(|| {
-        StoreError::Secret(format!("{} is not a Sluice install secret", path.display()))
-    })
+    match InstallSecret::parse_stored(&text) {
+        Some((secret, sealed)) => Ok(Some(secret.kept_at(Place::File(path.to_owned()), sealed))),
+        None => {
+            Err(StoreError::Secret(format!("{} is not a Sluice install secret", path.display())))
+        }
+    }
 }
 
 impl Store {

@@ -34,7 +34,8 @@ reason: string | null, };
 export type IntegrityFindingDto = { 
 /**
  * Stable: `project-seal`, `allow-rule-seal`, `token-seal`, `stop-seal`, `pause-seal`,
- * `audit-head-seal`, `seal-marker`.
+ * `audit-head-seal`, `seal-marker`, `seal-reset` (the database was put back to before
+ * sealing: everything sealed in it is held broken).
  */
 code: string, 
 /**

@@ -1,5 +1,6 @@
 //! The install secret through a real Secret Service (gnome-keyring on a private D-Bus session),
-//! and the owner-only file fallback when no keychain answers.
+//! and the owner-only file fallback when no keychain answers; the entry records that sealing
+//! began, so a database put back to before it is not sealed as genuine (PC-02).
 
 use std::process::Command;
 
@@ -68,4 +69,35 @@ fn without_a_keychain_the_secret_falls_back_to_an_owner_only_file() {
         .output()
         .unwrap();
     assert!(!out.status.success());
+}
+
+#[test]
+fn pc02_the_keychain_entry_records_sealing_so_a_database_put_back_to_before_it_grants_nothing() {
+    let sb = Sandbox::new();
+    let sluice = r#""$SLUICE_BIN" --secret-store keychain"#;
+    let run = |script: String| {
+        let out = in_keyring_session(&sb, &script);
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+        stdout
+    };
+    let project = sb.project.to_str().unwrap();
+    let said =
+        run(format!("{sluice} project add '{project}' --name demo >/dev/null && {sluice} doctor"));
+    assert!(said.contains("every sealed record verifies"), "{said}");
+    assert!(!sb.data.join("install-secret").exists(), "fell back to a file");
+    // Widened, stripped of every seal and put back to `pending`, while Sluice is stopped.
+    let db = rusqlite::Connection::open(sb.data.join("sluice.db")).unwrap();
+    db.execute_batch(
+        "UPDATE projects SET access = 'read-write', exec = 'any', seal = NULL;
+         DELETE FROM kv WHERE key LIKE 'seal:%';
+         UPDATE kv SET value = 'pending' WHERE key = 'sluice.seal';",
+    )
+    .unwrap();
+    drop(db);
+    // A later session (another process, the keychain read afresh) is not fooled.
+    let said = run(format!("{sluice} doctor"));
+    assert!(said.contains("[seal-reset]") && said.contains("(0 available)"), "{said}");
+    let said = run(format!("{sluice} doctor --reseal >/dev/null && {sluice} doctor"));
+    assert!(said.contains("every sealed record verifies") && said.contains("(1 available)"));
 }

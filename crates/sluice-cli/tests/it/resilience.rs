@@ -544,6 +544,11 @@ fn pc02_a_database_from_before_the_seals_keeps_working_after_the_upgrade() {
          DELETE FROM kv WHERE key LIKE 'seal:%' OR key = 'sluice.seal';
          PRAGMA user_version = 13;",
     );
+    // And the secret as schema 13 stored it: the bare hex, without the record that sealing
+    // began (a database like this one with that record is the attack above).
+    let path = sb.data.join("install-secret");
+    let secret = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(&path, secret.replace(":sealed", "")).unwrap();
     let doctor = sb.ok(&["doctor"]);
     assert!(doctor.contains("every sealed record verifies"), "{doctor}");
     let server = sb.serve();
@@ -560,4 +565,108 @@ fn pc02_a_database_from_before_the_seals_keeps_working_after_the_upgrade() {
         .map(|e| e.unwrap().file_name().into_string().unwrap())
         .collect();
     assert!(backups.iter().any(|n| n.starts_with("sluice.db.v13-")), "{backups:?}");
+    assert!(std::fs::read_to_string(&path).unwrap().trim_end().ends_with(":sealed"));
+}
+
+/// The attacker of PC-02 who knows the seals exist: every seal removed and the database put
+/// back to before sealing (`statements`), plus the edits it wanted sealed as genuine — the
+/// project widened, a rule inserted, the stop deleted. The install secret's storage (here the
+/// owner-only file) recorded that sealing began, so none of it is granted; `sluice doctor`
+/// names `seal-reset` and only `sluice doctor --reseal` accepts it.
+fn pc02_reset(widen_and_strip: &str) {
+    let sb = Sandbox::new();
+    sb.add_project(); // read-only, execution off
+    let token = sb.token("t", &[]);
+    let server = sb.serve();
+    ok(&call(server.port, &token, "list_projects", json!({})));
+    drop(server);
+    sb.ok(&["stop"]);
+    let secret = std::fs::read_to_string(sb.data.join("install-secret")).unwrap();
+    assert!(secret.trim_end().ends_with(":sealed"), "sealing is recorded with the secret");
+    tamper(&sb, widen_and_strip);
+
+    let server = sb.serve();
+    let found = findings(&sb);
+    assert!(found.contains("[seal-reset]") && found.contains("reset outside Sluice"), "{found}");
+    for code in ["[project-seal]", "[allow-rule-seal]", "[token-seal]", "[stop-seal]"] {
+        assert!(found.contains(code), "{code}: {found}");
+    }
+    // The token, stripped of its seal, is refused.
+    let r = post(server.port, &bearer(&token), &call_body("list_projects", json!({})));
+    assert_eq!(r.status, 401, "{}", r.body);
+    // A token made now is Sluice's own, but the deleted stop stays in force.
+    let fresh = sb.token("fresh", &[]);
+    let r = post(server.port, &bearer(&fresh), &call_body("list_projects", json!({})));
+    assert_eq!(r.status, 503, "{}", r.body);
+    assert!(sb.ok(&["doctor"]).contains("AI access:     STOPPED"));
+    // Lifted by the user, the widened project is still unavailable and the rule allows nothing.
+    sb.ok(&["resume"]);
+    let v = call(
+        server.port,
+        &fresh,
+        "write_file",
+        json!({"project": "demo", "path": "pwned.txt", "content": "x"}),
+    );
+    refused(&v, "project_unavailable");
+    let v = call(server.port, &fresh, "run_command", json!({"project": "demo", "program": "id"}));
+    refused(&v, "project_unavailable");
+    assert!(!sb.project.join("pwned.txt").exists());
+    assert!(!sb.ok(&["rules", "list", "demo"]).contains("\"id\""), "the rule is not listed");
+    assert!(sb.ok(&["project", "list"]).contains("changed outside Sluice"));
+    // A restart seals nothing either.
+    drop(server);
+    let server = sb.serve();
+    assert!(findings(&sb).contains("[seal-reset]"));
+    let r = post(server.port, &bearer(&token), &call_body("list_projects", json!({})));
+    assert_eq!(r.status, 401, "{}", r.body);
+
+    // The user accepts the database as it is now: it works as before, with the record kept.
+    let accepted = sb.ok(&["doctor", "--reseal"]);
+    assert!(accepted.contains("[seal-reset]"), "{accepted}");
+    assert!(sb.ok(&["doctor"]).contains("every sealed record verifies"));
+    ok(&call(server.port, &token, "list_projects", json!({})));
+    let v = call(
+        server.port,
+        &token,
+        "write_file",
+        json!({"project": "demo", "path": "accepted.txt", "content": "ok"}),
+    );
+    ok(&v);
+    assert!(sb.ok(&["audit", "list"]).contains("integrity.reseal"));
+    drop(server);
+    let secret = std::fs::read_to_string(sb.data.join("install-secret")).unwrap();
+    assert!(secret.trim_end().ends_with(":sealed"));
+    let server = sb.serve();
+    ok(&call(server.port, &token, "list_projects", json!({})));
+    assert!(sb.ok(&["doctor"]).contains("every sealed record verifies"));
+}
+
+/// The edits the attacker wants sealed as genuine.
+const WIDEN: &str = "UPDATE projects SET access = 'read-write', exec = 'any';
+     INSERT INTO allow_rules (project_id, argv, cwd, env, created_ms)
+         SELECT id, '[\"id\"]', '', '[]', 1 FROM projects;
+     DELETE FROM kv WHERE key = 'stopped';";
+
+#[test]
+fn pc02_a_database_stripped_of_its_seals_and_put_back_to_pending_grants_nothing() {
+    pc02_reset(&format!(
+        "{WIDEN}
+         UPDATE projects SET seal = NULL;
+         UPDATE allow_rules SET seal = NULL;
+         UPDATE tokens SET seal = NULL;
+         DELETE FROM kv WHERE key LIKE 'seal:%';
+         UPDATE kv SET value = 'pending' WHERE key = 'sluice.seal';"
+    ));
+}
+
+#[test]
+fn pc02_a_database_put_back_to_schema_13_grants_nothing() {
+    pc02_reset(&format!(
+        "{WIDEN}
+         ALTER TABLE projects DROP COLUMN seal;
+         ALTER TABLE allow_rules DROP COLUMN seal;
+         ALTER TABLE tokens DROP COLUMN seal;
+         DELETE FROM kv WHERE key LIKE 'seal:%' OR key = 'sluice.seal';
+         PRAGMA user_version = 13;"
+    ));
 }

@@ -314,6 +314,36 @@ fn engine_events_become_ui_events() {
 }
 
 #[test]
+fn pc02_the_window_hears_when_the_integrity_findings_change() {
+    let f = fixture();
+    add(&f);
+    let mut rx = f.engine.subscribe();
+    let heard = |rx: &mut tokio::sync::broadcast::Receiver<_>| {
+        std::iter::from_fn(|| rx.try_recv().ok())
+            .any(|e| matches!(event(&e), UiEvent::AccessChanged { .. }))
+    };
+    // Edited without the install secret, by another program: a finding, and the banner shows.
+    rusqlite::Connection::open(f.engine.data_dir().join("sluice.db"))
+        .unwrap()
+        .execute("UPDATE projects SET access = 'read-write'", [])
+        .unwrap();
+    let state = app_state(&f.engine, &f.ctx).unwrap();
+    assert_eq!(state.integrity.len(), 1, "{:?}", state.integrity);
+    assert!(heard(&mut rx), "the window is told to reload its state");
+    // `sluice doctor --reseal` in another process: the banner goes without a window reload.
+    let cli =
+        Engine::open(&EngineConfig::new(f.engine.data_dir().into(), SecretPreference::FileOnly))
+            .unwrap();
+    assert_eq!(cli.reseal().unwrap().len(), 1);
+    f.engine.check_access().unwrap();
+    assert!(heard(&mut rx), "the reseal reaches the window");
+    assert!(app_state(&f.engine, &f.ctx).unwrap().integrity.is_empty());
+    // Nothing changed since: no event.
+    f.engine.check_access().unwrap();
+    assert!(!heard(&mut rx));
+}
+
+#[test]
 fn network_for_commands_follows_the_mode_until_set() {
     let f = fixture();
     let p = add(&f);

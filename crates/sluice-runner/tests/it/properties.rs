@@ -17,8 +17,11 @@ fn lines() -> impl Strategy<Value = Vec<String>> {
     prop::collection::vec("[a-z0-9 ]{0,12}", 1..6)
 }
 
+/// One file's lines before and after; `None` where it is absent.
+type Change = (Option<Vec<String>>, Option<Vec<String>>);
+
 /// What happens to each of four files: absent before and/or after, else its lines.
-fn plan() -> impl Strategy<Value = Vec<(Option<Vec<String>>, Option<Vec<String>>)>> {
+fn plan() -> impl Strategy<Value = Vec<Change>> {
     prop::collection::vec((prop::option::of(lines()), prop::option::of(lines())), 4)
 }
 
@@ -35,7 +38,7 @@ fn files(dir: &Path) -> BTreeMap<String, Vec<u8>> {
     out
 }
 
-fn patch(changes: &[(Option<Vec<String>>, Option<Vec<String>>)]) -> Option<String> {
+fn patch(changes: &[Change]) -> Option<String> {
     let mut text = String::from("*** Begin Patch\n");
     let mut any = false;
     for (i, (before, after)) in changes.iter().enumerate() {

@@ -1,11 +1,13 @@
 //! PC-02 at the store: state edited in the database without the install secret is read as less
 //! privilege, never more, and named by `Store::integrity`; Sluice's own writes, from any
-//! process, keep verifying; a database migrated from schema 13 is sealed as it was.
+//! process, keep verifying; a database migrated from schema 13 is sealed as it was, and one
+//! put back to before sealing is not (the secret's storage records that sealing began).
 
 use rusqlite::Connection;
 use sluice_core::{AccessMode, Coded, ErrorCode, ExecMode, ProjectState};
 use sluice_store::{
-    ActorKind, AuditRecord, FindingKind, IntegrityFinding, NewToken, Outcome, RuleOrigin, Store,
+    ActorKind, AuditRecord, FindingKind, IntegrityFinding, NewToken, Outcome, RuleOrigin,
+    SecretPreference, Store,
 };
 
 use crate::{add_project, data_dir, open, test_secret};
@@ -300,4 +302,163 @@ fn pc02_a_seal_record_put_back_to_pending_seals_nothing() {
     assert_eq!(s.integrity().unwrap().len(), 2);
     s.reseal().unwrap();
     assert!(s.integrity().unwrap().is_empty());
+}
+
+/// Opens the store as the engine and the CLI do: the secret loaded from its owner-only file
+/// (which records whether sealing began), then attached.
+fn open_kept(dir: &std::path::Path) -> Store {
+    let s = Store::open(dir).unwrap();
+    let loaded = s.load_install_secret(SecretPreference::FileOnly).unwrap();
+    s.attach_secret(&loaded.secret).unwrap();
+    s
+}
+
+fn secret_file(dir: &std::path::Path) -> String {
+    std::fs::read_to_string(dir.join(sluice_store::secret::SECRET_FILE)).unwrap()
+}
+
+/// A sealed data folder with a read-only project, an allow rule, a scoped token and the stop
+/// on; returns the project's id.
+fn sealed_folder(dir: &std::path::Path) -> sluice_core::ProjectId {
+    let s = open_kept(dir);
+    assert!(secret_file(dir).trim_end().ends_with(":sealed"), "recorded with the secret");
+    let p = s
+        .insert_project(&sluice_store::NewProject {
+            name: "site".into(),
+            root: "/srv/site".into(),
+            access: AccessMode::ReadOnly,
+            exec: ExecMode::Off,
+            fingerprint: None,
+        })
+        .unwrap();
+    s.insert_allow_rule(&p.id, &argv(&["make"]), "", &[], None, &RuleOrigin::default()).unwrap();
+    s.insert_token(&NewToken {
+        label: "scoped".into(),
+        hash: [7; 32],
+        scope: Some(vec![p.id.clone()]),
+        expires_ms: None,
+    })
+    .unwrap();
+    s.set_sealed_flag("stopped", true).unwrap();
+    assert!(s.integrity().unwrap().is_empty());
+    p.id
+}
+
+/// What the attacker gains is checked after the restart: nothing.
+fn assert_reset_and_nothing_granted(s: &Store, id: &sluice_core::ProjectId) {
+    let found = s.integrity().unwrap();
+    assert_eq!(found[0].kind, FindingKind::Reset, "{found:?}");
+    assert_eq!(found[0].kind.code(), "seal-reset");
+    assert!(found[0].message.contains("reset outside Sluice"), "{}", found[0].message);
+    for kind in
+        [FindingKind::Project, FindingKind::AllowRule, FindingKind::Token, FindingKind::Stop]
+    {
+        assert!(kinds(&found).contains(&kind), "{kind:?} missing from {found:?}");
+    }
+    let project = s.project(id).unwrap().unwrap();
+    assert!(!project.state.is_available(), "the widened project stays unavailable");
+    assert!(s.list_allow_rules(None).unwrap().is_empty(), "no rule allows anything");
+    assert!(!s.find_token_by_hash(&[7; 32]).unwrap().unwrap().is_active(0), "the token is refused");
+    assert_eq!(s.sealed_flag("stopped").unwrap(), None, "the deleted stop stays on");
+    assert_eq!(s.sealed_flag("paused").unwrap(), None);
+}
+
+/// The reseal accepts it, keeps the secret's record, and keeps the stop on.
+fn assert_reseal_restores(dir: &std::path::Path, id: &sluice_core::ProjectId) {
+    let s = open_kept(dir);
+    let accepted = s.reseal().unwrap();
+    assert!(kinds(&accepted).contains(&FindingKind::Reset), "{accepted:?}");
+    assert!(s.integrity().unwrap().is_empty());
+    assert!(s.project(id).unwrap().unwrap().state.is_available());
+    assert_eq!(s.sealed_flag("stopped").unwrap(), Some(true), "accepting never lifts the stop");
+    drop(s);
+    assert!(secret_file(dir).trim_end().ends_with(":sealed"));
+    assert!(open_kept(dir).integrity().unwrap().is_empty(), "and a restart keeps it so");
+}
+
+#[test]
+fn pc02_a_database_stripped_of_its_seals_and_put_back_to_pending_is_not_sealed_as_genuine() {
+    let (_tmp, dir) = data_dir();
+    let id = sealed_folder(&dir);
+    raw(&dir)
+        .execute_batch(
+            "UPDATE projects SET access = 'read-write', exec = 'any';
+             INSERT INTO allow_rules (project_id, argv, cwd, env, created_ms)
+                 SELECT project_id, '[\"/bin/rm\",\"-rf\",\".\"]', cwd, env, 1 FROM allow_rules;
+             UPDATE tokens SET all_projects = 1;
+             DELETE FROM kv WHERE key = 'stopped';
+             UPDATE projects SET seal = NULL;
+             UPDATE allow_rules SET seal = NULL;
+             UPDATE tokens SET seal = NULL;
+             DELETE FROM kv WHERE key LIKE 'seal:%';
+             UPDATE kv SET value = 'pending' WHERE key = 'sluice.seal';",
+        )
+        .unwrap();
+    let s = open_kept(&dir);
+    assert_reset_and_nothing_granted(&s, &id);
+    drop(s);
+    // A second start does not seal it either.
+    assert_reset_and_nothing_granted(&open_kept(&dir), &id);
+    assert_reseal_restores(&dir, &id);
+}
+
+#[test]
+fn pc02_a_database_put_back_to_schema_13_is_not_sealed_as_genuine() {
+    let (_tmp, dir) = data_dir();
+    let id = sealed_folder(&dir);
+    raw(&dir)
+        .execute_batch(
+            "ALTER TABLE projects DROP COLUMN seal;
+             ALTER TABLE allow_rules DROP COLUMN seal;
+             ALTER TABLE tokens DROP COLUMN seal;
+             UPDATE projects SET access = 'read-write', exec = 'any';
+             UPDATE tokens SET all_projects = 1;
+             DELETE FROM kv WHERE key LIKE 'seal:%' OR key IN ('sluice.seal', 'stopped');
+             PRAGMA user_version = 13;",
+        )
+        .unwrap();
+    let s = open_kept(&dir);
+    assert_eq!(s.schema_version().unwrap(), 14, "migrated again");
+    assert_reset_and_nothing_granted(&s, &id);
+    drop(s);
+    assert_reseal_restores(&dir, &id);
+}
+
+#[test]
+fn pc02_a_genuine_schema_13_database_is_sealed_and_that_is_recorded_with_the_secret() {
+    let (_tmp, dir) = data_dir();
+    let old = Store::open_at_version(&dir, 13).unwrap();
+    // The secret as every Sluice before the seals stored it: the bare hex.
+    old.load_install_secret(SecretPreference::FileOnly).unwrap();
+    let p = add_project(&old, "old");
+    drop(old);
+    assert!(!secret_file(&dir).contains(':'), "{}", secret_file(&dir));
+
+    let s = open_kept(&dir);
+    assert!(s.integrity().unwrap().is_empty(), "{:?}", s.integrity());
+    assert!(s.project(&p.id).unwrap().unwrap().state.is_available());
+    assert!(secret_file(&dir).trim_end().ends_with(":sealed"));
+    #[cfg(unix)]
+    assert_eq!(crate::mode(&dir.join(sluice_store::secret::SECRET_FILE)), 0o600);
+    drop(s);
+    // Read back with its record, the same secret: everything still verifies.
+    assert!(open_kept(&dir).integrity().unwrap().is_empty());
+    // A stored form with anything else after the hex is not a secret.
+    let path = dir.join(sluice_store::secret::SECRET_FILE);
+    std::fs::write(&path, secret_file(&dir).replace(":sealed", ":other")).unwrap();
+    let err = Store::open(&dir).unwrap().load_install_secret(SecretPreference::FileOnly);
+    assert!(err.unwrap_err().to_string().contains("not a Sluice install secret"));
+}
+
+#[test]
+fn pc02_a_database_sealed_before_the_secret_recorded_it_gets_the_record_at_the_next_start() {
+    let (_tmp, dir) = data_dir();
+    let id = sealed_folder(&dir);
+    // What a Sluice that sealed without recording it left: the bare hex.
+    let path = dir.join(sluice_store::secret::SECRET_FILE);
+    std::fs::write(&path, secret_file(&dir).replace(":sealed", "")).unwrap();
+    let s = open_kept(&dir);
+    assert!(s.integrity().unwrap().is_empty());
+    assert!(secret_file(&dir).trim_end().ends_with(":sealed"));
+    assert!(s.project(&id).unwrap().unwrap().state.is_available());
 }

@@ -186,3 +186,61 @@ fn the_platform_keychain_answers_or_explains_within_the_timeout() {
     // Built once per process.
     assert!(std::ptr::eq(kc, Keychain::platform()));
 }
+
+/// The keychain entry's text, as another process (or the user's keychain viewer) reads it.
+fn entry_text(kc_store: &Arc<CredentialStore>, dir: &std::path::Path) -> String {
+    Entry::new_in_store(kc_store, SERVICE, &keychain_account(dir)).unwrap().get_password().unwrap()
+}
+
+#[test]
+fn pc02_the_keychain_entry_records_that_sealing_began_and_a_stripped_database_is_a_reset() {
+    let (_tmp, dir) = data_dir();
+    let (kc_store, kc) = mock_keychain();
+    let store = Store::open(&dir).unwrap();
+    let loaded = store.load_install_secret_with(SecretPreference::Auto, &kc).unwrap();
+    assert!(!loaded.secret.storage_says_sealed());
+    store.attach_secret(&loaded.secret).unwrap();
+    let text = entry_text(&kc_store, store.data_dir());
+    assert!(text.ends_with(":sealed") && text.starts_with(loaded.secret.stored_form().as_str()));
+    let p = crate::add_project(&store, "app");
+    drop(store);
+
+    rusqlite::Connection::open(dir.join(sluice_store::DB_FILE))
+        .unwrap()
+        .execute_batch(
+            "UPDATE projects SET seal = NULL, exec = 'any';
+             DELETE FROM kv WHERE key LIKE 'seal:%';
+             UPDATE kv SET value = 'pending' WHERE key = 'sluice.seal';",
+        )
+        .unwrap();
+    let store = Store::open(&dir).unwrap();
+    let again = store.load_install_secret_with(SecretPreference::Auto, &kc).unwrap();
+    assert!(again.secret.storage_says_sealed());
+    assert_eq!(fingerprint(&again.secret), fingerprint(&loaded.secret));
+    store.attach_secret(&again.secret).unwrap();
+    let found = store.integrity().unwrap();
+    assert_eq!(found[0].kind.code(), "seal-reset", "{found:?}");
+    assert!(!store.project(&p.id).unwrap().unwrap().state.is_available());
+    store.reseal().unwrap();
+    assert!(store.integrity().unwrap().is_empty());
+    assert!(entry_text(&kc_store, store.data_dir()).ends_with(":sealed"), "the record stays");
+}
+
+#[test]
+fn pc02_a_keychain_that_refuses_the_record_is_an_error_and_the_next_start_records_it() {
+    let (_tmp, dir) = data_dir();
+    let (kc_store, kc) = mock_keychain();
+    let store = Store::open(&dir).unwrap();
+    let loaded = store.load_install_secret_with(SecretPreference::Auto, &kc).unwrap();
+    fail_next(&kc_store, &keychain_account(store.data_dir()), locked());
+    let err = store.attach_secret(&loaded.secret).unwrap_err();
+    assert!(err.to_string().contains("cannot record in the OS keychain"), "{err}");
+    assert!(!entry_text(&kc_store, store.data_dir()).contains(':'), "nothing half-written");
+    drop(store);
+    // The database was sealed; the next start records that with the secret.
+    let store = Store::open(&dir).unwrap();
+    let loaded = store.load_install_secret_with(SecretPreference::Auto, &kc).unwrap();
+    store.attach_secret(&loaded.secret).unwrap();
+    assert!(store.integrity().unwrap().is_empty());
+    assert!(entry_text(&kc_store, store.data_dir()).ends_with(":sealed"));
+}
