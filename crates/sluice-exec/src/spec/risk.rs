@@ -3,207 +3,335 @@
 
 use super::{MAX_WRAPPER_DEPTH, Risk, is_python, program_name, short_cluster_has};
 
+/// How one family of programs is judged: its argv (without the program) and the wrapper depth
+/// in, a risk and the reason a human reads out.
+type Judge = fn(name: &str, args: &[&str], depth: usize) -> (Risk, String);
+
+/// One row of the risk table: programs by their comparable name ([`program_name`]) and how
+/// they are judged. A name appears in one row at most; a name in no row is judged by
+/// [`risk_of`]'s fallbacks.
+struct Programs {
+    names: &'static [&'static str],
+    judge: Judge,
+}
+
+/// The risk table (the general analysis of any argv).
+const TABLE: &[Programs] = &[
+    Programs {
+        names: &["sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish", "csh", "tcsh"],
+        judge: shell,
+    },
+    Programs { names: &["cmd", "cmd.bat"], judge: cmd },
+    Programs { names: &["pwsh", "powershell"], judge: powershell },
+    Programs { names: &["node", "nodejs"], judge: node },
+    Programs {
+        names: &["perl", "ruby", "lua", "luajit", "rscript", "osascript", "php"],
+        judge: script_interpreter,
+    },
+    Programs { names: &["awk", "gawk", "mawk", "nawk"], judge: awk },
+    Programs { names: &["deno"], judge: deno },
+    Programs { names: &["wscript", "cscript", "mshta"], judge: |name, _, _| inline(name) },
+    Programs { names: &["xargs", "parallel", "watch"], judge: command_builder },
+    Programs {
+        names: &["sudo", "doas", "pkexec", "su", "runuser", "chroot", "unshare", "nsenter"],
+        judge: privileges,
+    },
+    Programs {
+        names: &[
+            "crontab",
+            "at",
+            "batch",
+            "systemd-run",
+            "launchctl",
+            "schtasks",
+            "sc",
+            "loginctl",
+        ],
+        judge: scheduler,
+    },
+    Programs { names: &["systemctl"], judge: systemctl },
+    Programs {
+        names: &[
+            "env", "nohup", "setsid", "timeout", "nice", "ionice", "time", "stdbuf", "chrt",
+            "taskset", "strace", "ltrace", "valgrind", "flock", "busybox", "script", "unbuffer",
+            "faketime", "command", "exec",
+        ],
+        judge: wrapper,
+    },
+    Programs {
+        names: &["npx", "pnpx", "bunx", "uvx", "pipx"],
+        judge: |name, _, _| install(&format!("`{name}` downloads and runs")),
+    },
+    Programs { names: &["npm", "pnpm", "yarn", "bun"], judge: node_package_manager },
+    Programs { names: &["pip", "pip3"], judge: pip },
+    Programs { names: &["uv"], judge: uv },
+    Programs { names: &["poetry"], judge: poetry },
+    Programs {
+        names: &[
+            "gem", "bundle", "composer", "apt", "apt-get", "dnf", "yum", "brew", "pacman", "apk",
+            "zypper", "snap", "flatpak", "winget", "choco",
+        ],
+        judge: |name, _, _| install(&format!("`{name}` manages packages")),
+    },
+    Programs { names: &["cargo"], judge: cargo },
+    Programs { names: &["rustup"], judge: rustup },
+    Programs { names: &["go"], judge: go },
+    Programs { names: &["git"], judge: |_, args, _| git_risk(args) },
+    Programs { names: &["find"], judge: find },
+    Programs {
+        names: &[
+            "curl", "wget", "nc", "ncat", "netcat", "socat", "ssh", "scp", "sftp", "rsync", "ftp",
+            "telnet",
+        ],
+        judge: |name, _, _| (Risk::Caution, format!("`{name}` uses the network")),
+    },
+];
+
 /// The general risk of any argv, seeing through wrappers.
 pub(super) fn risk_of(name: &str, args: &[&str], depth: usize) -> (Risk, String) {
-    use Risk::{Caution, Dangerous};
     if depth > MAX_WRAPPER_DEPTH {
-        return (Dangerous, "too many nested wrappers to analyse".into());
+        return (Risk::Dangerous, "too many nested wrappers to analyse".into());
     }
-    let sub = args.first().copied().unwrap_or("");
-    let has = |flags: &[&str]| args.iter().any(|a| flags.contains(a));
-    let inline = |what: &str| (Dangerous, format!("inline code evaluation ({what})"));
-    match name {
-        "sh" | "bash" | "zsh" | "dash" | "ksh" | "mksh" | "ash" | "fish" | "csh" | "tcsh" => {
-            let evaluates = args
-                .iter()
-                .take_while(|a| a.starts_with('-'))
-                .any(|a| short_cluster_has(a, 'c') || *a == "--command");
-            if evaluates {
-                inline(&format!("`{name} -c`"))
-            } else {
-                (Caution, format!("runs a {name} script"))
-            }
-        }
-        "cmd" | "cmd.bat" => {
-            if args.iter().any(|a| matches!(a.to_ascii_lowercase().as_str(), "/c" | "/k" | "/r")) {
-                inline("`cmd /c`")
-            } else {
-                (Caution, "runs cmd".into())
-            }
-        }
-        "pwsh" | "powershell" => {
-            let evaluates = args.iter().any(|a| {
-                let a = a.to_ascii_lowercase();
-                let a = a.trim_start_matches(['-', '/']);
-                matches!(a, "c" | "command" | "e" | "ec" | "enc" | "encodedcommand")
-                    || a.starts_with("commandwith")
-            });
-            if evaluates {
-                inline(&format!("`{name} -Command`"))
-            } else {
-                (Caution, format!("runs a {name} script"))
-            }
-        }
-        "node" | "nodejs" => {
-            let evaluates = args.iter().take_while(|a| a.starts_with('-')).any(|a| {
-                let flag = a.split('=').next().unwrap_or(a);
-                matches!(
-                    flag,
-                    "-e" | "--eval"
-                        | "-p"
-                        | "--print"
-                        | "-r"
-                        | "--require"
-                        | "--import"
-                        | "--loader"
-                        | "--experimental-loader"
-                ) || short_cluster_has(a, 'e')
-                    || short_cluster_has(a, 'p')
-            });
-            if evaluates { inline("`node -e`") } else { (Caution, "runs a node script".into()) }
-        }
-        n if is_python(n) => {
-            let opts: Vec<&str> = args.iter().take_while(|a| a.starts_with('-')).copied().collect();
-            if opts.iter().any(|a| short_cluster_has(a, 'c')) {
-                return inline(&format!("`{name} -c`"));
-            }
-            let module = args.iter().position(|a| *a == "-m").and_then(|i| args.get(i + 1));
-            match module {
-                Some(&"pip") | Some(&"ensurepip") => install(&format!("`{name} -m pip`")),
-                Some(m) => (Caution, format!("runs the python module {m}")),
-                None => (Caution, "runs a python script".into()),
-            }
-        }
-        "perl" | "ruby" | "lua" | "luajit" | "rscript" | "osascript" | "php" => {
-            let letter = if name == "php" { 'r' } else { 'e' };
-            let evaluates = args.iter().take_while(|a| a.starts_with('-')).any(|a| {
-                short_cluster_has(a, letter) || (name == "perl" && short_cluster_has(a, 'E'))
-            });
-            if evaluates {
-                inline(&format!("`{name} -{letter}`"))
-            } else {
-                (Caution, format!("runs a {name} script"))
-            }
-        }
-        "awk" | "gawk" | "mawk" | "nawk" => {
-            (Dangerous, format!("{name} programs are inline code and can run commands"))
-        }
-        "deno" if matches!(sub, "eval" | "repl") => inline("`deno eval`"),
-        "deno" if matches!(sub, "install" | "add") => install("`deno install`"),
-        "wscript" | "cscript" | "mshta" => inline(name),
-        "xargs" | "parallel" | "watch" => {
-            (Dangerous, format!("`{name}` runs commands built from its input or a shell string"))
-        }
-        "sudo" | "doas" | "pkexec" | "su" | "runuser" | "chroot" | "unshare" | "nsenter" => {
-            (Dangerous, format!("`{name}` runs a program with other privileges or namespaces"))
-        }
-        "crontab" | "at" | "batch" | "systemd-run" | "launchctl" | "schtasks" | "sc"
-        | "loginctl" => (Dangerous, format!("`{name}` makes something run after the job ends")),
-        "systemctl" => {
-            if matches!(sub, "status" | "show" | "is-active" | "list-units") {
-                (Caution, "queries systemd".into())
-            } else {
-                (Dangerous, "`systemctl` can start or install services that outlive the job".into())
-            }
-        }
-        "env" | "nohup" | "setsid" | "timeout" | "nice" | "ionice" | "time" | "stdbuf" | "chrt"
-        | "taskset" | "strace" | "ltrace" | "valgrind" | "flock" | "busybox" | "script"
-        | "unbuffer" | "faketime" | "command" | "exec" => wrapper(name, args, depth),
-        "npx" | "pnpx" | "bunx" | "uvx" | "pipx" => {
-            install(&format!("`{name}` downloads and runs"))
-        }
-        "npm" | "pnpm" | "yarn" | "bun" => {
-            if (name == "yarn" && args.is_empty())
-                || matches!(
-                    sub,
-                    "install"
-                        | "i"
-                        | "ci"
-                        | "add"
-                        | "update"
-                        | "upgrade"
-                        | "up"
-                        | "exec"
-                        | "x"
-                        | "dlx"
-                        | "rebuild"
-                        | "link"
-                        | "create"
-                        | "init"
-                        | "install-test"
-                        | "it"
-                        | "cit"
-                        | "remove"
-                        | "uninstall"
-                        | "publish"
-                )
-            {
-                install(&format!("`{name} {sub}`"))
-            } else {
-                (Caution, format!("runs {name} (package scripts are project-defined commands)"))
-            }
-        }
-        "pip" | "pip3" if matches!(sub, "install" | "download" | "wheel" | "uninstall") => {
+    if let Some(row) = TABLE.iter().find(|row| row.names.contains(&name)) {
+        return (row.judge)(name, args, depth);
+    }
+    if is_python(name) {
+        return python(name, args);
+    }
+    if name.ends_with(".bat") || name.ends_with(".cmd") {
+        return (Risk::Dangerous, "batch files run through cmd.exe (a shell)".into());
+    }
+    runs(name)
+}
+
+/// What any program not known to be worse is: caution.
+fn runs(name: &str) -> (Risk, String) {
+    (Risk::Caution, format!("runs `{name}`"))
+}
+
+fn inline(what: &str) -> (Risk, String) {
+    (Risk::Dangerous, format!("inline code evaluation ({what})"))
+}
+
+/// The first argument: a subcommand, or `""`.
+fn sub<'a>(args: &[&'a str]) -> &'a str {
+    args.first().copied().unwrap_or("")
+}
+
+fn shell(name: &str, args: &[&str], _: usize) -> (Risk, String) {
+    let evaluates = args
+        .iter()
+        .take_while(|a| a.starts_with('-'))
+        .any(|a| short_cluster_has(a, 'c') || *a == "--command");
+    if evaluates {
+        inline(&format!("`{name} -c`"))
+    } else {
+        (Risk::Caution, format!("runs a {name} script"))
+    }
+}
+
+fn cmd(_: &str, args: &[&str], _: usize) -> (Risk, String) {
+    if args.iter().any(|a| matches!(a.to_ascii_lowercase().as_str(), "/c" | "/k" | "/r")) {
+        inline("`cmd /c`")
+    } else {
+        (Risk::Caution, "runs cmd".into())
+    }
+}
+
+fn powershell(name: &str, args: &[&str], _: usize) -> (Risk, String) {
+    let evaluates = args.iter().any(|a| {
+        let a = a.to_ascii_lowercase();
+        let a = a.trim_start_matches(['-', '/']);
+        matches!(a, "c" | "command" | "e" | "ec" | "enc" | "encodedcommand")
+            || a.starts_with("commandwith")
+    });
+    if evaluates {
+        inline(&format!("`{name} -Command`"))
+    } else {
+        (Risk::Caution, format!("runs a {name} script"))
+    }
+}
+
+fn node(_: &str, args: &[&str], _: usize) -> (Risk, String) {
+    let evaluates = args.iter().take_while(|a| a.starts_with('-')).any(|a| {
+        let flag = a.split('=').next().unwrap_or(a);
+        matches!(
+            flag,
+            "-e" | "--eval"
+                | "-p"
+                | "--print"
+                | "-r"
+                | "--require"
+                | "--import"
+                | "--loader"
+                | "--experimental-loader"
+        ) || short_cluster_has(a, 'e')
+            || short_cluster_has(a, 'p')
+    });
+    if evaluates { inline("`node -e`") } else { (Risk::Caution, "runs a node script".into()) }
+}
+
+fn python(name: &str, args: &[&str]) -> (Risk, String) {
+    let opts: Vec<&str> = args.iter().take_while(|a| a.starts_with('-')).copied().collect();
+    if opts.iter().any(|a| short_cluster_has(a, 'c')) {
+        return inline(&format!("`{name} -c`"));
+    }
+    let module = args.iter().position(|a| *a == "-m").and_then(|i| args.get(i + 1));
+    match module {
+        Some(&"pip") | Some(&"ensurepip") => install(&format!("`{name} -m pip`")),
+        Some(m) => (Risk::Caution, format!("runs the python module {m}")),
+        None => (Risk::Caution, "runs a python script".into()),
+    }
+}
+
+fn script_interpreter(name: &str, args: &[&str], _: usize) -> (Risk, String) {
+    let letter = if name == "php" { 'r' } else { 'e' };
+    let evaluates = args
+        .iter()
+        .take_while(|a| a.starts_with('-'))
+        .any(|a| short_cluster_has(a, letter) || (name == "perl" && short_cluster_has(a, 'E')));
+    if evaluates {
+        inline(&format!("`{name} -{letter}`"))
+    } else {
+        (Risk::Caution, format!("runs a {name} script"))
+    }
+}
+
+fn awk(name: &str, _: &[&str], _: usize) -> (Risk, String) {
+    (Risk::Dangerous, format!("{name} programs are inline code and can run commands"))
+}
+
+fn deno(name: &str, args: &[&str], _: usize) -> (Risk, String) {
+    match sub(args) {
+        "eval" | "repl" => inline("`deno eval`"),
+        "install" | "add" => install("`deno install`"),
+        _ => runs(name),
+    }
+}
+
+fn command_builder(name: &str, _: &[&str], _: usize) -> (Risk, String) {
+    (Risk::Dangerous, format!("`{name}` runs commands built from its input or a shell string"))
+}
+
+fn privileges(name: &str, _: &[&str], _: usize) -> (Risk, String) {
+    (Risk::Dangerous, format!("`{name}` runs a program with other privileges or namespaces"))
+}
+
+fn scheduler(name: &str, _: &[&str], _: usize) -> (Risk, String) {
+    (Risk::Dangerous, format!("`{name}` makes something run after the job ends"))
+}
+
+fn systemctl(_: &str, args: &[&str], _: usize) -> (Risk, String) {
+    if matches!(sub(args), "status" | "show" | "is-active" | "list-units") {
+        (Risk::Caution, "queries systemd".into())
+    } else {
+        (Risk::Dangerous, "`systemctl` can start or install services that outlive the job".into())
+    }
+}
+
+/// Subcommands of npm, pnpm, yarn and bun that install, download or run packages.
+const PACKAGE_MANAGER_INSTALLS: &[&str] = &[
+    "install",
+    "i",
+    "ci",
+    "add",
+    "update",
+    "upgrade",
+    "up",
+    "exec",
+    "x",
+    "dlx",
+    "rebuild",
+    "link",
+    "create",
+    "init",
+    "install-test",
+    "it",
+    "cit",
+    "remove",
+    "uninstall",
+    "publish",
+];
+
+fn node_package_manager(name: &str, args: &[&str], _: usize) -> (Risk, String) {
+    let sub = sub(args);
+    if (name == "yarn" && args.is_empty()) || PACKAGE_MANAGER_INSTALLS.contains(&sub) {
+        install(&format!("`{name} {sub}`"))
+    } else {
+        (Risk::Caution, format!("runs {name} (package scripts are project-defined commands)"))
+    }
+}
+
+fn pip(name: &str, args: &[&str], _: usize) -> (Risk, String) {
+    match sub(args) {
+        sub @ ("install" | "download" | "wheel" | "uninstall") => {
             install(&format!("`{name} {sub}`"))
         }
-        "uv" if matches!(sub, "pip" | "add" | "sync" | "tool" | "run" | "lock") => {
-            install(&format!("`uv {sub}`"))
-        }
-        "poetry" if matches!(sub, "install" | "add" | "update" | "run" | "lock") => {
+        _ => runs(name),
+    }
+}
+
+fn uv(name: &str, args: &[&str], _: usize) -> (Risk, String) {
+    match sub(args) {
+        sub @ ("pip" | "add" | "sync" | "tool" | "run" | "lock") => install(&format!("`uv {sub}`")),
+        _ => runs(name),
+    }
+}
+
+fn poetry(name: &str, args: &[&str], _: usize) -> (Risk, String) {
+    match sub(args) {
+        sub @ ("install" | "add" | "update" | "run" | "lock") => {
             install(&format!("`poetry {sub}`"))
         }
-        "gem" | "bundle" | "composer" | "apt" | "apt-get" | "dnf" | "yum" | "brew" | "pacman"
-        | "apk" | "zypper" | "snap" | "flatpak" | "winget" | "choco" => {
-            install(&format!("`{name}` manages packages"))
-        }
-        "cargo" => {
-            if args
-                .iter()
-                .any(|a| *a == "--config" || a.starts_with("--config=") || a.starts_with("-Z"))
-            {
-                (Dangerous, "`cargo --config`/`-Z` can name a program cargo then runs".into())
-            } else if matches!(sub, "install" | "uninstall" | "add" | "update" | "publish") {
-                install(&format!("`cargo {sub}`"))
-            } else {
-                (Caution, format!("runs `cargo {sub}`"))
-            }
-        }
-        "rustup" if !matches!(sub, "show" | "--version" | "-V") => {
-            install(&format!("`rustup {sub}` may download toolchains"))
-        }
-        "go" => {
-            if matches!(sub, "install" | "get" | "generate") {
-                let why = if sub == "generate" {
-                    "`go generate` runs commands written in source comments"
-                } else {
-                    "`go install/get` downloads and builds code"
-                };
-                (Dangerous, why.into())
-            } else if args.iter().any(|a| {
-                let f = a.split('=').next().unwrap_or(a);
-                matches!(f, "-exec" | "-toolexec" | "--exec" | "--toolexec")
-            }) {
-                (Dangerous, "`go -exec/-toolexec` runs another program".into())
-            } else {
-                (Caution, format!("runs `go {sub}`"))
-            }
-        }
-        "git" => git_risk(args),
-        "find" => {
-            if has(&["-exec", "-execdir", "-ok", "-okdir"]) {
-                (Dangerous, "`find -exec` runs commands".into())
-            } else if has(&["-delete", "-fprint", "-fprintf", "-fls"]) {
-                (Caution, "`find` deletes or writes files".into())
-            } else {
-                (Caution, "runs find".into())
-            }
-        }
-        "curl" | "wget" | "nc" | "ncat" | "netcat" | "socat" | "ssh" | "scp" | "sftp" | "rsync"
-        | "ftp" | "telnet" => (Caution, format!("`{name}` uses the network")),
-        n if n.ends_with(".bat") || n.ends_with(".cmd") => {
-            (Dangerous, "batch files run through cmd.exe (a shell)".into())
-        }
-        _ => (Caution, format!("runs `{name}`")),
+        _ => runs(name),
+    }
+}
+
+fn cargo(_: &str, args: &[&str], _: usize) -> (Risk, String) {
+    let sub = sub(args);
+    if args.iter().any(|a| *a == "--config" || a.starts_with("--config=") || a.starts_with("-Z")) {
+        (Risk::Dangerous, "`cargo --config`/`-Z` can name a program cargo then runs".into())
+    } else if matches!(sub, "install" | "uninstall" | "add" | "update" | "publish") {
+        install(&format!("`cargo {sub}`"))
+    } else {
+        (Risk::Caution, format!("runs `cargo {sub}`"))
+    }
+}
+
+fn rustup(name: &str, args: &[&str], _: usize) -> (Risk, String) {
+    match sub(args) {
+        "show" | "--version" | "-V" => runs(name),
+        sub => install(&format!("`rustup {sub}` may download toolchains")),
+    }
+}
+
+fn go(_: &str, args: &[&str], _: usize) -> (Risk, String) {
+    let sub = sub(args);
+    if matches!(sub, "install" | "get" | "generate") {
+        let why = if sub == "generate" {
+            "`go generate` runs commands written in source comments"
+        } else {
+            "`go install/get` downloads and builds code"
+        };
+        (Risk::Dangerous, why.into())
+    } else if args.iter().any(|a| {
+        let f = a.split('=').next().unwrap_or(a);
+        matches!(f, "-exec" | "-toolexec" | "--exec" | "--toolexec")
+    }) {
+        (Risk::Dangerous, "`go -exec/-toolexec` runs another program".into())
+    } else {
+        (Risk::Caution, format!("runs `go {sub}`"))
+    }
+}
+
+fn find(_: &str, args: &[&str], _: usize) -> (Risk, String) {
+    let has = |flags: &[&str]| args.iter().any(|a| flags.contains(a));
+    if has(&["-exec", "-execdir", "-ok", "-okdir"]) {
+        (Risk::Dangerous, "`find -exec` runs commands".into())
+    } else if has(&["-delete", "-fprint", "-fprintf", "-fls"]) {
+        (Risk::Caution, "`find` deletes or writes files".into())
+    } else {
+        (Risk::Caution, "runs find".into())
     }
 }
 
