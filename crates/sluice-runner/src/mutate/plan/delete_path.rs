@@ -2,7 +2,7 @@
 
 use sluice_guard::GuardError;
 
-use super::{Builder, effect};
+use super::{Builder, effect, remove};
 use crate::RunnerError;
 use crate::mutate::action::{State, Step};
 use crate::mutate::args::*;
@@ -39,27 +39,13 @@ impl Mutations {
                     };
                     b.push(step, None);
                 }
-                b.push(
-                    Step::Remove {
-                        path: t.resolved.as_str().to_owned(),
-                        parent: t.parent_id,
-                        before: t.state.clone(),
-                    },
-                    None,
-                );
+                b.push(remove(&t), None);
                 let mut e = effect(&t.resolved, EffectKind::Delete, Some(bytes), None, true);
                 e.files_in_dir = Some(tree.len() as u64);
                 b.effects.push(e);
             }
             State::File { .. } | State::Link { .. } => {
-                b.push(
-                    Step::Remove {
-                        path: t.resolved.as_str().to_owned(),
-                        parent: t.parent_id,
-                        before: t.state.clone(),
-                    },
-                    None,
-                );
+                b.push(remove(&t), None);
                 b.effects.push(effect(&t.resolved, EffectKind::Delete, t.state.size(), None, true));
             }
         }

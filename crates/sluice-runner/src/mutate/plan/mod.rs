@@ -329,6 +329,15 @@ impl Mutations {
     }
 }
 
+/// The step that removes `t`, as it was seen.
+fn remove(t: &Target) -> Step {
+    Step::Remove {
+        path: t.resolved.as_str().to_owned(),
+        parent: t.parent_id,
+        before: t.state.clone(),
+    }
+}
+
 /// Permission bits kept from a replaced file. Set-uid, set-gid and sticky bits are dropped:
 /// content written by an assistant must never inherit elevated execution rights.
 fn preserved_mode(mode: u32) -> u32 {

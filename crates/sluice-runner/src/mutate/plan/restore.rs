@@ -2,7 +2,7 @@
 
 use sluice_guard::{GuardError, RelPath};
 
-use super::{Builder, Target, effect, prefix_error};
+use super::{Builder, Target, effect, prefix_error, remove};
 use crate::RunnerError;
 use crate::mutate::action::{State, Step, rel};
 use crate::mutate::args::*;
@@ -148,14 +148,6 @@ impl Mutations {
             }),
             Err(e) => Err(prefix_error(e, 0, op)),
         }
-    }
-}
-
-fn remove(t: &Target) -> Step {
-    Step::Remove {
-        path: t.resolved.as_str().to_owned(),
-        parent: t.parent_id,
-        before: t.state.clone(),
     }
 }
 
