@@ -80,7 +80,17 @@ pub(super) fn launch(inner: &Arc<Inner>, job: &Arc<Job>, req: JobRequest) -> Res
     let timeout = req.command.timeout;
     let grace = inner.limits.kill_grace;
     let supervisor = std::thread::Builder::new().name("sluice-job".into()).spawn(move || {
-        supervise(job2, inner2, child, tree, ctl_rx, timeout, grace, done_rx, readers)
+        supervise(Supervision {
+            job: job2,
+            inner: inner2,
+            child,
+            tree,
+            ctl: ctl_rx,
+            timeout,
+            grace,
+            readers_done: done_rx,
+            readers,
+        })
     });
     if let Err(e) = supervisor {
         kill::kill_tree(&tree, Duration::ZERO);
@@ -148,18 +158,22 @@ fn wait_exit_keeping_zombie(_pid: u32) -> bool {
 /// How often the supervisor checks the child itself where no waiter reports the exit.
 const POLL: Option<Duration> = if cfg!(unix) { None } else { Some(Duration::from_millis(50)) };
 
-#[allow(clippy::too_many_arguments)]
-fn supervise(
+/// What a job's supervisor thread owns: the job, its process and tree, its control channel,
+/// its time limits, and how many output readers it waits for.
+struct Supervision {
     job: Arc<Job>,
     inner: Weak<Inner>,
-    mut child: std::process::Child,
+    child: std::process::Child,
     tree: Tree,
     ctl: mpsc::Receiver<Control>,
     timeout: Option<Duration>,
     grace: Duration,
     readers_done: mpsc::Receiver<()>,
     readers: usize,
-) {
+}
+
+fn supervise(s: Supervision) {
+    let Supervision { job, inner, mut child, tree, ctl, timeout, grace, readers_done, readers } = s;
     let deadline = timeout.map(|t| Instant::now() + t);
     let mut reason: Option<JobState> = None;
     let mut replies: Vec<mpsc::Sender<()>> = Vec::new();
