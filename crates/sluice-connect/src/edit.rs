@@ -11,7 +11,7 @@ use jsonc_parser::ParseOptions;
 use jsonc_parser::cst::{CstInputValue, CstObject, CstRootNode};
 use serde_json::Value as Json;
 
-use crate::value::V;
+use crate::value::ConfigValue;
 use crate::{Entry, Format, SERVER_NAME, VSCODE_INPUT_ID};
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -150,13 +150,13 @@ fn is_sluice_input(v: &Json) -> bool {
 
 // ── JSON / JSONC ──────────────────────────────────────────────────────────────────────────
 
-fn cst_value(v: &V) -> CstInputValue {
+fn cst_value(v: &ConfigValue) -> CstInputValue {
     match v {
-        V::Str(s) => CstInputValue::String(s.clone()),
-        V::Bool(b) => CstInputValue::Bool(*b),
-        V::Int(i) => CstInputValue::Number(i.to_string()),
-        V::List(items) => CstInputValue::Array(items.iter().map(cst_value).collect()),
-        V::Map(pairs) => {
+        ConfigValue::Str(s) => CstInputValue::String(s.clone()),
+        ConfigValue::Bool(b) => CstInputValue::Bool(*b),
+        ConfigValue::Int(i) => CstInputValue::Number(i.to_string()),
+        ConfigValue::List(items) => CstInputValue::Array(items.iter().map(cst_value).collect()),
+        ConfigValue::Map(pairs) => {
             CstInputValue::Object(pairs.iter().map(|(k, v)| (k.clone(), cst_value(v))).collect())
         }
     }
@@ -249,15 +249,15 @@ fn edit_json(key: &str, text: &str, op: Op<'_>) -> Result<String, EditError> {
 
 // ── TOML ──────────────────────────────────────────────────────────────────────────────────
 
-fn toml_value(v: &V) -> toml_edit::Value {
+fn toml_value(v: &ConfigValue) -> toml_edit::Value {
     match v {
-        V::Str(s) => toml_edit::Value::from(s.as_str()),
-        V::Bool(b) => toml_edit::Value::from(*b),
-        V::Int(i) => toml_edit::Value::from(*i),
-        V::List(items) => {
+        ConfigValue::Str(s) => toml_edit::Value::from(s.as_str()),
+        ConfigValue::Bool(b) => toml_edit::Value::from(*b),
+        ConfigValue::Int(i) => toml_edit::Value::from(*i),
+        ConfigValue::List(items) => {
             toml_edit::Value::Array(items.iter().map(toml_value).collect::<toml_edit::Array>())
         }
-        V::Map(pairs) => {
+        ConfigValue::Map(pairs) => {
             let mut t = toml_edit::InlineTable::new();
             for (k, v) in pairs {
                 t.insert(k, toml_value(v));
@@ -268,9 +268,9 @@ fn toml_value(v: &V) -> toml_edit::Value {
 }
 
 /// Sluice's entry as a `[mcp_servers.sluice]` table (nested maps inline: `env = { … }`).
-fn toml_entry(v: &V) -> toml_edit::Table {
+fn toml_entry(v: &ConfigValue) -> toml_edit::Table {
     let mut table = toml_edit::Table::new();
-    if let V::Map(pairs) = v {
+    if let ConfigValue::Map(pairs) = v {
         for (k, v) in pairs {
             table.insert(k, toml_edit::Item::Value(toml_value(v)));
         }
@@ -279,7 +279,7 @@ fn toml_entry(v: &V) -> toml_edit::Table {
 }
 
 /// The TOML of a config holding only Sluice's entry.
-pub fn render_toml_new(entry: &V) -> String {
+pub fn render_toml_new(entry: &ConfigValue) -> String {
     let mut doc = toml_edit::DocumentMut::new();
     let mut servers = toml_edit::Table::new();
     servers.set_implicit(true);
@@ -389,36 +389,36 @@ fn yaml_json(y: &yaml_rust2::Yaml) -> Json {
 
 /// `v` (a map) as a block mapping built by `yaml-edit`, which quotes every string that a plain
 /// scalar would misread (`'true'`, `'12'`, `'a: b'`, `'--flag'`). Lists are block sequences.
-fn yaml_mapping(v: &V) -> yaml_edit::MappingBuilder {
-    let V::Map(pairs) = v else { return yaml_edit::MappingBuilder::new() };
+fn yaml_mapping(v: &ConfigValue) -> yaml_edit::MappingBuilder {
+    let ConfigValue::Map(pairs) = v else { return yaml_edit::MappingBuilder::new() };
     pairs.iter().fold(yaml_edit::MappingBuilder::new(), |m, (k, v)| match v {
-        V::Str(s) => m.pair(k, s.as_str()),
-        V::Bool(b) => m.pair(k, *b),
-        V::Int(i) => m.pair(k, *i),
-        V::List(_) => m.insert_sequence(k, yaml_sequence(v)),
-        V::Map(_) => m.insert_mapping(k, yaml_mapping(v)),
+        ConfigValue::Str(s) => m.pair(k, s.as_str()),
+        ConfigValue::Bool(b) => m.pair(k, *b),
+        ConfigValue::Int(i) => m.pair(k, *i),
+        ConfigValue::List(_) => m.insert_sequence(k, yaml_sequence(v)),
+        ConfigValue::Map(_) => m.insert_mapping(k, yaml_mapping(v)),
     })
 }
 
-fn yaml_sequence(v: &V) -> yaml_edit::SequenceBuilder {
-    let V::List(items) = v else { return yaml_edit::SequenceBuilder::new() };
+fn yaml_sequence(v: &ConfigValue) -> yaml_edit::SequenceBuilder {
+    let ConfigValue::List(items) = v else { return yaml_edit::SequenceBuilder::new() };
     items.iter().fold(yaml_edit::SequenceBuilder::new(), |l, v| match v {
-        V::Str(s) => l.item(s.as_str()),
-        V::Bool(b) => l.item(*b),
-        V::Int(i) => l.item(*i),
-        V::List(_) => l.insert_sequence(yaml_sequence(v)),
-        V::Map(_) => l.insert_mapping(yaml_mapping(v)),
+        ConfigValue::Str(s) => l.item(s.as_str()),
+        ConfigValue::Bool(b) => l.item(*b),
+        ConfigValue::Int(i) => l.item(*i),
+        ConfigValue::List(_) => l.insert_sequence(yaml_sequence(v)),
+        ConfigValue::Map(_) => l.insert_mapping(yaml_mapping(v)),
     })
 }
 
 /// `{key: {sluice: entry}}`, built by `yaml-edit`.
-fn yaml_new(key: &str, entry: &V) -> yaml_edit::Document {
+fn yaml_new(key: &str, entry: &ConfigValue) -> yaml_edit::Document {
     let servers = yaml_edit::MappingBuilder::new().insert_mapping(SERVER_NAME, yaml_mapping(entry));
     yaml_edit::MappingBuilder::new().insert_mapping(key, servers).build_document()
 }
 
 /// The YAML of a config holding only Sluice's entry under `key`.
-pub fn render_yaml_new(key: &str, entry: &V) -> String {
+pub fn render_yaml_new(key: &str, entry: &ConfigValue) -> String {
     let mut out = yaml_new(key, entry).to_string();
     if !out.ends_with('\n') {
         out.push('\n');

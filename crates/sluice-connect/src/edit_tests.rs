@@ -67,7 +67,7 @@ const TRICKY: &[&str] = &[
     "\u{7f}del",
 ];
 
-fn goose(value: V) -> Entry {
+fn goose(value: ConfigValue) -> Entry {
     Entry {
         client: Client::Goose,
         transport: Transport::Stdio,
@@ -85,15 +85,24 @@ fn yaml(text: &str) -> yaml_rust2::Yaml {
 
 #[test]
 fn strings_that_look_like_other_things_read_back_as_strings() {
-    let env = V::Map(TRICKY.iter().map(|s| (format!("K{s}"), V::s(*s))).collect());
-    let keys = V::Map(TRICKY.iter().map(|s| ((*s).to_owned(), V::Bool(true))).collect());
-    let value = V::map([
-        ("args", V::strs(TRICKY)),
+    let env =
+        ConfigValue::Map(TRICKY.iter().map(|s| (format!("K{s}"), ConfigValue::s(*s))).collect());
+    let keys = ConfigValue::Map(
+        TRICKY.iter().map(|s| ((*s).to_owned(), ConfigValue::Bool(true))).collect(),
+    );
+    let value = ConfigValue::map([
+        ("args", ConfigValue::strs(TRICKY)),
         ("envs", env),
         ("keys", keys),
-        ("empty_map", V::map::<&str>([])),
-        ("empty_list", V::List(vec![])),
-        ("nested", V::List(vec![V::map([("a", V::Int(-7))]), V::strs(&["x", "true"])])),
+        ("empty_map", ConfigValue::map::<&str>([])),
+        ("empty_list", ConfigValue::List(vec![])),
+        (
+            "nested",
+            ConfigValue::List(vec![
+                ConfigValue::map([("a", ConfigValue::Int(-7))]),
+                ConfigValue::strs(&["x", "true"]),
+            ]),
+        ),
     ]);
     for base in ["", "extensions:\n    other:\n        a: 1\n"] {
         let out = edit(Format::Yaml, "extensions", base, Op::Set(&goose(value.clone())))
@@ -112,7 +121,10 @@ fn strings_that_look_like_other_things_read_back_as_strings() {
 
 #[test]
 fn the_new_file_is_the_library_rendering_and_reads_back() {
-    let value = V::map([("type", V::s("stdio")), ("args", V::strs(&["--x", "y"]))]);
+    let value = ConfigValue::map([
+        ("type", ConfigValue::s("stdio")),
+        ("args", ConfigValue::strs(&["--x", "y"])),
+    ]);
     let text = render_yaml_new("extensions", &value);
     assert_eq!(
         text,
@@ -126,7 +138,7 @@ fn the_new_file_is_the_library_rendering_and_reads_back() {
 
 #[test]
 fn extensions_that_is_not_a_block_mapping_is_refused() {
-    let e = goose(V::map([("type", V::s("stdio"))]));
+    let e = goose(ConfigValue::map([("type", ConfigValue::s("stdio"))]));
     for (text, unsafe_edit) in [
         ("extensions: {developer: {enabled: true}}\n", true),
         ("extensions: {sluice: {enabled: true}}\n", true),
@@ -161,7 +173,7 @@ fn extensions_that_is_not_a_block_mapping_is_refused() {
 fn an_edit_the_parser_reads_differently_is_refused() {
     // `other` is an alias of `extensions`: adding Sluice there would change it too.
     let text = "extensions: &x\n  dev:\n    a: 1\nother: *x\n";
-    let e = goose(V::map([("type", V::s("stdio"))]));
+    let e = goose(ConfigValue::map([("type", ConfigValue::s("stdio"))]));
     assert!(matches!(
         edit(Format::Yaml, "extensions", text, Op::Set(&e)),
         Err(EditError::Unsafe(m)) if m.contains("more than Sluice's entry")
@@ -170,7 +182,7 @@ fn an_edit_the_parser_reads_differently_is_refused() {
 
 #[test]
 fn empty_and_null_extensions_become_a_block_mapping() {
-    let e = goose(V::map([("type", V::s("stdio"))]));
+    let e = goose(ConfigValue::map([("type", ConfigValue::s("stdio"))]));
     let ours = "  sluice:\n    type: stdio\n";
     for (text, expected) in [
         ("", format!("extensions:\n{ours}")),
