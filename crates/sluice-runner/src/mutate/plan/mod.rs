@@ -346,7 +346,7 @@ fn preserved_mode(mode: u32) -> u32 {
 
 /// Names the file of a multi-file patch in its error (`file 3 (src/x.rs): …`).
 fn prefix_error(e: RunnerError, n: usize, path: &str) -> RunnerError {
-    let shown = super::summary::visible(path);
+    let shown = sluice_core::text::visible_owned(path);
     let pre = if n == 0 { format!("{shown}: ") } else { format!("patch file {n} ({shown}): ") };
     match e {
         RunnerError::InvalidArgument(m) => RunnerError::InvalidArgument(format!("{pre}{m}")),
