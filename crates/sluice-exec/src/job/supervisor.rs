@@ -135,15 +135,14 @@ fn read_stream(
 /// Returns whether it observed the exit.
 #[cfg(unix)]
 fn wait_exit_keeping_zombie(pid: u32) -> bool {
-    // Pids are positive and fit id_t on every unix.
-    let id = pid as libc::id_t;
+    use rustix::process::{Pid, WaitId, WaitIdOptions, waitid};
+    let Some(pid) = i32::try_from(pid).ok().and_then(Pid::from_raw) else { return true };
+    // WNOWAIT observes the exit without reaping.
+    let options = WaitIdOptions::EXITED | WaitIdOptions::NOWAIT;
     loop {
-        // SAFETY: siginfo_t is plain data; waitid writes into the one we own.
-        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
-        // SAFETY: waitid on one specific child pid with WNOWAIT: observes without reaping.
-        let rc = unsafe { libc::waitid(libc::P_PID, id, &mut info, libc::WEXITED | libc::WNOWAIT) };
-        if rc == 0 || std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
-            return true;
+        match waitid(WaitId::Pid(pid), options) {
+            Err(rustix::io::Errno::INTR) => continue,
+            _ => return true,
         }
     }
 }
