@@ -702,6 +702,8 @@ unsafe fn walk_parts(root: i32, parts: CStrs<'_>, make: Make) -> std::io::Result
     let n = parts.0.len();
     for (i, part) in parts.0.iter().enumerate() {
         let last = i + 1 == n;
+        // SAFETY: `fd` is a descriptor owned here and `part` a NUL-terminated string that
+        // outlives the call.
         fd = unsafe { open_at(fd.0, part.as_ptr(), if last { make } else { Make::Dir })? };
     }
     Ok(fd)
