@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, anyhow, bail};
 use clap::Args;
+use serde::Serialize;
 use sluice_engine::clients::{
     self, Client, ConnectRequest, Dirs, Os, TOKEN_PLACEHOLDER, TokenChoice, TokenStorage, Transport,
 };
@@ -262,23 +263,7 @@ fn status(dir: PathBuf, pref: SecretPreference, args: &ConnectArgs) -> Result<()
         }
     };
     if args.json {
-        let rows: Vec<serde_json::Value> = list
-            .iter()
-            .map(|h| {
-                serde_json::json!({
-                    "client": h.client.id(),
-                    "title": h.client.title(),
-                    "config": h.path.as_ref().map(|p| p.display().to_string()),
-                    "state": h.state.as_str(),
-                    "code": h.code,
-                    "reason": h.reason,
-                    "transport": h.transport.map(transport_name),
-                    "token": h.token_location(),
-                    "connection": h.connection,
-                    "repairable": h.repairable(),
-                })
-            })
-            .collect();
+        let rows: Vec<HealthRow> = list.iter().map(HealthRow::of).collect();
         println!("{}", serde_json::to_string_pretty(&rows)?);
         return Ok(());
     }
@@ -310,6 +295,39 @@ fn status(dir: PathBuf, pref: SecretPreference, args: &ConnectArgs) -> Result<()
         );
     }
     Ok(())
+}
+
+/// One client of `sluice connect --status --json`. Fields in alphabetical order: the output
+/// keeps the key order it always had.
+#[derive(Serialize)]
+struct HealthRow<'a> {
+    client: &'a str,
+    code: &'a str,
+    config: Option<String>,
+    connection: Option<&'a str>,
+    reason: &'a str,
+    repairable: bool,
+    state: &'a str,
+    title: &'a str,
+    token: Option<String>,
+    transport: Option<&'static str>,
+}
+
+impl<'a> HealthRow<'a> {
+    fn of(h: &'a ClientHealth) -> HealthRow<'a> {
+        HealthRow {
+            client: h.client.id(),
+            code: h.code,
+            config: h.path.as_ref().map(|p| p.display().to_string()),
+            connection: h.connection.as_deref(),
+            reason: &h.reason,
+            repairable: h.repairable(),
+            state: h.state.as_str(),
+            title: h.client.title(),
+            token: h.token_location(),
+            transport: h.transport.map(transport_name),
+        }
+    }
 }
 
 fn transport_name(t: Transport) -> &'static str {

@@ -11,7 +11,7 @@ use jsonc_parser::ParseOptions;
 use jsonc_parser::cst::{CstInputValue, CstObject, CstRootNode};
 use serde_json::Value as Json;
 
-use crate::value::V;
+use crate::value::ConfigValue;
 use crate::{Entry, Format, SERVER_NAME, VSCODE_INPUT_ID};
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -150,13 +150,13 @@ fn is_sluice_input(v: &Json) -> bool {
 
 // ── JSON / JSONC ──────────────────────────────────────────────────────────────────────────
 
-fn cst_value(v: &V) -> CstInputValue {
+fn cst_value(v: &ConfigValue) -> CstInputValue {
     match v {
-        V::Str(s) => CstInputValue::String(s.clone()),
-        V::Bool(b) => CstInputValue::Bool(*b),
-        V::Int(i) => CstInputValue::Number(i.to_string()),
-        V::List(items) => CstInputValue::Array(items.iter().map(cst_value).collect()),
-        V::Map(pairs) => {
+        ConfigValue::Str(s) => CstInputValue::String(s.clone()),
+        ConfigValue::Bool(b) => CstInputValue::Bool(*b),
+        ConfigValue::Int(i) => CstInputValue::Number(i.to_string()),
+        ConfigValue::List(items) => CstInputValue::Array(items.iter().map(cst_value).collect()),
+        ConfigValue::Map(pairs) => {
             CstInputValue::Object(pairs.iter().map(|(k, v)| (k.clone(), cst_value(v))).collect())
         }
     }
@@ -249,15 +249,15 @@ fn edit_json(key: &str, text: &str, op: Op<'_>) -> Result<String, EditError> {
 
 // ── TOML ──────────────────────────────────────────────────────────────────────────────────
 
-fn toml_value(v: &V) -> toml_edit::Value {
+fn toml_value(v: &ConfigValue) -> toml_edit::Value {
     match v {
-        V::Str(s) => toml_edit::Value::from(s.as_str()),
-        V::Bool(b) => toml_edit::Value::from(*b),
-        V::Int(i) => toml_edit::Value::from(*i),
-        V::List(items) => {
+        ConfigValue::Str(s) => toml_edit::Value::from(s.as_str()),
+        ConfigValue::Bool(b) => toml_edit::Value::from(*b),
+        ConfigValue::Int(i) => toml_edit::Value::from(*i),
+        ConfigValue::List(items) => {
             toml_edit::Value::Array(items.iter().map(toml_value).collect::<toml_edit::Array>())
         }
-        V::Map(pairs) => {
+        ConfigValue::Map(pairs) => {
             let mut t = toml_edit::InlineTable::new();
             for (k, v) in pairs {
                 t.insert(k, toml_value(v));
@@ -268,9 +268,9 @@ fn toml_value(v: &V) -> toml_edit::Value {
 }
 
 /// Sluice's entry as a `[mcp_servers.sluice]` table (nested maps inline: `env = { … }`).
-fn toml_entry(v: &V) -> toml_edit::Table {
+fn toml_entry(v: &ConfigValue) -> toml_edit::Table {
     let mut table = toml_edit::Table::new();
-    if let V::Map(pairs) = v {
+    if let ConfigValue::Map(pairs) = v {
         for (k, v) in pairs {
             table.insert(k, toml_edit::Item::Value(toml_value(v)));
         }
@@ -279,7 +279,7 @@ fn toml_entry(v: &V) -> toml_edit::Table {
 }
 
 /// The TOML of a config holding only Sluice's entry.
-pub fn render_toml_new(entry: &V) -> String {
+pub fn render_toml_new(entry: &ConfigValue) -> String {
     let mut doc = toml_edit::DocumentMut::new();
     let mut servers = toml_edit::Table::new();
     servers.set_implicit(true);
@@ -389,36 +389,36 @@ fn yaml_json(y: &yaml_rust2::Yaml) -> Json {
 
 /// `v` (a map) as a block mapping built by `yaml-edit`, which quotes every string that a plain
 /// scalar would misread (`'true'`, `'12'`, `'a: b'`, `'--flag'`). Lists are block sequences.
-fn yaml_mapping(v: &V) -> yaml_edit::MappingBuilder {
-    let V::Map(pairs) = v else { return yaml_edit::MappingBuilder::new() };
+fn yaml_mapping(v: &ConfigValue) -> yaml_edit::MappingBuilder {
+    let ConfigValue::Map(pairs) = v else { return yaml_edit::MappingBuilder::new() };
     pairs.iter().fold(yaml_edit::MappingBuilder::new(), |m, (k, v)| match v {
-        V::Str(s) => m.pair(k, s.as_str()),
-        V::Bool(b) => m.pair(k, *b),
-        V::Int(i) => m.pair(k, *i),
-        V::List(_) => m.insert_sequence(k, yaml_sequence(v)),
-        V::Map(_) => m.insert_mapping(k, yaml_mapping(v)),
+        ConfigValue::Str(s) => m.pair(k, s.as_str()),
+        ConfigValue::Bool(b) => m.pair(k, *b),
+        ConfigValue::Int(i) => m.pair(k, *i),
+        ConfigValue::List(_) => m.insert_sequence(k, yaml_sequence(v)),
+        ConfigValue::Map(_) => m.insert_mapping(k, yaml_mapping(v)),
     })
 }
 
-fn yaml_sequence(v: &V) -> yaml_edit::SequenceBuilder {
-    let V::List(items) = v else { return yaml_edit::SequenceBuilder::new() };
+fn yaml_sequence(v: &ConfigValue) -> yaml_edit::SequenceBuilder {
+    let ConfigValue::List(items) = v else { return yaml_edit::SequenceBuilder::new() };
     items.iter().fold(yaml_edit::SequenceBuilder::new(), |l, v| match v {
-        V::Str(s) => l.item(s.as_str()),
-        V::Bool(b) => l.item(*b),
-        V::Int(i) => l.item(*i),
-        V::List(_) => l.insert_sequence(yaml_sequence(v)),
-        V::Map(_) => l.insert_mapping(yaml_mapping(v)),
+        ConfigValue::Str(s) => l.item(s.as_str()),
+        ConfigValue::Bool(b) => l.item(*b),
+        ConfigValue::Int(i) => l.item(*i),
+        ConfigValue::List(_) => l.insert_sequence(yaml_sequence(v)),
+        ConfigValue::Map(_) => l.insert_mapping(yaml_mapping(v)),
     })
 }
 
 /// `{key: {sluice: entry}}`, built by `yaml-edit`.
-fn yaml_new(key: &str, entry: &V) -> yaml_edit::Document {
+fn yaml_new(key: &str, entry: &ConfigValue) -> yaml_edit::Document {
     let servers = yaml_edit::MappingBuilder::new().insert_mapping(SERVER_NAME, yaml_mapping(entry));
     yaml_edit::MappingBuilder::new().insert_mapping(key, servers).build_document()
 }
 
 /// The YAML of a config holding only Sluice's entry under `key`.
-pub fn render_yaml_new(key: &str, entry: &V) -> String {
+pub fn render_yaml_new(key: &str, entry: &ConfigValue) -> String {
     let mut out = yaml_new(key, entry).to_string();
     if !out.ends_with('\n') {
         out.push('\n');
@@ -525,192 +525,5 @@ fn edit_yaml(key: &str, text: &str, op: Op<'_>) -> Result<String, EditError> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::{Client, TokenStorage, Transport};
-
-    /// Strings a plain YAML scalar would misread: booleans and nulls of YAML 1.1 and 1.2,
-    /// numbers, `: ` and ` #`, indicators, quotes, escapes, line breaks, blanks.
-    const TRICKY: &[&str] = &[
-        "true",
-        "False",
-        "yes",
-        "NO",
-        "on",
-        "Off",
-        "y",
-        "n",
-        "null",
-        "~",
-        "",
-        " ",
-        " x ",
-        "12",
-        "-3",
-        "1.5",
-        "1e3",
-        ".inf",
-        ".NaN",
-        "0x1F",
-        "0o17",
-        "0b101",
-        "2001-12-14",
-        "http://127.0.0.1:1/mcp",
-        "a: b",
-        "a:b",
-        "x #y",
-        "x#y",
-        "#x",
-        "- a",
-        "-",
-        "--flag",
-        "? x",
-        "?",
-        ":x",
-        ",a",
-        "[a]",
-        "{a}",
-        "*a",
-        "&a",
-        "!a",
-        "%a",
-        "@a",
-        "`a",
-        "|",
-        ">",
-        "'q'",
-        "\"dq\"",
-        "it's",
-        "C:\\Program Files\\x.exe",
-        "line\nbreak",
-        "tab\tx",
-        "trail\n",
-        "---",
-        "...",
-        "Bearer slc_x",
-        "日本語",
-        "\u{7f}del",
-    ];
-
-    fn goose(value: V) -> Entry {
-        Entry {
-            client: Client::Goose,
-            transport: Transport::Stdio,
-            value,
-            input: None,
-            storage: TokenStorage::PlainInFile,
-        }
-    }
-
-    fn yaml(text: &str) -> yaml_rust2::Yaml {
-        let mut docs = yaml_rust2::YamlLoader::load_from_str(text).unwrap();
-        assert_eq!(docs.len(), 1, "{text}");
-        docs.remove(0)
-    }
-
-    #[test]
-    fn strings_that_look_like_other_things_read_back_as_strings() {
-        let env = V::Map(TRICKY.iter().map(|s| (format!("K{s}"), V::s(*s))).collect());
-        let keys = V::Map(TRICKY.iter().map(|s| ((*s).to_owned(), V::Bool(true))).collect());
-        let value = V::map([
-            ("args", V::strs(TRICKY)),
-            ("envs", env),
-            ("keys", keys),
-            ("empty_map", V::map::<&str>([])),
-            ("empty_list", V::List(vec![])),
-            ("nested", V::List(vec![V::map([("a", V::Int(-7))]), V::strs(&["x", "true"])])),
-        ]);
-        for base in ["", "extensions:\n    other:\n        a: 1\n"] {
-            let out = edit(Format::Yaml, "extensions", base, Op::Set(&goose(value.clone())))
-                .unwrap_or_else(|e| panic!("{e}"));
-            let doc = yaml(&out);
-            let ours = &doc["extensions"]["sluice"];
-            for (i, s) in TRICKY.iter().enumerate() {
-                assert_eq!(ours["args"][i].as_str(), Some(*s), "list item {s:?} in\n{out}");
-                let k = format!("K{s}");
-                assert_eq!(ours["envs"][k.as_str()].as_str(), Some(*s), "value {s:?} in\n{out}");
-                assert_eq!(ours["keys"][*s].as_bool(), Some(true), "key {s:?} in\n{out}");
-            }
-            assert_eq!(yaml_json(ours), value.to_serde(), "{out}");
-        }
-    }
-
-    #[test]
-    fn the_new_file_is_the_library_rendering_and_reads_back() {
-        let value = V::map([("type", V::s("stdio")), ("args", V::strs(&["--x", "y"]))]);
-        let text = render_yaml_new("extensions", &value);
-        assert_eq!(
-            text,
-            "extensions:\n  sluice:\n    type: stdio\n    args:\n      - '--x'\n      - y\n"
-        );
-        assert_eq!(yaml_json(&yaml(&text)["extensions"]["sluice"]), value.to_serde());
-        // Editing an empty file gives the same text.
-        let edited = edit(Format::Yaml, "extensions", "", Op::Set(&goose(value))).unwrap();
-        assert_eq!(edited, text);
-    }
-
-    #[test]
-    fn extensions_that_is_not_a_block_mapping_is_refused() {
-        let e = goose(V::map([("type", V::s("stdio"))]));
-        for (text, unsafe_edit) in [
-            ("extensions: {developer: {enabled: true}}\n", true),
-            ("extensions: {sluice: {enabled: true}}\n", true),
-            ("extensions: 3\n", false),
-            ("extensions: [a]\n", false),
-            ("extensions:\n- a\n", false),
-            ("extensions: on\n", false),
-        ] {
-            for op in [Op::Set(&e), Op::Remove] {
-                let flow_without_ours = text.starts_with("extensions: {dev");
-                match (edit(Format::Yaml, "extensions", text, op), op) {
-                    // Nothing of ours in a flow mapping: nothing to remove.
-                    (Ok(out), Op::Remove) if flow_without_ours => assert_eq!(out, text),
-                    (Err(EditError::Unsafe(m)), _) if unsafe_edit => {
-                        assert!(m.contains("flow style"), "{m}")
-                    }
-                    (Err(EditError::Unparseable(m)), _) if !unsafe_edit => {
-                        assert!(m.contains("not a mapping"), "{m}")
-                    }
-                    (other, _) => panic!("{text:?}: {other:?}"),
-                }
-            }
-        }
-        let several = "a: 1\n---\nb: 2\n";
-        assert!(matches!(
-            edit(Format::Yaml, "extensions", several, Op::Set(&e)),
-            Err(EditError::Unparseable(m)) if m.contains("several YAML documents")
-        ));
-    }
-
-    #[test]
-    fn an_edit_the_parser_reads_differently_is_refused() {
-        // `other` is an alias of `extensions`: adding Sluice there would change it too.
-        let text = "extensions: &x\n  dev:\n    a: 1\nother: *x\n";
-        let e = goose(V::map([("type", V::s("stdio"))]));
-        assert!(matches!(
-            edit(Format::Yaml, "extensions", text, Op::Set(&e)),
-            Err(EditError::Unsafe(m)) if m.contains("more than Sluice's entry")
-        ));
-    }
-
-    #[test]
-    fn empty_and_null_extensions_become_a_block_mapping() {
-        let e = goose(V::map([("type", V::s("stdio"))]));
-        let ours = "  sluice:\n    type: stdio\n";
-        for (text, expected) in [
-            ("", format!("extensions:\n{ours}")),
-            ("\n", format!("\nextensions:\n{ours}")),
-            ("# goose\n", format!("# goose\nextensions:\n{ours}")),
-            ("---\n", format!("---\nextensions:\n{ours}")),
-            ("A: 1", format!("A: 1\nextensions:\n{ours}")),
-            ("extensions: {}\nA: 1\n", format!("extensions:\n{ours}A: 1\n")),
-            ("extensions:\nA: 1\n", format!("extensions:\n{ours}A: 1\n")),
-            ("extensions: ~ # none\nA: 1\n", format!("extensions: # none\n{ours}A: 1\n")),
-        ] {
-            let out = edit(Format::Yaml, "extensions", text, Op::Set(&e)).unwrap();
-            assert_eq!(out, expected, "{text:?}");
-            // Nothing to remove: not a byte changes.
-            assert_eq!(edit(Format::Yaml, "extensions", text, Op::Remove).unwrap(), text);
-        }
-    }
-}
+#[path = "edit_tests.rs"]
+mod tests;

@@ -21,7 +21,7 @@ use std::path::Path;
 use base64::Engine as _;
 
 pub use paths::{Dirs, Os};
-pub use value::V;
+pub use value::ConfigValue;
 pub use write::{Applied, Change, ConnectError, apply, plan_connect, plan_disconnect};
 
 /// The server's key in every client's config.
@@ -374,35 +374,35 @@ impl Endpoint<'_> {
         self.binary.to_string_lossy().into_owned()
     }
 
-    fn stdio_args(&self) -> V {
-        V::List(self.stdio_arg_list())
+    fn stdio_args(&self) -> ConfigValue {
+        ConfigValue::List(self.stdio_arg_list())
     }
 
     /// `sluice stdio`'s arguments: the connection and the data folder when they are not the
     /// defaults.
-    fn stdio_arg_list(&self) -> Vec<V> {
-        let mut args = vec![V::s("stdio")];
+    fn stdio_arg_list(&self) -> Vec<ConfigValue> {
+        let mut args = vec![ConfigValue::s("stdio")];
         if let Some(name) = self.connection {
-            args.extend([V::s("--connection"), V::s(name)]);
+            args.extend([ConfigValue::s("--connection"), ConfigValue::s(name)]);
         }
         if let Some(dir) = self.data_dir {
-            args.extend([V::s("--data-dir"), V::s(dir.to_string_lossy())]);
+            args.extend([ConfigValue::s("--data-dir"), ConfigValue::s(dir.to_string_lossy())]);
         }
         args
     }
 
     /// The whole command line as one list (opencode and Kilo Code: `command: [bin, args…]`).
-    fn command_line(&self) -> V {
-        let mut line = vec![V::s(self.command())];
+    fn command_line(&self) -> ConfigValue {
+        let mut line = vec![ConfigValue::s(self.command())];
         line.extend(self.stdio_arg_list());
-        V::List(line)
+        ConfigValue::List(line)
     }
 
     /// The `env` map of a stdio entry: empty when the keychain holds the token.
-    fn stdio_env(&self) -> Option<V> {
+    fn stdio_env(&self) -> Option<ConfigValue> {
         match self.connection {
             Some(_) => None,
-            None => Some(V::map([(TOKEN_ENV, V::s(self.token))])),
+            None => Some(ConfigValue::map([(TOKEN_ENV, ConfigValue::s(self.token))])),
         }
     }
 
@@ -419,9 +419,9 @@ impl Endpoint<'_> {
 pub struct Entry {
     pub client: Client,
     pub transport: Transport,
-    pub value: V,
+    pub value: ConfigValue,
     /// VS Code's `inputs` element the entry refers to, if any.
-    pub input: Option<V>,
+    pub input: Option<ConfigValue>,
     pub storage: TokenStorage,
 }
 
@@ -433,22 +433,22 @@ impl Entry {
         if self.transport != Transport::Stdio {
             return None;
         }
-        let strings = |v: &V| match v {
-            V::List(items) => items
+        let strings = |v: &ConfigValue| match v {
+            ConfigValue::List(items) => items
                 .iter()
                 .filter_map(|i| match i {
-                    V::Str(s) => Some(s.clone()),
+                    ConfigValue::Str(s) => Some(s.clone()),
                     _ => None,
                 })
                 .collect::<Vec<_>>(),
             _ => vec![],
         };
         match self.value.get("command").or_else(|| self.value.get("cmd"))? {
-            V::Str(program) => {
+            ConfigValue::Str(program) => {
                 let args = self.value.get("args").map(strings).unwrap_or_default();
                 Some((program.clone(), args))
             }
-            line @ V::List(_) => {
+            line @ ConfigValue::List(_) => {
                 let mut line = strings(line).into_iter();
                 Some((line.next()?, line.collect()))
             }
@@ -458,19 +458,19 @@ impl Entry {
 }
 
 /// VS Code's password prompt: the token is asked once and kept in VS Code's secret storage.
-fn vscode_input() -> V {
-    V::map([
-        ("type", V::s("promptString")),
-        ("id", V::s(VSCODE_INPUT_ID)),
-        ("description", V::s("Sluice access token")),
-        ("password", V::Bool(true)),
+fn vscode_input() -> ConfigValue {
+    ConfigValue::map([
+        ("type", ConfigValue::s("promptString")),
+        ("id", ConfigValue::s(VSCODE_INPUT_ID)),
+        ("description", ConfigValue::s("Sluice access token")),
+        ("password", ConfigValue::Bool(true)),
     ])
 }
 
 /// `{"Authorization": "Bearer <reference>"}`, where the client replaces `reference` (its own
 /// syntax for the `SLUICE_TOKEN` variable) when it loads the file.
-fn env_header(reference: &str) -> V {
-    V::map([("Authorization", V::s(format!("Bearer {reference}")))])
+fn env_header(reference: &str) -> ConfigValue {
+    ConfigValue::map([("Authorization", ConfigValue::s(format!("Bearer {reference}")))])
 }
 
 /// Builds Sluice's entry for `client` over `transport`, or `None` when the client cannot use
@@ -480,64 +480,69 @@ pub fn entry(client: Client, transport: Transport, e: &Endpoint<'_>) -> Option<E
         return None;
     }
     let http = transport == Transport::Http;
-    let header = || V::map([("Authorization", V::s(e.bearer()))]);
+    let header = || ConfigValue::map([("Authorization", ConfigValue::s(e.bearer()))]);
     let mut input = None;
     let mut storage = if http { TokenStorage::PlainInFile } else { e.stdio_storage() };
     // A stdio entry: `command` + `args` (+ `env` unless the keychain holds the token).
     let stdio = |kind: Option<&str>, cmd_key: &str, env_key: &str| {
-        let mut pairs: Vec<(String, V)> = Vec::new();
+        let mut pairs: Vec<(String, ConfigValue)> = Vec::new();
         if let Some(kind) = kind {
-            pairs.push(("type".into(), V::s(kind)));
+            pairs.push(("type".into(), ConfigValue::s(kind)));
         }
-        pairs.push((cmd_key.into(), V::s(e.command())));
+        pairs.push((cmd_key.into(), ConfigValue::s(e.command())));
         pairs.push(("args".into(), e.stdio_args()));
         if let Some(env) = e.stdio_env() {
             pairs.push((env_key.into(), env));
         }
-        V::Map(pairs)
+        ConfigValue::Map(pairs)
     };
     let value = match (client, http) {
         (Client::ClaudeDesktop, _) => stdio(None, "command", "env"),
-        (Client::ClaudeCode, true) => {
-            V::map([("type", V::s("http")), ("url", V::s(e.url())), ("headers", header())])
-        }
+        (Client::ClaudeCode, true) => ConfigValue::map([
+            ("type", ConfigValue::s("http")),
+            ("url", ConfigValue::s(e.url())),
+            ("headers", header()),
+        ]),
         (Client::ClaudeCode | Client::Cursor, false) => stdio(Some("stdio"), "command", "env"),
         (Client::Cursor | Client::Zed, true) => {
-            V::map([("url", V::s(e.url())), ("headers", header())])
+            ConfigValue::map([("url", ConfigValue::s(e.url())), ("headers", header())])
         }
         (Client::VsCode, true) => {
             input = Some(vscode_input());
             storage = TokenStorage::ClientPrompt;
-            V::map([
-                ("type", V::s("http")),
-                ("url", V::s(e.url())),
+            ConfigValue::map([
+                ("type", ConfigValue::s("http")),
+                ("url", ConfigValue::s(e.url())),
                 (
                     "headers",
-                    V::map([(
+                    ConfigValue::map([(
                         "Authorization",
-                        V::s(format!("Bearer ${{input:{VSCODE_INPUT_ID}}}")),
+                        ConfigValue::s(format!("Bearer ${{input:{VSCODE_INPUT_ID}}}")),
                     )]),
                 ),
             ])
         }
         (Client::VsCode, false) => {
             let mut pairs = vec![
-                ("type", V::s("stdio")),
-                ("command", V::s(e.command())),
+                ("type", ConfigValue::s("stdio")),
+                ("command", ConfigValue::s(e.command())),
                 ("args", e.stdio_args()),
             ];
             if e.connection.is_none() {
                 input = Some(vscode_input());
                 storage = TokenStorage::ClientPrompt;
-                let prompt = V::s(format!("${{input:{VSCODE_INPUT_ID}}}"));
-                pairs.push(("env", V::map([(TOKEN_ENV, prompt)])));
+                let prompt = ConfigValue::s(format!("${{input:{VSCODE_INPUT_ID}}}"));
+                pairs.push(("env", ConfigValue::map([(TOKEN_ENV, prompt)])));
             }
-            V::map(pairs)
+            ConfigValue::map(pairs)
         }
         (Client::Codex, true) => {
             // Codex rejects an inline bearer_token; it names the variable holding it.
             storage = TokenStorage::Environment;
-            V::map([("url", V::s(e.url())), ("bearer_token_env_var", V::s(TOKEN_ENV))])
+            ConfigValue::map([
+                ("url", ConfigValue::s(e.url())),
+                ("bearer_token_env_var", ConfigValue::s(TOKEN_ENV)),
+            ])
         }
         (
             Client::Codex
@@ -555,77 +560,87 @@ pub fn entry(client: Client, transport: Transport, e: &Endpoint<'_>) -> Option<E
         // they expand `${VAR}` in every string themselves.
         (Client::GeminiCli | Client::QwenCode, true) => {
             storage = TokenStorage::Environment;
-            V::map([("httpUrl", V::s(e.url())), ("headers", env_header("${SLUICE_TOKEN}"))])
+            ConfigValue::map([
+                ("httpUrl", ConfigValue::s(e.url())),
+                ("headers", env_header("${SLUICE_TOKEN}")),
+            ])
         }
         // opencode and Kilo Code (built on it): the command line is one list, the environment
         // is `environment`, and `{env:VAR}` is resolved when the config loads.
         (Client::OpenCode | Client::KiloCode, false) => {
-            let mut pairs = vec![("type", V::s("local")), ("command", e.command_line())];
+            let mut pairs = vec![("type", ConfigValue::s("local")), ("command", e.command_line())];
             if let Some(env) = e.stdio_env() {
                 pairs.push(("environment", env));
             }
-            pairs.push(("enabled", V::Bool(true)));
-            V::map(pairs)
+            pairs.push(("enabled", ConfigValue::Bool(true)));
+            ConfigValue::map(pairs)
         }
         (Client::OpenCode | Client::KiloCode, true) => {
             storage = TokenStorage::Environment;
-            V::map([
-                ("type", V::s("remote")),
-                ("url", V::s(e.url())),
+            ConfigValue::map([
+                ("type", ConfigValue::s("remote")),
+                ("url", ConfigValue::s(e.url())),
                 ("headers", env_header("{env:SLUICE_TOKEN}")),
-                ("enabled", V::Bool(true)),
+                ("enabled", ConfigValue::Bool(true)),
             ])
         }
         // Copilot CLI needs `tools` (`*`: every tool), as `copilot mcp add` writes it.
         (Client::CopilotCli, false) => {
             let mut pairs = vec![
-                ("type", V::s("local")),
-                ("command", V::s(e.command())),
+                ("type", ConfigValue::s("local")),
+                ("command", ConfigValue::s(e.command())),
                 ("args", e.stdio_args()),
             ];
             if let Some(env) = e.stdio_env() {
                 pairs.push(("env", env));
             }
-            pairs.push(("tools", V::strs(&["*"])));
-            V::map(pairs)
+            pairs.push(("tools", ConfigValue::strs(&["*"])));
+            ConfigValue::map(pairs)
         }
-        (Client::CopilotCli, true) => V::map([
-            ("type", V::s("http")),
-            ("url", V::s(e.url())),
+        (Client::CopilotCli, true) => ConfigValue::map([
+            ("type", ConfigValue::s("http")),
+            ("url", ConfigValue::s(e.url())),
             ("headers", header()),
-            ("tools", V::strs(&["*"])),
+            ("tools", ConfigValue::strs(&["*"])),
         ]),
         // Cline: without `type`, an entry with a `url` is taken for SSE.
         (Client::Cline, false) => stdio(Some("stdio"), "command", "env"),
-        (Client::Cline, true) => V::map([
-            ("type", V::s("streamableHttp")),
-            ("url", V::s(e.url())),
+        (Client::Cline, true) => ConfigValue::map([
+            ("type", ConfigValue::s("streamableHttp")),
+            ("url", ConfigValue::s(e.url())),
             ("headers", header()),
         ]),
-        (Client::RooCode, true) => V::map([
-            ("type", V::s("streamable-http")),
-            ("url", V::s(e.url())),
+        (Client::RooCode, true) => ConfigValue::map([
+            ("type", ConfigValue::s("streamable-http")),
+            ("url", ConfigValue::s(e.url())),
             ("headers", header()),
         ]),
         // Crush requires `type`, and expands `$VAR` in header values.
         (Client::Crush, false) => stdio(Some("stdio"), "command", "env"),
         (Client::Crush, true) => {
             storage = TokenStorage::Environment;
-            V::map([
-                ("type", V::s("http")),
-                ("url", V::s(e.url())),
+            ConfigValue::map([
+                ("type", ConfigValue::s("http")),
+                ("url", ConfigValue::s(e.url())),
                 ("headers", env_header("$SLUICE_TOKEN")),
             ])
         }
         (Client::Kiro, true) => {
             storage = TokenStorage::Environment;
-            V::map([("url", V::s(e.url())), ("headers", env_header("${SLUICE_TOKEN}"))])
+            ConfigValue::map([
+                ("url", ConfigValue::s(e.url())),
+                ("headers", env_header("${SLUICE_TOKEN}")),
+            ])
         }
-        (Client::LmStudio, true) => V::map([("url", V::s(e.url())), ("headers", header())]),
+        (Client::LmStudio, true) => {
+            ConfigValue::map([("url", ConfigValue::s(e.url())), ("headers", header())])
+        }
         (Client::Augment, false) => stdio(Some("stdio"), "command", "env"),
-        (Client::Augment, true) => {
-            V::map([("type", V::s("http")), ("url", V::s(e.url())), ("headers", header())])
-        }
+        (Client::Augment, true) => ConfigValue::map([
+            ("type", ConfigValue::s("http")),
+            ("url", ConfigValue::s(e.url())),
+            ("headers", header()),
+        ]),
         (Client::Junie, true) => return None,
         (Client::VsCodeInsiders, _) => {
             let mut en = entry(Client::VsCode, transport, e)?;
@@ -635,30 +650,30 @@ pub fn entry(client: Client, transport: Transport, e: &Endpoint<'_>) -> Option<E
         (Client::Windsurf, true) => {
             // The docs accept `serverUrl` or `url`; vendors report `serverUrl` as the one
             // that works.
-            V::map([("serverUrl", V::s(e.url())), ("headers", header())])
+            ConfigValue::map([("serverUrl", ConfigValue::s(e.url())), ("headers", header())])
         }
         // Goose requires `description` on remote extensions (its serde has no default there).
-        (Client::Goose, true) => V::map([
-            ("enabled", V::Bool(true)),
-            ("name", V::s(SERVER_NAME)),
-            ("description", V::s(GOOSE_DESCRIPTION)),
-            ("type", V::s("streamable_http")),
-            ("uri", V::s(e.url())),
+        (Client::Goose, true) => ConfigValue::map([
+            ("enabled", ConfigValue::Bool(true)),
+            ("name", ConfigValue::s(SERVER_NAME)),
+            ("description", ConfigValue::s(GOOSE_DESCRIPTION)),
+            ("type", ConfigValue::s("streamable_http")),
+            ("uri", ConfigValue::s(e.url())),
             ("headers", header()),
-            ("timeout", V::Int(300)),
+            ("timeout", ConfigValue::Int(300)),
         ]),
         (Client::Goose, false) => {
             let mut pairs = vec![
-                ("enabled", V::Bool(true)),
-                ("name", V::s(SERVER_NAME)),
-                ("description", V::s(GOOSE_DESCRIPTION)),
-                ("type", V::s("stdio")),
-                ("cmd", V::s(e.command())),
+                ("enabled", ConfigValue::Bool(true)),
+                ("name", ConfigValue::s(SERVER_NAME)),
+                ("description", ConfigValue::s(GOOSE_DESCRIPTION)),
+                ("type", ConfigValue::s("stdio")),
+                ("cmd", ConfigValue::s(e.command())),
                 ("args", e.stdio_args()),
             ];
-            pairs.push(("envs", e.stdio_env().unwrap_or_else(|| V::map::<&str>([]))));
-            pairs.push(("timeout", V::Int(300)));
-            V::map(pairs)
+            pairs.push(("envs", e.stdio_env().unwrap_or_else(|| ConfigValue::map::<&str>([]))));
+            pairs.push(("timeout", ConfigValue::Int(300)));
+            ConfigValue::map(pairs)
         }
         (Client::GenericHttp | Client::GenericStdio, _) => return None,
     };
@@ -667,17 +682,17 @@ pub fn entry(client: Client, transport: Transport, e: &Endpoint<'_>) -> Option<E
 
 /// The whole file a client would need if it had no config yet (the snippet to paste).
 pub fn document(entry: &Entry) -> String {
-    let servers = V::map([(SERVER_NAME, entry.value.clone())]);
+    let servers = ConfigValue::map([(SERVER_NAME, entry.value.clone())]);
     match entry.client.format() {
         Some(Format::Toml) => edit::render_toml_new(&entry.value),
         Some(Format::Yaml) => edit::render_yaml_new(entry.client.servers_key(), &entry.value),
         _ => {
             let mut pairs = Vec::new();
             if let Some(input) = &entry.input {
-                pairs.push(("inputs".to_owned(), V::List(vec![input.clone()])));
+                pairs.push(("inputs".to_owned(), ConfigValue::List(vec![input.clone()])));
             }
             pairs.push((entry.client.servers_key().to_owned(), servers));
-            let mut text = V::Map(pairs).to_json_pretty();
+            let mut text = ConfigValue::Map(pairs).to_json_pretty();
             text.push('\n');
             text
         }
@@ -783,7 +798,7 @@ pub struct InstallLink {
 }
 
 impl InstallLink {
-    fn new(server: &V, url: String) -> InstallLink {
+    fn new(server: &ConfigValue, url: String) -> InstallLink {
         InstallLink { url, installs: server.to_json_compact() }
     }
 }
@@ -791,16 +806,22 @@ impl InstallLink {
 /// Cursor's server object for a link. A link passes through the OS URL handler and browser
 /// history, so it never carries the token: the stdio form with `--connection` when the
 /// keychain holds it, else a header that reads `SLUICE_TOKEN`.
-fn cursor_server(e: &Endpoint<'_>) -> V {
+fn cursor_server(e: &Endpoint<'_>) -> ConfigValue {
     match e.connection {
-        Some(_) => V::map([
-            ("type", V::s("stdio")),
-            ("command", V::s(e.command())),
+        Some(_) => ConfigValue::map([
+            ("type", ConfigValue::s("stdio")),
+            ("command", ConfigValue::s(e.command())),
             ("args", e.stdio_args()),
         ]),
-        None => V::map([
-            ("url", V::s(e.url())),
-            ("headers", V::map([("Authorization", V::s(format!("Bearer ${{env:{TOKEN_ENV}}}")))])),
+        None => ConfigValue::map([
+            ("url", ConfigValue::s(e.url())),
+            (
+                "headers",
+                ConfigValue::map([(
+                    "Authorization",
+                    ConfigValue::s(format!("Bearer ${{env:{TOKEN_ENV}}}")),
+                )]),
+            ),
         ]),
     }
 }
@@ -822,16 +843,19 @@ fn cursor_install(e: &Endpoint<'_>) -> InstallLink {
 
 /// VS Code's server object for a link: with its `name` and the password `inputs`, so VS Code
 /// prompts for the token instead of the link carrying it.
-fn vscode_server(e: &Endpoint<'_>) -> V {
-    V::map([
-        ("name", V::s(SERVER_NAME)),
-        ("type", V::s("http")),
-        ("url", V::s(e.url())),
+fn vscode_server(e: &Endpoint<'_>) -> ConfigValue {
+    ConfigValue::map([
+        ("name", ConfigValue::s(SERVER_NAME)),
+        ("type", ConfigValue::s("http")),
+        ("url", ConfigValue::s(e.url())),
         (
             "headers",
-            V::map([("Authorization", V::s(format!("Bearer ${{input:{VSCODE_INPUT_ID}}}")))]),
+            ConfigValue::map([(
+                "Authorization",
+                ConfigValue::s(format!("Bearer ${{input:{VSCODE_INPUT_ID}}}")),
+            )]),
         ),
-        ("inputs", V::List(vec![vscode_input()])),
+        ("inputs", ConfigValue::List(vec![vscode_input()])),
     ])
 }
 

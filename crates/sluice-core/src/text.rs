@@ -61,6 +61,12 @@ pub fn visible(s: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// [`visible`] as an owned `String`, for the fields of shapes that leave Sluice (DTOs, plan
+/// summaries).
+pub fn visible_owned(s: &str) -> String {
+    visible(s).into_owned()
+}
+
 /// Text made of lines (an approval's summary: one line per effect): each line [`visible`], the
 /// line breaks between them kept. A carriage return or another line break inside a line is shown
 /// as its code point, so the lines a reader sees are exactly the ones the text was built from.

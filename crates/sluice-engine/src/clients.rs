@@ -7,8 +7,8 @@
 use std::path::{Path, PathBuf};
 
 pub use sluice_connect::{
-    Applied, Change, Client, ClientSnippet, ConnectError, Dirs, Entry, Os, SERVER_NAME,
-    TokenStorage, Transport, V, paths,
+    Applied, Change, Client, ClientSnippet, ConfigValue, ConnectError, Dirs, Entry, Os,
+    SERVER_NAME, TokenStorage, Transport, paths,
 };
 use sluice_core::{ErrorCode, Failure, TokenId};
 use sluice_store::connections;

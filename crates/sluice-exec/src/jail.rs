@@ -374,8 +374,7 @@ impl Jail {
         // Parents before children; a hide after the bind it covers.
         steps.sort_by_key(|s| (s.dest().0.len(), matches!(s, Step::Hide { .. })));
 
-        // SAFETY: getuid/getgid cannot fail.
-        let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
+        let (uid, gid) = (rustix::process::getuid().as_raw(), rustix::process::getgid().as_raw());
         let root = std::fs::canonicalize(spec.root)
             .map_err(|e| ExecError::os("resolving the job's root folder", e))?;
         Ok(Jail {
@@ -703,6 +702,8 @@ unsafe fn walk_parts(root: i32, parts: CStrs<'_>, make: Make) -> std::io::Result
     let n = parts.0.len();
     for (i, part) in parts.0.iter().enumerate() {
         let last = i + 1 == n;
+        // SAFETY: `fd` is a descriptor owned here and `part` a NUL-terminated string that
+        // outlives the call.
         fd = unsafe { open_at(fd.0, part.as_ptr(), if last { make } else { Make::Dir })? };
     }
     Ok(fd)
@@ -952,8 +953,7 @@ fn probe() -> JailReport {
     let result = (|| -> Result<(), String> {
         std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
         let root = cstr(dir.as_os_str()).map_err(|e| e.to_string())?;
-        // SAFETY: getuid/getgid cannot fail.
-        let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
+        let (uid, gid) = (rustix::process::getuid().as_raw(), rustix::process::getgid().as_raw());
         let maps =
             (format!("{uid} {uid} 1\n").into_bytes(), format!("{gid} {gid} 1\n").into_bytes());
         // SAFETY: the child makes only system calls and exits.

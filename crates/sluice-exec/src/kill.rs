@@ -46,13 +46,7 @@ pub struct KillReport {
 /// nothing to do.
 pub fn init_subreaper() -> std::io::Result<()> {
     #[cfg(target_os = "linux")]
-    {
-        // SAFETY: prctl with integer arguments; no memory is passed.
-        let rc = unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) };
-        if rc != 0 {
-            return Err(std::io::Error::last_os_error());
-        }
-    }
+    rustix::process::set_child_subreaper(Some(rustix::process::getpid()))?;
     Ok(())
 }
 
@@ -62,13 +56,7 @@ pub fn init_subreaper() -> std::io::Result<()> {
 /// Jobs themselves are dumpable again: `execve` resets the flag.
 pub fn protect_engine() -> std::io::Result<()> {
     #[cfg(target_os = "linux")]
-    {
-        // SAFETY: prctl with integer arguments; no memory is passed.
-        let rc = unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0) };
-        if rc != 0 {
-            return Err(std::io::Error::last_os_error());
-        }
-    }
+    rustix::process::set_dumpable_behavior(rustix::process::DumpableBehavior::NotDumpable)?;
     Ok(())
 }
 
@@ -94,6 +82,10 @@ pub(crate) mod imp {
     use std::sync::atomic::{AtomicU32, Ordering};
     use std::time::{Duration, Instant};
 
+    use rustix::process::{
+        Pid, Resource, Signal, WaitOptions, kill_process, kill_process_group, waitpid,
+    };
+
     use super::{KillReport, Tree};
 
     /// The top byte of every marker: `0x51` ('Q'), then 24 bits of the engine's pid, then a
@@ -110,10 +102,8 @@ pub(crate) mod imp {
     fn marking_available() -> bool {
         static OK: OnceLock<bool> = OnceLock::new();
         *OK.get_or_init(|| {
-            let mut lim = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
-            // SAFETY: getrlimit writes into the struct we own.
-            let rc = unsafe { libc::getrlimit(libc::RLIMIT_RTTIME, &mut lim) };
-            rc == 0 && lim.rlim_max == libc::RLIM_INFINITY
+            // `None`: unlimited.
+            rustix::process::getrlimit(Resource::Rttime).maximum.is_none()
         })
     }
 
@@ -191,21 +181,20 @@ pub(crate) mod imp {
         members(&scan(), Some(*tree)).into_iter().filter(|p| !p.zombie).map(|p| p.pid).collect()
     }
 
-    fn signal(pid: u32, sig: libc::c_int) {
-        if let Ok(pid) = libc::pid_t::try_from(pid)
-            && pid > 1
-        {
-            // SAFETY: kill with a positive pid and a valid signal number.
-            unsafe { libc::kill(pid, sig) };
+    /// A pid above 1 (never init, never "every process").
+    fn target(pid: u32) -> Option<Pid> {
+        i32::try_from(pid).ok().filter(|p| *p > 1).and_then(Pid::from_raw)
+    }
+
+    fn signal(pid: u32, sig: Signal) {
+        if let Some(pid) = target(pid) {
+            let _ = kill_process(pid, sig);
         }
     }
 
-    fn signal_group(pgid: u32, sig: libc::c_int) {
-        if let Ok(pgid) = libc::pid_t::try_from(pgid)
-            && pgid > 1
-        {
-            // SAFETY: killpg with a positive group id.
-            unsafe { libc::killpg(pgid, sig) };
+    fn signal_group(pgid: u32, sig: Signal) {
+        if let Some(pgid) = target(pgid) {
+            let _ = kill_process_group(pgid, sig);
         }
     }
 
@@ -214,10 +203,8 @@ pub(crate) mod imp {
     fn reap(procs: &[Proc], leader: Option<u32>) {
         let me = std::process::id();
         for p in procs.iter().filter(|p| p.zombie && p.ppid == me && Some(p.pid) != leader) {
-            if let Ok(pid) = libc::pid_t::try_from(p.pid) {
-                let mut status = 0;
-                // SAFETY: waitpid on one specific child pid, WNOHANG, status is ours.
-                unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) };
+            if let Some(pid) = i32::try_from(p.pid).ok().and_then(Pid::from_raw) {
+                let _ = waitpid(Some(pid), WaitOptions::NOHANG);
             }
         }
     }
@@ -231,12 +218,12 @@ pub(crate) mod imp {
 
         let first = live(&scan());
         if let Some(l) = leader {
-            signal_group(l, libc::SIGTERM);
+            signal_group(l, Signal::TERM);
         }
         for p in &first {
-            signal(p.pid, libc::SIGTERM);
+            signal(p.pid, Signal::TERM);
             // A stopped process would not act on TERM until continued.
-            signal(p.pid, libc::SIGCONT);
+            signal(p.pid, Signal::CONT);
         }
         report.signalled = first.len();
 
@@ -263,14 +250,14 @@ pub(crate) mod imp {
                 break;
             }
             for p in &members_now {
-                signal(p.pid, libc::SIGSTOP);
+                signal(p.pid, Signal::STOP);
             }
             let frozen = live(&scan());
             if let Some(l) = leader {
-                signal_group(l, libc::SIGKILL);
+                signal_group(l, Signal::KILL);
             }
             for p in members_now.iter().chain(frozen.iter()) {
-                signal(p.pid, libc::SIGKILL);
+                signal(p.pid, Signal::KILL);
             }
             report.signalled = report.signalled.max(frozen.len());
             std::thread::sleep(Duration::from_millis(2));
@@ -308,18 +295,16 @@ pub(crate) mod imp {
     /// macOS (untested here): the process group only; `setsid` descendants escape.
     pub(crate) fn kill_matching(tree: Option<Tree>, grace: Duration) -> KillReport {
         let Some(tree) = tree else { return KillReport::default() };
-        let Ok(pgid) = libc::pid_t::try_from(tree.leader) else {
+        use rustix::process::{Pid, Signal, kill_process_group, test_kill_process_group};
+        let Some(pgid) = i32::try_from(tree.leader).ok().and_then(Pid::from_raw) else {
             return KillReport::default();
         };
-        // SAFETY: killpg with a positive group id and valid signals.
-        unsafe { libc::killpg(pgid, libc::SIGTERM) };
+        let _ = kill_process_group(pgid, Signal::TERM);
         let deadline = Instant::now() + grace;
-        // SAFETY: signal 0 only checks existence.
-        while Instant::now() < deadline && unsafe { libc::killpg(pgid, 0) } == 0 {
+        while Instant::now() < deadline && test_kill_process_group(pgid).is_ok() {
             std::thread::sleep(Duration::from_millis(5));
         }
-        // SAFETY: as above.
-        unsafe { libc::killpg(pgid, libc::SIGKILL) };
+        let _ = kill_process_group(pgid, Signal::KILL);
         KillReport { signalled: 1, survivors: Vec::new() }
     }
 }

@@ -455,18 +455,18 @@ fn prepare_unix(
     use std::os::unix::process::CommandExt;
 
     // Everything the child needs is computed here, in the parent.
-    // The RLIMIT_* constants have a platform-specific type; the vector takes it from them.
-    let mut limits = vec![(libc::RLIMIT_CORE, 0 as libc::rlim_t)];
+    use rustix::process::Resource;
+    let mut limits = vec![(Resource::Core, 0)];
     if let Some(size) = sandbox.limits.max_file_size {
-        limits.push((libc::RLIMIT_FSIZE, size as libc::rlim_t));
+        limits.push((Resource::Fsize, size));
     }
     #[cfg(target_os = "linux")]
     {
         if let Some(extra) = sandbox.limits.max_new_processes {
-            limits.push((libc::RLIMIT_NPROC, (user_process_count() + extra) as libc::rlim_t));
+            limits.push((Resource::Nproc, user_process_count() + extra));
         }
         if let Some(m) = marker {
-            limits.push((libc::RLIMIT_RTTIME, m as libc::rlim_t));
+            limits.push((Resource::Rttime, m));
         }
     }
     #[cfg(not(target_os = "linux"))]
@@ -519,39 +519,33 @@ fn prepare_unix(
         _ => None,
     };
 
-    // SAFETY (getpid): no arguments, cannot fail.
-    let parent = unsafe { libc::getpid() };
+    let parent = rustix::process::getpid();
     let pre_exec = move || -> std::io::Result<()> {
-        // SAFETY: each call below is async-signal-safe, takes only integers or a pointer to a
-        // stack value, and allocates nothing.
-        unsafe {
-            if libc::setsid() < 0 {
+        // Each call below is async-signal-safe, takes only integers or a pointer to a stack
+        // value, and allocates nothing (rustix's calls are the bare system calls).
+        rustix::process::setsid()?;
+        #[cfg(target_os = "linux")]
+        {
+            rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::KILL))?;
+            // The engine may have died between fork and prctl: then nobody would kill us.
+            if rustix::process::getppid() != Some(parent) {
+                return Err(rustix::io::Errno::SRCH.into());
+            }
+            // Only stdin, stdout and stderr reach the program: whatever the engine itself
+            // inherited without close-on-exec (a descriptor of the program that started it) is
+            // closed at exec. libc, because rustix has no `close_range`.
+            // SAFETY: close_range takes integers only; it marks descriptors, it frees nothing.
+            if unsafe { libc::close_range(3, libc::c_uint::MAX, libc::CLOSE_RANGE_CLOEXEC as i32) }
+                != 0
+            {
                 return Err(std::io::Error::last_os_error());
             }
-            #[cfg(target_os = "linux")]
-            {
-                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) != 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                // The engine may have died between fork and prctl: then nobody would kill us.
-                if libc::getppid() != parent {
-                    return Err(std::io::Error::from_raw_os_error(libc::ESRCH));
-                }
-                // Only stdin, stdout and stderr reach the program: whatever the engine itself
-                // inherited without close-on-exec (a descriptor of the program that started it)
-                // is closed at exec.
-                if libc::close_range(3, libc::c_uint::MAX, libc::CLOSE_RANGE_CLOEXEC as i32) != 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-            }
-            #[cfg(not(target_os = "linux"))]
-            let _ = parent;
-            for &(resource, value) in &limits {
-                let lim = libc::rlimit { rlim_cur: value, rlim_max: value };
-                if libc::setrlimit(resource, &lim) != 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-            }
+        }
+        #[cfg(not(target_os = "linux"))]
+        let _ = parent;
+        for &(resource, value) in &limits {
+            let lim = rustix::process::Rlimit { current: Some(value), maximum: Some(value) };
+            rustix::process::setrlimit(resource, lim)?;
         }
         #[cfg(target_os = "linux")]
         {
@@ -811,8 +805,7 @@ fn start_failed(program: &Path, e: std::io::Error) -> ExecError {
 #[cfg(target_os = "linux")]
 fn user_process_count() -> u64 {
     use std::os::unix::fs::MetadataExt;
-    // SAFETY: getuid cannot fail.
-    let uid = unsafe { libc::getuid() };
+    let uid = rustix::process::getuid().as_raw();
     std::fs::read_dir("/proc")
         .map(|dir| {
             dir.filter_map(Result::ok)

@@ -9,10 +9,12 @@
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
-use sluice_core::{ErrorCode, Failure, NetworkMode};
+use sluice_core::{ErrorCode, Failure};
 use sluice_engine::Engine;
 
 use crate::*;
+
+mod question;
 
 /// A command's named arguments, out of the page's argument object; unknown names are refused.
 macro_rules! arg {
@@ -73,15 +75,12 @@ pub fn call(api: &Api<'_>, cmd: &str, args: Value) -> Result<Value, IpcError> {
         "list_projects" => out(list_projects(e)),
         "add_project" => {
             let args = arg!(args, args: AddProject);
-            let text = authorize_question(&args)?;
-            api.ask(Question { title: AUTHORIZE_TITLE, text, yes: "Authorize", no: "Cancel" })?;
+            api.ask(question::authorize(&args)?)?;
             out(add_project(e, args))
         }
         "set_project_modes" => {
             let args = arg!(args, args: SetModes);
-            if let Some(text) = widens_modes(e, &args)? {
-                api.ask(Question { title: WIDEN_TITLE, text, yes: "Allow", no: "Keep as is" })?;
-            }
+            api.ask(question::modes(e, &args)?)?;
             out(set_project_modes(e, args))
         }
         "set_project_enabled" => {
@@ -91,54 +90,19 @@ pub fn call(api: &Api<'_>, cmd: &str, args: Value) -> Result<Value, IpcError> {
         "remove_project" => out(remove_project(e, &arg!(args, id: String))),
         "set_shield" => {
             let (id, patterns) = arg!(args, id: String, patterns: Option<Vec<String>>);
-            let exposed = unshielded(e, &id, patterns.as_deref())?;
-            if !exposed.is_empty() {
-                let project = e.find_project(&id)?;
-                let text = format!(
-                    "Let assistants see files matching {} in {}?\n\nThese can hold secrets: \
-                     keys, tokens, credentials.",
-                    visible(&exposed.join(", ")),
-                    visible(&project.name)
-                );
-                api.ask(Question {
-                    title: WIDEN_TITLE,
-                    text,
-                    yes: "Show them",
-                    no: "Keep hidden",
-                })?;
-            }
+            api.ask(question::shield(e, &id, patterns.as_deref())?)?;
             out(set_shield(e, &id, patterns))
         }
         "default_shield" => out(Ok(default_shield())),
         "set_autorun" => {
             let (id, rules) = arg!(args, id: String, rules: Option<Vec<AutoRunRuleDto>>);
-            let relaxed = relaxed_autorun(e, &id, rules.as_deref())?;
-            if !relaxed.is_empty() {
-                let project = e.find_project(&id)?;
-                let text = format!(
-                    "Guard {} less in {}?\n\nOther programs run these files on their own \
-                     (editors, assistants, git hooks, CI). Changes to them would no longer be \
-                     refused, or would no longer ask you first.",
-                    visible(&relaxed.join(", ")),
-                    visible(&project.name)
-                );
-                api.ask(Question {
-                    title: WIDEN_TITLE,
-                    text,
-                    yes: "Guard less",
-                    no: "Keep guarding",
-                })?;
-            }
+            api.ask(question::autorun(e, &id, rules.as_deref())?)?;
             out(set_autorun(e, &id, rules))
         }
         "default_autorun" => out(Ok(default_autorun())),
         "set_sandbox" => {
             let (id, settings) = arg!(args, id: String, settings: SandboxSettingsDto);
-            let exposed = sandbox_widening(e, &id, &settings)?;
-            if !exposed.is_empty() {
-                let text = exposed.iter().map(|l| visible(l)).collect::<Vec<_>>().join("\n\n");
-                api.ask(Question { title: SANDBOX_TITLE, text, yes: "Allow", no: "Keep as is" })?;
-            }
+            api.ask(question::sandbox(e, &id, &settings)?)?;
             out(set_sandbox(e, &id, &settings))
         }
         "list_tokens" => out(list_tokens(e)),
@@ -146,29 +110,14 @@ pub fn call(api: &Api<'_>, cmd: &str, args: Value) -> Result<Value, IpcError> {
         "revoke_token" => out(revoke_token(e, &arg!(args, id: String))),
         "restore_token" => {
             let id = arg!(args, id: String);
-            let text = restore_token_question(e, &id)?;
-            api.ask(Question { title: WIDEN_TITLE, text, yes: "Restore", no: "Keep limited" })?;
+            api.ask(question::restore_token(e, &id)?)?;
             out(restore_token(e, &id))
         }
         "audit" => out(audit(e, arg!(args, query: AuditQuery))),
         "verify_audit" => out(verify_audit(e)),
         "set_project_policy" => {
             let args = arg!(args, args: SetPolicy);
-            if widens_policy(e, &args)? {
-                let what = match (args.ask_deletes, args.ask_writes) {
-                    (Some(false), Some(false)) => "delete, move, create and change files",
-                    (Some(false), _) => "delete and move files",
-                    _ => "create and change files",
-                };
-                let project = e.find_project(&args.id)?;
-                let text = format!(
-                    "Let assistants {what} in {} without asking you first?\n\nEvery change is \
-                     still backed up and recorded in the activity log.",
-                    visible(&project.name)
-                );
-                let title = "Sluice — stop asking?";
-                api.ask(Question { title, text, yes: "Stop asking", no: "Keep asking" })?;
-            }
+            api.ask(question::policy(e, &args)?)?;
             out(set_project_policy(e, args))
         }
         "list_approvals" => out(list_approvals(e)),
@@ -183,51 +132,12 @@ pub fn call(api: &Api<'_>, cmd: &str, args: Value) -> Result<Value, IpcError> {
         "emergency_stop" => out(emergency_stop(e, ctx)),
         "set_project_network" => {
             let args = arg!(args, args: SetNetwork);
-            if let Some(next) = widens_network(e, &args)? {
-                let project = e.find_project(&args.id)?;
-                let later = "Commands that run later get the new setting; running ones keep \
-                             theirs.";
-                let question = if next == NetworkMode::Registries {
-                    let text = format!(
-                        "Let commands in {} reach the package registries?\n\nOnly HTTPS to the \
-                         {} hosts listed in Settings (crates.io, npm, PyPI and others): a \
-                         command could download packages, or publish the project's files to a \
-                         registry with an account of its own. Nothing else is reachable. {later}",
-                        visible(&project.name),
-                        e.registries()?.hosts().len()
-                    );
-                    let title = "Sluice — allow the package registries?";
-                    Question { title, text, yes: "Allow registries", no: "Keep off" }
-                } else {
-                    let text = format!(
-                        "Let commands in {} open network connections to anywhere?\n\nA command \
-                         could then download code or send the project's files elsewhere. {later}",
-                        visible(&project.name)
-                    );
-                    Question {
-                        title: "Sluice — allow network?",
-                        text,
-                        yes: "Allow network",
-                        no: "Keep off",
-                    }
-                };
-                api.ask(question)?;
-            }
+            api.ask(question::network(e, &args)?)?;
             out(set_project_network(e, args))
         }
         "set_registries" => {
             let hosts = arg!(args, hosts: Option<Vec<String>>);
-            let added = added_registries(e, hosts.as_deref())?;
-            if !added.is_empty() {
-                let shown: Vec<String> = added.iter().map(|h| visible(h)).collect();
-                let text = format!(
-                    "Let commands of every project on the \"registries\" network reach {}?\n\n\
-                     They could download from these hosts and send data to them.",
-                    shown.join(", ")
-                );
-                let title = "Sluice — add registries?";
-                api.ask(Question { title, text, yes: "Add", no: "Keep the list" })?;
-            }
+            api.ask(question::registries(e, hosts.as_deref())?)?;
             out(set_registries(e, hosts))
         }
         "list_clients" => out(api.connector.list(e, ctx)),
@@ -255,8 +165,9 @@ pub fn call(api: &Api<'_>, cmd: &str, args: Value) -> Result<Value, IpcError> {
 }
 
 impl Api<'_> {
-    /// Confirms natively; `denied` unless the user chose `yes`.
-    fn ask(&self, question: Question) -> Res<()> {
+    /// Confirms natively when there is a question; `denied` unless the user chose `yes`.
+    fn ask(&self, question: impl Into<Option<Question>>) -> Res<()> {
+        let Some(question) = question.into() else { return Ok(()) };
         let no = question.no;
         if self.desktop.confirm(question) {
             Ok(())

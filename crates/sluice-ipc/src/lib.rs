@@ -639,9 +639,7 @@ pub fn decide_approval(
 }
 
 /// [`sluice_core::text::visible`], owned, for the DTOs' fields.
-pub fn visible(s: &str) -> String {
-    sluice_core::text::visible(s).into_owned()
-}
+pub use sluice_core::text::visible_owned as visible;
 
 /// The default sensitive-file patterns, shown beside a project's own list.
 pub fn default_shield() -> Vec<String> {

@@ -342,102 +342,17 @@ fn is_json(headers: &HeaderMap) -> bool {
         .is_some_and(|v| v.trim().eq_ignore_ascii_case("application/json"))
 }
 
+/// The gate every request passes before rmcp: the header policy, then admission (token,
+/// limits, a readable body, access), then the request itself, then the audit record of a
+/// protocol request.
 async fn guard(State(gate): State<Arc<Gate>>, req: Request, next: Next) -> Response {
-    let headers = req.headers();
-
-    // DNS rebinding (HS-02): the Host must name loopback and our port exactly.
-    let host_ok = headers.get_all(header::HOST).iter().count() == 1
-        && headers
-            .get(header::HOST)
-            .and_then(|h| h.to_str().ok())
-            .is_some_and(|h| gate.hosts.iter().any(|allowed| allowed.eq_ignore_ascii_case(h)));
-    if !host_ok {
-        return plain(StatusCode::FORBIDDEN, "forbidden: unexpected Host header");
+    if let Some(refused) = header_refusal(&gate, &req) {
+        return refused;
     }
-    // Browser pages (HS-03, HS-05): only Sluice's own origin, compared exactly (no prefix,
-    // suffix or subdomain matching), and no cross-site fetch or protocol upgrade.
-    let mut origins = headers.get_all(header::ORIGIN).iter();
-    if let Some(origin) = origins.next() {
-        let own = origin
-            .to_str()
-            .is_ok_and(|o| gate.origins.iter().any(|allowed| allowed.eq_ignore_ascii_case(o)));
-        if !own || origins.next().is_some() {
-            return plain(StatusCode::FORBIDDEN, "forbidden: browser origins may not call Sluice");
-        }
-    }
-    if let Some(site) = headers.get("sec-fetch-site").and_then(|v| v.to_str().ok())
-        && site != "none"
-        && site != "same-origin"
-    {
-        return plain(StatusCode::FORBIDDEN, "forbidden: cross-site request");
-    }
-    if headers.contains_key(header::UPGRADE) {
-        return plain(StatusCode::FORBIDDEN, "forbidden: protocol upgrades are not served");
-    }
-    if req.uri().query().is_some_and(|q| !q.is_empty()) {
-        // Credentials only travel in the Authorization header, never in the URL (TA-01).
-        return plain(StatusCode::BAD_REQUEST, "query strings are not accepted on /mcp");
-    }
-    match *req.method() {
-        Method::POST => {
-            if !is_json(headers) {
-                return plain(
-                    StatusCode::UNSUPPORTED_MEDIA_TYPE,
-                    "requests must have Content-Type: application/json",
-                );
-            }
-        }
-        // Stateless server: no standalone SSE stream and no session to delete.
-        _ => {
-            let mut res = plain(StatusCode::METHOD_NOT_ALLOWED, "use POST");
-            res.headers_mut().insert(header::ALLOW, HeaderValue::from_static("POST"));
-            return res;
-        }
-    }
-
-    let caller = match authenticate(&gate, headers) {
-        Ok(caller) => caller,
-        Err(refused) => return refused.answer_unread(req.into_body()).await,
+    let Admitted { caller, permit, mut parts, bytes, peek } = match admit(&gate, req).await {
+        Ok(admitted) => admitted,
+        Err(refused) => return refused,
     };
-    let permit = match gate.limiter.admit(&caller.token_id) {
-        Ok(permit) => permit,
-        Err(refusal) => {
-            let (wait, message) = match refusal {
-                Refusal::Rate(wait) => {
-                    (wait, format!("rate limit for token {:?} reached", caller.label))
-                }
-                Refusal::Concurrency => (
-                    Duration::from_secs(1),
-                    format!("too many requests in flight for token {:?}", caller.label),
-                ),
-            };
-            return Refused::too_many(wait, message).answer_unread(req.into_body()).await;
-        }
-    };
-
-    // Read the (bounded) body once to learn the JSON-RPC method and id: refusals then carry the
-    // client's id, and protocol requests other than tool calls reach the audit log too.
-    let (mut parts, body) = req.into_parts();
-    let bytes = match tokio::time::timeout(BODY_TIMEOUT, axum::body::to_bytes(body, MAX_BODY_BYTES))
-        .await
-    {
-        Ok(Ok(bytes)) => bytes,
-        Ok(Err(_)) => return plain(StatusCode::PAYLOAD_TOO_LARGE, "request body too large"),
-        Err(_) => return plain(StatusCode::REQUEST_TIMEOUT, "request body too slow"),
-    };
-    // A body that is not one well-formed JSON-RPC message is answered here, as the spec asks
-    // (400 and a JSON-RPC error), and never reaches rmcp: in particular a member given twice
-    // (`method`, `id`, `params`) is refused instead of being read one way here and another
-    // way there.
-    let peek = match Peek::of(&bytes) {
-        Ok(peek) => peek,
-        Err(malformed) => return malformed.answer(),
-    };
-    // `authenticate` refreshed the engine's state at the start of this request; a tool call
-    // checks again, refreshed, right before it acts.
-    if let Err(failure) = gate.engine.check_access_as_loaded() {
-        return Refused::unavailable(failure).answer(peek.id);
-    }
     parts.extensions.insert::<Caller>(caller.clone());
     let started = std::time::Instant::now();
     let direct = gate
@@ -455,26 +370,157 @@ async fn guard(State(gate): State<Arc<Gate>>, req: Request, next: Next) -> Respo
         None => next.run(Request::from_parts(parts, Body::from(bytes))).await,
     };
     drop(permit);
-    // Tool calls and listings are audited by the server with their details; other requests
-    // (initialize, discover, ping, …) are recorded here. Notifications are not requests.
+    audit_protocol_request(&gate, &caller, &peek, res.status(), started);
+    res
+}
+
+/// The header policy: what a request must look like before its credential is even read (the
+/// Host, the browser headers, no upgrade, no query string, a JSON POST). Returns the
+/// plain-text refusal of a request that breaks it.
+fn header_refusal(gate: &Gate, req: &Request) -> Option<Response> {
+    let headers = req.headers();
+
+    // DNS rebinding (HS-02): the Host must name loopback and our port exactly.
+    let host_ok = headers.get_all(header::HOST).iter().count() == 1
+        && headers
+            .get(header::HOST)
+            .and_then(|h| h.to_str().ok())
+            .is_some_and(|h| gate.hosts.iter().any(|allowed| allowed.eq_ignore_ascii_case(h)));
+    if !host_ok {
+        return Some(plain(StatusCode::FORBIDDEN, "forbidden: unexpected Host header"));
+    }
+    // Browser pages (HS-03, HS-05): only Sluice's own origin, compared exactly (no prefix,
+    // suffix or subdomain matching), and no cross-site fetch or protocol upgrade.
+    let mut origins = headers.get_all(header::ORIGIN).iter();
+    if let Some(origin) = origins.next() {
+        let own = origin
+            .to_str()
+            .is_ok_and(|o| gate.origins.iter().any(|allowed| allowed.eq_ignore_ascii_case(o)));
+        if !own || origins.next().is_some() {
+            return Some(plain(
+                StatusCode::FORBIDDEN,
+                "forbidden: browser origins may not call Sluice",
+            ));
+        }
+    }
+    if let Some(site) = headers.get("sec-fetch-site").and_then(|v| v.to_str().ok())
+        && site != "none"
+        && site != "same-origin"
+    {
+        return Some(plain(StatusCode::FORBIDDEN, "forbidden: cross-site request"));
+    }
+    if headers.contains_key(header::UPGRADE) {
+        return Some(plain(StatusCode::FORBIDDEN, "forbidden: protocol upgrades are not served"));
+    }
+    if req.uri().query().is_some_and(|q| !q.is_empty()) {
+        // Credentials only travel in the Authorization header, never in the URL (TA-01).
+        return Some(plain(StatusCode::BAD_REQUEST, "query strings are not accepted on /mcp"));
+    }
+    match *req.method() {
+        Method::POST => {
+            if !is_json(headers) {
+                return Some(plain(
+                    StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                    "requests must have Content-Type: application/json",
+                ));
+            }
+        }
+        // Stateless server: no standalone SSE stream and no session to delete.
+        _ => {
+            let mut res = plain(StatusCode::METHOD_NOT_ALLOWED, "use POST");
+            res.headers_mut().insert(header::ALLOW, HeaderValue::from_static("POST"));
+            return Some(res);
+        }
+    }
+    None
+}
+
+/// A request let in: who sent it, its slot under the token's concurrency limit (held until the
+/// answer), and its body, read once, with what the gate learned from it.
+struct Admitted {
+    caller: Caller,
+    permit: tokio::sync::OwnedSemaphorePermit,
+    parts: axum::http::request::Parts,
+    bytes: bytes::Bytes,
+    peek: Peek,
+}
+
+/// Admission: a valid bearer token within its limits, a body that is one JSON-RPC message,
+/// and access (pause, stop) as loaded. Refusals are JSON-RPC errors carrying the request's id
+/// when it could be read.
+async fn admit(gate: &Gate, req: Request) -> Result<Admitted, Response> {
+    let caller = match authenticate(gate, req.headers()) {
+        Ok(caller) => caller,
+        Err(refused) => return Err(refused.answer_unread(req.into_body()).await),
+    };
+    let permit = match gate.limiter.admit(&caller.token_id) {
+        Ok(permit) => permit,
+        Err(refusal) => {
+            let (wait, message) = match refusal {
+                Refusal::Rate(wait) => {
+                    (wait, format!("rate limit for token {:?} reached", caller.label))
+                }
+                Refusal::Concurrency => (
+                    Duration::from_secs(1),
+                    format!("too many requests in flight for token {:?}", caller.label),
+                ),
+            };
+            return Err(Refused::too_many(wait, message).answer_unread(req.into_body()).await);
+        }
+    };
+
+    // Read the (bounded) body once to learn the JSON-RPC method and id: refusals then carry the
+    // client's id, and protocol requests other than tool calls reach the audit log too.
+    let (parts, body) = req.into_parts();
+    let bytes = match tokio::time::timeout(BODY_TIMEOUT, axum::body::to_bytes(body, MAX_BODY_BYTES))
+        .await
+    {
+        Ok(Ok(bytes)) => bytes,
+        Ok(Err(_)) => return Err(plain(StatusCode::PAYLOAD_TOO_LARGE, "request body too large")),
+        Err(_) => return Err(plain(StatusCode::REQUEST_TIMEOUT, "request body too slow")),
+    };
+    // A body that is not one well-formed JSON-RPC message is answered here, as the spec asks
+    // (400 and a JSON-RPC error), and never reaches rmcp: in particular a member given twice
+    // (`method`, `id`, `params`) is refused instead of being read one way here and another
+    // way there.
+    let peek = match Peek::of(&bytes) {
+        Ok(peek) => peek,
+        Err(malformed) => return Err(malformed.answer()),
+    };
+    // `authenticate` refreshed the engine's state at the start of this request; a tool call
+    // checks again, refreshed, right before it acts.
+    if let Err(failure) = gate.engine.check_access_as_loaded() {
+        return Err(Refused::unavailable(failure).answer(peek.id));
+    }
+    Ok(Admitted { caller, permit, parts, bytes, peek })
+}
+
+/// Tool calls and listings are audited by the server with their details; other requests
+/// (initialize, discover, ping, …) are recorded here. Notifications are not requests.
+fn audit_protocol_request(
+    gate: &Gate,
+    caller: &Caller,
+    peek: &Peek,
+    status: StatusCode,
+    started: std::time::Instant,
+) {
     if peek.id.is_some()
         && let Some(method) = peek.method.as_deref()
         && method != "tools/call"
         && method != "tools/list"
     {
-        let ok = res.status().is_success();
+        let ok = status.is_success();
         gate.engine.audit_request(
-            &caller,
+            caller,
             method,
             None,
             if ok { AuditOutcome::Ok } else { AuditOutcome::Error },
-            (!ok).then(|| format!("http:{}", res.status().as_u16())).as_deref(),
+            (!ok).then(|| format!("http:{}", status.as_u16())).as_deref(),
             started.elapsed().as_millis() as u64,
             None,
             Durability::Soon,
         );
     }
-    res
 }
 
 /// The caller a request's bearer token names, or why there is none. Failed authentications are

@@ -218,6 +218,7 @@ fn worker<V: Visitor>(
     config: &WalkConfig<'_>,
     visitor: &V,
 ) {
+    let walk = Walk { visited, config, visitor };
     let mut state = visitor.state();
     loop {
         let job = {
@@ -249,7 +250,7 @@ fn worker<V: Visitor>(
         }
         let mut new_jobs = Vec::new();
         if !queue.stop.load(Ordering::Relaxed) {
-            let flow = run_job(job, visited, config, visitor, &mut state, &mut new_jobs);
+            let flow = walk.run_job(job, &mut state, &mut new_jobs);
             if flow == Flow::Stop {
                 queue.stop.store(true, Ordering::Relaxed);
             }
@@ -267,126 +268,126 @@ fn worker<V: Visitor>(
     }
 }
 
-fn run_job<V: Visitor>(
-    job: Job,
-    visited: &Mutex<HashSet<FileId>>,
-    config: &WalkConfig<'_>,
-    visitor: &V,
-    state: &mut V::State,
-    out: &mut Vec<Job>,
-) -> Flow {
-    match job {
-        Job::Dir { dir, depth, ignores } => {
-            read_dir(dir, depth, ignores, visited, config, visitor, state, out)
-        }
-        Job::Subdir { parent, name, depth, ignores } => {
-            // Never follows a link: a folder swapped for a link since it was listed is skipped.
-            let Ok(dir) = parent.open_subdir(&name) else { return Flow::Continue };
-            drop(parent);
-            read_dir(dir, depth, ignores, visited, config, visitor, state, out)
-        }
-        Job::Files { dir, files } => {
-            for (name, rel) in &files {
-                let item = Item { dir: &dir, name, rel, kind: EntryKind::File };
-                if visitor.file(state, &item) == Flow::Stop {
-                    return Flow::Stop;
-                }
-            }
-            Flow::Continue
-        }
-    }
+/// What every job of one walk works with: the folders already read (by identity), the walk's
+/// settings and its visitor.
+struct Walk<'a, 'c, V> {
+    visited: &'a Mutex<HashSet<FileId>>,
+    config: &'a WalkConfig<'c>,
+    visitor: &'a V,
 }
 
-#[allow(clippy::too_many_arguments)]
-fn read_dir<V: Visitor>(
-    dir: DirHandle,
-    depth: usize,
-    ignores: Option<Arc<Ignores>>,
-    visited: &Mutex<HashSet<FileId>>,
-    config: &WalkConfig<'_>,
-    visitor: &V,
-    state: &mut V::State,
-    out: &mut Vec<Job>,
-) -> Flow {
-    if let Ok(id) = dir.id() {
-        match visited.lock() {
-            Ok(mut seen) => {
-                if !seen.insert(id) {
-                    return Flow::Continue;
-                }
+impl<V: Visitor> Walk<'_, '_, V> {
+    fn run_job(&self, job: Job, state: &mut V::State, out: &mut Vec<Job>) -> Flow {
+        let visitor = self.visitor;
+        match job {
+            Job::Dir { dir, depth, ignores } => self.read_dir(dir, depth, ignores, state, out),
+            Job::Subdir { parent, name, depth, ignores } => {
+                // Never follows a link: a folder swapped for a link since it was listed is skipped.
+                let Ok(dir) = parent.open_subdir(&name) else { return Flow::Continue };
+                drop(parent);
+                self.read_dir(dir, depth, ignores, state, out)
             }
-            Err(_) => return Flow::Stop,
+            Job::Files { dir, files } => {
+                for (name, rel) in &files {
+                    let item = Item { dir: &dir, name, rel, kind: EntryKind::File };
+                    if visitor.file(state, &item) == Flow::Stop {
+                        return Flow::Stop;
+                    }
+                }
+                Flow::Continue
+            }
         }
     }
-    let Ok(mut entries) = dir.entries() else { return Flow::Continue };
-    entries.sort_unstable_by(|a, b| a.name.cmp(&b.name));
-    let ignores = if config.respect_gitignore {
-        let names: Vec<&str> = entries.iter().map(|e| e.name.as_str()).collect();
-        load_ignores(&dir, &names, ignores)
-    } else {
-        None
-    };
 
-    let child_depth = depth + 1;
-    let mut subdirs = Vec::new();
-    let mut files = Vec::new();
-    for entry in &entries {
-        let name = entry.name.as_str();
-        if name == ".git" || (!config.include_hidden && name.starts_with('.')) {
-            continue;
+    fn read_dir(
+        &self,
+        dir: DirHandle,
+        depth: usize,
+        ignores: Option<Arc<Ignores>>,
+        state: &mut V::State,
+        out: &mut Vec<Job>,
+    ) -> Flow {
+        let Walk { visited, config, visitor } = self;
+        if let Ok(id) = dir.id() {
+            match visited.lock() {
+                Ok(mut seen) => {
+                    if !seen.insert(id) {
+                        return Flow::Continue;
+                    }
+                }
+                Err(_) => return Flow::Stop,
+            }
         }
-        // Names that are not valid project-relative components (`:` and the like) cannot be
-        // addressed by any tool, so they are not shown either.
-        let Ok(rel) = dir.rel_path().join(name) else { continue };
-        if config.shield.matches_entry(&rel) {
-            continue;
-        }
-        let kind = match entry.kind {
-            Some(kind) => kind,
-            None => match dir.entry_meta(name) {
-                Ok(meta) => meta.kind,
-                Err(_) => continue,
-            },
+        let Ok(mut entries) = dir.entries() else { return Flow::Continue };
+        entries.sort_unstable_by(|a, b| a.name.cmp(&b.name));
+        let ignores = if config.respect_gitignore {
+            let names: Vec<&str> = entries.iter().map(|e| e.name.as_str()).collect();
+            load_ignores(&dir, &names, ignores)
+        } else {
+            None
         };
-        let is_dir = kind == EntryKind::Dir;
-        if ignores.is_some() && is_ignored(ignores.as_deref(), &rel, is_dir) {
-            continue;
-        }
-        if config.exclude.is_some_and(|ex| ex.is_match(rel.as_str())) {
-            continue;
-        }
-        let item = Item { dir: &dir, name, rel: &rel, kind };
-        if visitor.entry(state, &item) == Flow::Stop {
-            return Flow::Stop;
-        }
-        if is_dir && child_depth < config.max_depth {
-            subdirs.push(name.to_owned());
-        } else if kind == EntryKind::File && V::WANTS_FILES {
-            files.push((name.to_owned(), rel));
-        }
-    }
 
-    let dir = Arc::new(dir);
-    // Depth-first pops from the back: push folders first so this folder's files go first and
-    // its handle is released early; reverse so names come out in order.
-    if !config.breadth_first {
-        subdirs.reverse();
+        let child_depth = depth + 1;
+        let mut subdirs = Vec::new();
+        let mut files = Vec::new();
+        for entry in &entries {
+            let name = entry.name.as_str();
+            if name == ".git" || (!config.include_hidden && name.starts_with('.')) {
+                continue;
+            }
+            // Names that are not valid project-relative components (`:` and the like) cannot be
+            // addressed by any tool, so they are not shown either.
+            let Ok(rel) = dir.rel_path().join(name) else { continue };
+            if config.shield.matches_entry(&rel) {
+                continue;
+            }
+            let kind = match entry.kind {
+                Some(kind) => kind,
+                None => match dir.entry_meta(name) {
+                    Ok(meta) => meta.kind,
+                    Err(_) => continue,
+                },
+            };
+            let is_dir = kind == EntryKind::Dir;
+            if ignores.is_some() && is_ignored(ignores.as_deref(), &rel, is_dir) {
+                continue;
+            }
+            if config.exclude.is_some_and(|ex| ex.is_match(rel.as_str())) {
+                continue;
+            }
+            let item = Item { dir: &dir, name, rel: &rel, kind };
+            if visitor.entry(state, &item) == Flow::Stop {
+                return Flow::Stop;
+            }
+            if is_dir && child_depth < config.max_depth {
+                subdirs.push(name.to_owned());
+            } else if kind == EntryKind::File && V::WANTS_FILES {
+                files.push((name.to_owned(), rel));
+            }
+        }
+
+        let dir = Arc::new(dir);
+        // Depth-first pops from the back: push folders first so this folder's files go first and
+        // its handle is released early; reverse so names come out in order.
+        if !config.breadth_first {
+            subdirs.reverse();
+        }
+        for name in subdirs {
+            out.push(Job::Subdir {
+                parent: Arc::clone(&dir),
+                name,
+                depth: child_depth,
+                ignores: ignores.clone(),
+            });
+        }
+        let mut batches: Vec<Vec<(String, RelPath)>> = Vec::new();
+        let mut files = files.into_iter().peekable();
+        while files.peek().is_some() {
+            batches.push(files.by_ref().take(FILE_BATCH).collect());
+        }
+        for batch in batches.into_iter().rev() {
+            out.push(Job::Files { dir: Arc::clone(&dir), files: batch });
+        }
+        Flow::Continue
     }
-    for name in subdirs {
-        out.push(Job::Subdir {
-            parent: Arc::clone(&dir),
-            name,
-            depth: child_depth,
-            ignores: ignores.clone(),
-        });
-    }
-    let mut batches: Vec<Vec<(String, RelPath)>> = Vec::new();
-    let mut files = files.into_iter().peekable();
-    while files.peek().is_some() {
-        batches.push(files.by_ref().take(FILE_BATCH).collect());
-    }
-    for batch in batches.into_iter().rev() {
-        out.push(Job::Files { dir: Arc::clone(&dir), files: batch });
-    }
-    Flow::Continue
 }

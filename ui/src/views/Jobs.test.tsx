@@ -10,17 +10,8 @@ vi.mock("../api", () => import("../test/api"));
 import { App } from "../App";
 import { emit, m, resetApi } from "../test/api";
 import { clockTime, exactTime } from "../format";
-import {
-  LOG_HEIGHT_PX,
-  LOG_LINE_PX,
-  LOG_OVERSCAN,
-  SPARK_POINTS,
-  bound,
-  duration,
-  lastLines,
-  recordSamples,
-  type Samples,
-} from "./Jobs";
+import { LOG_HEIGHT_PX, LOG_LINE_PX, LOG_OVERSCAN, bound } from "./JobLog";
+import { SPARK_POINTS, duration, lastLines, recordSamples, type Samples } from "./Jobs";
 
 /** A job's log as the engine keeps it: a growing string read by byte cursor. */
 function fakeLog(initial: string, state: JobLogPage["state"] = "running") {

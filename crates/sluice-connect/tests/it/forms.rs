@@ -404,6 +404,6 @@ fn a_non_default_data_folder_is_passed_to_sluice_stdio() {
     let en = entry(Client::ClaudeDesktop, Transport::Stdio, &e).unwrap();
     assert_eq!(
         en.value.get("args"),
-        Some(&V::strs(&["stdio", "--connection", "c", "--data-dir", "/data/sluice"]))
+        Some(&ConfigValue::strs(&["stdio", "--connection", "c", "--data-dir", "/data/sluice"]))
     );
 }

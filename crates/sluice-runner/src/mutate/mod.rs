@@ -201,8 +201,8 @@ fn autorun_hits(
             "`{}`{more} is on this project's auto-run list: {} — Sluice refuses changes to it \
              through assistants, approved or not. Nothing was changed; the user can make this \
              change themselves, or set the entry to ask in Sluice",
-            summary::visible(path),
-            summary::visible(&rule.consequence),
+            sluice_core::text::visible_owned(path),
+            sluice_core::text::visible_owned(&rule.consequence),
         )));
     }
     // A folder the list names (`.github/workflows`) says nothing more than the file below it
@@ -223,9 +223,9 @@ fn autorun_hits(
     Ok(shown
         .into_iter()
         .map(|(path, rule)| AutoRunHit {
-            path: summary::visible(path),
-            program: summary::visible(&rule.program),
-            consequence: summary::visible(&rule.consequence),
+            path: sluice_core::text::visible_owned(path),
+            program: sluice_core::text::visible_owned(&rule.program),
+            consequence: sluice_core::text::visible_owned(&rule.consequence),
         })
         .collect())
 }

@@ -4,13 +4,9 @@
 //! code point, and nothing is truncated.
 
 use sluice_core::ChangeTally;
+use sluice_core::text::visible_owned as visible;
 
 use super::args::{Effect, EffectKind};
-
-/// [`sluice_core::text::visible`], owned.
-pub(crate) fn visible(s: &str) -> String {
-    sluice_core::text::visible(s).into_owned()
-}
 
 pub(crate) fn size(bytes: u64) -> String {
     const KB: f64 = 1024.0;

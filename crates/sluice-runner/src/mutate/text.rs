@@ -88,7 +88,7 @@ pub(crate) fn snippet(s: &str) -> String {
     if s.chars().count() > 60 {
         out.push('…');
     }
-    super::summary::visible(&out)
+    sluice_core::text::visible_owned(&out)
 }
 
 /// Applies `edit_file`'s edits in order to `text`. Errors name the edit (1-based).

@@ -1,0 +1,163 @@
+//! Tests of the redactor: each secret format, the anchors, and streaming across chunk boundaries.
+
+use super::redact;
+
+/// Plain base64 of `bytes` (standard alphabet, padded): the tests' independent encoder.
+fn b64(bytes: &[u8]) -> String {
+    let table = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::new();
+    for chunk in bytes.chunks(3) {
+        let b = [chunk[0], *chunk.get(1).unwrap_or(&0), *chunk.get(2).unwrap_or(&0)];
+        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+        for j in 0..4 {
+            if j <= chunk.len() {
+                out.push(char::from(table[((n >> (18 - 6 * j)) & 63) as usize]));
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn utf16(text: &str, little_endian: bool) -> String {
+    text.chars().flat_map(|c| if little_endian { [c, '\0'] } else { ['\0', c] }).collect()
+}
+
+/// OR-01: a Sluice token hex- or base64-encoded (inside a longer encoded text, at each
+/// alignment) or as UTF-16 is still found.
+#[test]
+fn encoded_sluice_tokens_are_redacted() {
+    let token = format!("slc_{}", "k3x9".repeat(13));
+    let mut cases = vec![hex(token.as_bytes()), hex(token.as_bytes()).to_uppercase()];
+    for prefix in ["", "a", "ab", "user:", "Authorization: "] {
+        cases.push(b64(format!("{prefix}{token}").as_bytes()));
+        cases.push(b64(format!("{prefix}{token}").as_bytes()).replace('+', "-").replace('/', "_"));
+    }
+    cases.push(utf16(&token, true));
+    cases.push(utf16(&token, false));
+    for case in cases {
+        let text = format!("out: {case} end");
+        let out = redact(&text);
+        assert!(out.contains("[redacted:sluice-token]"), "{case} -> {out}");
+    }
+    assert!(matches!(redact("c2xjX and NsY1 and 736c635f alone"), std::borrow::Cow::Borrowed(_)));
+}
+
+/// OR-01: the engine's own secret, raw or encoded, wherever it appears in a stream.
+#[test]
+fn secrets_are_redacted_in_their_encodings_too() {
+    use super::StreamRedactor;
+    let secret = "f00dfacecafe0451beef";
+    let mut forms = vec![
+        secret.to_owned(),
+        format!("{secret}xyz"),
+        hex(secret.as_bytes()),
+        hex(secret.as_bytes()).to_uppercase(),
+        utf16(secret, true),
+        utf16(secret, false),
+    ];
+    for prefix in ["", "k", "ke", "key=", "The secret is "] {
+        let text = format!("{prefix}{secret} and more");
+        forms.push(b64(text.as_bytes()));
+        forms.push(b64(text.as_bytes()).replace('+', "-").replace('/', "_"));
+    }
+    for form in forms {
+        let text = format!("before {form} after\n");
+        for split in [1, 3, 64] {
+            let mut r = StreamRedactor::default().with_secret(secret, "[redacted:secret]");
+            let mut out = String::new();
+            for chunk in text.as_bytes().chunks(split) {
+                out.push_str(&r.push(std::str::from_utf8(chunk).unwrap()));
+            }
+            out.push_str(&r.finish());
+            assert!(out.contains("[redacted:secret]"), "{form:?} split {split}: {out:?}");
+            assert!(!out.contains(secret), "{form:?} split {split}: {out:?}");
+        }
+    }
+}
+
+#[test]
+fn known_formats_are_redacted() {
+    let token = format!("slc_{}", "a".repeat(52));
+    let cases = [
+        (format!("auth {token} end"), "auth [redacted:sluice-token] end"),
+        ("key AKIAABCDEFGHIJKLMNOP".to_owned(), "key [redacted:aws-access-key]"),
+        (
+            "-----BEGIN RSA PRIVATE KEY-----\nabc\n-----END RSA PRIVATE KEY-----".to_owned(),
+            "[redacted:private-key]",
+        ),
+        (
+            "Authorization: Bearer abcdefghijklmnopqrstuv".to_owned(),
+            "Authorization: [redacted:bearer]",
+        ),
+    ];
+    for (input, want) in cases {
+        assert_eq!(redact(&input), want);
+    }
+    assert!(matches!(redact("nothing here"), std::borrow::Cow::Borrowed(_)));
+}
+
+/// The anchor scan only skips work: on text with and without secrets, near misses and
+/// non-ASCII text, every rule's match begins where its anchor matches, and [`redact`] gives
+/// what running each rule gives.
+#[test]
+fn anchors_skip_only_text_no_rule_matches() {
+    use super::{RULES, redact_each};
+    let token = format!("slc_{}", "k3x9".repeat(13));
+    let mut texts = vec![
+        String::new(),
+        "0123456789abcdef\n".repeat(64),
+        "plain prose, a task-list, an AKIA, ghp_ short, sk- and bearer alone".to_owned(),
+        "café ☕ naïve — ünïcödé text with no secret".to_owned(),
+        format!("token {token}, hex {}", hex(token.as_bytes())),
+        format!("b64 {} utf16 {}", b64(token.as_bytes()), utf16(&token, false)),
+        "-----BEGIN EC PRIVATE KEY-----\nabc\n-----END EC PRIVATE KEY-----".to_owned(),
+        format!("ghp_{} github_pat_{}", "A".repeat(36), "b_".repeat(20)),
+        format!("xoxb-{} sk-proj-{} AKIA{}", "1".repeat(10), "x".repeat(20), "Z".repeat(16)),
+        "eyJhbGciOiJI.eyJzdWIiOiIx.c2lnbmF0dXJl and BEARER abcdefghijklmnopqrstu".to_owned(),
+        format!("ünï ghp_{} café Bearer {}", "9".repeat(40), "t".repeat(20)),
+    ];
+    texts.push(texts.concat());
+    for text in &texts {
+        for rule in RULES.iter() {
+            let anchor = regex::Regex::new(rule.anchor).unwrap();
+            for m in rule.re.find_iter(text) {
+                assert!(
+                    anchor.find_at(text, m.start()).is_some_and(|a| a.start() == m.start()),
+                    "{} matched {:?} without its anchor",
+                    rule.kind,
+                    m.as_str()
+                );
+            }
+        }
+        assert_eq!(redact(text), redact_each(text), "{text}");
+    }
+}
+
+#[test]
+fn stream_catches_secrets_split_across_chunks() {
+    use super::StreamRedactor;
+    let token = format!("ghp_{}", "A".repeat(40));
+    let text = format!("{}start {token} middle /data/proj/src/a.rs end", "x".repeat(5000));
+    for split in [1, 7, 4096, 5003, 5010, 5030] {
+        let mut r = StreamRedactor::default().with_literal("/data/proj", ".");
+        let mut out = String::new();
+        for chunk in text.as_bytes().chunks(split) {
+            out.push_str(&r.push(std::str::from_utf8(chunk).unwrap()));
+        }
+        out.push_str(&r.finish());
+        assert!(!out.contains("ghp_"), "split {split}");
+        assert!(out.contains("[redacted:github-token] middle ./src/a.rs end"), "split {split}");
+    }
+    let mut r = StreamRedactor::default();
+    let mut out = r.push("a -----BEGIN RSA PRIVATE KEY-----\nAAAA");
+    out.push_str(&r.push("BBBB\n-----END RSA PRI"));
+    out.push_str(&r.push("VATE KEY-----\nafter"));
+    out.push_str(&r.finish());
+    assert_eq!(out, "a [redacted:private-key]\nafter");
+}

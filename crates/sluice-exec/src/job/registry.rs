@@ -1,0 +1,307 @@
+//! [`Jobs`], the registry: starting (now or queued, within the limits), looking up, listing,
+//! reading logs, cancelling and stopping jobs.
+
+use std::sync::{Arc, Mutex, mpsc};
+use std::time::{Duration, Instant};
+
+use tokio::sync::{broadcast, watch};
+
+use super::sampler::start_sampler;
+use super::supervisor::launch;
+use super::{
+    Control, Inner, Job, JobData, JobEvent, JobId, JobLimits, JobObserver, JobRequest, JobState,
+    JobStatus, LogPage, Registry, RunOutput, StopReport, Stream, lock, now_ms,
+};
+use crate::output::LogRing;
+
+use crate::error::ExecError;
+
+/// The job registry of one engine. Cheap to clone; jobs live as long as their processes,
+/// independently of the callers.
+#[derive(Clone)]
+pub struct Jobs {
+    inner: Arc<Inner>,
+}
+
+impl Jobs {
+    pub fn new(limits: JobLimits) -> Jobs {
+        Jobs::build(limits, None)
+    }
+
+    /// A registry that reports every job's state changes to `observer` (for persistence).
+    pub fn with_observer(limits: JobLimits, observer: JobObserver) -> Jobs {
+        Jobs::build(limits, Some(observer))
+    }
+
+    fn build(limits: JobLimits, observer: Option<JobObserver>) -> Jobs {
+        let (events, _) = broadcast::channel(1024);
+        let reg = Mutex::new(Registry::default());
+        Jobs { inner: Arc::new(Inner { limits, reg, events, observer }) }
+    }
+
+    pub fn subscribe(&self) -> broadcast::Receiver<JobEvent> {
+        self.inner.events.subscribe()
+    }
+
+    /// Starts a job now, or queues it when a concurrency limit is reached. Refused after an
+    /// emergency stop, above the start rate, or when the queue is full. Spawn failures of a job
+    /// started now are returned as errors (nothing is left registered).
+    pub fn start(&self, req: JobRequest) -> Result<JobId, ExecError> {
+        let limits = &self.inner.limits;
+        let mut reg = lock(&self.inner.reg);
+        // The stop flag is checked under the same lock `stop_all` sets it under: a start racing
+        // an emergency stop either registered its job before (and is killed) or is refused.
+        if reg.stopped {
+            return Err(ExecError::Stopped);
+        }
+        let now = Instant::now();
+        while reg.starts.front().is_some_and(|t| now.duration_since(*t) > Duration::from_secs(60)) {
+            reg.starts.pop_front();
+        }
+        if reg.starts.len() >= limits.max_starts_per_minute {
+            return Err(ExecError::Limit(format!(
+                "more than {} job starts in the last minute; try again shortly",
+                limits.max_starts_per_minute
+            )));
+        }
+        let can_run = can_run(&reg, limits, &req.project);
+        if !can_run && reg.queue.len() >= limits.max_queued {
+            return Err(ExecError::Limit(format!(
+                "{} jobs are running and {} are queued; wait for one to finish or cancel one",
+                running(&reg, None),
+                reg.queue.len()
+            )));
+        }
+        reg.starts.push_back(now);
+        let id = JobId::generate();
+        let job = Arc::new(Job {
+            id: id.clone(),
+            project: req.project.clone(),
+            owner: req.owner.clone(),
+            display: req.command.display(),
+            cwd: req.command.cwd.clone(),
+            state: watch::channel(JobState::Queued).0,
+            data: Mutex::new(JobData { created_ms: now_ms(), ..JobData::default() }),
+            stdout: Mutex::new(LogRing::new(limits.output_cap)),
+            stderr: Mutex::new(LogRing::new(limits.output_cap)),
+            control: Mutex::new(None),
+        });
+        if can_run {
+            launch(&self.inner, &job, req)?;
+        } else {
+            reg.queue.push_back((id.clone(), req));
+            self.inner.observe(&job);
+        }
+        reg.jobs.insert(id.clone(), job);
+        reg.order.push(id.clone());
+        prune(&mut reg, limits.finished_kept);
+        if !reg.sampler {
+            reg.sampler = true;
+            start_sampler(Arc::downgrade(&self.inner), limits.sample_every);
+        }
+        Ok(id)
+    }
+
+    fn job(&self, id: &JobId) -> Result<Arc<Job>, ExecError> {
+        lock(&self.inner.reg)
+            .jobs
+            .get(id)
+            .cloned()
+            .ok_or_else(|| ExecError::NoSuchJob(id.0.clone()))
+    }
+
+    pub fn status(&self, id: &JobId) -> Result<JobStatus, ExecError> {
+        Ok(self.job(id)?.status())
+    }
+
+    /// Every remembered job, oldest first.
+    pub fn list(&self) -> Vec<JobStatus> {
+        let reg = lock(&self.inner.reg);
+        reg.order.iter().filter_map(|id| reg.jobs.get(id)).map(|j| j.status()).collect()
+    }
+
+    /// A page of one stream's log from `cursor` (0 for the start).
+    pub fn logs(
+        &self,
+        id: &JobId,
+        stream: Stream,
+        cursor: u64,
+        max_bytes: usize,
+    ) -> Result<LogPage, ExecError> {
+        Ok(self.job(id)?.ring(stream).read(cursor, max_bytes))
+    }
+
+    /// Waits until the job has finished.
+    pub async fn wait(&self, id: &JobId) -> Result<JobStatus, ExecError> {
+        let job = self.job(id)?;
+        let mut rx = job.state.subscribe();
+        // The sender lives in `job`, which we hold: the channel cannot close under us.
+        let _ = rx.wait_for(|s| s.is_final()).await;
+        Ok(job.status())
+    }
+
+    /// Starts `req`, waits for it, and returns its (capped, redacted) output.
+    pub async fn run(&self, req: JobRequest) -> Result<RunOutput, ExecError> {
+        self.output(&self.start(req)?).await
+    }
+
+    /// Waits for a job to finish and returns its (capped, redacted) output.
+    pub async fn output(&self, id: &JobId) -> Result<RunOutput, ExecError> {
+        let status = self.wait(id).await?;
+        let job = self.job(id)?;
+        let (out, err) = (job.ring(Stream::Stdout), job.ring(Stream::Stderr));
+        Ok(RunOutput {
+            state: status.state,
+            exit_code: status.exit_code,
+            signal: status.signal,
+            stdout: out.contents(),
+            stderr: err.contents(),
+            truncated: out.dropped() + err.dropped() > 0,
+            duration: status.runtime.unwrap_or_default(),
+            timed_out: status.state == JobState::TimedOut,
+        })
+    }
+
+    /// Cancels a job and returns once its whole tree is dead (blocks up to the kill grace plus
+    /// a few milliseconds; call it from a blocking context in async code).
+    pub fn cancel(&self, id: &JobId) -> Result<JobState, ExecError> {
+        let job = self.job(id)?;
+        self.kill_jobs(std::slice::from_ref(&job), JobState::Cancelled);
+        Ok(*job.state.borrow())
+    }
+
+    /// Kills every job of `project` (queued ones are cancelled): the project was downgraded,
+    /// disabled or removed. Returns how many jobs were ended.
+    pub fn kill_project(&self, project: &str) -> usize {
+        let jobs: Vec<Arc<Job>> = {
+            let reg = lock(&self.inner.reg);
+            reg.jobs.values().filter(|j| j.project == project).cloned().collect()
+        };
+        self.kill_jobs(&jobs, JobState::Cancelled)
+    }
+
+    /// Kills every job `owner` started (queued ones are cancelled): the token limited itself.
+    /// Returns how many jobs were ended.
+    pub fn kill_owned(&self, owner: &str) -> usize {
+        let jobs: Vec<Arc<Job>> = {
+            let reg = lock(&self.inner.reg);
+            reg.jobs.values().filter(|j| j.owner.as_deref() == Some(owner)).cloned().collect()
+        };
+        self.kill_jobs(&jobs, JobState::Cancelled)
+    }
+
+    /// Emergency stop: refuses new starts until [`Jobs::resume`], cancels queued jobs and kills
+    /// every running tree; returns once they are dead.
+    pub fn stop_all(&self) -> StopReport {
+        let jobs: Vec<Arc<Job>> = {
+            let mut reg = lock(&self.inner.reg);
+            reg.stopped = true;
+            reg.jobs.values().cloned().collect()
+        };
+        let queued = jobs.iter().filter(|j| *j.state.borrow() == JobState::Queued).count();
+        let killed = self.kill_jobs(&jobs, JobState::Cancelled);
+        StopReport { killed_jobs: killed - queued.min(killed), cancelled_queued: queued }
+    }
+
+    /// Lifts an emergency stop.
+    pub fn resume(&self) {
+        lock(&self.inner.reg).stopped = false;
+    }
+
+    pub fn is_stopped(&self) -> bool {
+        lock(&self.inner.reg).stopped
+    }
+
+    /// Ends `jobs` with `reason`: queued ones leave the queue, running ones are killed by their
+    /// supervisors in parallel; waits for all of them.
+    fn kill_jobs(&self, jobs: &[Arc<Job>], reason: JobState) -> usize {
+        let mut ended = 0;
+        let mut replies = Vec::new();
+        {
+            let mut reg = lock(&self.inner.reg);
+            for job in jobs {
+                if let Some(pos) = reg.queue.iter().position(|(id, _)| *id == job.id) {
+                    reg.queue.remove(pos);
+                    lock(&job.data).finished = Some(Instant::now());
+                    self.inner.set_state(job, reason);
+                    let _ = self
+                        .inner
+                        .events
+                        .send(JobEvent::Finished { id: job.id.clone(), state: reason });
+                    ended += 1;
+                }
+            }
+        }
+        for job in jobs {
+            let control = lock(&job.control).clone();
+            if let Some(tx) = control {
+                let (reply_tx, reply_rx) = mpsc::channel();
+                if tx.send(Control::Kill(reason, reply_tx)).is_ok() {
+                    replies.push(reply_rx);
+                }
+            }
+        }
+        for reply in replies {
+            // A supervisor that already finished drops the sender: that is an answer too.
+            let _ = reply.recv_timeout(Duration::from_secs(30));
+            ended += 1;
+        }
+        ended
+    }
+}
+
+fn running(reg: &Registry, project: Option<&str>) -> usize {
+    reg.jobs
+        .values()
+        .filter(|j| *j.state.borrow() == JobState::Running)
+        .filter(|j| project.is_none_or(|p| j.project == p))
+        .count()
+}
+
+fn can_run(reg: &Registry, limits: &JobLimits, project: &str) -> bool {
+    running(reg, None) < limits.max_running
+        && running(reg, Some(project)) < limits.max_running_per_project
+}
+
+/// Forgets the oldest finished jobs beyond `keep`.
+fn prune(reg: &mut Registry, keep: usize) {
+    let finished: Vec<JobId> = reg
+        .order
+        .iter()
+        .filter(|id| reg.jobs.get(*id).is_some_and(|j| j.state.borrow().is_final()))
+        .cloned()
+        .collect();
+    if finished.len() > keep {
+        for id in &finished[..finished.len() - keep] {
+            reg.jobs.remove(id);
+        }
+        let jobs = &reg.jobs;
+        reg.order.retain(|id| jobs.contains_key(id));
+    }
+}
+
+/// Starts queued jobs that now fit the limits, oldest first.
+pub(super) fn dispatch_queue(inner: &Arc<Inner>) {
+    let mut reg = lock(&inner.reg);
+    if reg.stopped {
+        return;
+    }
+    let mut idx = 0;
+    while idx < reg.queue.len() {
+        let project = reg.queue[idx].1.project.clone();
+        if !can_run(&reg, &inner.limits, &project) {
+            idx += 1;
+            continue;
+        }
+        let Some((id, req)) = reg.queue.remove(idx) else { break };
+        let Some(job) = reg.jobs.get(&id).cloned() else { continue };
+        if let Err(e) = launch(inner, &job, req) {
+            let mut d = lock(&job.data);
+            d.error = Some(e.to_string());
+            d.finished = Some(Instant::now());
+            drop(d);
+            inner.set_state(&job, JobState::Failed);
+            let _ = inner.events.send(JobEvent::Finished { id, state: JobState::Failed });
+        }
+    }
+}

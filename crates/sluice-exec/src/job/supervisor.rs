@@ -1,0 +1,274 @@
+//! One job's threads: [`launch`] spawns the process and its output readers, and the supervisor
+//! waits for the exit (keeping the leader unreaped), enforces the timeout, carries out kills and
+//! cleans up what is left of the tree.
+
+use std::io::Read;
+use std::sync::mpsc;
+use std::sync::{Arc, Weak};
+use std::time::{Duration, Instant};
+
+use tokio::sync::broadcast;
+
+use super::registry::dispatch_queue;
+use super::{Control, Inner, Job, JobEvent, JobRequest, JobState, Stream, lock};
+
+use crate::error::ExecError;
+use crate::kill::{self, Tree};
+use crate::output::{OutputPipeline, redactor_for};
+use crate::spawn;
+
+/// Spawns the job's process and its threads. Called with the registry locked, so the job is
+/// running (and killable) before any stop can look at the registry.
+pub(super) fn launch(inner: &Arc<Inner>, job: &Arc<Job>, req: JobRequest) -> Result<(), ExecError> {
+    let spawned = spawn::spawn(&req.command, &req.sandbox, &req.path)?;
+    let mut child = spawned.child;
+    let tree = spawned.tree;
+    {
+        let mut d = lock(&job.data);
+        d.started = Some(Instant::now());
+        d.tree = Some(tree);
+        d.confinement = Some(spawned.confinement);
+    }
+    inner.set_state(job, JobState::Running);
+    let _ = inner.events.send(JobEvent::Started { id: job.id.clone() });
+
+    let (ctl_tx, ctl_rx) = mpsc::channel();
+    *lock(&job.control) = Some(ctl_tx.clone());
+
+    let redactor = |_: ()| {
+        redactor_for(
+            &req.sandbox.project_root,
+            &req.sandbox.state_dir,
+            req.data_dir.as_deref(),
+            &req.secrets,
+        )
+    };
+    let (done_tx, done_rx) = mpsc::channel::<()>();
+    let mut readers = 0;
+    let pipes: [(Stream, Option<Box<dyn Read + Send>>); 2] = [
+        (Stream::Stdout, child.stdout.take().map(|p| Box::new(p) as Box<dyn Read + Send>)),
+        (Stream::Stderr, child.stderr.take().map(|p| Box::new(p) as Box<dyn Read + Send>)),
+    ];
+    for (stream, pipe) in pipes {
+        let Some(pipe) = pipe else { continue };
+        let pipeline = OutputPipeline::new(redactor(()));
+        let (job, events, done) = (job.clone(), inner.events.clone(), done_tx.clone());
+        let started = std::thread::Builder::new()
+            .name("sluice-job-output".into())
+            .spawn(move || read_stream(pipe, pipeline, &job, stream, &events, done));
+        if started.is_ok() {
+            readers += 1;
+        }
+    }
+    drop(done_tx);
+
+    let pid = tree.leader;
+    let waiter_tx = ctl_tx;
+    let waiter = std::thread::Builder::new().name("sluice-job-wait".into()).spawn(move || {
+        if wait_exit_keeping_zombie(pid) {
+            let _ = waiter_tx.send(Control::Exited);
+        }
+    });
+    if let Err(e) = waiter {
+        // Without a waiter the job could never finish: kill it now and report.
+        kill::kill_tree(&tree, Duration::ZERO);
+        let _ = child.wait();
+        return Err(ExecError::os("starting the job's waiter thread", e));
+    }
+
+    let (job2, inner2) = (job.clone(), Arc::downgrade(inner));
+    let timeout = req.command.timeout;
+    let grace = inner.limits.kill_grace;
+    let supervisor = std::thread::Builder::new().name("sluice-job".into()).spawn(move || {
+        supervise(Supervision {
+            job: job2,
+            inner: inner2,
+            child,
+            tree,
+            ctl: ctl_rx,
+            timeout,
+            grace,
+            readers_done: done_rx,
+            readers,
+        })
+    });
+    if let Err(e) = supervisor {
+        kill::kill_tree(&tree, Duration::ZERO);
+        return Err(ExecError::os("starting the job's supervisor thread", e));
+    }
+    Ok(())
+}
+
+fn read_stream(
+    mut pipe: Box<dyn Read + Send>,
+    mut pipeline: OutputPipeline,
+    job: &Job,
+    stream: Stream,
+    events: &broadcast::Sender<JobEvent>,
+    done: mpsc::Sender<()>,
+) {
+    let mut buf = vec![0u8; 16 * 1024];
+    let publish = |text: String| {
+        if text.is_empty() {
+            return;
+        }
+        let total = {
+            let mut ring = job.ring(stream);
+            ring.push(&text);
+            ring.total()
+        };
+        let _ = events.send(JobEvent::Output { id: job.id.clone(), stream, total_bytes: total });
+    };
+    loop {
+        match pipe.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => publish(pipeline.push(&buf[..n])),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(_) => break,
+        }
+    }
+    publish(pipeline.finish());
+    let _ = done.send(());
+}
+
+/// Blocks until `pid` has exited, leaving it a zombie (unreaped), so its pid stays reserved.
+/// Returns whether it observed the exit.
+#[cfg(unix)]
+fn wait_exit_keeping_zombie(pid: u32) -> bool {
+    use rustix::process::{Pid, WaitId, WaitIdOptions, waitid};
+    let Some(pid) = i32::try_from(pid).ok().and_then(Pid::from_raw) else { return true };
+    // WNOWAIT observes the exit without reaping.
+    let options = WaitIdOptions::EXITED | WaitIdOptions::NOWAIT;
+    loop {
+        match waitid(WaitId::Pid(pid), options) {
+            Err(rustix::io::Errno::INTR) => continue,
+            _ => return true,
+        }
+    }
+}
+
+/// Windows (untested here): there is no "wait without reaping"; the supervisor polls
+/// `try_wait` instead (see `POLL`).
+#[cfg(not(unix))]
+fn wait_exit_keeping_zombie(_pid: u32) -> bool {
+    false
+}
+
+/// How often the supervisor checks the child itself where no waiter reports the exit.
+const POLL: Option<Duration> = if cfg!(unix) { None } else { Some(Duration::from_millis(50)) };
+
+/// What a job's supervisor thread owns: the job, its process and tree, its control channel,
+/// its time limits, and how many output readers it waits for.
+struct Supervision {
+    job: Arc<Job>,
+    inner: Weak<Inner>,
+    child: std::process::Child,
+    tree: Tree,
+    ctl: mpsc::Receiver<Control>,
+    timeout: Option<Duration>,
+    grace: Duration,
+    readers_done: mpsc::Receiver<()>,
+    readers: usize,
+}
+
+fn supervise(s: Supervision) {
+    let Supervision { job, inner, mut child, tree, ctl, timeout, grace, readers_done, readers } = s;
+    let deadline = timeout.map(|t| Instant::now() + t);
+    let mut reason: Option<JobState> = None;
+    let mut replies: Vec<mpsc::Sender<()>> = Vec::new();
+    let mut exited = false;
+    while !exited {
+        let until_deadline = deadline
+            .filter(|_| reason.is_none())
+            .map(|d| d.saturating_duration_since(Instant::now()));
+        let wait = match (until_deadline, POLL) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        let msg = match wait {
+            Some(w) => ctl.recv_timeout(w),
+            None => ctl.recv().map_err(|_| mpsc::RecvTimeoutError::Disconnected),
+        };
+        match msg {
+            Ok(Control::Exited) => exited = true,
+            Ok(Control::Kill(why, reply)) => {
+                replies.push(reply);
+                if reason.is_none() {
+                    reason = Some(why);
+                    kill::kill_tree(&tree, grace);
+                    #[cfg(not(unix))]
+                    let _ = child.kill();
+                }
+            }
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                if POLL.is_some() && matches!(child.try_wait(), Ok(Some(_))) {
+                    exited = true;
+                } else if deadline.is_some_and(|d| Instant::now() >= d) && reason.is_none() {
+                    reason = Some(JobState::TimedOut);
+                    kill::kill_tree(&tree, grace);
+                    #[cfg(not(unix))]
+                    let _ = child.kill();
+                }
+            }
+            Err(mpsc::RecvTimeoutError::Disconnected) => break,
+        }
+    }
+    // The leader is gone (still a zombie): kill whatever it left behind — background and
+    // daemonized descendants do not outlive their job.
+    kill::kill_tree(&tree, Duration::from_millis(50));
+    let status = child.wait();
+    for _ in 0..readers {
+        // Every writer of the pipes is dead now; a reader that still does not finish holds a
+        // pipe some survivor inherited, and the job ends without the rest of its output.
+        if readers_done.recv_timeout(Duration::from_secs(2)).is_err() {
+            break;
+        }
+    }
+    let (code, signal) = match &status {
+        Ok(s) => (s.code(), exit_signal(s)),
+        Err(_) => (None, None),
+    };
+    let state =
+        reason.unwrap_or(if code == Some(0) { JobState::Succeeded } else { JobState::Failed });
+    {
+        let mut d = lock(&job.data);
+        d.exit_code = code;
+        d.signal = signal;
+        d.finished = Some(Instant::now());
+        if state == JobState::TimedOut {
+            d.error = Some("the job exceeded its timeout and was killed".into());
+        }
+    }
+    *lock(&job.control) = None;
+    let inner = inner.upgrade();
+    match &inner {
+        Some(inner) => inner.set_state(&job, state),
+        None => {
+            job.state.send_replace(state);
+        }
+    }
+    // Kill requests that arrived while finishing are answered too.
+    while let Ok(msg) = ctl.try_recv() {
+        if let Control::Kill(_, reply) = msg {
+            replies.push(reply);
+        }
+    }
+    for reply in replies {
+        let _ = reply.send(());
+    }
+    if let Some(inner) = inner {
+        let _ = inner.events.send(JobEvent::Finished { id: job.id.clone(), state });
+        dispatch_queue(&inner);
+    }
+}
+
+#[cfg(unix)]
+fn exit_signal(s: &std::process::ExitStatus) -> Option<i32> {
+    use std::os::unix::process::ExitStatusExt;
+    s.signal()
+}
+
+#[cfg(not(unix))]
+fn exit_signal(_: &std::process::ExitStatus) -> Option<i32> {
+    None
+}
