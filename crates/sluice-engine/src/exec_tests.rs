@@ -147,11 +147,8 @@ fn pe02_starts_racing_the_emergency_stop_never_outlive_it() {
 
     let (mut started, mut refused_after) = (0, 0);
     // 1 000 rounds under `cargo xtask attack --long`.
-    let rounds = if std::env::var_os("SLUICE_ATTACK_LONG").is_some_and(|v| v == "1") {
-        1000
-    } else {
-        100
-    };
+    let rounds =
+        if std::env::var_os("SLUICE_ATTACK_LONG").is_some_and(|v| v == "1") { 1000 } else { 100 };
     for round in 0..rounds {
         let stopped = Arc::new(AtomicBool::new(false));
         let starters: Vec<_> = (0..2)
