@@ -21,7 +21,7 @@
 use super::text::{is_crlf, snippet};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum FileOp {
+pub enum FileOp {
     Add { path: String },
     Delete { path: String },
     Update { path: String, move_to: Option<String> },
@@ -36,14 +36,14 @@ impl FileOp {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Line {
+pub enum Line {
     Context(String),
     Remove(String),
     Add(String),
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub(crate) struct Hunk {
+pub struct Hunk {
     /// 1-based old line number from a unified header (0 for "before the first line").
     pub old_start: Option<usize>,
     /// The text after `@@ ` in the envelope form: a line to find before the hunk.
@@ -56,13 +56,13 @@ pub(crate) struct Hunk {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct FilePatch {
+pub struct FilePatch {
     pub op: FileOp,
     pub hunks: Vec<Hunk>,
 }
 
 /// Parses either form.
-pub(crate) fn parse(text: &str) -> Result<Vec<FilePatch>, String> {
+pub fn parse(text: &str) -> Result<Vec<FilePatch>, String> {
     let lines: Vec<&str> = text.split('\n').map(|l| l.strip_suffix('\r').unwrap_or(l)).collect();
     let first = lines.iter().position(|l| !l.trim().is_empty());
     match first {
@@ -438,7 +438,7 @@ fn unquote(s: &str) -> Result<String, String> {
 }
 
 /// The content of an added file.
-pub(crate) fn new_file_content(hunks: &[Hunk]) -> Result<String, String> {
+pub fn new_file_content(hunks: &[Hunk]) -> Result<String, String> {
     let mut out = String::new();
     for hunk in hunks {
         for line in &hunk.lines {
@@ -458,7 +458,7 @@ pub(crate) fn new_file_content(hunks: &[Hunk]) -> Result<String, String> {
 }
 
 /// Applies `hunks` to `old`; see the module docs for the matching rules.
-pub(crate) fn apply(old: &str, hunks: &[Hunk]) -> Result<String, String> {
+pub fn apply(old: &str, hunks: &[Hunk]) -> Result<String, String> {
     let eol = if is_crlf(old) { "\r\n" } else { "\n" };
     let file: Vec<&str> = old.split_inclusive('\n').collect();
     let bare: Vec<&str> = file
