@@ -25,8 +25,11 @@ pub use redact::{ansi_strip, redact_stream};
 pub use text::visible_text;
 pub use tool_args::tool_arguments;
 
+/// A target's body: panics exactly when the input breaks a property.
+pub type Target = fn(&[u8]);
+
 /// Every target by name, as `fuzz/fuzz_targets/<name>.rs` and `fuzz/corpus/<name>/` call it.
-pub const TARGETS: &[(&str, fn(&[u8]))] = &[
+pub const TARGETS: &[(&str, Target)] = &[
     ("path_parse", path_parse),
     ("path_resolve", path_resolve),
     ("patch", patch),

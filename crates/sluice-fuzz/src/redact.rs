@@ -55,7 +55,7 @@ fn base64(bytes: &[u8]) -> String {
             out.push(char::from(ABC[((n >> (18 - 6 * j)) & 63) as usize]));
         }
     }
-    while out.len() % 4 != 0 {
+    while !out.len().is_multiple_of(4) {
         out.push('=');
     }
     out
