@@ -65,11 +65,28 @@ pub struct FilePatch {
 pub fn parse(text: &str) -> Result<Vec<FilePatch>, String> {
     let lines: Vec<&str> = text.split('\n').map(|l| l.strip_suffix('\r').unwrap_or(l)).collect();
     let first = lines.iter().position(|l| !l.trim().is_empty());
-    match first {
+    let files = match first {
         Some(idx) if lines[idx].trim() == "*** Begin Patch" => parse_envelope(&lines, idx + 1),
         Some(_) => parse_unified(&lines),
         None => Err("the patch is empty".into()),
+    }?;
+    // Every form has several ways to spell a path (`+++ b/x`, `diff --git`, `rename to`,
+    // `*** Move to:`, quoted or not); whichever was used, an empty one is refused here, once,
+    // rather than reaching the project as "the root".
+    for (n, file) in files.iter().enumerate() {
+        let move_to = match &file.op {
+            FileOp::Update { move_to, .. } => move_to.as_deref(),
+            _ => None,
+        };
+        if file.op.path().trim().is_empty() || move_to.is_some_and(|to| to.trim().is_empty()) {
+            return Err(format!(
+                "file {} of the patch has an empty path; name every file relative to the \
+                 project root",
+                n + 1
+            ));
+        }
     }
+    Ok(files)
 }
 
 fn parse_envelope(lines: &[&str], mut i: usize) -> Result<Vec<FilePatch>, String> {
@@ -633,5 +650,18 @@ mod tests {
         let quoted = "diff --git \"a/sp ace\" \"b/sp ace\"\nnew file mode 100644\n";
         assert_eq!(parse(quoted).unwrap()[0].op, FileOp::Add { path: "sp ace".into() });
         assert!(parse("*** Begin Patch\n*** Frobnicate: x\n*** End Patch").is_err());
+    }
+
+    #[test]
+    fn an_empty_path_is_refused_in_every_spelling() {
+        for patch in [
+            "--- a/f\n+++ \n@@ -1 +1 @@\n-x\n+y\n",
+            "--- a/f\n+++ b/\n@@ -1 +1 @@\n-x\n+y\n",
+            "diff --git a/f b/\nrename from f\nrename to \n",
+            "*** Begin Patch\n*** Update File: f\n*** Move to:  \n@@\n-x\n+y\n*** End Patch",
+        ] {
+            let err = parse(patch).unwrap_err();
+            assert!(err.contains("empty path"), "{patch:?}: {err}");
+        }
     }
 }
