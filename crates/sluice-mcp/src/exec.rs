@@ -25,8 +25,8 @@ use tokio_util::sync::CancellationToken;
 use crate::server::{Progress, ProjectCall, SluiceServer, failed, succeeded};
 
 /// `run_command` waits at most this long by default, and never longer than the maximum.
-const RUN_DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
-const RUN_MAX_TIMEOUT: Duration = Duration::from_secs(600);
+pub(crate) const RUN_DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
+pub(crate) const RUN_MAX_TIMEOUT: Duration = Duration::from_secs(600);
 /// `run_tests` and `run_build` wait this long by default (and at most `RUN_MAX_TIMEOUT`).
 const TOOLCHAIN_DEFAULT_TIMEOUT: Duration = Duration::from_secs(300);
 /// A job's default and longest time limit.
@@ -58,7 +58,7 @@ pub struct CommandArgs {
 }
 
 impl CommandArgs {
-    fn spec(self, default: Duration, max: Duration) -> CommandSpec {
+    pub(crate) fn spec(self, default: Duration, max: Duration) -> CommandSpec {
         let timeout = self.timeout_seconds.map_or(default, Duration::from_secs).min(max);
         CommandSpec {
             program: self.program,

@@ -2,6 +2,8 @@
 //! HTTP front door, [`server`] the tool surface, [`stdio`] the bridge that lets stdio-only
 //! clients reach the running engine through the same front door.
 
+#[doc(hidden)]
+pub mod arguments;
 pub mod check;
 mod direct;
 pub mod dto;

@@ -48,6 +48,14 @@ pub use read::{ReadFileArgs, ReadFileOutput, read_file};
 pub use search::{CaseMode, SearchMatch, SearchTextArgs, SearchTextOutput, search_text};
 pub use stat::{StatArgs, StatOutput, stat};
 
+/// `apply_patch`'s parser and applier, for the fuzz targets (`crates/sluice-fuzz`), which hold
+/// them to their properties on any text. Not an API: the tools reach them only through
+/// [`Mutations::plan_apply_patch`].
+#[doc(hidden)]
+pub mod patch {
+    pub use crate::mutate::patch::{FileOp, FilePatch, Hunk, Line, apply, new_file_content, parse};
+}
+
 /// The most content `read_file` returns in one call, in bytes (the cap on `max_bytes`).
 pub const READ_FILE_HARD_MAX_BYTES: u64 = read::MAX_BYTES;
 /// The cap on `search_text`'s `max_results`.

@@ -18,6 +18,9 @@
 //! - `cargo xtask check-targets [TRIPLE…]` — type-check every crate and target kind for
 //!   Windows (msvc, gnu) and macOS (aarch64, x86_64) with a private toolchain; `test` runs it
 //!   too once that toolchain is cached, and says how to run it when not.
+//! - `cargo xtask fuzz [--seconds N] [target…]` — run each fuzz target (`fuzz/`, bodies in
+//!   `crates/sluice-fuzz`) for N seconds on nightly and print its executions; not part of
+//!   `test`, which replays the committed corpora only.
 
 mod attack;
 mod bench;
@@ -26,6 +29,7 @@ mod bench_exec;
 mod bundle;
 mod check_targets;
 mod deps;
+mod fuzz;
 mod mcpb;
 mod screenshots;
 
@@ -48,10 +52,11 @@ fn main() -> Result<()> {
         Some("bundle") => bundle::run(&root, &args[1..]),
         Some("check-targets") => check_targets::run(&root, &args[1..]),
         Some("mcpb") => mcpb::run(&root, &args[1..]),
+        Some("fuzz") => fuzz::run(&root, &args[1..]),
         _ => {
             eprintln!(
-                "usage: cargo xtask <run|test|attack|deps|bench|screenshots|bundle|mcpb|check-targets> \
-                 [args…]"
+                "usage: cargo xtask \
+                 <run|test|attack|fuzz|deps|bench|screenshots|bundle|mcpb|check-targets> [args…]"
             );
             std::process::exit(2);
         }

@@ -23,7 +23,7 @@
 
 mod action;
 mod args;
-mod patch;
+pub(crate) mod patch;
 mod plan;
 mod store;
 pub(crate) mod summary;

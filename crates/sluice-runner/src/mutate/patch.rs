@@ -21,7 +21,7 @@
 use super::text::{is_crlf, snippet};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum FileOp {
+pub enum FileOp {
     Add { path: String },
     Delete { path: String },
     Update { path: String, move_to: Option<String> },
@@ -36,14 +36,14 @@ impl FileOp {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Line {
+pub enum Line {
     Context(String),
     Remove(String),
     Add(String),
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub(crate) struct Hunk {
+pub struct Hunk {
     /// 1-based old line number from a unified header (0 for "before the first line").
     pub old_start: Option<usize>,
     /// The text after `@@ ` in the envelope form: a line to find before the hunk.
@@ -56,20 +56,37 @@ pub(crate) struct Hunk {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct FilePatch {
+pub struct FilePatch {
     pub op: FileOp,
     pub hunks: Vec<Hunk>,
 }
 
 /// Parses either form.
-pub(crate) fn parse(text: &str) -> Result<Vec<FilePatch>, String> {
+pub fn parse(text: &str) -> Result<Vec<FilePatch>, String> {
     let lines: Vec<&str> = text.split('\n').map(|l| l.strip_suffix('\r').unwrap_or(l)).collect();
     let first = lines.iter().position(|l| !l.trim().is_empty());
-    match first {
+    let files = match first {
         Some(idx) if lines[idx].trim() == "*** Begin Patch" => parse_envelope(&lines, idx + 1),
         Some(_) => parse_unified(&lines),
         None => Err("the patch is empty".into()),
+    }?;
+    // Every form has several ways to spell a path (`+++ b/x`, `diff --git`, `rename to`,
+    // `*** Move to:`, quoted or not); whichever was used, an empty one is refused here, once,
+    // rather than reaching the project as "the root".
+    for (n, file) in files.iter().enumerate() {
+        let move_to = match &file.op {
+            FileOp::Update { move_to, .. } => move_to.as_deref(),
+            _ => None,
+        };
+        if file.op.path().trim().is_empty() || move_to.is_some_and(|to| to.trim().is_empty()) {
+            return Err(format!(
+                "file {} of the patch has an empty path; name every file relative to the \
+                 project root",
+                n + 1
+            ));
+        }
     }
+    Ok(files)
 }
 
 fn parse_envelope(lines: &[&str], mut i: usize) -> Result<Vec<FilePatch>, String> {
@@ -438,7 +455,7 @@ fn unquote(s: &str) -> Result<String, String> {
 }
 
 /// The content of an added file.
-pub(crate) fn new_file_content(hunks: &[Hunk]) -> Result<String, String> {
+pub fn new_file_content(hunks: &[Hunk]) -> Result<String, String> {
     let mut out = String::new();
     for hunk in hunks {
         for line in &hunk.lines {
@@ -458,7 +475,7 @@ pub(crate) fn new_file_content(hunks: &[Hunk]) -> Result<String, String> {
 }
 
 /// Applies `hunks` to `old`; see the module docs for the matching rules.
-pub(crate) fn apply(old: &str, hunks: &[Hunk]) -> Result<String, String> {
+pub fn apply(old: &str, hunks: &[Hunk]) -> Result<String, String> {
     let eol = if is_crlf(old) { "\r\n" } else { "\n" };
     let file: Vec<&str> = old.split_inclusive('\n').collect();
     let bare: Vec<&str> = file
@@ -633,5 +650,18 @@ mod tests {
         let quoted = "diff --git \"a/sp ace\" \"b/sp ace\"\nnew file mode 100644\n";
         assert_eq!(parse(quoted).unwrap()[0].op, FileOp::Add { path: "sp ace".into() });
         assert!(parse("*** Begin Patch\n*** Frobnicate: x\n*** End Patch").is_err());
+    }
+
+    #[test]
+    fn an_empty_path_is_refused_in_every_spelling() {
+        for patch in [
+            "--- a/f\n+++ \n@@ -1 +1 @@\n-x\n+y\n",
+            "--- a/f\n+++ b/\n@@ -1 +1 @@\n-x\n+y\n",
+            "diff --git a/f b/\nrename from f\nrename to \n",
+            "*** Begin Patch\n*** Update File: f\n*** Move to:  \n@@\n-x\n+y\n*** End Patch",
+        ] {
+            let err = parse(patch).unwrap_err();
+            assert!(err.contains("empty path"), "{patch:?}: {err}");
+        }
     }
 }

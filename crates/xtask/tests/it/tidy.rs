@@ -24,7 +24,10 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
         let name = entry.file_name();
         let name = name.to_string_lossy();
         if path.is_dir() {
-            if !matches!(name.as_ref(), "target" | "node_modules" | ".git" | "gen") {
+            if !matches!(
+                name.as_ref(),
+                "target" | "node_modules" | ".git" | "gen" | "corpus" | "artifacts"
+            ) {
                 rust_files(&path, out);
             }
         } else if name.ends_with(".rs") {
@@ -38,6 +41,8 @@ fn sources() -> Vec<(String, String)> {
     let mut files = Vec::new();
     rust_files(&root.join("crates"), &mut files);
     rust_files(&root.join("src-tauri"), &mut files);
+    // cargo-fuzz's package (not a workspace member): its targets are held to the same rules.
+    rust_files(&root.join("fuzz"), &mut files);
     files
         .into_iter()
         .map(|p| {
@@ -48,7 +53,9 @@ fn sources() -> Vec<(String, String)> {
 }
 
 fn is_product(rel: &str) -> bool {
-    rel.contains("/src/") && !rel.contains("/tests/") && !rel.contains("/examples/")
+    (rel.contains("/src/") || rel.starts_with("fuzz/fuzz_targets/"))
+        && !rel.contains("/tests/")
+        && !rel.contains("/examples/")
 }
 
 #[test]
