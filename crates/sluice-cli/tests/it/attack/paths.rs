@@ -291,24 +291,26 @@ fn sl03_a_folder_swapped_for_a_link_mid_operation_never_lets_an_operation_out() 
                     json!({"project": "demo", "path": "sub/d/w.txt",
                     "content": "w"}),
                 ),
-                6 => (
-                    "move_path",
-                    json!({"project": "demo", "from": "sub/f.txt",
-                    "to": "sub/d/f.txt"}),
-                ),
+                6 => ("create_directory", json!({"project": "demo", "path": "sub/d/new"})),
                 _ => ("stat", json!({"project": "demo", "path": "sub/.ssh/id_rsa"})),
             };
             rig.call(Via::Http, tool, args);
             calls += 1;
         }
-        // Recursive deletes (they ask): planned with `sub` a folder, approved while the swap
-        // runs, so the commit meets whatever `sub` has become.
-        for _ in 0..deletes {
+        // Moves and recursive deletes (they ask): planned with `sub` a folder, approved while
+        // the swap runs, so the commit meets whatever `sub` has become.
+        for i in 0..deletes {
             let held = gate.lock().unwrap();
             restore();
-            let call = s.spawn(|| {
-                let args = json!({"project": "demo", "path": "sub", "recursive": true});
-                rig.call(Via::Http, "delete_path", args)
+            let rig = &rig;
+            let call = s.spawn(move || {
+                let (tool, args) = if i % 2 == 0 {
+                    ("delete_path", json!({"project": "demo", "path": "sub", "recursive": true}))
+                } else {
+                    let to = format!("sub/d/moved-{i}.txt");
+                    ("move_path", json!({"project": "demo", "from": "sub/f.txt", "to": to}))
+                };
+                rig.call(Via::Http, tool, args)
             });
             let pending = wait_pending(&rig.sb);
             drop(held);
@@ -318,7 +320,9 @@ fn sl03_a_folder_swapped_for_a_link_mid_operation_never_lets_an_operation_out() 
         }
         stop.store(true, Ordering::Relaxed);
     });
-    eprintln!("SL-03: {calls} calls ({deletes} recursive deletes) under a folder/link swap");
+    eprintln!(
+        "SL-03: {calls} calls ({deletes} approved moves and deletes) under a folder/link swap"
+    );
     assert!(rig.home.join(".ssh/id_rsa").exists() && rig.home.join(".bashrc").exists());
     rig.finish(&[]);
 }
