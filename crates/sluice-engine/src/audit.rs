@@ -91,6 +91,15 @@ impl AuditWriter {
         self.shared.write();
     }
 
+    /// Writes everything queued, then checks one more entry could be written now: what a
+    /// change or a command start asks before acting, because its own entry must be on disk
+    /// before its result goes back (a database held locked by another program, for one, would
+    /// otherwise let the change happen unrecorded).
+    pub(crate) fn ready(&self) -> Result<(), sluice_store::StoreError> {
+        self.shared.write();
+        self.shared.store.check_writable()
+    }
+
     /// `false` when no thread could be started; entries are then written as they come.
     fn start_thread(&self) -> bool {
         let mut thread = self.thread.lock().unwrap_or_else(|e| e.into_inner());

@@ -452,6 +452,21 @@ impl Engine {
         Ok(cache.paused || cache.stopped)
     }
 
+    /// Refuses a change or a command start that could not be audited now (the database held
+    /// locked by another program past the busy timeout, or refusing writes): nothing has been
+    /// done yet, so the refusal is the whole truth. A lock taken between this check and the
+    /// entry's append still loses the entry (logged); the window is one change long.
+    pub fn check_auditable(&self) -> Result<(), Failure> {
+        self.audit.ready().map_err(|err| {
+            tracing::error!(%err, "the audit log cannot be written; refusing a change");
+            Failure::new(
+                ErrorCode::Io,
+                "Sluice cannot write its audit log right now (its database is locked by another \
+                 program or refuses writes), so nothing was changed; try again in a moment",
+            )
+        })
+    }
+
     /// Appends one MCP request to the audit chain, `durability` saying whether it must be on
     /// disk before this returns ([`Durability`]). Failures are logged, never surfaced to the
     /// client: the request itself already happened.

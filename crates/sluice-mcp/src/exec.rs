@@ -331,6 +331,11 @@ impl SluiceServer {
         }
         // A pause or an emergency stop that landed while deciding or waiting stops it here.
         engine.check_exec_start()?;
+        // A run is audited before its result goes back: refuse now if that could not be.
+        let auditable = engine.clone();
+        tokio::task::spawn_blocking(move || auditable.check_auditable())
+            .await
+            .map_err(|_| Failure::internal())??;
         let mut request = engine.job_request(&handle, &verdict)?;
         request.owner = Some(caller.token_id.as_str().to_owned());
         Ok(request)

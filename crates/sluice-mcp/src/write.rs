@@ -107,10 +107,15 @@ impl SluiceServer {
         // A pause that landed while planning or waiting stops the change here.
         engine.check_access()?;
         let m = mutations.clone();
-        tokio::task::spawn_blocking(move || m.commit(&planned))
-            .await
-            .map_err(|_| Failure::internal())?
-            .map_err(runner_failure)
+        let engine = engine.clone();
+        tokio::task::spawn_blocking(move || {
+            // Its audit entry must land before the result goes back: refuse now if it could
+            // not (this may wait for the database's busy timeout, hence off the async threads).
+            engine.check_auditable()?;
+            m.commit(&planned).map_err(runner_failure)
+        })
+        .await
+        .map_err(|_| Failure::internal())?
     }
 }
 

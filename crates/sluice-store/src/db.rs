@@ -109,6 +109,17 @@ impl Store {
         Ok(self.conn().prepare_cached("PRAGMA data_version")?.query_row([], |r| r.get(0))?)
     }
 
+    /// Waits (up to the busy timeout) for the database's write lock and lets it go again:
+    /// `Ok` when a write could be made now. Asked before a change, so an audit entry that could
+    /// not be written is found out before the project is touched, not after.
+    pub fn check_writable(&self) -> Result<(), StoreError> {
+        let mut conn = self.conn();
+        // Immediate (see `configure`): taking the write lock is the whole point.
+        let tx = conn.transaction()?;
+        tx.rollback()?;
+        Ok(())
+    }
+
     /// The connection. A poisoned mutex is recovered: SQLite's own transactions keep the data
     /// consistent even if a holder panicked, and refusing every later call would be worse.
     pub(crate) fn conn(&self) -> MutexGuard<'_, Connection> {

@@ -276,22 +276,27 @@ INSERT INTO kv (key, value) VALUES ('sluice.seal', 'pending')
 
 /// Every migration, oldest first.
 pub(crate) fn migrations() -> Migrations<'static> {
-    Migrations::new(vec![
-        M::up(V1),
-        M::up(V2),
-        M::up(V3),
-        M::up(V4),
-        M::up(V5),
-        M::up(V6),
-        M::up(V7),
-        M::up(V8),
-        M::up(V9),
-        M::up(V10),
-        M::up(V11),
-        M::up(V12),
-        M::up(V13),
-        M::up(V14),
-    ])
+    let steps = [V1, V2, V3, V4, V5, V6, V7, V8, V9, V10, V11, V12, V13, V14];
+    let mut all: Vec<M<'static>> = steps.iter().map(|sql| M::up(sql)).collect();
+    #[cfg(debug_assertions)]
+    if std::env::var_os("SLUICE_FAILPOINT_STALL_MIGRATION").is_some()
+        && let Some(last) = all.last_mut()
+    {
+        *last = M::up_with_hook(steps[steps.len() - 1], stall_in_migration);
+    }
+    Migrations::new(all)
+}
+
+/// Debug builds only: with `SLUICE_FAILPOINT_STALL_MIGRATION` set, the last migration stops for
+/// good after its SQL ran, inside the still open migration transaction, and says so on stderr,
+/// so an end-to-end test can kill the real process in the middle of a migration and check what
+/// the next start makes of it (PC-03). Release builds do not contain it.
+#[cfg(debug_assertions)]
+fn stall_in_migration(_tx: &rusqlite::Transaction) -> rusqlite_migration::HookResult {
+    eprintln!("failpoint: stalled inside the migration transaction");
+    loop {
+        std::thread::park();
+    }
 }
 
 /// The schema version this build writes.

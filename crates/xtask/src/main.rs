@@ -12,6 +12,8 @@
 //! - `cargo xtask screenshots` — PNGs of every view of the real app in docs/screenshots/.
 //! - `cargo xtask bench` — the benchmarks, beside their peers (see docs/BENCHMARKS.md);
 //!   `cargo xtask bench exec` / `bench app` re-measure only the execution / desktop app section.
+//! - `cargo xtask load [--clients N] [--calls N]` — `sluice serve` under 32 concurrent clients,
+//!   then one token's flood beside another's calls (see docs/BENCHMARKS.md, "Load").
 //! - `cargo xtask bundle` — the .deb and .rpm installers and Claude Desktop's `.mcpb`
 //!   (`--test`: then install and test the .deb).
 //! - `cargo xtask mcpb [--binary PATH] [--out PATH]` — only the `.mcpb` bundle.
@@ -30,6 +32,7 @@ mod bundle;
 mod check_targets;
 mod deps;
 mod fuzz;
+mod load;
 mod mcpb;
 mod screenshots;
 
@@ -53,10 +56,12 @@ fn main() -> Result<()> {
         Some("check-targets") => check_targets::run(&root, &args[1..]),
         Some("mcpb") => mcpb::run(&root, &args[1..]),
         Some("fuzz") => fuzz::run(&root, &args[1..]),
+        Some("load") => load::run(&root, &args[1..]),
         _ => {
             eprintln!(
                 "usage: cargo xtask \
-                 <run|test|attack|fuzz|deps|bench|screenshots|bundle|mcpb|check-targets> [args…]"
+                 <run|test|attack|fuzz|load|deps|bench|screenshots|bundle|mcpb|check-targets> \
+                 [args…]"
             );
             std::process::exit(2);
         }

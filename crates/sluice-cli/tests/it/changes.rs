@@ -305,31 +305,6 @@ fn a_waiting_call_sends_progress_when_the_client_asked_for_it() {
     assert!(!sb.project.join("old.txt").exists());
 }
 
-/// Every regular file under `dir` with its bytes, for before/after comparisons.
-fn snapshot(dir: &std::path::Path) -> std::collections::BTreeMap<String, Vec<u8>> {
-    fn walk(
-        base: &std::path::Path,
-        dir: &std::path::Path,
-        out: &mut std::collections::BTreeMap<String, Vec<u8>>,
-    ) {
-        for e in std::fs::read_dir(dir).unwrap().flatten() {
-            let p = e.path();
-            let name = p.strip_prefix(base).unwrap().to_string_lossy().into_owned();
-            if name.starts_with(".git") {
-                continue;
-            }
-            if e.file_type().unwrap().is_dir() {
-                walk(base, &p, out);
-            } else {
-                out.insert(name, std::fs::read(&p).unwrap());
-            }
-        }
-    }
-    let mut out = std::collections::BTreeMap::new();
-    walk(dir, dir, &mut out);
-    out
-}
-
 #[cfg(debug_assertions)]
 #[test]
 fn pc01_kill_9_in_the_middle_of_a_patch_leaves_the_project_fully_before() {

@@ -12,22 +12,6 @@ use serde_json::{Value, json};
 
 use crate::harness::*;
 
-/// Live processes whose command line contains `marker` (zombies excluded).
-fn survivors(marker: &str) -> Vec<u32> {
-    let mut out = vec![];
-    for e in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else { continue };
-        let Ok(cmd) = std::fs::read(e.path().join("cmdline")) else { continue };
-        let stat = std::fs::read_to_string(e.path().join("stat")).unwrap_or_default();
-        let zombie =
-            stat.rsplit_once(')').is_some_and(|(_, rest)| rest.trim_start().starts_with('Z'));
-        if !zombie && String::from_utf8_lossy(&cmd).contains(marker) {
-            out.push(pid);
-        }
-    }
-    out
-}
-
 fn wait_no_survivors(marker: &str, within: Duration) {
     let deadline = Instant::now() + within;
     while !survivors(marker).is_empty() {

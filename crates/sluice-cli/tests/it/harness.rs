@@ -421,3 +421,59 @@ pub fn python() -> String {
         )
     })
 }
+
+/// Live processes whose command line contains `marker` (zombies excluded).
+pub fn survivors(marker: &str) -> Vec<u32> {
+    let mut out = vec![];
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else { continue };
+        let Ok(cmd) = std::fs::read(e.path().join("cmdline")) else { continue };
+        let stat = std::fs::read_to_string(e.path().join("stat")).unwrap_or_default();
+        let zombie =
+            stat.rsplit_once(')').is_some_and(|(_, rest)| rest.trim_start().starts_with('Z'));
+        if !zombie && String::from_utf8_lossy(&cmd).contains(marker) {
+            out.push(pid);
+        }
+    }
+    out
+}
+
+/// Every regular file under `dir` with its bytes (`.git` left out), for before/after
+/// comparisons.
+pub fn snapshot(dir: &Path) -> std::collections::BTreeMap<String, Vec<u8>> {
+    fn walk(base: &Path, dir: &Path, out: &mut std::collections::BTreeMap<String, Vec<u8>>) {
+        for e in std::fs::read_dir(dir).unwrap().flatten() {
+            let p = e.path();
+            let name = p.strip_prefix(base).unwrap().to_string_lossy().into_owned();
+            if name.starts_with(".git") {
+                continue;
+            }
+            if e.file_type().unwrap().is_dir() {
+                walk(base, &p, out);
+            } else {
+                out.insert(name, std::fs::read(&p).unwrap());
+            }
+        }
+    }
+    let mut out = std::collections::BTreeMap::new();
+    walk(dir, dir, &mut out);
+    out
+}
+
+/// Puts the data folder back to what a schema 13 install left (with Sluice stopped): no seal
+/// columns or records, and the install secret stored bare, without the record that sealing
+/// began — a genuine old install, which the next start upgrades and seals.
+pub fn back_to_schema_13(sb: &Sandbox) {
+    let db = rusqlite::Connection::open(sb.data.join("sluice.db")).unwrap();
+    db.execute_batch(
+        "ALTER TABLE projects DROP COLUMN seal;
+         ALTER TABLE allow_rules DROP COLUMN seal;
+         ALTER TABLE tokens DROP COLUMN seal;
+         DELETE FROM kv WHERE key LIKE 'seal:%' OR key = 'sluice.seal';
+         PRAGMA user_version = 13;",
+    )
+    .unwrap();
+    let path = sb.data.join("install-secret");
+    let secret = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(&path, secret.replace(":sealed", "")).unwrap();
+}

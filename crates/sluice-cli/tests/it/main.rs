@@ -10,6 +10,7 @@ mod client_clis;
 mod connect;
 mod exec;
 mod exec_tools;
+mod faults;
 mod harness;
 mod http_guards;
 // A Secret Service on a private D-Bus session: Linux only.

@@ -535,20 +535,8 @@ fn pc02_a_database_from_before_the_seals_keeps_working_after_the_upgrade() {
     let server = sb.serve();
     ok(&call(server.port, &token, "list_projects", json!({})));
     drop(server);
-    // The database as schema 13 left it: no seal columns, no seal records.
-    tamper(
-        &sb,
-        "ALTER TABLE projects DROP COLUMN seal;
-         ALTER TABLE allow_rules DROP COLUMN seal;
-         ALTER TABLE tokens DROP COLUMN seal;
-         DELETE FROM kv WHERE key LIKE 'seal:%' OR key = 'sluice.seal';
-         PRAGMA user_version = 13;",
-    );
-    // And the secret as schema 13 stored it: the bare hex, without the record that sealing
-    // began (a database like this one with that record is the attack above).
+    back_to_schema_13(&sb);
     let path = sb.data.join("install-secret");
-    let secret = std::fs::read_to_string(&path).unwrap();
-    std::fs::write(&path, secret.replace(":sealed", "")).unwrap();
     let doctor = sb.ok(&["doctor"]);
     assert!(doctor.contains("every sealed record verifies"), "{doctor}");
     let server = sb.serve();

@@ -1,0 +1,572 @@
+//! `cargo xtask load`: `sluice serve` under load (issue 18), with a dependency-free client
+//! (std threads, raw HTTP/1.1 keep-alive over `TcpStream`).
+//!
+//! - Phase 1, limits raised: `--clients` (32) clients with their own token each make
+//!   `--calls` (default 1000) mixed calls each — read_file, list_directory, search_text, stat,
+//!   git_status, write_file to a file of their own. Reports throughput, p50/p99 latency per
+//!   tool, errors by code (none is intended here, so any fails the run), and the engine's RSS
+//!   and open descriptors after a warm-up round and at the end (more than 10 % growth fails).
+//! - Phase 2, default limits: one token floods with many threads while another calls at an
+//!   ordinary pace. Reports the quiet token's latency alone and during the flood, and the
+//!   flood's statuses: anything but 200 and 429-with-Retry-After fails, and so does any error
+//!   for the quiet token.
+//!
+//! Builds `sluice` in debug unless a `run-release` binary already exists (`--release` builds
+//! that profile); the report says which it used.
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Barrier};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+use serde_json::{Value, json};
+
+use crate::{RUN_PROFILE, sh, target_dir};
+
+/// Most growth of RSS or open descriptors between warm-up and the end.
+const MAX_GROWTH: f64 = 0.10;
+
+struct Options {
+    clients: usize,
+    calls: usize,
+    release: bool,
+}
+
+fn parse(args: &[String]) -> Result<Options> {
+    let mut o = Options { clients: 32, calls: 1000, release: false };
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        let mut num = |name: &str| -> Result<usize> {
+            it.next()
+                .and_then(|v| v.parse().ok())
+                .filter(|n| *n > 0)
+                .with_context(|| format!("{name} takes a positive number"))
+        };
+        match a.as_str() {
+            "--clients" => o.clients = num("--clients")?,
+            "--calls" => o.calls = num("--calls")?,
+            "--release" => o.release = true,
+            other => bail!(
+                "unknown argument {other:?}; usage: cargo xtask load [--clients N] [--calls N] \
+                 [--release]"
+            ),
+        }
+    }
+    Ok(o)
+}
+
+pub fn run(root: &Path, args: &[String]) -> Result<()> {
+    let opts = parse(args)?;
+    let target = target_dir(root);
+    let release_bin = target.join(RUN_PROFILE).join("sluice");
+    let (bin, build) =
+        if opts.release || release_bin.exists() {
+            sh(Command::new("cargo")
+                .args(["build", "--profile", RUN_PROFILE, "--locked"])
+                .args(["-p", "sluice-cli", "--bin", "sluice"]))?;
+            (release_bin, RUN_PROFILE)
+        } else {
+            sh(Command::new("cargo").args([
+                "build",
+                "--locked",
+                "-p",
+                "sluice-cli",
+                "--bin",
+                "sluice",
+            ]))?;
+            (target.join("debug/sluice"), "debug (unoptimized: figures are a floor)")
+        };
+    let work = target.join(format!("xtask/load-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&work);
+    std::fs::create_dir_all(&work)?;
+    let res = phases(&bin, &work, &opts, build);
+    let _ = std::fs::remove_dir_all(&work);
+    res
+}
+
+fn phases(bin: &Path, work: &Path, opts: &Options, build: &str) -> Result<()> {
+    let data = work.join("data");
+    let project = work.join("demo");
+    make_project(&project)?;
+    let sluice = |args: &[&str]| -> Result<String> {
+        let out = Command::new(bin)
+            .args(args)
+            .env("SLUICE_DATA_DIR", &data)
+            .env("SLUICE_SECRET_STORE", "file")
+            .env_remove("SLUICE_TOKEN")
+            .output()
+            .with_context(|| format!("sluice {args:?}"))?;
+        if !out.status.success() {
+            bail!("sluice {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        }
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    };
+    let dir = project.to_str().context("utf-8 path")?;
+    sluice(&["project", "add", dir, "--name", "demo", "--access", "read-write"])?;
+    let token = |label: &str| -> Result<String> {
+        let out = sluice(&["token", "create", "--label", label])?;
+        out.split_whitespace()
+            .find(|w| w.starts_with("slc_"))
+            .map(str::to_owned)
+            .context("no token in `sluice token create` output")
+    };
+    let tokens: Vec<String> =
+        (0..opts.clients).map(|i| token(&format!("load-{i}"))).collect::<Result<_>>()?;
+
+    println!("sluice: {} ({build})", bin.display());
+    println!("## Phase 1: {} clients x {} mixed calls, limits raised", opts.clients, opts.calls);
+    let engine = Engine::start(
+        bin,
+        &data,
+        &["--rate-limit", "1000000", "--burst", "1000000", "--max-in-flight", "1024"],
+    )?;
+    // Warm-up: a tenth of the calls (at least 50 each), so caches, pools and allocator arenas
+    // reach their working size before the first sample.
+    let warm = (opts.calls / 10).max(50);
+    drive(engine.port, &tokens, warm, "warm")?;
+    let before = engine.sample()?;
+    let t0 = Instant::now();
+    let results = drive(engine.port, &tokens, opts.calls, "main")?;
+    let elapsed = t0.elapsed();
+    let after = engine.sample()?;
+    drop(engine);
+    let failed = report_phase1(&results, elapsed, before, after);
+
+    println!("\n## Phase 2: one token floods, another keeps calling, default limits");
+    let engine = Engine::start(bin, &data, &[])?;
+    let failed2 = flood(engine.port, &tokens[0], &tokens[1])?;
+    drop(engine);
+    match (failed, failed2) {
+        (None, None) => Ok(()),
+        (a, b) => bail!("{}", [a, b].into_iter().flatten().collect::<Vec<_>>().join("; ")),
+    }
+}
+
+/// A git repository with some sources, a README and a folder for the clients' writes.
+fn make_project(dir: &Path) -> Result<()> {
+    std::fs::create_dir_all(dir.join("src"))?;
+    std::fs::create_dir_all(dir.join("out"))?;
+    std::fs::write(dir.join("README.md"), "# Load\nhello world\n".repeat(40))?;
+    for i in 0..20 {
+        let body: String = (0..80).map(|l| format!("fn f{i}_{l}() -> u32 {{ {l} }}\n")).collect();
+        std::fs::write(dir.join(format!("src/m{i}.rs")), body)?;
+    }
+    let git = |args: &[&str]| {
+        sh(Command::new("git")
+            .current_dir(dir)
+            .args(["-c", "user.name=load", "-c", "user.email=load@example.com"])
+            .args(["-c", "commit.gpgsign=false"])
+            .args(args)
+            .stderr(Stdio::null()))
+    };
+    git(&["init", "-q", "-b", "main"])?;
+    git(&["add", "."])?;
+    git(&["commit", "-q", "-m", "load"])?;
+    Ok(())
+}
+
+/// A running `sluice serve`, killed on drop.
+struct Engine {
+    child: Child,
+    port: u16,
+}
+
+#[derive(Clone, Copy)]
+struct Sample {
+    rss_kib: u64,
+    fds: usize,
+}
+
+impl Engine {
+    fn start(bin: &Path, data: &Path, extra: &[&str]) -> Result<Engine> {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
+        let mut child = Command::new(bin)
+            .args(["serve", "--port", &port.to_string()])
+            .args(extra)
+            .env("SLUICE_DATA_DIR", data)
+            .env("SLUICE_SECRET_STORE", "file")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()?;
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().context("stdout")?).read_line(&mut line)?;
+        if !line.contains("serving") {
+            let _ = child.kill();
+            bail!("sluice serve did not start: {line}");
+        }
+        Ok(Engine { child, port })
+    }
+
+    fn sample(&self) -> Result<Sample> {
+        let pid = self.child.id();
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status"))?;
+        let rss_kib = status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmRSS:"))
+            .and_then(|v| v.split_whitespace().next()?.parse().ok())
+            .context("VmRSS")?;
+        let fds = std::fs::read_dir(format!("/proc/{pid}/fd"))?.count();
+        Ok(Sample { rss_kib, fds })
+    }
+}
+
+impl Drop for Engine {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// One answered call: its tool, latency, and `None` or the error code it got.
+struct Outcome {
+    tool: &'static str,
+    micros: u64,
+    error: Option<String>,
+}
+
+/// A keep-alive HTTP/1.1 connection to the engine; reconnects when the server closed it.
+struct Client {
+    port: u16,
+    token: String,
+    conn: Option<BufReader<TcpStream>>,
+}
+
+/// What came back: status, `Retry-After`, the JSON-RPC message.
+struct Response {
+    status: u16,
+    retry_after: Option<String>,
+    body: Value,
+}
+
+impl Client {
+    fn new(port: u16, token: &str) -> Client {
+        Client { port, token: token.to_owned(), conn: None }
+    }
+
+    fn call(&mut self, tool: &str, args: Value) -> Result<Response> {
+        let body = json!({
+            "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {"name": tool, "arguments": args}
+        })
+        .to_string();
+        // A kept connection the server closed meanwhile fails at once: try a fresh one.
+        let reused = self.conn.is_some();
+        let res = self.exchange(&body);
+        match res {
+            Err(_) if reused => {
+                self.conn = None;
+                self.exchange(&body).inspect_err(|_| self.conn = None)
+            }
+            Err(e) => {
+                self.conn = None;
+                Err(e)
+            }
+            ok => ok,
+        }
+    }
+
+    fn exchange(&mut self, body: &str) -> Result<Response> {
+        if self.conn.is_none() {
+            let s = TcpStream::connect(("127.0.0.1", self.port))?;
+            s.set_read_timeout(Some(Duration::from_secs(60)))?;
+            s.set_nodelay(true)?;
+            self.conn = Some(BufReader::new(s));
+        }
+        let conn = self.conn.as_mut().context("connection")?;
+        let port = self.port;
+        let request = format!(
+            "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n\
+             Accept: application/json, text/event-stream\r\nAuthorization: Bearer {}\r\n\
+             MCP-Protocol-Version: 2025-11-25\r\nContent-Length: {}\r\n\r\n{body}",
+            self.token,
+            body.len()
+        );
+        conn.get_mut().write_all(request.as_bytes())?;
+        let mut status_line = String::new();
+        if conn.read_line(&mut status_line)? == 0 {
+            bail!("connection closed");
+        }
+        let status: u16 =
+            status_line.split_whitespace().nth(1).and_then(|s| s.parse().ok()).context("status")?;
+        let (mut length, mut chunked, mut close, mut retry_after) = (None, false, false, None);
+        loop {
+            let mut line = String::new();
+            conn.read_line(&mut line)?;
+            let line = line.trim_end();
+            if line.is_empty() {
+                break;
+            }
+            let Some((k, v)) = line.split_once(':') else { continue };
+            let (k, v) = (k.trim().to_ascii_lowercase(), v.trim());
+            match k.as_str() {
+                "content-length" => length = v.parse::<usize>().ok(),
+                "transfer-encoding" => chunked = v.eq_ignore_ascii_case("chunked"),
+                "connection" => close = v.eq_ignore_ascii_case("close"),
+                "retry-after" => retry_after = Some(v.to_owned()),
+                _ => {}
+            }
+        }
+        let mut raw = Vec::new();
+        if chunked {
+            loop {
+                let mut size = String::new();
+                conn.read_line(&mut size)?;
+                let n = usize::from_str_radix(size.trim(), 16).context("chunk size")?;
+                let mut chunk = vec![0; n + 2];
+                conn.read_exact(&mut chunk)?;
+                if n == 0 {
+                    break;
+                }
+                raw.extend_from_slice(&chunk[..n]);
+            }
+        } else if let Some(n) = length {
+            raw.resize(n, 0);
+            conn.read_exact(&mut raw)?;
+        } else {
+            conn.read_to_end(&mut raw)?;
+            close = true;
+        }
+        if close {
+            self.conn = None;
+        }
+        let text = String::from_utf8_lossy(&raw);
+        let json = text.lines().find_map(|l| l.strip_prefix("data: ")).unwrap_or(&text).trim();
+        let body = if json.is_empty() { Value::Null } else { serde_json::from_str(json)? };
+        Ok(Response { status, retry_after, body })
+    }
+}
+
+/// The error code of a reply, `None` for success.
+fn error_code(r: &Response) -> Option<String> {
+    if r.status != 200 {
+        return Some(format!("http {}", r.status));
+    }
+    if let Some(code) = r.body["error"]["code"].as_i64() {
+        return Some(format!("json-rpc {code}"));
+    }
+    (r.body["result"]["isError"] == true).then(|| {
+        r.body["result"]["structuredContent"]["code"].as_str().unwrap_or("unknown").to_owned()
+    })
+}
+
+/// Each client (one token each) makes `calls` mixed calls; returns every outcome.
+fn drive(port: u16, tokens: &[String], calls: usize, phase: &str) -> Result<Vec<Outcome>> {
+    let start = Arc::new(Barrier::new(tokens.len()));
+    let workers: Vec<_> = tokens
+        .iter()
+        .enumerate()
+        .map(|(idx, token)| {
+            let (token, start, phase) = (token.clone(), start.clone(), phase.to_owned());
+            std::thread::spawn(move || -> Result<Vec<Outcome>> {
+                let mut client = Client::new(port, &token);
+                let path = format!("out/{phase}-c{idx}.txt");
+                let mut hash: Option<String> = None;
+                let mut out = Vec::with_capacity(calls);
+                start.wait();
+                for i in 0..calls {
+                    let (tool, args) = match (i + idx) % 6 {
+                        0 => ("read_file", json!({"project": "demo", "path": "README.md"})),
+                        1 => ("list_directory", json!({"project": "demo", "path": "src"})),
+                        2 => ("search_text", json!({"project": "demo", "pattern": "f7_4[0-9]"})),
+                        3 => ("stat", json!({"project": "demo", "path": "src/m3.rs"})),
+                        4 => ("git_status", json!({"project": "demo"})),
+                        _ => (
+                            "write_file",
+                            json!({"project": "demo", "path": path, "expected_hash": hash,
+                                   "content": format!("client {idx} call {i}\n")}),
+                        ),
+                    };
+                    let t = Instant::now();
+                    let r = client.call(tool, args).with_context(|| format!("{tool} failed"))?;
+                    let micros = t.elapsed().as_micros() as u64;
+                    let error = error_code(&r);
+                    if tool == "write_file" && error.is_none() {
+                        hash = r.body["result"]["structuredContent"]["files"][0]["hash_after"]
+                            .as_str()
+                            .map(str::to_owned);
+                    }
+                    out.push(Outcome { tool, micros, error });
+                }
+                Ok(out)
+            })
+        })
+        .collect();
+    let mut all = Vec::new();
+    for w in workers {
+        all.extend(w.join().map_err(|_| anyhow::anyhow!("a client thread panicked"))??);
+    }
+    Ok(all)
+}
+
+fn percentile(sorted: &[u64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return 0.0;
+    }
+    let idx = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted[idx] as f64 / 1000.0
+}
+
+fn latency_line(name: &str, micros: &mut [u64]) -> String {
+    micros.sort_unstable();
+    format!(
+        "| {name} | {} | {:.2} | {:.2} |",
+        micros.len(),
+        percentile(micros, 0.5),
+        percentile(micros, 0.99)
+    )
+}
+
+fn growth(a: f64, b: f64) -> f64 {
+    if a == 0.0 { 0.0 } else { (b - a) / a }
+}
+
+/// Prints phase 1; returns why it failed, if it did.
+fn report_phase1(
+    results: &[Outcome],
+    elapsed: Duration,
+    before: Sample,
+    after: Sample,
+) -> Option<String> {
+    println!(
+        "{} calls in {:.1} s: {:.0} calls/s",
+        results.len(),
+        elapsed.as_secs_f64(),
+        results.len() as f64 / elapsed.as_secs_f64()
+    );
+    println!("\n| tool | calls | p50 (ms) | p99 (ms) |\n|---|---:|---:|---:|");
+    let mut by_tool: BTreeMap<&str, Vec<u64>> = BTreeMap::new();
+    for r in results {
+        by_tool.entry(r.tool).or_default().push(r.micros);
+    }
+    let mut all: Vec<u64> = results.iter().map(|r| r.micros).collect();
+    println!("{}", latency_line("all", &mut all));
+    for (tool, mut micros) in by_tool {
+        println!("{}", latency_line(tool, &mut micros));
+    }
+    let mut errors: BTreeMap<String, usize> = BTreeMap::new();
+    for r in results {
+        if let Some(e) = &r.error {
+            *errors.entry(format!("{} {e}", r.tool)).or_default() += 1;
+        }
+    }
+    println!(
+        "\nerrors by code: {}",
+        if errors.is_empty() { "none".into() } else { format!("{errors:?}") }
+    );
+    let rss = growth(before.rss_kib as f64, after.rss_kib as f64);
+    let fds = growth(before.fds as f64, after.fds as f64);
+    println!(
+        "engine RSS: {} KiB after warm-up, {} KiB at the end ({:+.1} %)\n\
+         engine open fds: {} after warm-up, {} at the end ({:+.1} %)",
+        before.rss_kib,
+        after.rss_kib,
+        rss * 100.0,
+        before.fds,
+        after.fds,
+        fds * 100.0
+    );
+    let mut why = Vec::new();
+    if !errors.is_empty() {
+        why.push(format!("unintended errors under raised limits: {errors:?}"));
+    }
+    if rss > MAX_GROWTH {
+        why.push(format!("RSS grew {:.1} % (limit {:.0} %)", rss * 100.0, MAX_GROWTH * 100.0));
+    }
+    if fds > MAX_GROWTH {
+        why.push(format!("open fds grew {:.1} % (limit {:.0} %)", fds * 100.0, MAX_GROWTH * 100.0));
+    }
+    (!why.is_empty()).then(|| why.join("; "))
+}
+
+/// Calls the quiet token makes in each of its two measurements.
+const QUIET_CALLS: usize = 200;
+/// Threads of the flooding token.
+const FLOOD_THREADS: usize = 24;
+
+/// The quiet token's read_file calls, one at a time at about 50 per second; latencies in µs.
+fn quiet(port: u16, token: &str) -> Result<(Vec<u64>, BTreeMap<String, usize>)> {
+    let mut client = Client::new(port, token);
+    let mut micros = Vec::new();
+    let mut errors = BTreeMap::new();
+    for _ in 0..QUIET_CALLS {
+        let t = Instant::now();
+        let r = client.call("read_file", json!({"project": "demo", "path": "README.md"}))?;
+        micros.push(t.elapsed().as_micros() as u64);
+        if let Some(e) = error_code(&r) {
+            *errors.entry(e).or_default() += 1;
+        }
+        std::thread::sleep(Duration::from_millis(20).saturating_sub(t.elapsed()));
+    }
+    Ok((micros, errors))
+}
+
+/// Phase 2; returns why it failed, if it did.
+fn flood(port: u16, quiet_token: &str, flood_token: &str) -> Result<Option<String>> {
+    let (mut alone, alone_errors) = quiet(port, quiet_token)?;
+    let stop = Arc::new(AtomicBool::new(false));
+    let flooders: Vec<_> = (0..FLOOD_THREADS)
+        .map(|_| {
+            let (stop, token) = (stop.clone(), flood_token.to_owned());
+            std::thread::spawn(move || -> Result<BTreeMap<String, usize>> {
+                let mut client = Client::new(port, &token);
+                let mut seen = BTreeMap::new();
+                while !stop.load(Ordering::Relaxed) {
+                    let r = client.call("stat", json!({"project": "demo", "path": "README.md"}))?;
+                    let key = match (r.status, &r.retry_after) {
+                        (200, _) if error_code(&r).is_none() => "200".to_owned(),
+                        (429, Some(after)) if after.parse::<u64>().is_ok() => {
+                            "429 with Retry-After".to_owned()
+                        }
+                        _ => format!("unexpected: {:?} {:?}", error_code(&r), r.retry_after),
+                    };
+                    *seen.entry(key).or_default() += 1;
+                }
+                Ok(seen)
+            })
+        })
+        .collect();
+    // Let the flood use up its burst before measuring.
+    std::thread::sleep(Duration::from_secs(3));
+    let (mut during, during_errors) = quiet(port, quiet_token)?;
+    stop.store(true, Ordering::Relaxed);
+    let mut statuses: BTreeMap<String, usize> = BTreeMap::new();
+    for f in flooders {
+        for (k, n) in f.join().map_err(|_| anyhow::anyhow!("a flood thread panicked"))?? {
+            *statuses.entry(k).or_default() += n;
+        }
+    }
+    println!("\n| quiet token, read_file | calls | p50 (ms) | p99 (ms) |\n|---|---:|---:|---:|");
+    println!("{}", latency_line("alone", &mut alone));
+    println!("{}", latency_line("during the flood", &mut during));
+    println!("\nflood ({FLOOD_THREADS} threads, one token): {statuses:?}");
+    println!("quiet token errors: alone {alone_errors:?}, during the flood {during_errors:?}");
+    let mut why = Vec::new();
+    if !alone_errors.is_empty() || !during_errors.is_empty() {
+        why.push("the quiet token got errors".to_owned());
+    }
+    if statuses.keys().any(|k| k.starts_with("unexpected")) {
+        why.push(format!("the flood got other answers than 200 and 429: {statuses:?}"));
+    }
+    if !statuses.contains_key("429 with Retry-After") {
+        why.push("the flood was never throttled".to_owned());
+    }
+    Ok((!why.is_empty()).then(|| why.join("; ")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percentiles_pick_the_nearest_rank() {
+        let v: Vec<u64> = (1..=100).map(|ms| ms * 1000).collect();
+        assert_eq!(percentile(&v, 0.5), 51.0);
+        assert_eq!(percentile(&v, 0.99), 99.0);
+        assert_eq!(percentile(&[], 0.5), 0.0);
+    }
+}
