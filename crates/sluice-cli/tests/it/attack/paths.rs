@@ -272,7 +272,8 @@ fn sl03_a_folder_swapped_for_a_link_mid_operation_never_lets_an_operation_out() 
                     std::fs::rename(&parked, &sub).unwrap();
                 }
                 drop(_cycle);
-                std::thread::yield_now();
+                // A breath between swaps, so the swapper does not starve the calls it races.
+                std::thread::sleep(std::time::Duration::from_micros(200));
             }
         });
         for i in 0..iterations {
