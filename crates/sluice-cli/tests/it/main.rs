@@ -2,6 +2,8 @@
 //! server on loopback, raw HTTP for the attacks, and MCP clients written by others (the Python
 //! SDK) over HTTP and `sluice stdio`.
 
+// The red-team rig: /proc, setpriv, symlinks, abstract sockets and Linux's job sandbox.
+#[cfg(target_os = "linux")]
 mod attack;
 mod autorun;
 mod changes;
@@ -10,6 +12,8 @@ mod client_clis;
 mod connect;
 mod exec;
 mod exec_tools;
+// kill -9, tmpfs mounts and /proc: Linux.
+#[cfg(target_os = "linux")]
 mod faults;
 mod harness;
 mod http_guards;
