@@ -175,11 +175,17 @@ impl Rig {
     /// One JSON-RPC request with id 2 (any method, any `_meta`), its response recorded.
     pub fn send(&self, via: Via, body: &str) -> Value {
         let v = match via {
-            Via::Http => {
+            Via::Http => loop {
                 let r = post(self.port, &bearer(&self.token), body);
+                // A well-behaved client under the per-token rate limit: wait as told, retry.
+                if r.status == 429 {
+                    let wait = r.header("retry-after").and_then(|s| s.parse().ok()).unwrap_or(1);
+                    std::thread::sleep(Duration::from_secs(wait));
+                    continue;
+                }
                 assert_eq!(r.status, 200, "{}", r.body);
-                r.json()
-            }
+                break r.json();
+            },
             Via::Stdio => self.stdio(body),
         };
         self.seen.lock().unwrap().push(v.to_string());

@@ -259,7 +259,15 @@ fn sl03_a_folder_swapped_for_a_link_mid_operation_never_lets_an_operation_out() 
     let deletes = scale(5, 100);
     let (stop, gate) = (AtomicBool::new(false), Mutex::new(()));
     let mut calls = 0usize;
+    /// Stops the swapper when the calls end, also by a panic (else the scope would wait on it).
+    struct StopOnDrop<'a>(&'a AtomicBool);
+    impl Drop for StopOnDrop<'_> {
+        fn drop(&mut self) {
+            self.0.store(true, Ordering::Relaxed);
+        }
+    }
     std::thread::scope(|s| {
+        let _stop = StopOnDrop(&stop);
         s.spawn(|| {
             while !stop.load(Ordering::Relaxed) {
                 let _cycle = gate.lock().unwrap();
@@ -319,7 +327,6 @@ fn sl03_a_folder_swapped_for_a_link_mid_operation_never_lets_an_operation_out() 
             call.join().unwrap();
             calls += 1;
         }
-        stop.store(true, Ordering::Relaxed);
     });
     eprintln!(
         "SL-03: {calls} calls ({deletes} approved moves and deletes) under a folder/link swap"
