@@ -186,7 +186,14 @@ impl Rig {
                 assert_eq!(r.status, 200, "{}", r.body);
                 break r.json();
             },
-            Via::Stdio => self.stdio(body),
+            // The bridge passes the rate limit on as a JSON-RPC error: wait and retry alike.
+            Via::Stdio => loop {
+                let v = self.stdio(body);
+                if v["error"]["code"] != json!(-31429) {
+                    break v;
+                }
+                std::thread::sleep(Duration::from_secs(1));
+            },
         };
         self.seen.lock().unwrap().push(v.to_string());
         v
