@@ -225,7 +225,6 @@ fn pc01_kill_9_after_any_step_of_a_patch_rolls_back_to_fully_before() {
     }
 }
 
-
 // ----- (c) a schema migration ---------------------------------------------------------------
 
 fn user_version(sb: &Sandbox) -> i64 {
@@ -283,7 +282,6 @@ fn pc03_kill_9_inside_a_migration_leaves_the_old_schema_and_the_next_start_migra
 }
 
 // ----- (d) audit appends under load ---------------------------------------------------------
-
 
 // ----- (e) a job start ----------------------------------------------------------------------
 
