@@ -19,3 +19,11 @@ pub use code::{Coded, ErrorCode, Failure};
 pub use id::{ProjectId, TokenId, random_bytes};
 pub use mode::{AccessMode, ExecMode, NetworkMode, ProjectState, SelfLimit};
 pub use sandbox::{HostPath, SandboxSettings};
+
+/// The red-team suite's length: `ci` iterations in the test command, `long` when
+/// `SLUICE_ATTACK_LONG=1` (`cargo xtask attack --long`). For the attack tests of every crate,
+/// so the switch is spelled once.
+#[doc(hidden)]
+pub fn attack_scale(ci: usize, long: usize) -> usize {
+    if std::env::var_os("SLUICE_ATTACK_LONG").is_some_and(|v| v == "1") { long } else { ci }
+}

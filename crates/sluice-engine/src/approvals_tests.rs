@@ -155,8 +155,7 @@ fn a_project_uses_its_own_autorun_list_once_set() {
 async fn ap02_racing_decisions_and_a_cancel_end_in_exactly_one_outcome() {
     let (_tmp, engine, caller) = demo();
     // 600 rounds under `cargo xtask attack --long`.
-    let long = std::env::var_os("SLUICE_ATTACK_LONG").is_some_and(|v| v == "1");
-    for round in 0..if long { 600 } else { 60 } {
+    for round in 0..sluice_core::attack_scale(60, 600) {
         let cancel = CancellationToken::new();
         let asker = engine.clone();
         let (c, token) = (caller.clone(), cancel.clone());

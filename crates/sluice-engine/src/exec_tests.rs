@@ -147,8 +147,7 @@ fn pe02_starts_racing_the_emergency_stop_never_outlive_it() {
 
     let (mut started, mut refused_after) = (0, 0);
     // 1 000 rounds under `cargo xtask attack --long`.
-    let rounds =
-        if std::env::var_os("SLUICE_ATTACK_LONG").is_some_and(|v| v == "1") { 1000 } else { 100 };
+    let rounds = sluice_core::attack_scale(100, 1000);
     for round in 0..rounds {
         let stopped = Arc::new(AtomicBool::new(false));
         let starters: Vec<_> = (0..2)
@@ -183,7 +182,7 @@ fn pe02_starts_racing_the_emergency_stop_never_outlive_it() {
             })
             .collect();
         // The stop lands somewhere among the starts, at a different point each round.
-        std::thread::sleep(std::time::Duration::from_micros(200 * (round % 10)));
+        std::thread::sleep(std::time::Duration::from_micros(200 * (round % 10) as u64));
         engine.emergency_stop().unwrap();
         stopped.store(true, Ordering::SeqCst);
         for s in starters {

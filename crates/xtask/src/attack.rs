@@ -175,17 +175,16 @@ impl Results {
 fn case_ids(name: &str) -> Vec<String> {
     let mut ids = Vec::new();
     for part in name.split(|c: char| !c.is_ascii_alphanumeric() && c != '-') {
-        let bytes = part.as_bytes();
-        let id = match bytes {
-            [a, b, c, d, ..] if bytes.len() >= 4 && c.is_ascii_digit() && d.is_ascii_digit() => {
-                format!("{}{}-{}{}", *a as char, *b as char, *c as char, *d as char)
-            }
-            [a, b, b'-', c, d, ..] if c.is_ascii_digit() && d.is_ascii_digit() => {
-                format!("{}{}-{}{}", *a as char, *b as char, *c as char, *d as char)
-            }
+        // `ps01…` in Rust names, `PS-01` in the window's test names.
+        let (a, b, c, d) = match part.as_bytes() {
+            [a, b, b'-', c, d, ..] | [a, b, c, d, ..] => (*a, *b, *c, *d),
             _ => continue,
+        };
+        if !c.is_ascii_digit() || !d.is_ascii_digit() {
+            continue;
         }
-        .to_ascii_uppercase();
+        let id =
+            format!("{}{}-{}{}", a as char, b as char, c as char, d as char).to_ascii_uppercase();
         if GROUPS.iter().any(|(g, _)| id.starts_with(g)) && !ids.contains(&id) {
             ids.push(id);
         }

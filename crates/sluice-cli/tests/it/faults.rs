@@ -420,15 +420,7 @@ fn fill(dir: &Path) -> PathBuf {
 fn pe03_a_full_data_disk_refuses_writes_cleanly_and_keeps_serving_reads() {
     let sb = Sandbox::new();
     let _disk = Tmpfs::mount(&sb.data, "2m");
-    sb.ok(&[
-        "project",
-        "add",
-        sb.project.to_str().unwrap(),
-        "--name",
-        "demo",
-        "--access",
-        "read-write",
-    ]);
+    sb.add_project_with(&["--access", "read-write"]);
     let token = sb.token("t", &[]);
     let server = sb.serve();
     let before = snapshot(&sb.project);

@@ -78,7 +78,14 @@ impl Sandbox {
 
     /// Authorizes the project as "demo" and returns its id.
     pub fn add_project(&self) -> String {
-        let out = self.ok(&["project", "add", self.project.to_str().unwrap(), "--name", "demo"]);
+        self.add_project_with(&[])
+    }
+
+    /// [`Sandbox::add_project`] with further `project add` options (`--access read-write`…).
+    pub fn add_project_with(&self, extra: &[&str]) -> String {
+        let mut args = vec!["project", "add", self.project.to_str().unwrap(), "--name", "demo"];
+        args.extend_from_slice(extra);
+        let out = self.ok(&args);
         out.split_whitespace().find(|w| w.starts_with("proj_")).expect("project id").to_owned()
     }
 
@@ -334,17 +341,7 @@ pub fn call(port: u16, token: &str, tool: &str, args: serde_json::Value) -> serd
 /// A sandbox whose "demo" project is read-write with execution `exec`, and a token.
 pub fn executable(exec: &str) -> (Sandbox, String) {
     let sb = Sandbox::new();
-    sb.ok(&[
-        "project",
-        "add",
-        sb.project.to_str().unwrap(),
-        "--name",
-        "demo",
-        "--access",
-        "read-write",
-        "--exec",
-        exec,
-    ]);
+    sb.add_project_with(&["--access", "read-write", "--exec", exec]);
     let token = sb.token("runner", &[]);
     (sb, token)
 }

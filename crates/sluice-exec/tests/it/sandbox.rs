@@ -310,3 +310,29 @@ fn read_roots_leave_out_exactly_the_hidden_folder_and_symlinks_beside_the_path()
     assert!(roots.contains(&std::path::PathBuf::from("/usr")), "{roots:?}");
     assert_eq!(sluice_exec::confine::read_roots(&[]), vec![std::path::PathBuf::from("/")]);
 }
+
+/// A program the job's sandbox cannot run — here a script whose interpreter lies in a folder the
+/// job's view leaves out, as a version manager's shim outside the sandbox does — is `not_found`
+/// with the reason, naming the program's file name only: never an internal error, never a
+/// physical path. Linux: the job's own view of the machine decides what it can see.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_program_whose_interpreter_the_job_cannot_see_is_not_found_by_file_name_only() {
+    use sluice_core::{Coded, ErrorCode};
+    use std::os::unix::fs::PermissionsExt;
+    let fx = Fixture::new();
+    let hidden = tempfile::tempdir().expect("tempdir");
+    std::os::unix::fs::symlink("/bin/sh", hidden.path().join("interp")).expect("symlink");
+    let tool = fx.outside().join("hidden-tool");
+    let script = format!("#!{}\necho ran\n", hidden.path().join("interp").display());
+    std::fs::write(&tool, script).expect("write");
+    std::fs::set_permissions(&tool, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let mut req = fx.request("true", &[]);
+    req.command.program = tool;
+    let err = rt().block_on(Jobs::new(JobLimits::default()).run(req)).expect_err("it ran");
+    let message = err.to_string();
+    assert_eq!(err.code(), ErrorCode::NotFound, "{err:?}");
+    assert!(message.contains("`hidden-tool` could not be started"), "{message}");
+    assert!(!message.contains(&*hidden.path().to_string_lossy()), "{message}");
+    assert!(!message.contains(&*fx.outside().to_string_lossy()), "{message}");
+}

@@ -20,10 +20,7 @@ pub struct Rig {
     pub ws: Workspace,
 }
 
-/// `ci` iterations in the test command, `long` under `cargo xtask attack --long`.
-pub fn iterations(ci: usize, long: usize) -> usize {
-    if std::env::var_os("SLUICE_ATTACK_LONG").is_some_and(|v| v == "1") { long } else { ci }
-}
+pub use sluice_core::attack_scale as iterations;
 
 pub fn rig() -> Rig {
     let tmp = tempfile::tempdir().unwrap();

@@ -37,6 +37,18 @@ fn human(action: &str) -> AuditRecord {
     }
 }
 
+/// A read-only project without execution, the state every widening attack starts from.
+fn read_only_site(s: &Store) -> sluice_store::Project {
+    s.insert_project(&sluice_store::NewProject {
+        name: "site".into(),
+        root: "/srv/site".into(),
+        access: AccessMode::ReadOnly,
+        exec: ExecMode::Off,
+        fingerprint: None,
+    })
+    .unwrap()
+}
+
 fn argv(words: &[&str]) -> Vec<String> {
     words.iter().map(|w| (*w).to_owned()).collect()
 }
@@ -45,15 +57,7 @@ fn argv(words: &[&str]) -> Vec<String> {
 fn pc02_a_widened_project_is_unavailable_named_and_not_changed_further() {
     let (_tmp, dir) = data_dir();
     let s = open(&dir);
-    let p = s
-        .insert_project(&sluice_store::NewProject {
-            name: "site".into(),
-            root: "/srv/site".into(),
-            access: AccessMode::ReadOnly,
-            exec: ExecMode::Off,
-            fingerprint: None,
-        })
-        .unwrap();
+    let p = read_only_site(&s);
     s.set_project_policy(&p.id, Some(true), Some(true)).unwrap();
     assert!(s.integrity().unwrap().is_empty(), "Sluice's own writes verify");
 
@@ -322,15 +326,7 @@ fn secret_file(dir: &std::path::Path) -> String {
 fn sealed_folder(dir: &std::path::Path) -> sluice_core::ProjectId {
     let s = open_kept(dir);
     assert!(secret_file(dir).trim_end().ends_with(":sealed"), "recorded with the secret");
-    let p = s
-        .insert_project(&sluice_store::NewProject {
-            name: "site".into(),
-            root: "/srv/site".into(),
-            access: AccessMode::ReadOnly,
-            exec: ExecMode::Off,
-            fingerprint: None,
-        })
-        .unwrap();
+    let p = read_only_site(&s);
     s.insert_allow_rule(&p.id, &argv(&["make"]), "", &[], None, &RuleOrigin::default()).unwrap();
     s.insert_token(&NewToken {
         label: "scoped".into(),

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use super::{BOTH, PYTHON, Rig, Via};
-use crate::harness::{bearer, call_body, ok, pending, post, result};
+use crate::harness::{bearer, call_body, ok, pending, post, result, survivors};
 
 /// A number of seconds no other process on the machine sleeps for: the marker of a test's
 /// processes.
@@ -15,14 +15,6 @@ fn marker() -> String {
     static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(1);
     let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     format!("7777.{}{n:03}", std::process::id())
-}
-
-fn survivors(marker: &str) -> usize {
-    std::fs::read_dir("/proc")
-        .unwrap()
-        .filter_map(|e| std::fs::read(e.ok()?.path().join("cmdline")).ok())
-        .filter(|cmd| cmd.windows(marker.len()).any(|w| w == marker.as_bytes()))
-        .count()
 }
 
 #[test]
@@ -189,7 +181,7 @@ fn ci07_a_job_that_daemonizes_is_gone_after_cancel_and_after_the_emergency_stop(
         );
         let job = ok(&v)["job_id"].as_str().unwrap().to_owned();
         let deadline = Instant::now() + Duration::from_secs(20);
-        while survivors(&m) < 5 {
+        while survivors(&m).len() < 5 {
             assert!(Instant::now() < deadline, "the job's processes never all showed");
             std::thread::sleep(Duration::from_millis(50));
         }
@@ -199,8 +191,8 @@ fn ci07_a_job_that_daemonizes_is_gone_after_cancel_and_after_the_emergency_stop(
             rig.cli(&["stop"]);
         }
         let deadline = Instant::now() + Duration::from_secs(10);
-        while survivors(&m) > 0 {
-            assert!(Instant::now() < deadline, "{} processes outlived {how}", survivors(&m));
+        while !survivors(&m).is_empty() {
+            assert!(Instant::now() < deadline, "{} processes outlived {how}", survivors(&m).len());
             std::thread::sleep(Duration::from_millis(50));
         }
         if how == "stop" {

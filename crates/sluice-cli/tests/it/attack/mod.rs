@@ -42,10 +42,7 @@ pub const BOTH: [Via; 2] = [Via::Http, Via::Stdio];
 /// tests lives outside the rig's HOME, so a job could not see it.
 pub const PYTHON: &str = "/usr/bin/python3";
 
-/// `ci` iterations in the test command, `long` under `cargo xtask attack --long`.
-pub fn scale(ci: usize, long: usize) -> usize {
-    if std::env::var_os("SLUICE_ATTACK_LONG").is_some_and(|v| v == "1") { long } else { ci }
-}
+pub use sluice_core::attack_scale as scale;
 
 pub struct Rig {
     pub sb: Sandbox,

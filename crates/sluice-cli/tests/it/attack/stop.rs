@@ -10,15 +10,7 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 
 use super::{Rig, Via, scale};
-use crate::harness::{bearer, call_body, post, result};
-
-fn survivors(marker: &str) -> usize {
-    std::fs::read_dir("/proc")
-        .unwrap()
-        .filter_map(|e| std::fs::read(e.ok()?.path().join("cmdline")).ok())
-        .filter(|cmd| cmd.split(|b| *b == 0).any(|arg| arg == marker.as_bytes()))
-        .count()
-}
+use crate::harness::{bearer, call_body, post, result, survivors};
 
 #[test]
 fn pe02_nothing_sent_after_the_stop_runs_or_lands_and_no_job_outlives_it() {
@@ -81,7 +73,7 @@ fn pe02_nothing_sent_after_the_stop_runs_or_lands_and_no_job_outlives_it() {
         });
         // The running engine ends every job within seconds of the stop.
         let deadline = Instant::now() + Duration::from_secs(10);
-        while survivors(&marker) > 0 {
+        while !survivors(&marker).is_empty() {
             assert!(Instant::now() < deadline, "round {round}: a job outlived the stop");
             std::thread::sleep(Duration::from_millis(20));
         }
