@@ -4,6 +4,7 @@
 
 mod admin;
 mod connect;
+mod reach;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -82,6 +83,9 @@ enum Command {
     /// Create, list and revoke client tokens.
     #[command(subcommand)]
     Token(admin::TokenCmd),
+    /// Reach from hosted assistants (ChatGPT, Claude.ai) through your tunnel: off by default.
+    #[command(subcommand)]
+    Reach(reach::ReachCmd),
     /// Read and verify the audit log.
     #[command(subcommand)]
     Audit(admin::AuditCmd),
@@ -211,6 +215,7 @@ fn run(cli: Cli) -> Result<()> {
         Command::Disconnect(args) => connect::disconnect(dir, cli.secret_store, args),
         Command::Project(cmd) => admin::project(open_engine(dir, cli.secret_store)?, cmd),
         Command::Token(cmd) => admin::token(open_engine(dir, cli.secret_store)?, cmd),
+        Command::Reach(cmd) => reach::reach(open_engine(dir, cli.secret_store)?, cmd),
         Command::Audit(cmd) => admin::audit(open_engine(dir, cli.secret_store)?, cmd),
         Command::Approvals(cmd) => admin::approvals(open_engine(dir, cli.secret_store)?, cmd),
 
@@ -272,6 +277,8 @@ fn serve(config: EngineConfig, port: u16, limits: sluice_mcp::Limits) -> Result<
         });
         tracing::info!(port, ready_ms = started.elapsed().as_secs_f64() * 1e3, "ready");
         println!("Sluice is serving http://127.0.0.1:{port}/mcp");
+        // The remote front follows the reach setting (off unless the user turned it on).
+        tokio::spawn(sluice_mcp::serve_reach(engine.clone(), limits, shutdown.clone()));
         sluice_mcp::serve(listener, router, shutdown).await;
         watcher.abort();
         engine.flush_audit();

@@ -16,6 +16,7 @@ mod jobstore;
 pub mod logging;
 mod paths;
 mod projects;
+pub mod reach;
 pub mod roots;
 pub mod sandbox;
 pub mod shutdown;
@@ -108,6 +109,12 @@ pub struct Caller {
     /// The limit the token put on itself (`drop_privileges`); a paused token never gets this
     /// far, so here it is at most read-only.
     pub limit: Option<SelfLimit>,
+    /// A hosted assistant's token, presented through the tunnel: commands in `any` mode are
+    /// never run for it.
+    pub remote: bool,
+    /// Reach exposes projects read-only (the default): this remote caller changes and runs
+    /// nothing, whatever the project allows.
+    pub read_only: bool,
 }
 
 impl Caller {

@@ -71,8 +71,12 @@ impl Engine {
                 ProjectSummary {
                     id: p.id.clone(),
                     name: p.name.clone(),
-                    access: if limited { AccessMode::ReadOnly } else { p.access },
-                    exec: if limited { ExecMode::Off } else { p.exec },
+                    access: if limited || caller.read_only {
+                        AccessMode::ReadOnly
+                    } else {
+                        p.access
+                    },
+                    exec: exec_for(caller, p.exec),
                     status,
                     reason,
                 }
@@ -137,8 +141,12 @@ impl Engine {
         Ok(ProjectHandle {
             id: project.id,
             name: project.name,
-            access: if self_limited { AccessMode::ReadOnly } else { project.access },
-            exec: if self_limited { ExecMode::Off } else { project.exec },
+            access: if self_limited || caller.read_only {
+                AccessMode::ReadOnly
+            } else {
+                project.access
+            },
+            exec: exec_for(caller, project.exec),
             ask_deletes: project.ask_deletes,
             ask_writes: project.ask_writes,
             self_limited,
@@ -428,6 +436,17 @@ pub(crate) fn validate_name(name: &str) -> Result<String, Failure> {
 }
 
 /// The project `reference` names, if this caller may see it.
+/// The commands a caller may run in a project whose mode is `exec`: none for a token that
+/// limited itself or that reach exposes read-only, and none in `any` mode for a hosted
+/// assistant's token.
+fn exec_for(caller: &Caller, exec: ExecMode) -> ExecMode {
+    if caller.limit.is_some() || caller.read_only || (caller.remote && exec == ExecMode::Any) {
+        ExecMode::Off
+    } else {
+        exec
+    }
+}
+
 pub(crate) fn find_for(cache: &Cache, caller: &Caller, reference: &str) -> Option<Project> {
     find(&cache.projects, reference).filter(|p| caller.sees(&p.id)).cloned()
 }

@@ -16,13 +16,26 @@ impl Engine {
     /// Checks a presented bearer token. Constant-time where it matters: the token is hashed
     /// with the install secret first, so lookups reveal nothing about the plaintext.
     pub fn authenticate(&self, presented: &str) -> Result<Caller, Failure> {
+        self.authenticate_with(presented, TOKEN_PREFIX)
+    }
+
+    /// [`Engine::authenticate`] for tokens of one kind: local (`slc_`) or remote (`slr_`).
+    /// The prefix is part of what the keyed hash covers, so a token of one kind can never be
+    /// presented as the other, whatever the database says.
+    pub(crate) fn authenticate_with(
+        &self,
+        presented: &str,
+        prefix: &str,
+    ) -> Result<Caller, Failure> {
         let unauthorized = |m: &str| Failure::new(ErrorCode::Unauthorized, m);
-        let well_formed = presented.strip_prefix(TOKEN_PREFIX).is_some_and(|body| {
+        let well_formed = presented.strip_prefix(prefix).is_some_and(|body| {
             body.len() == TOKEN_BODY_LEN
                 && body.bytes().all(|b| b.is_ascii_digit() || b.is_ascii_lowercase())
         });
         if !well_formed {
-            return Err(unauthorized("malformed token; Sluice tokens look like slc_…"));
+            return Err(unauthorized(&format!(
+                "malformed token; Sluice tokens look like {prefix}…"
+            )));
         }
         let hash = sluice_store::token_hash(&self.secret, presented);
         let record = {
@@ -54,7 +67,14 @@ impl Engine {
             ));
         }
         self.touch(&record.id, now);
-        Ok(Caller { token_id: record.id, label: record.label, scope: record.scope, limit })
+        Ok(Caller {
+            token_id: record.id,
+            label: record.label,
+            scope: record.scope,
+            limit,
+            remote: false,
+            read_only: false,
+        })
     }
 
     fn touch(&self, id: &TokenId, now_ms: i64) {

@@ -13,7 +13,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio_util::sync::CancellationToken;
 
 use super::*;
-use crate::http::{bind, build_router, serve};
+use crate::http::{Front, bind, build_router, serve};
 
 /// Request headers; `{port}` and `{token}` in values are filled in when sent.
 type Headers = Vec<(&'static str, String)>;
@@ -107,7 +107,8 @@ async fn direct_path_answers_exactly_as_rmcp_does() {
         let listener = bind(0).await.unwrap();
         let port = listener.local_addr().unwrap().port();
         let limits = crate::Limits::default();
-        let router = build_router(engine.clone(), port, limits, stop.clone(), direct);
+        let router =
+            build_router(engine.clone(), Front::Local { port }, limits, stop.clone(), direct);
         tokio::spawn(serve(listener, router, stop.clone()));
         ports.push(port);
     }

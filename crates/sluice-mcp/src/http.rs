@@ -84,11 +84,21 @@ struct Gate {
     /// Read-only tool calls that need none of rmcp's per-request machinery (`None` in tests
     /// that compare the two paths).
     direct: Option<Direct>,
-    /// Exact `Host` values accepted: `127.0.0.1:PORT`, `localhost:PORT`, `[::1]:PORT`.
-    hosts: [String; 3],
-    /// Exact `Origin` values accepted: the same three, as `http://` origins.
-    origins: [String; 3],
+    /// Exact `Host` values accepted: `127.0.0.1:PORT`, `localhost:PORT`, `[::1]:PORT`, or on
+    /// the remote front the public host alone.
+    hosts: Vec<String>,
+    /// Exact `Origin` values accepted: the same, as origins.
+    origins: Vec<String>,
     limiter: Limiter,
+    /// On the remote front: the resource metadata URL the 401 challenge names (RFC 9728 §5.1).
+    /// The local front answers a bare challenge, which keeps clients on their configured header.
+    remote: Option<HeaderValue>,
+}
+
+/// Which door a router serves: the local clients' port, or the port a tunnel connects to.
+pub(crate) enum Front {
+    Local { port: u16 },
+    Remote { host: String, origin: String, resource_metadata: String },
 }
 
 /// Builds the router: `/mcp` behind the gate, nothing else.
@@ -98,30 +108,40 @@ pub fn router(
     limits: Limits,
     shutdown: CancellationToken,
 ) -> axum::Router {
-    build_router(engine, port, limits, shutdown, true)
+    build_router(engine, Front::Local { port }, limits, shutdown, true)
 }
 
 /// [`router`], with or without the direct path for read-only tool calls.
 pub(crate) fn build_router(
     engine: Arc<Engine>,
-    port: u16,
+    front: Front,
     limits: Limits,
     shutdown: CancellationToken,
     direct: bool,
 ) -> axum::Router {
+    let (hosts, origins, remote) = match front {
+        Front::Local { port } => (
+            vec![format!("127.0.0.1:{port}"), format!("localhost:{port}"), format!("[::1]:{port}")],
+            own_origins(port).to_vec(),
+            None,
+        ),
+        Front::Remote { host, origin, resource_metadata } => {
+            let challenge = HeaderValue::from_str(&format!(
+                r#"Bearer resource_metadata="{resource_metadata}""#
+            ))
+            .ok();
+            (vec![host], vec![origin], challenge)
+        }
+    };
     // The direct path answers as rmcp does in this configuration only: stateless (no sessions),
     // JSON responses, no required per-request protocol metadata.
     let base = StreamableHttpServerConfig::default()
         .with_legacy_session_mode(false)
         .with_sse_keep_alive(Some(Duration::from_secs(15)))
         .with_max_request_body_bytes(MAX_BODY_BYTES)
-        .with_allowed_hosts([
-            format!("127.0.0.1:{port}"),
-            format!("localhost:{port}"),
-            format!("[::1]:{port}"),
-        ])
-        // Browsers may only call from Sluice's own origin (which serves no pages).
-        .with_allowed_origins(own_origins(port))
+        .with_allowed_hosts(hosts.clone())
+        // Browsers may only call from Sluice's own origin (which serves no MCP pages).
+        .with_allowed_origins(origins.clone())
         .enforce_origin_validation()
         .with_cancellation_token(shutdown.child_token());
     let tools = Arc::new(SluiceServer::all_tools());
@@ -141,9 +161,10 @@ pub(crate) fn build_router(
         streamed: service(false),
         server: server.clone(),
         direct,
-        hosts: [format!("127.0.0.1:{port}"), format!("localhost:{port}"), format!("[::1]:{port}")],
-        origins: own_origins(port),
+        hosts,
+        origins,
         limiter: Limiter::new(limits),
+        remote,
     });
     axum::Router::new()
         // Exactly `/mcp`: not `/mcp/…`, so no other path can reach the MCP service either.
@@ -351,7 +372,14 @@ async fn guard(State(gate): State<Arc<Gate>>, req: Request, next: Next) -> Respo
     }
     let Admitted { caller, permit, mut parts, bytes, peek } = match admit(&gate, req).await {
         Ok(admitted) => admitted,
-        Err(refused) => return refused,
+        Err(mut refused) => {
+            if let Some(challenge) = &gate.remote
+                && refused.status() == StatusCode::UNAUTHORIZED
+            {
+                refused.headers_mut().insert(header::WWW_AUTHENTICATE, challenge.clone());
+            }
+            return refused;
+        }
     };
     parts.extensions.insert::<Caller>(caller.clone());
     let started = std::time::Instant::now();
@@ -531,7 +559,11 @@ fn authenticate(gate: &Gate, headers: &HeaderMap) -> Result<Caller, Refused> {
         Ok(()) => Refused::unauthorized(message),
     };
     let token = bearer(headers).map_err(failed)?;
-    match gate.engine.authenticate(token) {
+    let authenticated = match gate.remote {
+        Some(_) => gate.engine.authenticate_remote(token),
+        None => gate.engine.authenticate(token),
+    };
+    match authenticated {
         Ok(caller) => Ok(caller),
         // A valid token that paused itself (`drop_privileges`) is refused like AI access
         // paused by the user: not a failed authentication, which would slow other tokens.

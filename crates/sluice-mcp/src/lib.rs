@@ -10,6 +10,7 @@ pub mod dto;
 mod exec;
 pub mod http;
 pub mod limits;
+pub mod reach;
 pub mod server;
 pub mod stdio;
 mod tasks;
@@ -17,3 +18,4 @@ mod write;
 
 pub use http::{BindError, bind, router, runtime, serve};
 pub use limits::Limits;
+pub use reach::serve_reach;

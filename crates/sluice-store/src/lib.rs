@@ -24,6 +24,7 @@ mod error;
 mod fsperm;
 mod jobs;
 mod kv;
+mod oauth;
 mod projects;
 mod rules;
 mod schema;
@@ -39,6 +40,10 @@ pub use audit::{
 pub use db::{BACKUPS_KEPT, DB_FILE, Store};
 pub use error::StoreError;
 pub use jobs::{JOBS_KEPT, JobRow};
+pub use oauth::{
+    CodeRedemption, MAX_OAUTH_CLIENTS, NewOAuthRequest, OAuthClient, OAuthDecision, OAuthGrant,
+    OAuthRequest, RefreshRotation,
+};
 pub use projects::{ModeChange, NewProject, Project, RootFingerprint};
 pub use rules::{AllowRule, Channel, RuleOrigin};
 pub use seal::{FindingKind, IntegrityFinding};

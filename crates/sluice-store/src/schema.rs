@@ -274,9 +274,57 @@ INSERT INTO kv (key, value) VALUES ('sluice.seal', 'pending')
     ON CONFLICT (key) DO UPDATE SET value = excluded.value;
 "#;
 
+/// Version 15: reach from hosted assistants (OAuth, see `oauth`). Clients registered by the
+/// hosted assistants themselves; authorization requests waiting for, or carrying, the user's
+/// decision (sealed: an edit cannot approve one) and the one-time code minted from it; the grant
+/// behind each remote token (sealed: which client and resource it was issued for); refresh
+/// tokens, kept after rotation so that presenting a spent one can revoke its grant. Every
+/// secret is stored as a keyed hash, like client tokens. `IF NOT EXISTS`: a database whose
+/// version was put back (PC-02) still migrates.
+const V15: &str = r#"
+CREATE TABLE IF NOT EXISTS oauth_clients (
+    id            TEXT PRIMARY KEY NOT NULL,
+    name          TEXT NOT NULL,
+    redirect_uris TEXT NOT NULL CHECK (json_type(redirect_uris) = 'array'),
+    created_ms    INTEGER NOT NULL
+) STRICT;
+CREATE TABLE IF NOT EXISTS oauth_requests (
+    id              TEXT PRIMARY KEY NOT NULL,
+    client_id       TEXT NOT NULL REFERENCES oauth_clients (id) ON DELETE CASCADE,
+    redirect_uri    TEXT NOT NULL,
+    state           TEXT,
+    code_challenge  TEXT NOT NULL,
+    resource        TEXT NOT NULL,
+    user_code       TEXT NOT NULL,
+    created_ms      INTEGER NOT NULL,
+    expires_ms      INTEGER NOT NULL,
+    decision        TEXT NOT NULL DEFAULT 'pending'
+        CHECK (decision IN ('pending', 'approved', 'denied')),
+    decided_ms      INTEGER,
+    code_hash       BLOB UNIQUE CHECK (code_hash IS NULL OR length(code_hash) = 32),
+    code_expires_ms INTEGER,
+    code_used_ms    INTEGER,
+    token_id        TEXT,
+    seal            BLOB CHECK (seal IS NULL OR length(seal) = 32)
+) STRICT;
+CREATE TABLE IF NOT EXISTS oauth_grants (
+    token_id    TEXT PRIMARY KEY NOT NULL REFERENCES tokens (id) ON DELETE CASCADE,
+    client_id   TEXT NOT NULL,
+    client_name TEXT NOT NULL,
+    resource    TEXT NOT NULL,
+    seal        BLOB CHECK (seal IS NULL OR length(seal) = 32)
+) STRICT;
+CREATE TABLE IF NOT EXISTS oauth_refresh (
+    hash       BLOB PRIMARY KEY NOT NULL CHECK (length(hash) = 32),
+    token_id   TEXT NOT NULL REFERENCES tokens (id) ON DELETE CASCADE,
+    expires_ms INTEGER NOT NULL,
+    spent_ms   INTEGER
+) STRICT, WITHOUT ROWID;
+"#;
+
 /// Every migration, oldest first.
 pub(crate) fn migrations() -> Migrations<'static> {
-    let steps = [V1, V2, V3, V4, V5, V6, V7, V8, V9, V10, V11, V12, V13, V14];
+    let steps = [V1, V2, V3, V4, V5, V6, V7, V8, V9, V10, V11, V12, V13, V14, V15];
     let mut all: Vec<M<'static>> = steps.iter().map(|sql| M::up(sql)).collect();
     #[cfg(debug_assertions)]
     if std::env::var_os("SLUICE_FAILPOINT_STALL_MIGRATION").is_some()
@@ -300,4 +348,4 @@ fn stall_in_migration(_tx: &rusqlite::Transaction) -> rusqlite_migration::HookRe
 }
 
 /// The schema version this build writes.
-pub(crate) const LATEST: usize = 14;
+pub(crate) const LATEST: usize = 15;

@@ -81,7 +81,13 @@ pub fn start(runtime: &tokio::runtime::Runtime, config: Config) -> Result<Shell>
     sluice_engine::write_engine_file(&data_dir, port).context("cannot record the engine's port")?;
     let (watch_engine, stop) = (engine.clone(), shutdown.clone());
     runtime.spawn(async move {
-        let watcher = sluice_engine::watch_roots(watch_engine);
+        let watcher = sluice_engine::watch_roots(watch_engine.clone());
+        // The remote front follows the reach setting (off unless the user turned it on).
+        tokio::spawn(sluice_mcp::serve_reach(
+            watch_engine,
+            sluice_mcp::Limits::default(),
+            stop.clone(),
+        ));
         sluice_mcp::serve(listener, router, stop).await;
         watcher.abort();
     });

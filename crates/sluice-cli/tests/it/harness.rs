@@ -463,7 +463,11 @@ pub fn snapshot(dir: &Path) -> std::collections::BTreeMap<String, Vec<u8>> {
 pub fn back_to_schema_13(sb: &Sandbox) {
     let db = rusqlite::Connection::open(sb.data.join("sluice.db")).unwrap();
     db.execute_batch(
-        "ALTER TABLE projects DROP COLUMN seal;
+        "DROP TABLE oauth_refresh;
+         DROP TABLE oauth_grants;
+         DROP TABLE oauth_requests;
+         DROP TABLE oauth_clients;
+         ALTER TABLE projects DROP COLUMN seal;
          ALTER TABLE allow_rules DROP COLUMN seal;
          ALTER TABLE tokens DROP COLUMN seal;
          DELETE FROM kv WHERE key LIKE 'seal:%' OR key = 'sluice.seal';

@@ -22,6 +22,7 @@ mod http_guards;
 mod keychain;
 mod node_clients;
 mod python_client;
+mod reach;
 mod resilience;
 mod sandbox;
 mod tasks;

@@ -267,7 +267,7 @@ fn pc02_a_schema_13_database_is_sealed_as_it_was_at_the_first_start() {
     drop(old);
 
     let s = open(&dir);
-    assert_eq!(s.schema_version().unwrap(), 14);
+    assert_eq!(s.schema_version().unwrap(), 15);
     assert!(s.integrity().unwrap().is_empty(), "{:?}", s.integrity());
     let migrated = s.project(&p.id).unwrap().unwrap();
     assert!(migrated.state.is_available() && migrated.exec == ExecMode::Any);
@@ -414,7 +414,7 @@ fn pc02_a_database_put_back_to_schema_13_is_not_sealed_as_genuine() {
         )
         .unwrap();
     let s = open_kept(&dir);
-    assert_eq!(s.schema_version().unwrap(), 14, "migrated again");
+    assert_eq!(s.schema_version().unwrap(), 15, "migrated again");
     assert_reset_and_nothing_granted(&s, &id);
     drop(s);
     assert_reseal_restores(&dir, &id);

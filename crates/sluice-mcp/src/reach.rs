@@ -1,0 +1,397 @@
+//! The remote front: what a tunnel's edge reaches while the user has reach from the web on.
+//!
+//! A second listener on loopback, never the local clients' port, so a request is remote by the
+//! port it arrived on and not by anything it says. It serves the OAuth metadata (RFC 9728, RFC
+//! 8414), client registration (RFC 7591), the consent page, the token endpoint, and `/mcp`
+//! behind the same gate as the local front, where only remote tokens bound to this resource are
+//! accepted. [`serve_reach`] follows the setting: it binds when reach is turned on, and closes
+//! the listener and every connection on it the moment reach is turned off or changed.
+
+use std::net::{Ipv4Addr, SocketAddr};
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::body::Body;
+use axum::extract::{Path, Request, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use serde_json::json;
+use sluice_engine::Engine;
+use sluice_engine::reach::{
+    AuthorizationState, AuthorizeParams, AuthorizeRefusal, OAuthError, Reach, TokenParams,
+};
+use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
+
+use crate::http::{Front, build_router, serve};
+use crate::limits::{Limiter, Limits};
+
+/// How often the setting is read to follow it.
+const WATCH_INTERVAL: Duration = Duration::from_millis(500);
+/// The largest OAuth request body read (a registration or a token request).
+const MAX_FORM_BYTES: usize = 16 * 1024;
+/// Requests per second the unauthenticated OAuth endpoints answer, together (bursts of twice
+/// as many): a connection takes a handful, a flood from the internet is cut off here.
+const OAUTH_PER_SEC: f64 = 20.0;
+/// The consent page reloads itself this often while the user decides.
+const CONSENT_REFRESH_SECS: u32 = 2;
+
+struct Door {
+    engine: Arc<Engine>,
+    reach: Reach,
+    /// Unauthenticated requests (registration, authorization, token) share one budget.
+    limiter: Limiter,
+}
+
+/// Follows the reach setting until `shutdown`: serves the remote front on `127.0.0.1:<port>`
+/// while reach is on, with `limits` per token.
+pub async fn serve_reach(engine: Arc<Engine>, limits: Limits, shutdown: CancellationToken) {
+    let mut running: Option<(Reach, CancellationToken)> = None;
+    loop {
+        let wanted = engine.reach().ok().flatten();
+        if running.as_ref().map(|(r, _)| r) != wanted.as_ref() {
+            if let Some((_, stop)) = running.take() {
+                stop.cancel();
+                tracing::info!("reach from the web stopped");
+            }
+            if let Some(reach) = wanted {
+                let stop = shutdown.child_token();
+                match TcpListener::bind(SocketAddr::from((Ipv4Addr::LOCALHOST, reach.port))).await {
+                    Ok(listener) => {
+                        let router = remote_router(engine.clone(), &reach, limits, stop.clone());
+                        tokio::spawn(serve(listener, router, stop.clone()));
+                        tracing::info!(port = reach.port, "reach from the web is on");
+                    }
+                    Err(err) => {
+                        tracing::error!(port = reach.port, %err, "cannot listen for the tunnel");
+                    }
+                }
+                running = Some((reach, stop));
+            }
+        }
+        tokio::select! {
+            _ = shutdown.cancelled() => return,
+            _ = tokio::time::sleep(WATCH_INTERVAL) => {}
+        }
+    }
+}
+
+/// The remote front for `reach`: OAuth endpoints beside `/mcp`, all behind a check that reach
+/// is still on exactly as it was when the router was built.
+pub(crate) fn remote_router(
+    engine: Arc<Engine>,
+    reach: &Reach,
+    limits: Limits,
+    shutdown: CancellationToken,
+) -> axum::Router {
+    let origin = reach.public_url.clone();
+    let front = Front::Remote {
+        host: reach.host().to_owned(),
+        origin: origin.clone(),
+        resource_metadata: format!("{origin}/.well-known/oauth-protected-resource/mcp"),
+    };
+    let mcp = build_router(engine.clone(), front, limits, shutdown, true);
+    let door = Arc::new(Door {
+        engine,
+        reach: reach.clone(),
+        limiter: Limiter::new(Limits { auth_failures_per_sec: OAUTH_PER_SEC, ..limits }),
+    });
+    let oauth = axum::Router::new()
+        .route("/.well-known/oauth-protected-resource", get(resource_metadata))
+        .route("/.well-known/oauth-protected-resource/mcp", get(resource_metadata))
+        .route("/.well-known/oauth-authorization-server", get(server_metadata))
+        .route("/oauth/register", post(register))
+        .route("/oauth/authorize", get(authorize))
+        .route("/oauth/consent/{id}", get(consent))
+        .route("/oauth/token", post(token))
+        .with_state(door.clone());
+    mcp.merge(oauth).layer(middleware::from_fn_with_state(door, still_on))
+}
+
+/// Every request: reach still on as configured, the one public `Host`, and within budget for
+/// the unauthenticated endpoints.
+async fn still_on(State(door): State<Arc<Door>>, req: Request, next: Next) -> Response {
+    let current = door.engine.reach().ok().flatten();
+    if current.as_ref() != Some(&door.reach) {
+        return text(StatusCode::NOT_FOUND, "reach from the web is off in Sluice");
+    }
+    let host_ok = req.headers().get_all(header::HOST).iter().count() == 1
+        && req
+            .headers()
+            .get(header::HOST)
+            .and_then(|h| h.to_str().ok())
+            .is_some_and(|h| h.eq_ignore_ascii_case(door.reach.host()));
+    if !host_ok {
+        return text(StatusCode::FORBIDDEN, "forbidden: unexpected Host header");
+    }
+    // The endpoints that register, record or mint something share one budget; the consent
+    // page only reads its request (it reloads itself while the person decides).
+    if req.uri().path().starts_with("/oauth/")
+        && !req.uri().path().starts_with("/oauth/consent/")
+        && let Err(wait) = door.limiter.auth_failed()
+    {
+        let mut res = text(StatusCode::TOO_MANY_REQUESTS, "too many requests; slow down");
+        let secs = wait.as_secs().max(1).to_string();
+        if let Ok(v) = HeaderValue::from_str(&secs) {
+            res.headers_mut().insert(header::RETRY_AFTER, v);
+        }
+        return res;
+    }
+    next.run(req).await
+}
+
+fn text(status: StatusCode, message: &str) -> Response {
+    (status, [(header::CONTENT_TYPE, "text/plain; charset=utf-8")], message.to_owned())
+        .into_response()
+}
+
+/// JSON that must not be cached (RFC 6749 §5.1).
+fn no_store(status: StatusCode, body: serde_json::Value) -> Response {
+    let mut res = (status, axum::Json(body)).into_response();
+    res.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    res
+}
+
+fn oauth_error(status: StatusCode, e: OAuthError) -> Response {
+    no_store(status, json!({ "error": e.error, "error_description": e.description }))
+}
+
+async fn resource_metadata(State(door): State<Arc<Door>>) -> Response {
+    let reach = &door.reach;
+    no_store(
+        StatusCode::OK,
+        json!({
+            "resource": reach.resource(),
+            "authorization_servers": [reach.issuer()],
+            "bearer_methods_supported": ["header"],
+            "resource_name": "Sluice",
+        }),
+    )
+}
+
+async fn server_metadata(State(door): State<Arc<Door>>) -> Response {
+    let issuer = door.reach.issuer();
+    no_store(
+        StatusCode::OK,
+        json!({
+            "issuer": issuer,
+            "authorization_endpoint": format!("{issuer}/oauth/authorize"),
+            "token_endpoint": format!("{issuer}/oauth/token"),
+            "registration_endpoint": format!("{issuer}/oauth/register"),
+            "response_types_supported": ["code"],
+            "grant_types_supported": ["authorization_code", "refresh_token"],
+            "code_challenge_methods_supported": ["S256"],
+            "token_endpoint_auth_methods_supported": ["none"],
+            "authorization_response_iss_parameter_supported": true,
+            "client_id_metadata_document_supported": false,
+        }),
+    )
+}
+
+/// The body's parameters, each at most once (RFC 6749 §3.1), as a JSON object for serde.
+fn form_params(bytes: &[u8]) -> Result<serde_json::Map<String, serde_json::Value>, String> {
+    let mut out = serde_json::Map::new();
+    for (k, v) in form_urlencoded::parse(bytes) {
+        if out.insert(k.clone().into_owned(), v.into_owned().into()).is_some() {
+            return Err(format!("parameter {k:?} is given more than once"));
+        }
+    }
+    Ok(out)
+}
+
+async fn read_body(body: Body) -> Option<bytes::Bytes> {
+    axum::body::to_bytes(body, MAX_FORM_BYTES).await.ok()
+}
+
+async fn register(State(door): State<Arc<Door>>, headers: HeaderMap, body: Body) -> Response {
+    #[derive(serde::Deserialize)]
+    struct Registration {
+        client_name: Option<String>,
+        #[serde(default)]
+        redirect_uris: Vec<String>,
+        token_endpoint_auth_method: Option<String>,
+    }
+    let bad = |why: String| {
+        oauth_error(
+            StatusCode::BAD_REQUEST,
+            OAuthError { error: "invalid_client_metadata", description: why },
+        )
+    };
+    if !is_content(&headers, "application/json") {
+        return bad("send the registration as application/json".into());
+    }
+    let Some(bytes) = read_body(body).await else { return bad("the body is too large".into()) };
+    // serde refuses a member given twice.
+    let reg: Registration = match serde_json::from_slice(&bytes) {
+        Ok(reg) => reg,
+        Err(e) => return bad(format!("the registration is not valid JSON: {e}")),
+    };
+    match door.engine.register_oauth_client(
+        reg.client_name.as_deref(),
+        &reg.redirect_uris,
+        reg.token_endpoint_auth_method.as_deref(),
+    ) {
+        Ok(client) => no_store(
+            StatusCode::CREATED,
+            json!({
+                "client_id": client.id,
+                "client_id_issued_at": client.created_ms / 1000,
+                "client_name": client.name,
+                "redirect_uris": client.redirect_uris,
+                "grant_types": ["authorization_code", "refresh_token"],
+                "response_types": ["code"],
+                "token_endpoint_auth_method": "none",
+            }),
+        ),
+        Err(e) => oauth_error(StatusCode::BAD_REQUEST, e),
+    }
+}
+
+fn is_content(headers: &HeaderMap, want: &str) -> bool {
+    headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .is_some_and(|v| v.trim().eq_ignore_ascii_case(want))
+}
+
+fn redirect(location: &str) -> Response {
+    match HeaderValue::from_str(location) {
+        Ok(v) => {
+            let mut res = StatusCode::SEE_OTHER.into_response();
+            res.headers_mut().insert(header::LOCATION, v);
+            res.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+            res
+        }
+        Err(_) => {
+            page(StatusCode::BAD_REQUEST, "Sluice", "The redirect address is not valid.", None)
+        }
+    }
+}
+
+async fn authorize(State(door): State<Arc<Door>>, req: Request) -> Response {
+    let query = req.uri().query().unwrap_or_default().as_bytes().to_vec();
+    let params: AuthorizeParams = match form_params(&query)
+        .and_then(|m| serde_json::from_value(m.into()).map_err(|e| e.to_string()))
+    {
+        Ok(p) => p,
+        Err(why) => return page(StatusCode::BAD_REQUEST, "Sluice", &why, None),
+    };
+    match door.engine.begin_authorization(&params) {
+        Ok(request) => redirect(&format!("/oauth/consent/{}", request.id)),
+        Err(AuthorizeRefusal::Redirect(to)) => redirect(&to),
+        Err(AuthorizeRefusal::Page(why)) => page(StatusCode::BAD_REQUEST, "Sluice", &why, None),
+    }
+}
+
+async fn consent(State(door): State<Arc<Door>>, Path(id): Path<String>) -> Response {
+    let engine = door.engine.clone();
+    let state = tokio::task::spawn_blocking(move || engine.authorization_state(&id)).await;
+    match state {
+        Ok(AuthorizationState::Pending(request)) => {
+            let redirect_host = url_host(&request.redirect_uri);
+            let body = format!(
+                "<p><strong>{}</strong> (returning to {}) asks to connect to Sluice on your \
+                 computer.</p><p>Approve it in Sluice's tray or with <code>sluice reach \
+                 approve</code> there, if Sluice shows this code:</p><p class=code>{}</p><p>This \
+                 page continues by itself once you decide. Nothing on this page can approve \
+                 it.</p>",
+                escape(&request.client_name),
+                escape(&redirect_host),
+                escape(&request.user_code),
+            );
+            page(StatusCode::OK, "Connect to Sluice?", &body, Some(CONSENT_REFRESH_SECS))
+        }
+        Ok(AuthorizationState::Redirect(to)) => redirect(&to),
+        _ => page(
+            StatusCode::GONE,
+            "Sluice",
+            "This request is over (decided, used or expired). Start again from your assistant.",
+            None,
+        ),
+    }
+}
+
+fn url_host(uri: &str) -> String {
+    uri.split("://").nth(1).and_then(|rest| rest.split('/').next()).unwrap_or(uri).to_owned()
+}
+
+/// HTML-escapes text for the page.
+fn escape(s: &str) -> String {
+    let shown = sluice_core::text::visible(s);
+    let mut out = String::with_capacity(shown.len());
+    for c in shown.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// A small static page: no script, no outside resources, never framed.
+fn page(status: StatusCode, title: &str, body_html: &str, refresh: Option<u32>) -> Response {
+    let refresh =
+        refresh.map(|s| format!("<meta http-equiv=refresh content={s}>")).unwrap_or_default();
+    let html = format!(
+        "<!doctype html><html><head><meta charset=utf-8>{refresh}<meta name=viewport \
+         content=\"width=device-width\"><title>{t}</title><style>body{{font:16px system-ui;\
+         max-width:36em;margin:3em auto;padding:0 1em}}.code{{font:600 2em monospace;\
+         letter-spacing:.1em}}</style></head><body><h1>{t}</h1>{body_html}</body></html>",
+        t = escape(title),
+    );
+    let mut res =
+        (status, [(header::CONTENT_TYPE, "text/html; charset=utf-8")], html).into_response();
+    let h = res.headers_mut();
+    h.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(
+            "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'",
+        ),
+    );
+    h.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    h.insert(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
+    res
+}
+
+async fn token(State(door): State<Arc<Door>>, headers: HeaderMap, body: Body) -> Response {
+    let bad = |why: String| {
+        oauth_error(
+            StatusCode::BAD_REQUEST,
+            OAuthError { error: "invalid_request", description: why },
+        )
+    };
+    if !is_content(&headers, "application/x-www-form-urlencoded") {
+        return bad("send the token request as application/x-www-form-urlencoded".into());
+    }
+    if headers.contains_key(header::AUTHORIZATION) {
+        // Public clients only: a client secret here means a confused client.
+        return oauth_error(
+            StatusCode::UNAUTHORIZED,
+            OAuthError {
+                error: "invalid_client",
+                description: "Sluice registers public clients only; send no client secret".into(),
+            },
+        );
+    }
+    let Some(bytes) = read_body(body).await else { return bad("the body is too large".into()) };
+    let params: TokenParams = match form_params(&bytes)
+        .and_then(|m| serde_json::from_value(m.into()).map_err(|e| e.to_string()))
+    {
+        Ok(p) => p,
+        Err(why) => return bad(why),
+    };
+    let engine = door.engine.clone();
+    match tokio::task::spawn_blocking(move || engine.oauth_token(&params)).await {
+        Ok(Ok(tokens)) => no_store(StatusCode::OK, json!(tokens)),
+        Ok(Err(e)) => oauth_error(StatusCode::BAD_REQUEST, e),
+        Err(_) => bad("the request could not be completed".into()),
+    }
+}
