@@ -10,6 +10,8 @@ use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
@@ -225,6 +227,38 @@ fn pc01_kill_9_after_any_step_of_a_patch_rolls_back_to_fully_before() {
     }
 }
 
+#[test]
+fn pc01_kill_9_at_random_moments_of_a_patch_leaves_all_before_or_all_after() {
+    let (sb, token) = executable("off");
+    let body = patch_project(&sb);
+    let before = snapshot(&sb.project);
+    // Every millisecond of the first 12 (the patch's whole commit on this machine), more with
+    // `cargo xtask attack --long`.
+    let rounds = sluice_core::attack_scale(12, 150) as u64;
+    for delay_ms in 0..rounds {
+        let server = sb.serve();
+        let s = open_call(server.port, &token, &body);
+        std::thread::sleep(Duration::from_millis(delay_ms));
+        kill_9(server);
+        drop(s);
+        let server = sb.serve();
+        let now = snapshot(&sb.project);
+        let changed = now.values().filter(|b| b.starts_with(b"one\nTWO")).count();
+        if now != before {
+            assert_eq!(changed, 4, "after {delay_ms} ms: half a patch survived");
+            assert_eq!(now["added.txt"], b"new\n");
+            // Put the files back for the next round (outside Sluice, as an editor would).
+            for i in 0..4 {
+                std::fs::write(sb.project.join(format!("f{i}.txt")), format!("one\ntwo {i}\n"))
+                    .unwrap();
+            }
+            std::fs::remove_file(sb.project.join("added.txt")).unwrap();
+        }
+        drop(server);
+        assert_sound(&sb);
+    }
+}
+
 // ----- (c) a schema migration ---------------------------------------------------------------
 
 fn user_version(sb: &Sandbox) -> i64 {
@@ -269,7 +303,7 @@ fn pc03_kill_9_inside_a_migration_leaves_the_old_schema_and_the_next_start_migra
         }
         // The next start migrates from scratch, and everything from before is there.
         let server = sb.serve();
-        assert_eq!(user_version(&sb), 14);
+        assert_eq!(user_version(&sb), 15);
         let v =
             call(server.port, &token, "read_file", json!({"project": "demo", "path": "README.md"}));
         assert!(ok(&v)["content"].as_str().unwrap().contains("hello world"));
@@ -282,6 +316,92 @@ fn pc03_kill_9_inside_a_migration_leaves_the_old_schema_and_the_next_start_migra
 }
 
 // ----- (d) audit appends under load ---------------------------------------------------------
+
+#[test]
+fn pc03_kill_9_under_load_keeps_the_audit_chain_and_every_acknowledged_write() {
+    let (sb, token) = executable("off");
+    for (round, run_ms) in [150u64, 500, 1100].into_iter().enumerate() {
+        let server = sb.serve();
+        let port = server.port;
+        let stop = Arc::new(AtomicBool::new(false));
+        let acked = Arc::new(std::sync::Mutex::new(Vec::<(String, String)>::new()));
+        let calls = Arc::new(AtomicUsize::new(0));
+        let workers: Vec<_> = (0..6)
+            .map(|w| {
+                let (stop, acked, calls, token) =
+                    (stop.clone(), acked.clone(), calls.clone(), token.clone());
+                std::thread::spawn(move || {
+                    let mut i = 0;
+                    while !stop.load(Ordering::Relaxed) {
+                        i += 1;
+                        let path = format!("load/r{round}-w{w}-{i}.txt");
+                        let content = format!("round {round} worker {w} call {i}\n").repeat(50);
+                        let reply = if i % 2 == 0 {
+                            try_call(
+                                port,
+                                &token,
+                                "read_file",
+                                json!({"project": "demo", "path": "README.md"}),
+                            )
+                        } else {
+                            try_call(
+                                port,
+                                &token,
+                                "write_file",
+                                json!({"project": "demo",
+                                "path": path, "content": content, "create_parents": true}),
+                            )
+                        };
+                        let Some((_, v)) = reply else { break };
+                        calls.fetch_add(1, Ordering::Relaxed);
+                        if i % 2 == 1 && v["result"]["isError"] == false {
+                            acked.lock().unwrap().push((path, content));
+                        }
+                    }
+                })
+            })
+            .collect();
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while calls.load(Ordering::Relaxed) < 20 {
+            assert!(Instant::now() < deadline, "no calls were answered");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        std::thread::sleep(Duration::from_millis(run_ms));
+        kill_9(server);
+        stop.store(true, Ordering::Relaxed);
+        for w in workers {
+            w.join().unwrap();
+        }
+        // The next start rolls back the write the kill interrupted and sweeps its temp file;
+        // until then a hidden `.NAME.sluice-tmp-…` may hold part of it (the file itself never
+        // does).
+        sb.serve().stop();
+        assert_sound(&sb);
+        let temps: Vec<String> = snapshot(&sb.project)
+            .into_keys()
+            .filter(|name| name.contains(".sluice-tmp-"))
+            .collect();
+        assert!(temps.is_empty(), "temp files left after the restart: {temps:?}");
+        // Every write the client was told about is on disk whole, and audited.
+        let acked = acked.lock().unwrap().clone();
+        assert!(!acked.is_empty());
+        for (path, content) in &acked {
+            assert_eq!(&std::fs::read_to_string(sb.project.join(path)).unwrap(), content);
+        }
+        // Files the kill caught are whole too (their content is one of the acked shapes).
+        for (name, bytes) in snapshot(&sb.project.join("load")) {
+            let text = String::from_utf8(bytes).unwrap();
+            let line = text.lines().next().unwrap_or_default().to_owned();
+            assert_eq!(text, format!("{line}\n").repeat(50), "load/{name} is torn");
+        }
+        let audit = audit_entries(&sb);
+        let audited =
+            audit.iter().filter(|e| e["action"] == "write_file" && e["outcome"] == "ok").count();
+        let total_acked: usize = std::fs::read_dir(sb.project.join("load")).unwrap().count();
+        assert!(audited >= acked.len(), "{audited} audited writes < {} acknowledged", acked.len());
+        assert!(audited <= total_acked, "{audited} audited writes > {total_acked} files");
+    }
+}
 
 // ----- (e) a job start ----------------------------------------------------------------------
 

@@ -183,15 +183,32 @@ impl Store {
     }
 
     /// Journals still `prepared`: interrupted commits.
+    ///
+    /// Only `<op>.json` files are journals. A `<op>.tmp-…` file is a journal write a crash
+    /// interrupted before its rename: for the first write that means the commit never touched
+    /// the project, and for a later one the real journal still holds the earlier state. Reading
+    /// one as a journal would roll back an operation that never ran — against whatever a later
+    /// commit left, which can look exactly like that operation's result — so they are removed.
     pub fn open_journals(&self) -> Result<Vec<Record>, RunnerError> {
         let mut out = Vec::new();
-        for entry in fs::read_dir(self.dir.join("journal")).map_err(state_err)? {
+        let dir = self.dir.join("journal");
+        for entry in fs::read_dir(&dir).map_err(state_err)? {
             let entry = entry.map_err(state_err)?;
+            let name = entry.file_name();
+            let Some(op) = name.to_str().and_then(|n| n.strip_suffix(".json")) else {
+                if name.to_str().is_some_and(|n| n.contains(".tmp-")) {
+                    let _ = fs::remove_file(entry.path());
+                }
+                continue;
+            };
             match read_json::<Record>(&entry.path()) {
-                Ok(Some(rec)) if rec.status == Status::Prepared => out.push(rec),
+                Ok(Some(rec)) if rec.status == Status::Prepared && rec.operation_id == op => {
+                    out.push(rec)
+                }
                 _ => {}
             }
         }
+        sync_dir(&dir);
         out.sort_by(|a, b| (b.created_ms, &b.operation_id).cmp(&(a.created_ms, &a.operation_id)));
         Ok(out)
     }

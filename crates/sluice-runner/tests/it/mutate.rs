@@ -530,6 +530,37 @@ fn pe03_a_crash_mid_commit_is_rolled_back_by_recover() {
     }
 }
 
+/// A crash while the first journal write was still a temp file (before its rename) left a
+/// complete `prepared` record under another name. The commit never touched the project; the
+/// same change committed later must survive every restart, though its result is exactly what
+/// that record's steps would produce (found by the kill -9 fault test, PC-01).
+#[test]
+fn pc01_a_journal_the_crash_left_unrenamed_is_never_rolled_back() {
+    let text = "*** Begin Patch\n*** Update File: README.md\n@@\n-hello world\n+HELLO\n*** Add File: added.txt\n+new\n*** End Patch";
+    let t = setup();
+    let plan = t.m.plan_apply_patch(&ApplyPatchArgs { patch: text.into() }).unwrap();
+    let _ = t.m.commit_with_crash_after(&plan, 0);
+    let journals = t.state.join("journal");
+    let journal = fs::read_dir(&journals).unwrap().next().unwrap().unwrap().path();
+    let name = journal.file_name().unwrap().to_str().unwrap().replace(".json", ".tmp-k1l2m3");
+    fs::rename(&journal, journals.join(name)).unwrap();
+    // The same change, planned and committed by the next process.
+    let reopen = || {
+        let ws = Arc::new(Workspace::open(&t.rig.proj, &Shield::default_patterns()).unwrap());
+        Mutations::open(ws, &t.state, BackupLimits::default()).unwrap()
+    };
+    let next = reopen();
+    let plan = next.plan_apply_patch(&ApplyPatchArgs { patch: text.into() }).unwrap();
+    next.commit(&plan).unwrap();
+    let after = snapshot(&t.rig.proj);
+    for _ in 0..2 {
+        let report = reopen().recover().unwrap();
+        assert!(report.rolled_back.is_empty() && report.conflicts.is_empty(), "{report:?}");
+        assert_eq!(snapshot(&t.rig.proj), after);
+    }
+    assert_eq!(fs::read_dir(&journals).unwrap().count(), 0, "the temp journal is removed");
+}
+
 #[test]
 fn recursive_delete_unlinks_links_and_restore_brings_the_tree_back() {
     let t = setup();
