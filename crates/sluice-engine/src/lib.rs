@@ -63,7 +63,8 @@ pub mod job_view {
 pub use sandbox::{HiddenEntry, SOCKET_WARNING, SandboxView, default_hidden};
 pub use sluice_core::ChangeTally;
 pub use sluice_store::{
-    ApprovalRecord, ApprovalState, Channel, JobRow, RuleOrigin, TaskRow, TaskStatus,
+    ApprovalRecord, ApprovalState, Channel, JobRow, OAuthDecision, OAuthRequest, RuleOrigin,
+    TaskRow, TaskStatus,
 };
 pub use watch::watch_roots;
 

@@ -29,7 +29,7 @@ use sluice_store::{
     OAuthRequest, RefreshRotation,
 };
 
-use crate::{AuditOutcome, Caller, Engine, store_failure};
+use crate::{AuditOutcome, Caller, Engine, EngineEvent, paths, store_failure};
 
 /// The prefix of a remote access token; the local port refuses it whatever the database says.
 pub const REMOTE_TOKEN_PREFIX: &str = "slr_";
@@ -300,7 +300,7 @@ impl Engine {
             .map_err(|e| Failure::new(ErrorCode::Internal, e.to_string()))?;
         self.store.set_sealed_text(REACH_KEY, Some(&text)).map_err(store_failure)?;
         self.record_human("reach.on", None, AuditOutcome::Ok, None);
-        self.after_change("reach.on", None);
+        self.reach_changed();
         Ok(reach)
     }
 
@@ -313,8 +313,18 @@ impl Engine {
             revoked += usize::from(token.revoked_ms.is_some());
         }
         self.record_human("reach.off", None, AuditOutcome::Ok, None);
-        self.after_change("reach.off", None);
+        self.reach_changed();
+        self.emit(EngineEvent::TokensChanged);
         Ok(revoked)
+    }
+
+    /// The setting or its requests changed: every process rereads them, and the tray and the
+    /// window redraw (the tray lists connection requests beside approvals).
+    fn reach_changed(&self) {
+        self.invalidate();
+        paths::nudge(&self.data_dir);
+        let paused = self.is_paused().unwrap_or(true);
+        self.emit(EngineEvent::AccessChanged { paused });
     }
 
     fn reach_on(&self) -> Result<Reach, OAuthError> {
@@ -444,7 +454,7 @@ impl Engine {
             .flatten()
             .ok_or_else(|| back("server_error", "the request vanished"))?;
         tracing::info!(request = %request.id, "a hosted assistant asks to connect");
-        self.after_change("reach.request", None);
+        self.reach_changed();
         Ok(request)
     }
 
@@ -478,7 +488,7 @@ impl Engine {
             None,
             Some(format!("{} ({})", request.client_name, request.id)),
         );
-        self.after_change("reach.request", None);
+        self.reach_changed();
         self.store
             .oauth_request(id)
             .map_err(store_failure)?
@@ -617,7 +627,8 @@ impl Engine {
             None,
             Some(format!("{} ({})", request.client_name, token.id)),
         );
-        self.after_change("reach.token", None);
+        self.invalidate();
+        self.emit(EngineEvent::TokensChanged);
         Ok(TokenResponse {
             access_token: access,
             token_type: "Bearer",
@@ -666,7 +677,7 @@ impl Engine {
         if !record.is_some_and(|t| t.revoked_ms.is_none() && !t.tampered) || !owner_ok {
             return Err(invalid("the grant behind this refresh token is revoked"));
         }
-        self.after_change("reach.refresh", None);
+        self.invalidate();
         Ok(TokenResponse {
             access_token: access,
             token_type: "Bearer",

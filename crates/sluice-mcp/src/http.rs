@@ -95,6 +95,9 @@ struct Gate {
     remote: Option<HeaderValue>,
 }
 
+/// The web origins of the hosted assistants reach serves.
+const HOSTED_ORIGINS: &[&str] = &["https://claude.ai", "https://claude.com", "https://chatgpt.com"];
+
 /// Which door a router serves: the local clients' port, or the port a tunnel connects to.
 pub(crate) enum Front {
     Local { port: u16 },
@@ -130,7 +133,12 @@ pub(crate) fn build_router(
                 r#"Bearer resource_metadata="{resource_metadata}""#
             ))
             .ok();
-            (vec![host], vec![origin], challenge)
+            // The hosted assistants call from their servers; should one send its own web
+            // origin, it is let through (a bearer token is never an ambient credential, so an
+            // origin is no attack here). Any other origin is refused as on the local door.
+            let mut origins = vec![origin];
+            origins.extend(HOSTED_ORIGINS.iter().map(|o| (*o).to_owned()));
+            (vec![host], origins, challenge)
         }
     };
     // The direct path answers as rmcp does in this configuration only: stateless (no sessions),

@@ -1,5 +1,6 @@
 //! The tray: the state line, "Approvals (N)" with Approve / Deny per waiting approval, "Jobs (N
-//! running)" with Cancel per job, Pause / Resume, Emergency stop, Open Sluice…, Quit — rebuilt
+//! running)" with Cancel per job, "Connection requests (N)" with each hosted assistant's code
+//! and Approve / Deny, Pause / Resume, Emergency stop, Open Sluice…, Quit — rebuilt
 //! from engine state whenever it changes. An approval, a runaway job and the kill switch are
 //! each at most two clicks from the tray icon and need no window.
 
@@ -27,6 +28,8 @@ struct View {
     running: Vec<JobDto>,
     /// How many records in the database were changed outside Sluice (integrity findings).
     findings: usize,
+    /// Hosted assistants asking to connect through the tunnel (reach from the web).
+    requests: Vec<sluice_engine::OAuthRequest>,
 }
 
 impl View {
@@ -43,19 +46,27 @@ impl View {
             }),
             running,
             findings: engine.integrity().map_or(0, |f| f.len()),
+            requests: engine.oauth_requests().unwrap_or_else(|e| {
+                tracing::warn!(code = %e.code, "cannot list connection requests for the tray");
+                Vec::new()
+            }),
         }
     }
 
     fn icon(&self) -> Result<Icon> {
-        let waiting = !self.pending.is_empty();
-        png_icon(match (self.stopped, self.paused, waiting) {
+        png_icon(self.icon_png())
+    }
+
+    fn icon_png(&self) -> &'static [u8] {
+        let waiting = !self.pending.is_empty() || !self.requests.is_empty();
+        match (self.stopped, self.paused, waiting) {
             (true, _, false) => ICON_STOPPED,
             (true, _, true) => ICON_STOPPED_WAITING,
             (false, false, false) => ICON_ACTIVE,
             (false, true, false) => ICON_PAUSED,
             (false, false, true) => ICON_ACTIVE_WAITING,
             (false, true, true) => ICON_PAUSED_WAITING,
-        })
+        }
     }
 
     fn tooltip(&self) -> String {
@@ -71,6 +82,11 @@ impl View {
             0 => {}
             1 => s.push_str(" · 1 approval waiting"),
             n => s.push_str(&format!(" · {n} approvals waiting")),
+        }
+        match self.requests.len() {
+            0 => {}
+            1 => s.push_str(" · 1 assistant asks to connect"),
+            n => s.push_str(&format!(" · {n} assistants ask to connect")),
         }
         match self.running.len() {
             0 => {}
@@ -140,6 +156,36 @@ fn approvals_menu(view: &View) -> Result<Submenu> {
     Ok(Submenu::with_id_and_items(
         "approvals",
         format!("Approvals ({})", view.pending.len()),
+        true,
+        &items,
+    )?)
+}
+
+/// "Claude asks to connect" per request from a hosted assistant: its code (which the person
+/// compares with the one their browser shows), where it returns, Approve and Deny.
+fn requests_menu(view: &View) -> Result<Submenu> {
+    let mut entries = Vec::new();
+    for r in &view.requests {
+        let host = r.redirect_uri.split('/').nth(2).unwrap_or_default();
+        let code = MenuItem::new(
+            label(&format!("Code {} — approve only if your browser shows it", r.user_code)),
+            false,
+            None,
+        );
+        let back = MenuItem::new(label(&format!("Returns to {}", ipc::visible(host))), false, None);
+        let approve = MenuItem::with_id(format!("reach-approve:{}", r.id), "Approve", true, None);
+        let deny = MenuItem::with_id(format!("reach-deny:{}", r.id), "Deny", true, None);
+        entries.push(Submenu::with_id_and_items(
+            format!("request:{}", r.id),
+            label(&format!("{} asks to connect", ipc::visible(&r.client_name))),
+            true,
+            &[&code, &back, &approve, &deny],
+        )?);
+    }
+    let items: Vec<&dyn IsMenuItem> = entries.iter().map(|e| e as &dyn IsMenuItem).collect();
+    Ok(Submenu::with_id_and_items(
+        "requests",
+        format!("Connection requests ({})", view.requests.len()),
         true,
         &items,
     )?)
@@ -216,6 +262,7 @@ fn menu(view: &View) -> Result<Menu> {
     let sep = PredefinedMenuItem::separator;
     let (s1, s2, s3) = (sep(), sep(), sep());
     let approvals = if view.pending.is_empty() { None } else { Some(approvals_menu(view)?) };
+    let requests = if view.requests.is_empty() { None } else { Some(requests_menu(view)?) };
     let jobs = if view.running.is_empty() { None } else { Some(jobs_menu(view)?) };
     let mut items: Vec<&dyn IsMenuItem> = vec![&state];
     if let Some(i) = &integrity {
@@ -225,10 +272,13 @@ fn menu(view: &View) -> Result<Menu> {
     if let Some(a) = &approvals {
         items.push(a);
     }
+    if let Some(r) = &requests {
+        items.push(r);
+    }
     if let Some(j) = &jobs {
         items.push(j);
     }
-    if approvals.is_some() || jobs.is_some() {
+    if approvals.is_some() || requests.is_some() || jobs.is_some() {
         items.push(&s2);
     }
     items.push(&toggle);
@@ -257,6 +307,17 @@ pub fn on_menu(app: &App, id: &str) {
                 crate::native::notify(app, "Sluice could not do that", &e.message);
             }
             // Decided meanwhile or expired: the menu was stale, so redraw it either way.
+            app.refresh_tray();
+        }
+        _ if id.starts_with("reach-approve:") || id.starts_with("reach-deny:") => {
+            let (request, approve) = match id.strip_prefix("reach-approve:") {
+                Some(request) => (request, true),
+                None => (&id["reach-deny:".len()..], false),
+            };
+            if let Err(f) = app.engine().decide_oauth_request(request, approve) {
+                tracing::warn!(code = %f.code, "cannot decide a connection request from the tray");
+                crate::native::notify(app, "Sluice could not do that", &f.message);
+            }
             app.refresh_tray();
         }
         _ if id.starts_with("cancel:") => {
@@ -399,6 +460,25 @@ mod tests {
             .collect()
     }
 
+    fn request() -> sluice_engine::OAuthRequest {
+        sluice_engine::OAuthRequest {
+            id: "slrq_a".into(),
+            client_id: "slcl_a".into(),
+            client_name: "Claude &Co".into(),
+            redirect_uri: "https://claude.ai/api/mcp/auth_callback".into(),
+            state: None,
+            code_challenge: String::new(),
+            resource: "https://h.example/mcp".into(),
+            user_code: "ABCD-EFGH".into(),
+            created_ms: 0,
+            expires_ms: 1,
+            decision: sluice_engine::OAuthDecision::Pending,
+            decided_ms: None,
+            code_minted: false,
+            tampered: false,
+        }
+    }
+
     #[test]
     fn tooltip_and_icon_count_waiting_approvals() {
         let v = |paused, n| View {
@@ -407,6 +487,7 @@ mod tests {
             pending: pending(n),
             running: vec![],
             findings: 0,
+            requests: vec![],
         };
         assert_eq!(v(false, 0).tooltip(), "Sluice — AI access on");
         assert_eq!(v(false, 1).tooltip(), "Sluice — AI access on · 1 approval waiting");
@@ -414,12 +495,33 @@ mod tests {
         for (paused, n) in [(false, 0), (true, 0), (false, 2), (true, 2)] {
             assert!(v(paused, n).icon().is_ok());
         }
-        let stopped =
-            View { paused: true, stopped: true, pending: pending(1), running: vec![], findings: 0 };
+        let stopped = View { paused: true, stopped: true, ..v(false, 1) };
         assert_eq!(stopped.tooltip(), "Sluice — AI access stopped · 1 approval waiting");
         let tampered = View { findings: 2, ..v(false, 0) };
         assert_eq!(tampered.tooltip(), "Sluice — AI access on · 2 changes made outside Sluice");
         assert!(stopped.icon().is_ok());
+        let asking = View { requests: vec![request()], ..v(false, 0) };
+        assert_eq!(asking.tooltip(), "Sluice — AI access on · 1 assistant asks to connect");
+        assert_eq!(asking.icon_png(), ICON_ACTIVE_WAITING, "a request waits too");
+        let menu = requests_menu(&asking).unwrap();
+        assert_eq!(menu.text(), "Connection requests (1)");
+        let items = menu.items();
+        let entry = items[0].as_submenu().unwrap();
+        assert_eq!(entry.text(), "Claude &&Co asks to connect");
+        let texts: Vec<String> = entry
+            .items()
+            .iter()
+            .map(|i| i.as_menuitem().map(|m| m.text()).unwrap_or_default())
+            .collect();
+        assert_eq!(
+            texts,
+            [
+                "Code ABCD-EFGH — approve only if your browser shows it",
+                "Returns to claude.ai",
+                "Approve",
+                "Deny"
+            ]
+        );
         let icons = [
             ICON_ACTIVE,
             ICON_ACTIVE_WAITING,

@@ -193,6 +193,43 @@ fn dechunk(mut rest: &str) -> String {
     out
 }
 
+/// A request to the tunnel's port as the tunnel's edge sends it (`Host` the public name, then
+/// `headers`, each line ending in CRLF): the status, the head and the body; `Err` while nothing
+/// listens there.
+fn http(
+    port: u16,
+    method: &str,
+    path: &str,
+    host: &str,
+    headers: &str,
+    body: &str,
+) -> std::io::Result<(u16, String, String)> {
+    let mut s = TcpStream::connect(("127.0.0.1", port))?;
+    s.set_read_timeout(Some(STEP))?;
+    write!(
+        s,
+        "{method} {path} HTTP/1.1\r\nHost: {host}\r\n{headers}Connection: close\r\n\
+         Content-Length: {}\r\n\r\n{body}",
+        body.len()
+    )?;
+    let mut buf = Vec::new();
+    s.read_to_end(&mut buf)?;
+    let text = String::from_utf8_lossy(&buf).into_owned();
+    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+    let status = head.split_whitespace().nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
+    Ok((status, head.to_owned(), body.to_owned()))
+}
+
+/// A header's value in a response head.
+fn header(head: &str, name: &str) -> String {
+    head.lines()
+        .find_map(|l| {
+            let (k, v) = l.split_once(':')?;
+            k.trim().eq_ignore_ascii_case(name).then(|| v.trim().to_owned())
+        })
+        .unwrap_or_else(|| panic!("no {name} in {head}"))
+}
+
 /// A `tools/call`; the JSON-RPC answer (which must come with 200).
 fn call(port: u16, token: &str, tool: &str, args: Value) -> Value {
     let body = json!({
@@ -495,6 +532,113 @@ fn tray_menu_approves_denies_always_allows_pauses_and_stops() {
     resume_after_stop(Native::Accept);
     wait_menu(&host, "the resume after the stop", |m| state(m) == ON && usable(m, &[STOP]));
     ok(&call(port, &token, "list_projects", json!({})));
+
+    // Reach from the web: a hosted assistant asks to connect through the tunnel's port; the
+    // tray shows who asks and the code its page shows, and Approve there lets the browser
+    // continue with a code that buys a working remote token.
+    let reach_port =
+        std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let public = "tray-e2e.example:8443";
+    let url = format!("https://{public}");
+    let callback = "http://localhost:33418/callback";
+    sluice(
+        &data,
+        &[
+            "reach",
+            "on",
+            "--url",
+            &url,
+            "--port",
+            &reach_port.to_string(),
+            "--project",
+            "demo",
+            "--redirect",
+            callback,
+        ],
+    );
+    let through_tunnel = |method: &str, path: &str, headers: &str, body: &str| {
+        let deadline = Instant::now() + STEP;
+        loop {
+            // The tray follows the setting within a second: wait for its listener.
+            if let Ok(reply) = http(reach_port, method, path, public, headers, body) {
+                return reply;
+            }
+            assert!(Instant::now() < deadline, "the tray never listened for the tunnel");
+            std::thread::sleep(POLL);
+        }
+    };
+    let registration = json!({"client_name": "Tray e2e", "redirect_uris": [callback]});
+    let (status, _, body) = through_tunnel(
+        "POST",
+        "/oauth/register",
+        "Content-Type: application/json\r\n",
+        &registration.to_string(),
+    );
+    assert_eq!(status, 201, "{body}");
+    let client_id =
+        serde_json::from_str::<Value>(&body).unwrap()["client_id"].as_str().unwrap().to_owned();
+    const VERIFIER: &str = "dBjftJeZ4CVP-mJ92K9ubrDcJTrIGL5d0pm-Dohm5Fc";
+    const CHALLENGE: &str = "1qye6EMSWDAvfQvD-4uK8RRGQWpfS33fdc4-oz8x2uY";
+    let authorize = format!(
+        "/oauth/authorize?response_type=code&client_id={client_id}&redirect_uri={}\
+         &state=s1&code_challenge={CHALLENGE}&code_challenge_method=S256",
+        "http%3A%2F%2Flocalhost%3A33418%2Fcallback"
+    );
+    let (status, head, _) = through_tunnel("GET", &authorize, "", "");
+    assert_eq!(status, 303, "{head}");
+    let consent = header(&head, "location");
+    let (_, _, page) = through_tunnel("GET", &consent, "", "");
+    let code = page.split("class=code>").nth(1).and_then(|r| r.split('<').next()).unwrap();
+    let asks = "Tray e2e asks to connect";
+    let menu = wait_menu(&host, "the connection request", |m| {
+        m.labelled("Connection requests (1)").is_some_and(|r| r.labelled(asks).is_some())
+    });
+    let code_line = format!("Code {code} — approve only if your browser shows it");
+    assert_eq!(
+        entries(menu.labelled(asks).unwrap()),
+        [
+            (code_line.as_str(), false),
+            ("Returns to localhost:33418", false),
+            ("Approve", true),
+            ("Deny", true)
+        ],
+        "{}",
+        menu.render()
+    );
+    let (status, _, _) = through_tunnel("GET", &consent, "", "");
+    assert_eq!(status, 200, "the page waits: it decides nothing");
+    click(&host, &["Connection requests (1)", asks, "Approve"]);
+    wait_menu(&host, "no request", |m| m.find(&|l| l.starts_with("Connection requests")).is_none());
+    let (status, head, _) = through_tunnel("GET", &consent, "", "");
+    assert_eq!(status, 303, "{head}");
+    let back = header(&head, "location");
+    assert!(back.starts_with(&format!("{callback}?code=slco_")), "{back}");
+    let code = back.split("code=").nth(1).unwrap().split('&').next().unwrap();
+    let form = format!(
+        "grant_type=authorization_code&code={code}&client_id={client_id}&code_verifier={VERIFIER}\
+         &redirect_uri=http%3A%2F%2Flocalhost%3A33418%2Fcallback"
+    );
+    let (status, _, body) = through_tunnel(
+        "POST",
+        "/oauth/token",
+        "Content-Type: application/x-www-form-urlencoded\r\n",
+        &form,
+    );
+    assert_eq!(status, 200, "{body}");
+    let remote =
+        serde_json::from_str::<Value>(&body).unwrap()["access_token"].as_str().unwrap().to_owned();
+    let list = json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call",
+                      "params": {"name": "list_projects", "arguments": {}}});
+    let mcp = format!(
+        "Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n\
+         Authorization: Bearer {remote}\r\nMCP-Protocol-Version: 2025-11-25\r\n"
+    );
+    let (status, _, body) = through_tunnel("POST", "/mcp", &mcp, &list.to_string());
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains("demo"), "{body}");
+    let (status, _) = post(port, &remote, &list);
+    assert_eq!(status, 401, "a remote token is refused on the local port");
+    sluice(&data, &["reach", "off"]);
 
     // Quit from the menu ends the process cleanly.
     click(&host, &["Quit Sluice"]);

@@ -1,6 +1,7 @@
 //! Integration tests of sluice-store against real SQLite files in temporary folders.
 
 mod audit;
+mod oauth;
 mod projects;
 mod seal;
 mod secret;
