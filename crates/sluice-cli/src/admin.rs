@@ -6,13 +6,14 @@ use std::time::{Duration, UNIX_EPOCH};
 
 use anyhow::{Result, anyhow};
 use clap::Subcommand;
+use serde::Serialize;
 use sluice_core::{
-    AccessMode, AutoRunAction, AutoRunRule, ExecMode, Failure, HostPath, NetworkMode, ProjectState,
-    SandboxSettings,
+    AccessMode, AutoRunAction, AutoRunHit, AutoRunRule, ExecMode, Failure, HostPath, NetworkMode,
+    ProjectId, ProjectState, SandboxSettings, TokenId,
 };
 use sluice_engine::{
-    AuditFilter, Engine, NetworkSetting, Project, SecretPreference, SecretSource, clients,
-    default_autorun_rules, default_shield_patterns,
+    AuditFilter, Engine, NetworkSetting, Project, SandboxView, SecretPreference, SecretSource,
+    clients, default_autorun_rules, default_shield_patterns,
 };
 
 use crate::{parse_access, parse_exec};
@@ -330,11 +331,137 @@ fn print_sandbox(engine: &Engine, p: &Project, all_hidden: bool) {
     }
 }
 
-fn sandbox_json(engine: &Engine, p: &Project) -> serde_json::Value {
-    serde_json::json!({
-        "settings": p.sandbox,
-        "in_force": engine.sandbox_view(p),
-    })
+/// Prints a `--json` output. Through a `serde_json::Value`, as these outputs always were: its
+/// maps keep keys in alphabetical order (serde_json without `preserve_order`), nested ones
+/// included, and scripts may rely on the order they have always seen.
+fn print_json(v: &impl Serialize) -> Result<()> {
+    println!("{}", serde_json::to_string_pretty(&serde_json::to_value(v)?)?);
+    Ok(())
+}
+
+/// `sluice project list --json`: one project.
+#[derive(Serialize)]
+struct ProjectJson<'a> {
+    id: &'a ProjectId,
+    name: &'a str,
+    root: &'a Path,
+    access: &'static str,
+    exec: &'static str,
+    /// The network in force.
+    network: &'static str,
+    /// What the user chose: a mode, or `default`.
+    network_setting: &'static str,
+    status: String,
+}
+
+/// `sluice project show --json`.
+#[derive(Serialize)]
+struct ProjectShowJson<'a> {
+    id: &'a ProjectId,
+    name: &'a str,
+    root: &'a Path,
+    access: &'static str,
+    exec: &'static str,
+    network: &'static str,
+    status: String,
+    sandbox: SandboxJson<'a>,
+}
+
+/// A project's sandbox, as `show` and `sandbox` output it: the user's settings and what is in
+/// force.
+#[derive(Serialize)]
+struct SandboxJson<'a> {
+    settings: &'a SandboxSettings,
+    in_force: SandboxView,
+}
+
+impl SandboxJson<'_> {
+    fn of<'a>(engine: &Engine, p: &'a Project) -> SandboxJson<'a> {
+        SandboxJson { settings: &p.sandbox, in_force: engine.sandbox_view(p) }
+    }
+}
+
+/// `sluice project autorun --json`: one entry.
+#[derive(Serialize)]
+struct AutoRunJson<'a> {
+    pattern: &'a str,
+    action: &'static str,
+    program: &'a str,
+    consequence: &'a str,
+}
+
+/// `sluice token list --json`: one token (never its value).
+#[derive(Serialize)]
+struct TokenJson<'a> {
+    id: &'a TokenId,
+    label: &'a str,
+    scope: String,
+    created_ms: i64,
+    last_used_ms: Option<i64>,
+    expires_ms: Option<i64>,
+    revoked_ms: Option<i64>,
+    self_limit: Option<&'static str>,
+    self_limited_ms: Option<i64>,
+}
+
+/// `sluice audit list --json`: one entry, one line each.
+#[derive(Serialize)]
+struct AuditJson<'a> {
+    seq: u64,
+    time_ms: i64,
+    actor: String,
+    action: String,
+    project: Option<&'a ProjectId>,
+    outcome: &'static str,
+    error_code: Option<&'a str>,
+    duration_ms: Option<u64>,
+    detail: Option<String>,
+}
+
+/// `sluice approvals list --json`: one approval, as shown.
+#[derive(Serialize)]
+struct ApprovalJson<'a> {
+    id: &'a str,
+    state: &'static str,
+    tool: &'a str,
+    project: &'a str,
+    client: &'a str,
+    summary: &'a str,
+    expires_ms: i64,
+    autorun: &'a [AutoRunHit],
+    risk: Option<String>,
+    asked_because: &'a str,
+}
+
+/// `sluice rules list --json`: one allow rule.
+#[derive(Serialize)]
+struct RuleJson<'a> {
+    id: i64,
+    project: &'a str,
+    program: String,
+    args: Vec<String>,
+    cwd: String,
+    env: Vec<(String, String)>,
+    created_ms: i64,
+    added_from: Option<&'static str>,
+    asked_by: Option<String>,
+}
+
+/// `sluice jobs --json`: one job.
+#[derive(Serialize)]
+struct JobJson<'a> {
+    id: &'a str,
+    project: &'a str,
+    token: Option<&'a str>,
+    command: String,
+    cwd: String,
+    state: &'a str,
+    error: Option<String>,
+    exit_code: Option<i32>,
+    signal: Option<i32>,
+    created_ms: i64,
+    started_ms: Option<i64>,
+    ended_ms: Option<i64>,
 }
 
 /// Applies `sluice project sandbox`'s flags to the current settings.
@@ -404,17 +531,18 @@ pub fn project(engine: Engine, cmd: ProjectCmd) -> Result<()> {
             if json {
                 let list: Vec<_> = projects
                     .iter()
-                    .map(|p| {
-                        serde_json::json!({
-                            "id": p.id, "name": p.name, "root": p.root,
-                            "access": p.access.as_str(), "exec": p.exec.as_str(),
-                            "network": NetworkSetting::of_project(p).mode.as_str(),
-                            "network_setting": p.network.map_or("default", NetworkMode::as_str),
-                            "status": state_text(&p.state),
-                        })
+                    .map(|p| ProjectJson {
+                        id: &p.id,
+                        name: &p.name,
+                        root: &p.root,
+                        access: p.access.as_str(),
+                        exec: p.exec.as_str(),
+                        network: NetworkSetting::of_project(p).mode.as_str(),
+                        network_setting: p.network.map_or("default", NetworkMode::as_str),
+                        status: state_text(&p.state),
                     })
                     .collect();
-                println!("{}", serde_json::to_string_pretty(&list)?);
+                print_json(&list)?;
             } else if projects.is_empty() {
                 println!("No projects yet. Authorize one with `sluice project add PATH`.");
             } else {
@@ -488,14 +616,16 @@ pub fn project(engine: Engine, cmd: ProjectCmd) -> Result<()> {
         ProjectCmd::Show { project, json } => {
             let p = engine.find_project(&project).map_err(fail)?;
             if json {
-                let v = serde_json::json!({
-                    "id": p.id, "name": p.name, "root": p.root,
-                    "access": p.access.as_str(), "exec": p.exec.as_str(),
-                    "network": NetworkSetting::of_project(&p).mode.as_str(),
-                    "status": state_text(&p.state),
-                    "sandbox": sandbox_json(&engine, &p),
-                });
-                println!("{}", serde_json::to_string_pretty(&v)?);
+                print_json(&ProjectShowJson {
+                    id: &p.id,
+                    name: &p.name,
+                    root: &p.root,
+                    access: p.access.as_str(),
+                    exec: p.exec.as_str(),
+                    network: NetworkSetting::of_project(&p).mode.as_str(),
+                    status: state_text(&p.state),
+                    sandbox: SandboxJson::of(&engine, &p),
+                })?;
             } else {
                 print_project(&p);
                 print_sandbox(&engine, &p, false);
@@ -539,7 +669,7 @@ pub fn project(engine: Engine, cmd: ProjectCmd) -> Result<()> {
                 engine.set_sandbox(&project, next).map_err(fail)?
             };
             if json {
-                println!("{}", serde_json::to_string_pretty(&sandbox_json(&engine, &p))?);
+                print_json(&SandboxJson::of(&engine, &p))?;
             } else {
                 println!("Sandbox of {} ({}):", p.name, p.id);
                 print_sandbox(&engine, &p, true);
@@ -579,15 +709,14 @@ pub fn project(engine: Engine, cmd: ProjectCmd) -> Result<()> {
             if json {
                 let v: Vec<_> = rules
                     .iter()
-                    .map(|r| {
-                        serde_json::json!({
-                            "pattern": r.pattern, "action": r.action.as_str(),
-                            "program": r.program, "consequence": r.consequence,
-                        })
+                    .map(|r| AutoRunJson {
+                        pattern: &r.pattern,
+                        action: r.action.as_str(),
+                        program: &r.program,
+                        consequence: &r.consequence,
                     })
                     .collect();
-                println!("{}", serde_json::to_string_pretty(&v)?);
-                return Ok(());
+                return print_json(&v);
             }
             println!(
                 "Auto-run list of {} ({}): changes to these ask you, or are refused, whatever \
@@ -641,17 +770,19 @@ pub fn token(engine: Engine, cmd: TokenCmd) -> Result<()> {
             if json {
                 let list: Vec<_> = tokens
                     .iter()
-                    .map(|t| {
-                        serde_json::json!({
-                            "id": t.id, "label": t.label, "scope": scope(&t.scope),
-                            "created_ms": t.created_ms, "last_used_ms": t.last_used_ms,
-                            "expires_ms": t.expires_ms, "revoked_ms": t.revoked_ms,
-                            "self_limit": t.self_limit.map(|(l, _)| l.as_str()),
-                            "self_limited_ms": t.self_limit.map(|(_, at)| at),
-                        })
+                    .map(|t| TokenJson {
+                        id: &t.id,
+                        label: &t.label,
+                        scope: scope(&t.scope),
+                        created_ms: t.created_ms,
+                        last_used_ms: t.last_used_ms,
+                        expires_ms: t.expires_ms,
+                        revoked_ms: t.revoked_ms,
+                        self_limit: t.self_limit.map(|(l, _)| l.as_str()),
+                        self_limited_ms: t.self_limit.map(|(_, at)| at),
                     })
                     .collect();
-                println!("{}", serde_json::to_string_pretty(&list)?);
+                print_json(&list)?;
             } else if tokens.is_empty() {
                 println!("No tokens yet. Create one with `sluice token create --label NAME`.");
             } else {
@@ -706,16 +837,19 @@ pub fn audit(engine: Engine, cmd: AuditCmd) -> Result<()> {
             for e in entries {
                 let r = &e.record;
                 if json {
-                    println!(
-                        "{}",
-                        serde_json::json!({
-                            "seq": e.seq, "time_ms": r.time_ms, "actor": shown(&r.actor),
-                            "action": shown(&r.action), "project": r.project_id,
-                            "outcome": r.outcome.as_str(), "error_code": r.error_code,
-                            "duration_ms": r.duration_ms,
-                            "detail": r.detail.as_deref().map(shown),
-                        })
-                    );
+                    // One line per entry, keys in the order `print_json` gives them.
+                    let line = serde_json::to_value(AuditJson {
+                        seq: e.seq,
+                        time_ms: r.time_ms,
+                        actor: shown(&r.actor),
+                        action: shown(&r.action),
+                        project: r.project_id.as_ref(),
+                        outcome: r.outcome.as_str(),
+                        error_code: r.error_code.as_deref(),
+                        duration_ms: r.duration_ms,
+                        detail: r.detail.as_deref().map(shown),
+                    })?;
+                    println!("{line}");
                 } else {
                     println!(
                         "#{} {} {} {} {}{}{}",
@@ -935,21 +1069,23 @@ pub fn approvals(engine: Engine, cmd: ApprovalsCmd) -> Result<()> {
         ApprovalsCmd::List { json } => {
             let list = engine.approvals().map_err(fail)?;
             if json {
-                let v: Vec<_> = list
+                let shown: Vec<_> = list.iter().map(|a| a.shown()).collect();
+                let v: Vec<_> = shown
                     .iter()
-                    .map(|a| {
-                        let a = a.shown();
-                        serde_json::json!({
-                            "id": a.id, "state": a.state.as_str(), "tool": a.tool,
-                            "project": a.project_name, "client": a.token_label,
-                            "summary": a.summary, "expires_ms": a.expires_ms,
-                            "autorun": a.autorun,
-                            "risk": a.tally.as_ref().map(|t| t.class().class),
-                            "asked_because": a.asked_because,
-                        })
+                    .map(|a| ApprovalJson {
+                        id: &a.id,
+                        state: a.state.as_str(),
+                        tool: &a.tool,
+                        project: &a.project_name,
+                        client: &a.token_label,
+                        summary: &a.summary,
+                        expires_ms: a.expires_ms,
+                        autorun: &a.autorun,
+                        risk: a.tally.as_ref().map(|t| t.class().class),
+                        asked_because: &a.asked_because,
                     })
                     .collect();
-                println!("{}", serde_json::to_string_pretty(&v)?);
+                print_json(&v)?;
             } else if list.is_empty() {
                 println!("Nothing is waiting for your approval.");
             } else {
@@ -1070,20 +1206,19 @@ pub fn rules(engine: Engine, cmd: RulesCmd) -> Result<()> {
             if json {
                 let v: Vec<_> = list
                     .iter()
-                    .map(|r| {
-                        let env: Vec<_> =
-                            r.rule.env.iter().map(|(k, v)| (shown(k), shown(v))).collect();
-                        serde_json::json!({
-                            "id": r.id, "project": r.project_id.as_str(),
-                            "program": shown(&r.rule.program.to_string_lossy()),
-                            "args": r.rule.args.iter().map(|a| shown(a)).collect::<Vec<_>>(),
-                            "cwd": shown(&r.rule.cwd), "env": env, "created_ms": r.created_ms,
-                            "added_from": r.origin.from.map(sluice_engine::Channel::as_str),
-                            "asked_by": r.origin.asked_by.as_deref().map(shown),
-                        })
+                    .map(|r| RuleJson {
+                        id: r.id,
+                        project: r.project_id.as_str(),
+                        program: shown(&r.rule.program.to_string_lossy()),
+                        args: r.rule.args.iter().map(|a| shown(a)).collect(),
+                        cwd: shown(&r.rule.cwd),
+                        env: r.rule.env.iter().map(|(k, v)| (shown(k), shown(v))).collect(),
+                        created_ms: r.created_ms,
+                        added_from: r.origin.from.map(sluice_engine::Channel::as_str),
+                        asked_by: r.origin.asked_by.as_deref().map(shown),
                     })
                     .collect();
-                println!("{}", serde_json::to_string_pretty(&v)?);
+                print_json(&v)?;
             } else if list.is_empty() {
                 println!("No allow rules.");
             } else {
@@ -1139,17 +1274,22 @@ pub fn jobs(engine: Engine, project: Option<&str>, limit: usize, json: bool) -> 
     if json {
         let v: Vec<_> = list
             .iter()
-            .map(|j| {
-                serde_json::json!({
-                    "id": j.id, "project": j.project_id, "token": j.token_id,
-                    "command": shown(&j.command), "cwd": shown(&j.cwd), "state": j.state,
-                    "error": j.error.as_deref().map(shown),
-                    "exit_code": j.exit_code, "signal": j.signal, "created_ms": j.created_ms,
-                    "started_ms": j.started_ms, "ended_ms": j.ended_ms,
-                })
+            .map(|j| JobJson {
+                id: &j.id,
+                project: &j.project_id,
+                token: j.token_id.as_deref(),
+                command: shown(&j.command),
+                cwd: shown(&j.cwd),
+                state: &j.state,
+                error: j.error.as_deref().map(shown),
+                exit_code: j.exit_code,
+                signal: j.signal,
+                created_ms: j.created_ms,
+                started_ms: j.started_ms,
+                ended_ms: j.ended_ms,
             })
             .collect();
-        println!("{}", serde_json::to_string_pretty(&v)?);
+        print_json(&v)?;
     } else if list.is_empty() {
         println!("No jobs yet.");
     } else {
