@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, UNIX_EPOCH};
 
 use anyhow::{Result, anyhow};
-use clap::Subcommand;
+use clap::{Args, Subcommand};
 use serde::Serialize;
 use sluice_core::{
     AccessMode, AutoRunAction, AutoRunHit, AutoRunRule, ExecMode, Failure, HostPath, NetworkMode,
@@ -99,30 +99,8 @@ pub enum ProjectCmd {
     /// un-hiding, allowing a socket and lifting the requirement ask you first.
     Sandbox {
         project: String,
-        /// Hide a path (`~/…` or absolute) from the project's commands, or hide an un-hidden
-        /// default again.
-        #[arg(long, value_name = "PATH")]
-        hide: Vec<String>,
-        /// Stop hiding a path you added, or un-hide a default store.
-        #[arg(long, value_name = "PATH")]
-        unhide: Vec<String>,
-        /// Let the project's commands read this store, read-only (e.g. ~/.npmrc).
-        #[arg(long, value_name = "PATH")]
-        grant: Vec<String>,
-        /// Take a grant back.
-        #[arg(long, value_name = "PATH")]
-        revoke: Vec<String>,
-        /// Let the project's commands connect to this Unix socket (e.g. /var/run/docker.sock).
-        /// Equivalent to full access to this machine.
-        #[arg(long, value_name = "PATH")]
-        allow_socket: Vec<String>,
-        /// Take a socket back.
-        #[arg(long, value_name = "PATH")]
-        remove_socket: Vec<String>,
-        /// `on`: commands refuse to run without every layer of confinement; `off`: they may run
-        /// under the fallback.
-        #[arg(long, value_parser = parse_on_off)]
-        require_full: Option<bool>,
+        #[command(flatten)]
+        changes: SandboxChanges,
         /// Do not ask (for scripts): the change is made as if you said yes.
         #[arg(long)]
         yes: bool,
@@ -157,6 +135,35 @@ pub enum ProjectCmd {
         #[arg(long)]
         json: bool,
     },
+}
+
+/// The changes `sluice project sandbox` makes, in the order it applies them.
+#[derive(Args)]
+pub struct SandboxChanges {
+    /// Hide a path (`~/…` or absolute) from the project's commands, or hide an un-hidden
+    /// default again.
+    #[arg(long, value_name = "PATH")]
+    hide: Vec<String>,
+    /// Stop hiding a path you added, or un-hide a default store.
+    #[arg(long, value_name = "PATH")]
+    unhide: Vec<String>,
+    /// Let the project's commands read this store, read-only (e.g. ~/.npmrc).
+    #[arg(long, value_name = "PATH")]
+    grant: Vec<String>,
+    /// Take a grant back.
+    #[arg(long, value_name = "PATH")]
+    revoke: Vec<String>,
+    /// Let the project's commands connect to this Unix socket (e.g. /var/run/docker.sock).
+    /// Equivalent to full access to this machine.
+    #[arg(long, value_name = "PATH")]
+    allow_socket: Vec<String>,
+    /// Take a socket back.
+    #[arg(long, value_name = "PATH")]
+    remove_socket: Vec<String>,
+    /// `on`: commands refuse to run without every layer of confinement; `off`: they may run
+    /// under the fallback.
+    #[arg(long, value_parser = parse_on_off)]
+    require_full: Option<bool>,
 }
 
 #[derive(Subcommand)]
@@ -465,17 +472,9 @@ struct JobJson<'a> {
 }
 
 /// Applies `sluice project sandbox`'s flags to the current settings.
-#[allow(clippy::too_many_arguments)]
-fn next_sandbox(
-    now: &SandboxSettings,
-    hide: &[String],
-    unhide: &[String],
-    grant: &[String],
-    revoke: &[String],
-    allow_socket: &[String],
-    remove_socket: &[String],
-    require_full: Option<bool>,
-) -> Result<SandboxSettings> {
+fn next_sandbox(now: &SandboxSettings, changes: &SandboxChanges) -> Result<SandboxSettings> {
+    let SandboxChanges { hide, unhide, grant, revoke, allow_socket, remove_socket, require_full } =
+        changes;
     let parse = |list: &[String]| -> Result<Vec<HostPath>> {
         list.iter()
             .map(|p| HostPath::parse(p).map_err(|e| anyhow!("{e} (invalid_argument)")))
@@ -513,7 +512,7 @@ fn next_sandbox(
     }
     let remove = parse(remove_socket)?;
     next.sockets.retain(|s| !remove.contains(s));
-    if let Some(on) = require_full {
+    if let Some(on) = *require_full {
         next.require_full = on;
     }
     Ok(next)
@@ -631,29 +630,9 @@ pub fn project(engine: Engine, cmd: ProjectCmd) -> Result<()> {
                 print_sandbox(&engine, &p, false);
             }
         }
-        ProjectCmd::Sandbox {
-            project,
-            hide,
-            unhide,
-            grant,
-            revoke,
-            allow_socket,
-            remove_socket,
-            require_full,
-            yes,
-            json,
-        } => {
+        ProjectCmd::Sandbox { project, changes, yes, json } => {
             let p = engine.find_project(&project).map_err(fail)?;
-            let next = next_sandbox(
-                &p.sandbox,
-                &hide,
-                &unhide,
-                &grant,
-                &revoke,
-                &allow_socket,
-                &remove_socket,
-                require_full,
-            )?;
+            let next = next_sandbox(&p.sandbox, &changes)?;
             let p = if next == p.sandbox {
                 p
             } else {
