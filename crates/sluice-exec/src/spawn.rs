@@ -367,7 +367,19 @@ pub fn spawn(
     #[cfg(all(unix, not(target_os = "linux")))]
     let proxy = None;
     #[cfg(unix)]
-    prepare_unix(&mut command, cmd, sandbox, path, &cwd, marker, required, &confinement, proxy)?;
+    prepare_unix(
+        &mut command,
+        ChildSetup {
+            cmd,
+            sandbox,
+            path,
+            cwd: &cwd,
+            marker,
+            required,
+            confinement: &confinement,
+            proxy,
+        },
+    )?;
     #[cfg(not(windows))]
     #[allow(unused_mut)]
     let mut child = spawn_on_spawner_thread(command).map_err(|e| start_failed(&cmd.program, e))?;
@@ -439,20 +451,30 @@ fn seatbelt_argv(
     crate::seatbelt::command_line(&profile, &cmd.program, &args)
 }
 
+/// What [`prepare_unix`] turns into the child's setup between fork and exec.
 #[cfg(unix)]
-#[allow(clippy::too_many_arguments)]
-fn prepare_unix(
-    command: &mut Command,
-    cmd: &ResolvedCommand,
-    sandbox: &Sandbox,
-    path: &TrustedPath,
-    cwd: &Path,
+struct ChildSetup<'a> {
+    cmd: &'a ResolvedCommand,
+    sandbox: &'a Sandbox,
+    path: &'a TrustedPath,
+    /// The working folder, checked and resolved.
+    cwd: &'a Path,
+    /// The job's process marker ([`crate::kill`]), carried in `RLIMIT_RTTIME` on Linux.
     marker: Option<u64>,
+    /// Whether Landlock must be fully enforced, or the job may start with less.
     required: Enforcement,
-    confinement: &LandlockReport,
+    confinement: &'a LandlockReport,
+    /// The job's end of its proxy channel (Linux, `registries` network).
     proxy: Option<i32>,
-) -> Result<(), ExecError> {
+}
+
+/// Prepares `command`'s child: resource limits, and on Linux its namespaces or the fallback
+/// (Landlock, seccomp, no capabilities), all computed here in the parent.
+#[cfg(unix)]
+fn prepare_unix(command: &mut Command, setup: ChildSetup<'_>) -> Result<(), ExecError> {
     use std::os::unix::process::CommandExt;
+
+    let ChildSetup { cmd, sandbox, path, cwd, marker, required, confinement, proxy } = setup;
 
     // Everything the child needs is computed here, in the parent.
     use rustix::process::Resource;
