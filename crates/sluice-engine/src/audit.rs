@@ -304,16 +304,16 @@ mod tests {
         let seen = || actions(&engine.store).into_iter().filter(|a| a == "read_file").count();
         let before = seen();
         let call = |outcome| {
-            engine.audit_request(
-                &caller,
-                "read_file",
-                None,
+            engine.audit_request(crate::RequestAudit {
+                caller: &caller,
+                action: "read_file",
+                project_ref: None,
                 outcome,
-                None,
-                0,
-                None,
-                Durability::Soon,
-            )
+                error_code: None,
+                duration_ms: 0,
+                params: None,
+                durability: Durability::Soon,
+            })
         };
         call(AuditOutcome::Ok);
         call(AuditOutcome::Denied);

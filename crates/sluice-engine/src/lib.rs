@@ -100,6 +100,23 @@ impl EngineConfig {
     }
 }
 
+/// One MCP request, as [`Engine::audit_request`] records it.
+#[derive(Debug, Clone, Copy)]
+pub struct RequestAudit<'a> {
+    pub caller: &'a Caller,
+    /// The MCP method, or the tool a `tools/call` named.
+    pub action: &'a str,
+    /// The project the request named (an id or a name), when it named one.
+    pub project_ref: Option<&'a str>,
+    pub outcome: AuditOutcome,
+    /// A stable error code when the outcome is not `ok`.
+    pub error_code: Option<&'a str>,
+    pub duration_ms: u64,
+    /// The request's parameters: only a keyed hash of them is recorded.
+    pub params: Option<&'a serde_json::Value>,
+    pub durability: Durability,
+}
+
 /// An authenticated MCP client, as the gate found it.
 #[derive(Debug, Clone)]
 pub struct Caller {
@@ -475,21 +492,20 @@ impl Engine {
         })
     }
 
-    /// Appends one MCP request to the audit chain, `durability` saying whether it must be on
-    /// disk before this returns ([`Durability`]). Failures are logged, never surfaced to the
+    /// Appends one MCP request to the audit chain, its `durability` saying whether it must be
+    /// on disk before this returns ([`Durability`]). Failures are logged, never surfaced to the
     /// client: the request itself already happened.
-    #[allow(clippy::too_many_arguments)]
-    pub fn audit_request(
-        &self,
-        caller: &Caller,
-        action: &str,
-        project_ref: Option<&str>,
-        outcome: AuditOutcome,
-        error_code: Option<&str>,
-        duration_ms: u64,
-        params: Option<&serde_json::Value>,
-        durability: Durability,
-    ) {
+    pub fn audit_request(&self, request: RequestAudit<'_>) {
+        let RequestAudit {
+            caller,
+            action,
+            project_ref,
+            outcome,
+            error_code,
+            duration_ms,
+            params,
+            durability,
+        } = request;
         // The request path refreshed the cache moments ago; naming the project needs no newer.
         let project_id =
             project_ref.and_then(|r| find_for(&lock(&self.cache), caller, r)).map(|p| p.id);

@@ -1,17 +1,22 @@
 //! The connection check of `sluice connect`: a real MCP session made with a client's new
 //! configuration — `initialize` and a `list_projects` call, over HTTP with the token, or
 //! through the configured `sluice stdio` command exactly as the client will run it. Blocking
-//! (plain sockets and a child process): call it off any async runtime's worker threads.
+//! (a runtime of its own for the HTTP calls, a child process for stdio): call it off any async
+//! runtime's threads.
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpStream;
+use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full, Limited};
+use hyper::Request;
+use hyper::header::CONTENT_TYPE;
 use serde_json::{Value, json};
 use sluice_engine::clients::{Entry, Transport};
 use sluice_engine::clients_health::{Probe, ProbeError};
+use tokio::net::TcpStream;
 
 /// Checks a connection made for `entry`: through its stdio command (with no `SLUICE_TOKEN`,
 /// so the token must come from the connection's stored entry), or over HTTP with `token`.
@@ -99,68 +104,75 @@ fn summarize(answer: &Value) -> Result<String, CheckError> {
 }
 
 /// The most of an answer read (a `list_projects` answer is a few kilobytes).
-const MAX_ANSWER: u64 = 4 * 1024 * 1024;
+const MAX_ANSWER: usize = 4 * 1024 * 1024;
 
-/// One JSON-RPC message POSTed to /mcp over plain HTTP/1.1 (loopback only).
-fn post(port: u16, token: &str, msg: &Value) -> Result<Value, CheckError> {
+/// How long a check waits for the engine's whole answer.
+const ANSWER_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// One JSON-RPC message POSTed to /mcp over HTTP/1.1 on loopback, with the stdio bridge's hyper
+/// client.
+async fn post(port: u16, token: &str, msg: &Value) -> Result<Value, CheckError> {
     if token.chars().any(char::is_control) {
         return Err(CheckError::Failed("the token contains control characters".into()));
     }
-    let mut s = TcpStream::connect(("127.0.0.1", port)).map_err(|_| CheckError::NotRunning)?;
-    let _ = s.set_read_timeout(Some(Duration::from_secs(30)));
-    let body = msg.to_string();
-    let req = format!(
-        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n\
-         Accept: application/json, text/event-stream\r\nAuthorization: Bearer {token}\r\n\
-         MCP-Protocol-Version: {PROTOCOL}\r\nConnection: close\r\nContent-Length: {}\r\n\r\n{body}",
-        body.len()
-    );
-    s.write_all(req.as_bytes()).map_err(|e| CheckError::Failed(e.to_string()))?;
-    let mut buf = Vec::new();
-    let _ = (&mut s).take(MAX_ANSWER).read_to_end(&mut buf);
-    let split = buf.windows(4).position(|w| w == b"\r\n\r\n");
-    let (head, body) = match split {
-        Some(i) => (&buf[..i], &buf[i + 4..]),
-        None => (&buf[..], &[][..]),
+    let stream =
+        TcpStream::connect(("127.0.0.1", port)).await.map_err(|_| CheckError::NotRunning)?;
+    let unexpected = |status: &str| CheckError::Failed(format!("unexpected answer ({status})"));
+    let deadline = tokio::time::Instant::now() + ANSWER_TIMEOUT;
+    let sent = async {
+        let mut sender = crate::stdio::handshake(stream).await.ok()?;
+        let req = Request::post("/mcp")
+            .header("host", format!("127.0.0.1:{port}"))
+            .header(CONTENT_TYPE, "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .header("authorization", format!("Bearer {token}"))
+            .header("mcp-protocol-version", PROTOCOL)
+            .header("connection", "close")
+            .body(Full::new(Bytes::from(msg.to_string())))
+            .ok()?;
+        sender.send_request(req).await.ok()
     };
-    let head = String::from_utf8_lossy(head);
-    let body = if head.to_ascii_lowercase().contains("transfer-encoding: chunked") {
-        dechunk(body)
+    let Ok(Some(res)) = tokio::time::timeout_at(deadline, sent).await else {
+        return Err(unexpected("no answer"));
+    };
+    // The status line, to name an answer that is not a JSON-RPC message.
+    let status = format!("{:?} {}", res.version(), res.status());
+    let sse = res
+        .headers()
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("text/event-stream"));
+    let body = Limited::new(res.into_body(), MAX_ANSWER).collect();
+    let Ok(Ok(body)) = tokio::time::timeout_at(deadline, body).await else {
+        return Err(unexpected(&status));
+    };
+    let body = body.to_bytes();
+    let answer = if sse {
+        crate::stdio::sse_messages(&body).into_iter().next()
     } else {
-        body.to_vec()
+        serde_json::from_slice(&body).ok()
     };
-    let body = String::from_utf8_lossy(&body);
-    let json_text = body.lines().find_map(|l| l.strip_prefix("data:")).unwrap_or(&body).trim();
-    serde_json::from_str(json_text).map_err(|_| {
-        let status = head.lines().next().unwrap_or("no answer");
-        CheckError::Failed(format!("unexpected answer ({status})"))
-    })
-}
-
-/// The payload of a chunked body (bytes, so a chunk may end inside a UTF-8 character).
-fn dechunk(mut rest: &[u8]) -> Vec<u8> {
-    let mut out = Vec::new();
-    while let Some(eol) = rest.windows(2).position(|w| w == b"\r\n") {
-        let size = String::from_utf8_lossy(&rest[..eol]);
-        let Ok(n) = usize::from_str_radix(size.trim(), 16) else { break };
-        let after = &rest[eol + 2..];
-        if n == 0 || after.len() < n {
-            break;
-        }
-        out.extend_from_slice(&after[..n]);
-        rest = after[n..].strip_prefix(b"\r\n").unwrap_or(&after[n..]);
-    }
-    out
+    answer.ok_or_else(|| unexpected(&status))
 }
 
 /// `initialize` then `list_projects` over Streamable HTTP with the token: the same calls an
 /// HTTP client makes first.
 pub fn http(port: u16, token: &str) -> Result<String, CheckError> {
-    let init = post(port, token, &initialize())?;
-    if init.get("result").is_none() {
-        summarize(&init)?;
-    }
-    summarize(&post(port, token, &list_projects())?)
+    runtime()?.block_on(async {
+        let init = post(port, token, &initialize()).await?;
+        if init.get("result").is_none() {
+            summarize(&init)?;
+        }
+        summarize(&post(port, token, &list_projects()).await?)
+    })
+}
+
+/// The check's own runtime: one thread, for the few moments of a check.
+fn runtime() -> Result<tokio::runtime::Runtime, CheckError> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| CheckError::Failed(format!("cannot start the check: {e}")))
 }
 
 /// Runs the configured stdio command exactly as the client will (no SLUICE_TOKEN: the token
@@ -225,15 +237,69 @@ pub fn stdio(binary: &Path, args: &[String]) -> Result<String, CheckError> {
 
 #[cfg(test)]
 mod tests {
+    use std::io::{Read, Write};
+
     use super::*;
 
+    /// The port of a one-shot server that reads one request and answers `reply` as is.
+    fn answering(reply: &'static [u8]) -> u16 {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        std::thread::spawn(move || {
+            let (mut s, _) = listener.accept().unwrap();
+            let mut seen = Vec::new();
+            let mut buf = [0; 4096];
+            // Headers, then the body its Content-Length announces.
+            while let Ok(n @ 1..) = s.read(&mut buf) {
+                seen.extend_from_slice(&buf[..n]);
+                let text = String::from_utf8_lossy(&seen).to_ascii_lowercase();
+                let Some(end) = text.find("\r\n\r\n") else { continue };
+                let length = text
+                    .lines()
+                    .find_map(|l| l.strip_prefix("content-length:"))
+                    .and_then(|n| n.trim().parse::<usize>().ok())
+                    .unwrap_or(0);
+                if seen.len() >= end + 4 + length {
+                    break;
+                }
+            }
+            let _ = s.write_all(reply);
+        });
+        port
+    }
+
+    fn ask(port: u16) -> Result<Value, CheckError> {
+        runtime()?.block_on(post(port, "token", &list_projects()))
+    }
+
     #[test]
-    fn chunked_bodies_are_joined_as_bytes() {
+    fn chunked_answers_are_joined_as_bytes() {
         // "é" split across two chunks: no panic, the character comes back whole.
-        let body = b"3\r\n{\"\xc3\r\n3\r\n\xa9\":\r\n2\r\n1}\r\n0\r\n\r\n";
-        let out = dechunk(body);
-        assert_eq!(String::from_utf8(out).unwrap(), "{\"\u{e9}\":1}");
-        assert!(dechunk(b"zz\r\nxx").is_empty());
-        assert!(dechunk(b"ff\r\nshort").is_empty());
+        let port = answering(
+            b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n\
+              3\r\n{\"\xc3\r\n3\r\n\xa9\":\r\n2\r\n1}\r\n0\r\n\r\n",
+        );
+        assert_eq!(ask(port).unwrap(), json!({"\u{e9}": 1}));
+    }
+
+    #[test]
+    fn an_answer_that_is_not_json_rpc_is_named_by_its_status() {
+        let sse = answering(
+            b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nContent-Length: 22\r\n\r\n\
+              data: {\"id\":2,\"a\":1}\n\n",
+        );
+        assert_eq!(ask(sse).unwrap(), json!({"id": 2, "a": 1}));
+        let refused = answering(b"HTTP/1.1 502 Bad Gateway\r\nContent-Length: 5\r\n\r\nnope!");
+        let err = ask(refused).unwrap_err().to_string();
+        assert_eq!(err, "unexpected answer (HTTP/1.1 502 Bad Gateway)");
+        let silent = answering(b"");
+        assert_eq!(ask(silent).unwrap_err().to_string(), "unexpected answer (no answer)");
+        let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = closed.local_addr().unwrap().port();
+        drop(closed);
+        assert!(matches!(ask(port), Err(CheckError::NotRunning)));
+        let bad = runtime().unwrap().block_on(post(port, "to\nken", &list_projects()));
+        let bad = bad.unwrap_err().to_string();
+        assert_eq!(bad, "the token contains control characters");
     }
 }

@@ -19,7 +19,7 @@ use rmcp::transport::streamable_http_server::{
 };
 use serde_json::json;
 use sluice_core::{ErrorCode, Failure};
-use sluice_engine::{AuditOutcome, Caller, Durability, Engine};
+use sluice_engine::{AuditOutcome, Caller, Durability, Engine, RequestAudit};
 use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
@@ -546,16 +546,16 @@ fn audit_protocol_request(
         && method != "tools/list"
     {
         let ok = status.is_success();
-        gate.engine.audit_request(
+        gate.engine.audit_request(RequestAudit {
             caller,
-            method,
-            None,
-            if ok { AuditOutcome::Ok } else { AuditOutcome::Error },
-            (!ok).then(|| format!("http:{}", status.as_u16())).as_deref(),
-            started.elapsed().as_millis() as u64,
-            None,
-            Durability::Soon,
-        );
+            action: method,
+            project_ref: None,
+            outcome: if ok { AuditOutcome::Ok } else { AuditOutcome::Error },
+            error_code: (!ok).then(|| format!("http:{}", status.as_u16())).as_deref(),
+            duration_ms: started.elapsed().as_millis() as u64,
+            params: None,
+            durability: Durability::Soon,
+        });
     }
 }
 

@@ -18,7 +18,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use sluice_core::{Coded, Failure};
-use sluice_engine::{AuditOutcome, Caller, Durability, Engine, ProjectHandle};
+use sluice_engine::{AuditOutcome, Caller, Durability, Engine, ProjectHandle, RequestAudit};
 use sluice_runner::{
     FindFilesArgs, FindFilesOutput, ListDirectoryArgs, ListDirectoryOutput, ReadFileArgs,
     ReadFileOutput, SearchTextArgs, SearchTextOutput, StatArgs, StatOutput,
@@ -548,16 +548,16 @@ impl ServerHandler for SluiceServer {
         let Some(caller) = caller_of(&context) else {
             return Err(ErrorData::invalid_request("unauthenticated request", None));
         };
-        self.engine.audit_request(
-            &caller,
-            "tools/list",
-            None,
-            AuditOutcome::Ok,
-            None,
-            0,
-            None,
-            Durability::Soon,
-        );
+        self.engine.audit_request(RequestAudit {
+            caller: &caller,
+            action: "tools/list",
+            project_ref: None,
+            outcome: AuditOutcome::Ok,
+            error_code: None,
+            duration_ms: 0,
+            params: None,
+            durability: Durability::Soon,
+        });
         Ok(ListToolsResult {
             result_type: Some(ResultType::COMPLETE),
             tools: self.tool_router.list_all(),
@@ -648,16 +648,16 @@ impl SluiceServer {
         // A read may share a commit with its neighbours; a change or an execution is on disk
         // before its result goes back.
         let read_only = self.is_read_only(&tool);
-        self.engine.audit_request(
-            &caller,
-            &tool,
-            project.as_deref(),
+        self.engine.audit_request(RequestAudit {
+            caller: &caller,
+            action: &tool,
+            project_ref: project.as_deref(),
             outcome,
-            code.as_deref(),
-            started.elapsed().as_millis() as u64,
-            Some(&arguments),
-            if read_only { Durability::Soon } else { Durability::Now },
-        );
+            error_code: code.as_deref(),
+            duration_ms: started.elapsed().as_millis() as u64,
+            params: Some(&arguments),
+            durability: if read_only { Durability::Soon } else { Durability::Now },
+        });
         result
     }
 }

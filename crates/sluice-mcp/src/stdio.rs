@@ -224,7 +224,16 @@ struct Bridge {
     idle: Mutex<Vec<(Instant, Sender)>>,
 }
 
-type Sender = hyper::client::conn::http1::SendRequest<Full<Bytes>>;
+/// One HTTP/1.1 connection to the engine, as the bridge and the connection check hold it.
+pub(crate) type Sender = hyper::client::conn::http1::SendRequest<Full<Bytes>>;
+
+/// Starts HTTP/1.1 on a new connection to the engine; a task of its own drives the connection
+/// for as long as the sender lives.
+pub(crate) async fn handshake(stream: TcpStream) -> Result<Sender, hyper::Error> {
+    let (sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream)).await?;
+    tokio::spawn(conn);
+    Ok(sender)
+}
 
 /// A free connection is reused only this soon after its last response: well within the
 /// engine's idle timeout (`http::HEADER_TIMEOUT`), so it cannot be closing as a request leaves.
@@ -474,10 +483,7 @@ impl Bridge {
             None => {
                 let stream = TcpStream::connect(("127.0.0.1", self.port)).await?;
                 stream.set_nodelay(true)?;
-                let (sender, conn) =
-                    hyper::client::conn::http1::handshake(TokioIo::new(stream)).await?;
-                tokio::spawn(conn);
-                sender
+                handshake(stream).await?
             }
         };
         let res = sender.send_request(req).await?;
@@ -492,7 +498,7 @@ fn is_one_json_line(body: &[u8]) -> bool {
 }
 
 /// The JSON messages carried in an SSE body (`data:` lines, events split by blank lines).
-fn sse_messages(body: &[u8]) -> Vec<Value> {
+pub(crate) fn sse_messages(body: &[u8]) -> Vec<Value> {
     let text = String::from_utf8_lossy(body);
     let mut out = Vec::new();
     let mut data = String::new();

@@ -1,0 +1,164 @@
+//! What happened: `sluice audit` (the audit log, and verifying its chain) and `sluice jobs` (the
+//! stored job history).
+
+use anyhow::Result;
+use clap::Subcommand;
+use serde::Serialize;
+use sluice_core::ProjectId;
+use sluice_engine::{AuditFilter, Engine};
+
+use super::{fail, print_json, shown, time};
+
+#[derive(Subcommand)]
+pub enum AuditCmd {
+    /// Show recent audit entries, newest first.
+    List {
+        #[arg(long, default_value_t = 50)]
+        limit: usize,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Verify the audit chain: detects edited, deleted, reordered or forged entries.
+    Verify,
+}
+
+/// `sluice audit list --json`: one entry, one line each.
+#[derive(Serialize)]
+struct AuditJson<'a> {
+    seq: u64,
+    time_ms: i64,
+    actor: String,
+    action: String,
+    project: Option<&'a ProjectId>,
+    outcome: &'static str,
+    error_code: Option<&'a str>,
+    duration_ms: Option<u64>,
+    detail: Option<String>,
+}
+
+pub fn audit(engine: Engine, cmd: AuditCmd) -> Result<()> {
+    match cmd {
+        AuditCmd::List { limit, json } => {
+            let entries = engine.audit_list(&AuditFilter::default(), limit, None).map_err(fail)?;
+            for e in entries {
+                let r = &e.record;
+                if json {
+                    // One line per entry, keys in the order `print_json` gives them.
+                    let line = serde_json::to_value(AuditJson {
+                        seq: e.seq,
+                        time_ms: r.time_ms,
+                        actor: shown(&r.actor),
+                        action: shown(&r.action),
+                        project: r.project_id.as_ref(),
+                        outcome: r.outcome.as_str(),
+                        error_code: r.error_code.as_deref(),
+                        duration_ms: r.duration_ms,
+                        detail: r.detail.as_deref().map(shown),
+                    })?;
+                    println!("{line}");
+                } else {
+                    println!(
+                        "#{} {} {} {} {}{}{}",
+                        e.seq,
+                        time(Some(r.time_ms)),
+                        shown(&r.actor),
+                        shown(&r.action),
+                        r.outcome.as_str(),
+                        r.project_id.as_ref().map(|p| format!(" {p}")).unwrap_or_default(),
+                        r.error_code.as_ref().map(|c| format!(" [{c}]")).unwrap_or_default(),
+                    );
+                    if let Some(detail) = &r.detail {
+                        println!("    {}", shown(detail));
+                    }
+                }
+            }
+        }
+        AuditCmd::Verify => {
+            let report = engine.audit_verify().map_err(fail)?;
+            match report.first_break {
+                None => println!("Audit chain intact — {} entries verified.", report.entries),
+                Some(b) => {
+                    println!("Audit chain BROKEN at entry #{}: {}", b.seq, b.reason);
+                    std::process::exit(2);
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `sluice jobs --json`: one job.
+#[derive(Serialize)]
+struct JobJson<'a> {
+    id: &'a str,
+    project: &'a str,
+    token: Option<&'a str>,
+    command: String,
+    cwd: String,
+    state: &'a str,
+    error: Option<String>,
+    exit_code: Option<i32>,
+    signal: Option<i32>,
+    created_ms: i64,
+    started_ms: Option<i64>,
+    ended_ms: Option<i64>,
+}
+
+/// `sluice jobs`: the stored job history, oldest first.
+pub fn jobs(engine: Engine, project: Option<&str>, limit: usize, json: bool) -> Result<()> {
+    let only = match project {
+        Some(p) => Some(engine.find_project(p).map_err(fail)?.id),
+        None => None,
+    };
+    let names: std::collections::HashMap<String, String> = engine
+        .projects()
+        .map_err(fail)?
+        .into_iter()
+        .map(|p| (p.id.as_str().to_owned(), p.name))
+        .collect();
+    let list = engine.job_history(only.as_ref(), limit).map_err(fail)?;
+    if json {
+        let v: Vec<_> = list
+            .iter()
+            .map(|j| JobJson {
+                id: &j.id,
+                project: &j.project_id,
+                token: j.token_id.as_deref(),
+                command: shown(&j.command),
+                cwd: shown(&j.cwd),
+                state: &j.state,
+                error: j.error.as_deref().map(shown),
+                exit_code: j.exit_code,
+                signal: j.signal,
+                created_ms: j.created_ms,
+                started_ms: j.started_ms,
+                ended_ms: j.ended_ms,
+            })
+            .collect();
+        print_json(&v)?;
+    } else if list.is_empty() {
+        println!("No jobs yet.");
+    } else {
+        for j in &list {
+            let project = names.get(&j.project_id).map_or(j.project_id.as_str(), String::as_str);
+            let ended = match (j.exit_code, j.signal) {
+                (Some(code), _) => format!(" (exit {code})"),
+                (None, Some(sig)) => format!(" (signal {sig})"),
+                _ => String::new(),
+            };
+            println!("{}  [{}{ended}]  {project}", j.id, j.state);
+            println!("  command:  {}", shown(&j.command));
+            if !j.cwd.is_empty() {
+                println!("  folder:   {}", shown(&j.cwd));
+            }
+            println!("  started:  {}", time(j.started_ms.or(Some(j.created_ms))));
+            if j.ended_ms.is_some() {
+                println!("  ended:    {}", time(j.ended_ms));
+            }
+            if let Some(error) = &j.error {
+                println!("  note:     {}", shown(error));
+            }
+        }
+    }
+    Ok(())
+}

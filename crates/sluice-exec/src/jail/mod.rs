@@ -1,0 +1,396 @@
+//! The job's own view of the machine (Linux): new user, mount, PID and IPC namespaces (and a
+//! network namespace when its network is off), a root assembled from only what the job may see,
+//! no capabilities, and a small init that ends everything the job started when its command ends.
+//!
+//! What the job sees: the system folders (`/usr`, `/etc`, `/opt`, the `/lib*` and `/bin` links,
+//! `/sys`) and the user's toolchains ([`TOOLCHAINS`], the trusted PATH) read-only, with the
+//! credential stores beneath them ([`crate::hide::credential_stores`]) covered; the project and the
+//! job's private folders read-write; a private `/tmp`, `/var/tmp` and `/dev/shm` (the job's own
+//! folders, on disk); a `/dev` with only the harmless devices; its own `/proc`. Nothing else: not
+//! the user's home (a private HOME is in the environment), not Sluice's data folder, not another
+//! project, not a single Unix socket of the host (session and system bus, Docker, X11, agents,
+//! systemd) unless one lives inside an exposed system folder. With the network off, host
+//! abstract sockets are gone with the host's network namespace; otherwise Landlock scopes them.
+//!
+//! Written with the system calls rather than through bubblewrap: Landlock, the second layer, must
+//! be applied after the mounts (a Landlock domain may not change the mount topology) and in the
+//! process that then runs the program; bubblewrap cannot apply it, so it would need a helper binary
+//! shipped beside every engine and an extra `execve` per job.
+//!
+//! Everything is prepared in the parent ([`Jail::new`]: paths, maps, the step list); between fork
+//! and exec [`Jail::enter`] makes only system calls on that data. Paths are resolved in the child
+//! with `openat2(RESOLVE_NO_SYMLINKS)` on canonical paths and mount points are walked component by
+//! component with `O_NOFOLLOW`, and every mount targets `/proc/self/fd/N`: a job that plants a
+//! symlink in its writable folders cannot redirect the next job's mounts (it can only make the
+//! spawn fail). Needs Linux ≥ 5.12 (`mount_setattr`); [`status`] measures whether the kernel
+//! lets this process do all of it, and callers fall back to Landlock alone when not.
+
+mod enter;
+mod probe;
+mod sys;
+
+use std::ffi::{CString, OsStr};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Component, Path, PathBuf};
+use std::sync::OnceLock;
+
+use crate::error::ExecError;
+
+pub(crate) use enter::drop_capabilities;
+
+/// Where a job sees its private folders (HOME, caches, temp): the sandbox's `state_dir` is
+/// mounted here, so nothing of the path to Sluice's data folder is in the job's view.
+pub const JOB_VIEW: &str = "/run/sluice-job";
+
+/// Folders of the user's home that hold toolchains and their caches, exposed read-only when
+/// they exist. Everything else in the home is absent from the job's view.
+pub const TOOLCHAINS: &[&str] = &[
+    ".cargo",
+    ".rustup",
+    ".npm",
+    ".nvm",
+    ".volta",
+    ".fnm",
+    ".bun",
+    ".deno",
+    ".pyenv",
+    ".rbenv",
+    ".gem",
+    ".asdf",
+    ".local/share/mise",
+    ".local/share/pnpm",
+    ".local/bin",
+    ".local/lib",
+    ".cache/pip",
+    ".cache/uv",
+    "go",
+    ".sdkman",
+    ".gradle/caches",
+    ".gradle/wrapper",
+    ".m2/repository",
+    ".dotnet",
+    ".nuget/packages",
+    ".cabal",
+    ".ghcup",
+    ".opam",
+    ".elan",
+    ".pub-cache",
+    "miniconda3",
+    "anaconda3",
+];
+
+/// System folders, read-only (a symlink among them is recreated as the same symlink).
+const SYSTEM: &[&str] = &[
+    "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt", "/nix", "/gnu",
+    "/snap", "/sys",
+];
+
+/// Where the tmpfs behind a copy-on-write folder is mounted in the job's root.
+const OVERLAY_SCRATCH: &str = "/run/sluice-overlay";
+
+/// The most a job may write into its copy of the cargo home (downloads), in memory.
+const OVERLAY_SIZE: &std::ffi::CStr = c"size=2g,mode=0700";
+
+/// The devices a job gets, bound from the host's.
+const DEVICES: &[&str] = &["null", "zero", "full", "random", "urandom", "tty"];
+
+/// What the kernel allows this process: whether jobs can run in namespaces.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JailReport {
+    pub available: bool,
+    /// A sentence for `sluice doctor`, Settings and the approval card.
+    pub summary: String,
+}
+
+/// Measured once: a throw-away child tries the namespaces, the maps, a mount and `/proc`.
+pub fn status() -> JailReport {
+    static STATUS: OnceLock<JailReport> = OnceLock::new();
+    STATUS.get_or_init(probe::probe).clone()
+}
+
+/// A mount point or link inside the job's root, as path components beneath it.
+#[derive(Debug, Clone)]
+struct Dest(Vec<CString>);
+
+#[derive(Debug)]
+enum Step {
+    /// An empty folder (read-only with the root).
+    Dir(Dest),
+    /// A symlink, as on the host (`/lib -> usr/lib`).
+    Link { dest: Dest, target: CString },
+    /// A host folder or file (canonical path) at `dest`.
+    Bind { src: CString, dest: Dest, file: bool, writable: bool, devices: bool },
+    /// Covers what an earlier bind exposed: an empty read-only tmpfs or `/dev/null`.
+    Hide { dest: Dest, file: bool },
+    /// A host folder (canonical path) copy-on-write at `dest`: an overlay whose upper layer is
+    /// a tmpfs of the job's own, mounted at `scratch` (so it goes with the job, and no folder a
+    /// job could have planted a link in is ever part of it).
+    Overlay { lower: CString, dest: Dest, scratch: Dest },
+}
+
+impl Step {
+    fn dest(&self) -> &Dest {
+        match self {
+            Step::Dir(d) | Step::Link { dest: d, .. } | Step::Bind { dest: d, .. } => d,
+            Step::Hide { dest, .. } | Step::Overlay { dest, .. } => dest,
+        }
+    }
+}
+
+/// Everything the child needs, prepared in the parent.
+#[derive(Debug)]
+pub(crate) struct Jail {
+    /// The job's root on disk (canonical; not writable by jobs).
+    root: CString,
+    steps: Vec<Step>,
+    uid_map: Vec<u8>,
+    gid_map: Vec<u8>,
+    new_net: bool,
+    /// The job's end of the socket pair its proxy listener is passed to the engine over
+    /// (`registries` network, [`crate::egress`]).
+    proxy: Option<i32>,
+    cwd: CString,
+}
+
+/// The inputs of a jail, from the sandbox.
+pub(crate) struct JailSpec<'a> {
+    pub root: &'a Path,
+    pub project: &'a Path,
+    pub project_writable: bool,
+    pub state_dir: &'a Path,
+    /// Sub-folders of `state_dir` that become `/tmp` (and `/var/tmp`) and `/dev/shm`.
+    pub tmp: &'a Path,
+    pub shm: &'a Path,
+    pub home: Option<&'a Path>,
+    /// Folders of the trusted PATH and the program's own folder.
+    pub path_dirs: Vec<PathBuf>,
+    /// Folders hidden even when beneath an exposed one (Sluice's data folder).
+    pub hidden: &'a [PathBuf],
+    /// Credential stores, covered when beneath an exposed folder.
+    pub credentials: Vec<PathBuf>,
+    /// Stores granted to the project: bound read-only at their path, which holds no link
+    /// (checked in the parent; opened without following one in the child).
+    pub granted: &'a [PathBuf],
+    /// Host sockets the project opted in to: bound at the path named and at the socket's own.
+    pub sockets: &'a [PathBuf],
+    /// The user's cargo home: it becomes the job's (`JOB_VIEW/cargo`), copy-on-write, so the
+    /// crates and the configuration the user has are there and what cargo downloads is the
+    /// job's own.
+    pub cargo_home: Option<&'a Path>,
+    /// A network namespace of its own: no network, or only the proxy.
+    pub own_network: bool,
+    /// With [`JailSpec::own_network`]: the descriptor (close-on-exec) over which the job's
+    /// proxy listener goes to the engine.
+    pub proxy: Option<i32>,
+    pub cwd: &'a Path,
+}
+
+fn cstr(p: &OsStr) -> Result<CString, ExecError> {
+    CString::new(p.as_bytes())
+        .map_err(|_| ExecError::Invalid("a path of the sandbox contains a NUL byte".into()))
+}
+
+fn dest(p: &Path) -> Result<Dest, ExecError> {
+    let mut parts = Vec::new();
+    for c in p.components() {
+        match c {
+            Component::RootDir => {}
+            Component::Normal(n) => parts.push(cstr(n)?),
+            _ => return Err(ExecError::Invalid(format!("{} is not a plain path", p.display()))),
+        }
+    }
+    Ok(Dest(parts))
+}
+
+impl Jail {
+    pub(crate) fn new(spec: &JailSpec<'_>) -> Result<Jail, ExecError> {
+        let mut steps = Vec::new();
+        let mut exposed: Vec<PathBuf> = Vec::new();
+        let bind = |steps: &mut Vec<Step>,
+                    exposed: &mut Vec<PathBuf>,
+                    at: &Path,
+                    writable: bool,
+                    devices: bool|
+         -> Result<(), ExecError> {
+            let Ok(real) = std::fs::canonicalize(at) else { return Ok(()) };
+            let file = !real.is_dir();
+            steps.push(Step::Bind {
+                src: cstr(real.as_os_str())?,
+                dest: dest(at)?,
+                file,
+                writable,
+                devices,
+            });
+            exposed.push(at.to_path_buf());
+            Ok(())
+        };
+        for sys in SYSTEM {
+            let p = Path::new(sys);
+            match std::fs::symlink_metadata(p) {
+                Ok(m) if m.file_type().is_symlink() => {
+                    let target = std::fs::read_link(p)
+                        .map_err(|e| ExecError::os("reading a system link", e))?;
+                    steps.push(Step::Link { dest: dest(p)?, target: cstr(target.as_os_str())? });
+                }
+                Ok(m) if m.is_dir() => bind(&mut steps, &mut exposed, p, false, false)?,
+                _ => {}
+            }
+        }
+        for d in ["/dev", "/proc", "/run", "/var", "/tmp", "/var/tmp", "/dev/shm"] {
+            steps.push(Step::Dir(dest(Path::new(d))?));
+        }
+        for dev in DEVICES {
+            let p = Path::new("/dev").join(dev);
+            if p.exists() {
+                bind(&mut steps, &mut exposed, &p, true, true)?;
+            }
+        }
+        for (name, target) in [
+            ("fd", "/proc/self/fd"),
+            ("stdin", "/proc/self/fd/0"),
+            ("stdout", "/proc/self/fd/1"),
+            ("stderr", "/proc/self/fd/2"),
+        ] {
+            steps.push(Step::Link {
+                dest: dest(&Path::new("/dev").join(name))?,
+                target: cstr(OsStr::new(target))?,
+            });
+        }
+        // The job's private temp folders, at the usual places.
+        for (at, src) in [("/tmp", spec.tmp), ("/var/tmp", spec.tmp), ("/dev/shm", spec.shm)] {
+            let src = std::fs::canonicalize(src)
+                .map_err(|e| ExecError::os("resolving the job's temp folder", e))?;
+            steps.push(Step::Bind {
+                src: cstr(src.as_os_str())?,
+                dest: dest(Path::new(at))?,
+                file: false,
+                writable: true,
+                devices: false,
+            });
+        }
+        if let Some(home) = spec.home {
+            steps.push(Step::Dir(dest(home)?));
+            for tc in TOOLCHAINS {
+                let p = home.join(tc);
+                if p.is_dir() {
+                    bind(&mut steps, &mut exposed, &p, false, false)?;
+                }
+            }
+        }
+        if let Some(p) = crate::spawn::user_tool_home("RUSTUP_HOME", ".rustup")
+            && p.is_dir()
+            && !exposed.iter().any(|e| p.starts_with(e))
+        {
+            bind(&mut steps, &mut exposed, &p, false, false)?;
+        }
+        for dir in &spec.path_dirs {
+            // Through its links: `/bin` is `/usr/bin`, already there.
+            let Ok(real) = std::fs::canonicalize(dir) else { continue };
+            let dir = &real;
+            let inside = |roots: &[PathBuf]| roots.iter().any(|r| dir.starts_with(r));
+            // Never the home, Sluice's data folder or a folder above them (a PATH with `~`
+            // or `/` in it): those would bring everything beneath into view.
+            let above = |p: &Path| std::fs::canonicalize(p).is_ok_and(|p| p.starts_with(dir));
+            if dir.is_dir()
+                && !inside(&exposed)
+                && !inside(spec.hidden)
+                && !spec.home.is_some_and(above)
+                && !spec.hidden.iter().any(|h| above(h))
+                && !spec.credentials.iter().any(|c| dir.starts_with(c))
+            {
+                bind(&mut steps, &mut exposed, dir, false, false)?;
+            }
+        }
+        bind(&mut steps, &mut exposed, spec.project, spec.project_writable, false)?;
+        // Granted stores at their own path, not through `bind`'s canonicalization: a link
+        // along the path must not choose what is mounted (the child's open refuses one).
+        for g in spec.granted {
+            let Ok(meta) = std::fs::symlink_metadata(g) else { continue };
+            if exposed.iter().any(|e| g.starts_with(e)) || meta.file_type().is_symlink() {
+                continue;
+            }
+            steps.push(Step::Bind {
+                src: cstr(g.as_os_str())?,
+                dest: dest(g)?,
+                file: !meta.is_dir(),
+                writable: false,
+                devices: false,
+            });
+            exposed.push(g.clone());
+        }
+        // Opted-in sockets: only a socket, found through the system's links (`/var/run` is
+        // `/run`), shown where the user named it and where it really is.
+        for named in spec.sockets {
+            use std::os::unix::fs::FileTypeExt;
+            let Ok(real) = std::fs::canonicalize(named) else { continue };
+            if !std::fs::symlink_metadata(&real).is_ok_and(|m| m.file_type().is_socket()) {
+                continue;
+            }
+            let mut at = vec![real.clone()];
+            if named != &real {
+                at.push(named.clone());
+            }
+            for at in at {
+                if exposed.iter().any(|e| at.starts_with(e)) || at.starts_with(JOB_VIEW) {
+                    continue;
+                }
+                steps.push(Step::Bind {
+                    src: cstr(real.as_os_str())?,
+                    dest: dest(&at)?,
+                    file: true,
+                    writable: true,
+                    devices: false,
+                });
+            }
+        }
+        steps.push(Step::Bind {
+            src: cstr(spec.state_dir.as_os_str())?,
+            dest: dest(Path::new(JOB_VIEW))?,
+            file: false,
+            writable: true,
+            devices: false,
+        });
+        let cargo = Path::new(JOB_VIEW).join("cargo");
+        let cargo_home = spec.cargo_home.and_then(|c| Some((c, std::fs::canonicalize(c).ok()?)));
+        if let Some((_, real)) = &cargo_home {
+            steps.push(Step::Overlay {
+                lower: cstr(real.as_os_str())?,
+                dest: dest(&cargo)?,
+                scratch: dest(Path::new(OVERLAY_SCRATCH))?,
+            });
+        }
+        // What must stay hidden even beneath an exposed folder, and in the cargo home's copy.
+        let ro_exposed: Vec<&PathBuf> =
+            exposed.iter().filter(|e| !e.starts_with(spec.project)).collect();
+        for h in spec.credentials.iter().chain(spec.hidden) {
+            let Ok(meta) = std::fs::symlink_metadata(h) else { continue };
+            if meta.file_type().is_symlink() {
+                continue;
+            }
+            if ro_exposed.iter().any(|e| h.starts_with(e) && *e != h) {
+                steps.push(Step::Hide { dest: dest(h)?, file: !meta.is_dir() });
+            }
+            let in_cargo = cargo_home.as_ref().and_then(|(given, real)| {
+                h.strip_prefix(given).or_else(|_| h.strip_prefix(real)).ok()
+            });
+            if let Some(rel) = in_cargo.filter(|r| !r.as_os_str().is_empty()) {
+                steps.push(Step::Hide { dest: dest(&cargo.join(rel))?, file: !meta.is_dir() });
+            }
+        }
+        // Parents before children; a hide after the bind it covers.
+        steps.sort_by_key(|s| (s.dest().0.len(), matches!(s, Step::Hide { .. })));
+
+        let (uid, gid) = (rustix::process::getuid().as_raw(), rustix::process::getgid().as_raw());
+        let root = std::fs::canonicalize(spec.root)
+            .map_err(|e| ExecError::os("resolving the job's root folder", e))?;
+        Ok(Jail {
+            root: cstr(root.as_os_str())?,
+            steps,
+            uid_map: format!("{uid} {uid} 1\n").into_bytes(),
+            gid_map: format!("{gid} {gid} 1\n").into_bytes(),
+            new_net: spec.own_network,
+            proxy: spec.proxy.filter(|_| spec.own_network),
+            cwd: cstr(spec.cwd.as_os_str())?,
+        })
+    }
+}
