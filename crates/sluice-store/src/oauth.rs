@@ -13,8 +13,28 @@
 use rusqlite::{OptionalExtension, Row, params};
 use sluice_core::TokenId;
 
-use crate::seal::{Before, OAUTH_GRANTS, OAUTH_REQUESTS, TOKENS};
+use crate::seal::{Before, SealedTable, TOKENS};
 use crate::{Store, StoreError, now_ms};
+
+/// The authorization requests of hosted assistants: what was asked and the user's decision,
+/// so an edit of the database cannot approve one.
+const OAUTH_REQUESTS: SealedTable = SealedTable {
+    table: "oauth_requests",
+    id: "id",
+    columns: "id, client_id, redirect_uri, code_challenge, resource, user_code, created_ms, \
+              expires_ms, decision, decided_ms",
+    n_columns: 10,
+    scope: false,
+};
+
+/// The grant behind a remote token: which client it was issued to and for which resource.
+const OAUTH_GRANTS: SealedTable = SealedTable {
+    table: "oauth_grants",
+    id: "token_id",
+    columns: "token_id, client_id, client_name, resource",
+    n_columns: 4,
+    scope: false,
+};
 
 /// Registered clients kept; registering more drops the oldest that holds no grant.
 pub const MAX_OAUTH_CLIENTS: usize = 64;

@@ -133,7 +133,7 @@ fn kv_seal(key: &[u8; 32], name: &str, value: &str) -> [u8; 32] {
     seal_of(key, "kv", &[ValueRef::Text(name.as_bytes()), ValueRef::Text(value.as_bytes())], &[])
 }
 
-fn seal_name(key: &str) -> String {
+pub(crate) fn seal_name(key: &str) -> String {
     format!("seal:{key}")
 }
 
@@ -316,26 +316,6 @@ pub(crate) const TOKENS: SealedTable = SealedTable {
     scope: true,
 };
 
-/// The authorization requests of hosted assistants: what was asked and the user's decision,
-/// so an edit of the database cannot approve one.
-pub(crate) const OAUTH_REQUESTS: SealedTable = SealedTable {
-    table: "oauth_requests",
-    id: "id",
-    columns: "id, client_id, redirect_uri, code_challenge, resource, user_code, created_ms, \
-              expires_ms, decision, decided_ms",
-    n_columns: 10,
-    scope: false,
-};
-
-/// The grant behind a remote token: which client it was issued to and for which resource.
-pub(crate) const OAUTH_GRANTS: SealedTable = SealedTable {
-    table: "oauth_grants",
-    id: "token_id",
-    columns: "token_id, client_id, client_name, resource",
-    n_columns: 4,
-    scope: false,
-};
-
 /// Whether a write of a sealed row first checks the row it changes.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Before {
@@ -425,35 +405,6 @@ impl Store {
         let mut conn = self.conn();
         let tx = conn.transaction()?;
         kv_put_sealed(&tx, key, name, text)?;
-        tx.commit()?;
-        Ok(())
-    }
-
-    /// A sealed text value: `None` when it is missing or its seal does not match — the caller
-    /// then assumes the safe value (for the reach setting: off).
-    pub fn sealed_text(&self, name: &str) -> Result<Option<String>, StoreError> {
-        let Some(key) = self.sealing()? else { return self.kv_get(name) };
-        kv_get_sealed(&self.conn(), key, name)
-    }
-
-    /// Sets a sealed text value, or removes it (and its seal) with `None`.
-    pub fn set_sealed_text(&self, name: &str, value: Option<&str>) -> Result<(), StoreError> {
-        let key = self.sealing()?;
-        let mut conn = self.conn();
-        let tx = conn.transaction()?;
-        match (value, key) {
-            (Some(value), Some(key)) => kv_put_sealed(&tx, key, name, value)?,
-            (Some(value), None) => {
-                tx.execute(
-                    "INSERT INTO kv (key, value) VALUES (?1, ?2)
-                     ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-                    params![name, value],
-                )?;
-            }
-            (None, _) => {
-                tx.execute("DELETE FROM kv WHERE key IN (?1, ?2)", params![name, seal_name(name)])?;
-            }
-        }
         tx.commit()?;
         Ok(())
     }
