@@ -158,6 +158,11 @@ fn oauth_error(status: StatusCode, e: OAuthError) -> Response {
     no_store(status, json!({ "error": e.error, "error_description": e.description }))
 }
 
+/// A 400 with the OAuth error `error` (RFC 6749 §5.2, RFC 7591 §3.2.2).
+fn bad_request(error: &'static str, why: String) -> Response {
+    oauth_error(StatusCode::BAD_REQUEST, OAuthError { error, description: why })
+}
+
 async fn resource_metadata(State(door): State<Arc<Door>>) -> Response {
     let reach = &door.reach;
     no_store(
@@ -213,12 +218,7 @@ async fn register(State(door): State<Arc<Door>>, headers: HeaderMap, body: Body)
         redirect_uris: Vec<String>,
         token_endpoint_auth_method: Option<String>,
     }
-    let bad = |why: String| {
-        oauth_error(
-            StatusCode::BAD_REQUEST,
-            OAuthError { error: "invalid_client_metadata", description: why },
-        )
-    };
+    let bad = |why: String| bad_request("invalid_client_metadata", why);
     if !is_content(&headers, "application/json") {
         return bad("send the registration as application/json".into());
     }
@@ -362,12 +362,7 @@ fn page(status: StatusCode, title: &str, body_html: &str, refresh: Option<u32>) 
 }
 
 async fn token(State(door): State<Arc<Door>>, headers: HeaderMap, body: Body) -> Response {
-    let bad = |why: String| {
-        oauth_error(
-            StatusCode::BAD_REQUEST,
-            OAuthError { error: "invalid_request", description: why },
-        )
-    };
+    let bad = |why: String| bad_request("invalid_request", why);
     if !is_content(&headers, "application/x-www-form-urlencoded") {
         return bad("send the token request as application/x-www-form-urlencoded".into());
     }
