@@ -38,7 +38,7 @@ pub use sluice_store::{
     Outcome as AuditOutcome, Project, SecretPreference, SecretSource, TokenRecord, now_ms,
 };
 use sluice_store::{AuditRecord, InstallSecret, Store};
-pub use sluice_store::{Keychain, connections};
+pub use sluice_store::{Keychain, connections, fsperm};
 use tokio::sync::broadcast;
 
 pub use approvals::{AskOutcome, AskRequest, DEFAULT_APPROVAL_TTL, Decision};

@@ -66,23 +66,14 @@ pub fn nudge(data_dir: &Path) {
 
 fn write_private_unsynced(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     use std::io::Write;
-    create_private(path)?.write_all(bytes)
+    sluice_store::fsperm::create_private(path)?.write_all(bytes)
 }
 
 fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     use std::io::Write;
-    let mut f = create_private(path)?;
+    let mut f = sluice_store::fsperm::create_private(path)?;
     f.write_all(bytes)?;
     f.sync_all()
-}
-
-/// Opens `path` for writing from the start, readable by the owner only when it is created.
-fn create_private(path: &Path) -> std::io::Result<std::fs::File> {
-    let mut opts = std::fs::OpenOptions::new();
-    opts.write(true).create(true).truncate(true);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::mode(&mut opts, 0o600);
-    opts.open(path)
 }
 
 /// The port of the engine serving from `data_dir`, if one recorded it.

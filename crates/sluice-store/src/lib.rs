@@ -21,7 +21,7 @@ mod audit;
 pub mod connections;
 mod db;
 mod error;
-mod fsperm;
+pub mod fsperm;
 mod jobs;
 mod kv;
 mod oauth;

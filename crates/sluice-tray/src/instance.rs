@@ -31,7 +31,7 @@ const SHOW: &str = "show";
 
 /// Claims the data folder for this process, or finds that another instance has it.
 pub fn claim(data_dir: &Path) -> Result<Claim> {
-    owner_only_dir(data_dir)
+    sluice_engine::fsperm::create_private_dir(data_dir)
         .with_context(|| format!("cannot create the data folder {}", data_dir.display()))?;
     let lock = OpenOptions::new()
         .read(true)
@@ -52,8 +52,11 @@ pub fn claim(data_dir: &Path) -> Result<Claim> {
     getrandom::fill(&mut bytes).map_err(|e| anyhow::anyhow!("no randomness: {e}"))?;
     let key: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
     let port = listener.local_addr()?.port();
-    write_owner_only(&data_dir.join(INSTANCE), format!("{port} {key}\n").as_bytes())
-        .context("cannot record this instance")?;
+    sluice_engine::fsperm::write_private_atomic(
+        &data_dir.join(INSTANCE),
+        format!("{port} {key}\n").as_bytes(),
+    )
+    .context("cannot record this instance")?;
     Ok(Claim::First(First { lock, listener, key }))
 }
 
@@ -105,27 +108,6 @@ fn knock(data_dir: &Path) -> Result<()> {
 
 fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
-}
-
-fn owner_only_dir(dir: &Path) -> io::Result<()> {
-    let mut builder = std::fs::DirBuilder::new();
-    builder.recursive(true);
-    #[cfg(unix)]
-    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
-    builder.create(dir)
-}
-
-/// Writes `path` whole, readable by the owner only (a new file renamed over the old one).
-fn write_owner_only(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    let tmp = path.with_extension("tmp");
-    let mut options = OpenOptions::new();
-    options.write(true).create(true).truncate(true);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-    let mut file = options.open(&tmp)?;
-    file.write_all(bytes)?;
-    file.sync_all()?;
-    std::fs::rename(&tmp, path)
 }
 
 #[cfg(test)]
