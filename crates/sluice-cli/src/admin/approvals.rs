@@ -7,7 +7,7 @@ use serde::Serialize;
 use sluice_core::AutoRunHit;
 use sluice_engine::Engine;
 
-use super::{fail, print_json, shown, time};
+use super::{fail, print_json, project_filter, shown, time};
 
 #[derive(Subcommand)]
 pub enum ApprovalsCmd {
@@ -168,16 +168,7 @@ struct RuleJson<'a> {
 pub fn rules(engine: Engine, cmd: RulesCmd) -> Result<()> {
     match cmd {
         RulesCmd::List { project, json } => {
-            let only = match project {
-                Some(p) => Some(engine.find_project(&p).map_err(fail)?.id),
-                None => None,
-            };
-            let names: std::collections::HashMap<String, String> = engine
-                .projects()
-                .map_err(fail)?
-                .into_iter()
-                .map(|p| (p.id.as_str().to_owned(), p.name))
-                .collect();
+            let (only, names) = project_filter(&engine, project.as_deref())?;
             let list = engine.allow_rules(only.as_ref()).map_err(fail)?;
             if json {
                 let v: Vec<_> = list

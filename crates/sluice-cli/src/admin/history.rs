@@ -7,7 +7,7 @@ use serde::Serialize;
 use sluice_core::ProjectId;
 use sluice_engine::{AuditFilter, Engine};
 
-use super::{fail, print_json, shown, time};
+use super::{fail, print_json, project_filter, shown, time};
 
 #[derive(Subcommand)]
 pub enum AuditCmd {
@@ -106,16 +106,7 @@ struct JobJson<'a> {
 
 /// `sluice jobs`: the stored job history, oldest first.
 pub fn jobs(engine: Engine, project: Option<&str>, limit: usize, json: bool) -> Result<()> {
-    let only = match project {
-        Some(p) => Some(engine.find_project(p).map_err(fail)?.id),
-        None => None,
-    };
-    let names: std::collections::HashMap<String, String> = engine
-        .projects()
-        .map_err(fail)?
-        .into_iter()
-        .map(|p| (p.id.as_str().to_owned(), p.name))
-        .collect();
+    let (only, names) = project_filter(&engine, project)?;
     let list = engine.job_history(only.as_ref(), limit).map_err(fail)?;
     if json {
         let v: Vec<_> = list

@@ -43,6 +43,25 @@ fn shown(s: &str) -> String {
 /// Prints a `--json` output. Through a `serde_json::Value`, as these outputs always were: its
 /// maps keep keys in alphabetical order (serde_json without `preserve_order`), nested ones
 /// included, and scripts may rely on the order they have always seen.
+/// The project a `--project` filter names (if any), and every project's name by id, for lists
+/// that show one.
+fn project_filter(
+    engine: &sluice_engine::Engine,
+    project: Option<&str>,
+) -> Result<(Option<sluice_core::ProjectId>, std::collections::HashMap<String, String>)> {
+    let only = match project {
+        Some(p) => Some(engine.find_project(p).map_err(fail)?.id),
+        None => None,
+    };
+    let names = engine
+        .projects()
+        .map_err(fail)?
+        .into_iter()
+        .map(|p| (p.id.as_str().to_owned(), p.name))
+        .collect();
+    Ok((only, names))
+}
+
 fn print_json(v: &impl Serialize) -> Result<()> {
     println!("{}", serde_json::to_string_pretty(&serde_json::to_value(v)?)?);
     Ok(())
