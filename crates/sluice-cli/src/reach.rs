@@ -101,13 +101,12 @@ pub fn reach(engine: Engine, cmd: ReachCmd) -> Result<()> {
                 println!("No connection request is waiting.");
             }
             for r in requests {
-                let host = r.redirect_uri.split('/').nth(2).unwrap_or_default().to_owned();
                 println!(
                     "{}  code {}  {} (returns to {}){}",
                     r.id,
                     r.user_code,
                     sluice_core::text::visible(&r.client_name),
-                    sluice_core::text::visible(&host),
+                    sluice_core::text::visible(r.redirect_host()),
                     if r.tampered { "  [changed outside Sluice]" } else { "" }
                 );
             }

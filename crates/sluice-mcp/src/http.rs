@@ -363,12 +363,13 @@ fn bearer(headers: &HeaderMap) -> Result<&str, &'static str> {
     Ok(token)
 }
 
-fn is_json(headers: &HeaderMap) -> bool {
+/// Whether the request's media type (parameters aside) is `want`.
+pub(crate) fn content_type_is(headers: &HeaderMap, want: &str) -> bool {
     headers
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.split(';').next())
-        .is_some_and(|v| v.trim().eq_ignore_ascii_case("application/json"))
+        .is_some_and(|v| v.trim().eq_ignore_ascii_case(want))
 }
 
 /// The gate every request passes before rmcp: the header policy, then admission (token,
@@ -454,7 +455,7 @@ fn header_refusal(gate: &Gate, req: &Request) -> Option<Response> {
     }
     match *req.method() {
         Method::POST => {
-            if !is_json(headers) {
+            if !content_type_is(headers, "application/json") {
                 return Some(plain(
                     StatusCode::UNSUPPORTED_MEDIA_TYPE,
                     "requests must have Content-Type: application/json",

@@ -7,7 +7,6 @@
 //! accepted. [`serve_reach`] follows the setting: it binds when reach is turned on, and closes
 //! the listener and every connection on it the moment reach is turned off or changed.
 
-use std::net::{Ipv4Addr, SocketAddr};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -22,10 +21,9 @@ use sluice_engine::Engine;
 use sluice_engine::reach::{
     AuthorizationState, AuthorizeParams, AuthorizeRefusal, OAuthError, Reach, TokenParams,
 };
-use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
-use crate::http::{Front, build_router, serve};
+use crate::http::{Front, bind, build_router, content_type_is, serve};
 use crate::limits::{Limiter, Limits};
 
 /// How often the setting is read to follow it.
@@ -48,27 +46,34 @@ struct Door {
 /// Follows the reach setting until `shutdown`: serves the remote front on `127.0.0.1:<port>`
 /// while reach is on, with `limits` per token.
 pub async fn serve_reach(engine: Arc<Engine>, limits: Limits, shutdown: CancellationToken) {
-    let mut running: Option<(Reach, CancellationToken)> = None;
+    // The setting being served, and its listener's stop (`None` while its port cannot be
+    // bound: tried again every tick, said once).
+    let mut running: Option<(Reach, Option<CancellationToken>)> = None;
+    let mut failed_port = None;
     loop {
         let wanted = engine.reach().ok().flatten();
         if running.as_ref().map(|(r, _)| r) != wanted.as_ref() {
-            if let Some((_, stop)) = running.take() {
+            if let Some((_, Some(stop))) = running.take() {
                 stop.cancel();
                 tracing::info!("reach from the web stopped");
             }
-            if let Some(reach) = wanted {
-                let stop = shutdown.child_token();
-                match TcpListener::bind(SocketAddr::from((Ipv4Addr::LOCALHOST, reach.port))).await {
-                    Ok(listener) => {
-                        let router = remote_router(engine.clone(), &reach, limits, stop.clone());
-                        tokio::spawn(serve(listener, router, stop.clone()));
-                        tracing::info!(port = reach.port, "reach from the web is on");
-                    }
-                    Err(err) => {
-                        tracing::error!(port = reach.port, %err, "cannot listen for the tunnel");
-                    }
+            running = wanted.map(|reach| (reach, None));
+        }
+        if let Some((reach, listening @ None)) = &mut running {
+            match bind(reach.port).await {
+                Ok(listener) => {
+                    let stop = shutdown.child_token();
+                    let router = remote_router(engine.clone(), reach, limits, stop.clone());
+                    tokio::spawn(serve(listener, router, stop.clone()));
+                    tracing::info!(port = reach.port, "reach from the web is on");
+                    *listening = Some(stop);
+                    failed_port = None;
                 }
-                running = Some((reach, stop));
+                Err(err) if failed_port != Some(reach.port) => {
+                    tracing::error!(%err, "cannot listen for the tunnel; trying again");
+                    failed_port = Some(reach.port);
+                }
+                Err(_) => {}
             }
         }
         tokio::select! {
@@ -219,7 +224,7 @@ async fn register(State(door): State<Arc<Door>>, headers: HeaderMap, body: Body)
         token_endpoint_auth_method: Option<String>,
     }
     let bad = |why: String| bad_request("invalid_client_metadata", why);
-    if !is_content(&headers, "application/json") {
+    if !content_type_is(&headers, "application/json") {
         return bad("send the registration as application/json".into());
     }
     let Some(bytes) = read_body(body).await else { return bad("the body is too large".into()) };
@@ -247,14 +252,6 @@ async fn register(State(door): State<Arc<Door>>, headers: HeaderMap, body: Body)
         ),
         Err(e) => oauth_error(StatusCode::BAD_REQUEST, e),
     }
-}
-
-fn is_content(headers: &HeaderMap, want: &str) -> bool {
-    headers
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.split(';').next())
-        .is_some_and(|v| v.trim().eq_ignore_ascii_case(want))
 }
 
 fn redirect(location: &str) -> Response {
@@ -291,7 +288,6 @@ async fn consent(State(door): State<Arc<Door>>, Path(id): Path<String>) -> Respo
     let state = tokio::task::spawn_blocking(move || engine.authorization_state(&id)).await;
     match state {
         Ok(AuthorizationState::Pending(request)) => {
-            let redirect_host = url_host(&request.redirect_uri);
             let body = format!(
                 "<p><strong>{}</strong> (returning to {}) asks to connect to Sluice on your \
                  computer.</p><p>Approve it in Sluice's tray or with <code>sluice reach \
@@ -299,7 +295,7 @@ async fn consent(State(door): State<Arc<Door>>, Path(id): Path<String>) -> Respo
                  page continues by itself once you decide. Nothing on this page can approve \
                  it.</p>",
                 escape(&request.client_name),
-                escape(&redirect_host),
+                escape(request.redirect_host()),
                 escape(&request.user_code),
             );
             page(StatusCode::OK, "Connect to Sluice?", &body, Some(CONSENT_REFRESH_SECS))
@@ -312,10 +308,6 @@ async fn consent(State(door): State<Arc<Door>>, Path(id): Path<String>) -> Respo
             None,
         ),
     }
-}
-
-fn url_host(uri: &str) -> String {
-    uri.split("://").nth(1).and_then(|rest| rest.split('/').next()).unwrap_or(uri).to_owned()
 }
 
 /// HTML-escapes text for the page.
@@ -363,7 +355,7 @@ fn page(status: StatusCode, title: &str, body_html: &str, refresh: Option<u32>) 
 
 async fn token(State(door): State<Arc<Door>>, headers: HeaderMap, body: Body) -> Response {
     let bad = |why: String| bad_request("invalid_request", why);
-    if !is_content(&headers, "application/x-www-form-urlencoded") {
+    if !content_type_is(&headers, "application/x-www-form-urlencoded") {
         return bad("send the token request as application/x-www-form-urlencoded".into());
     }
     if headers.contains_key(header::AUTHORIZATION) {

@@ -99,6 +99,15 @@ pub struct OAuthRequest {
     pub tampered: bool,
 }
 
+impl OAuthRequest {
+    /// Where the browser returns: the redirect URI's authority (`claude.ai`), for the person
+    /// deciding. The URI was checked against the allow-list when the client registered.
+    pub fn redirect_host(&self) -> &str {
+        let rest = self.redirect_uri.split_once("://").map_or("", |(_, rest)| rest);
+        rest.split(['/', '?', '#']).next().unwrap_or_default()
+    }
+}
+
 /// What [`Store::insert_oauth_request`] needs.
 #[derive(Debug, Clone)]
 pub struct NewOAuthRequest {

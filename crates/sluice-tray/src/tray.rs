@@ -166,13 +166,16 @@ fn approvals_menu(view: &View) -> Result<Submenu> {
 fn requests_menu(view: &View) -> Result<Submenu> {
     let mut entries = Vec::new();
     for r in &view.requests {
-        let host = r.redirect_uri.split('/').nth(2).unwrap_or_default();
         let code = MenuItem::new(
             label(&format!("Code {} — approve only if your browser shows it", r.user_code)),
             false,
             None,
         );
-        let back = MenuItem::new(label(&format!("Returns to {}", ipc::visible(host))), false, None);
+        let back = MenuItem::new(
+            label(&format!("Returns to {}", ipc::visible(r.redirect_host()))),
+            false,
+            None,
+        );
         let approve = MenuItem::with_id(format!("reach-approve:{}", r.id), "Approve", true, None);
         let deny = MenuItem::with_id(format!("reach-deny:{}", r.id), "Deny", true, None);
         entries.push(Submenu::with_id_and_items(
