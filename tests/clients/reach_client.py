@@ -1,6 +1,6 @@
 """Reach from the web, end to end: the official Python MCP SDK's OAuth client (discovery, dynamic
-registration, PKCE, resource indicators, refresh) connects to Sluice through a TLS edge standing
-in for a tunnel (HTTPS with a test certificate, the Host header passed through as tunnels do), a
+registration, PKCE, resource indicators, refresh) connects to Sluice through the tunnel Sluice
+runs (tunnel_edge.py: HTTPS with a test certificate, the Host header passed through as tunnels do), a
 person approves in Sluice's CLI after comparing the code the consent page shows, and then the
 attacks: a wrong redirect URI, a missing PKCE verifier, a token for another resource, a replayed
 code, a refresh token reused after rotation, tokens across the two doors, a revoked remote token,
@@ -9,23 +9,16 @@ and reach turned off mid-session. The script asserts; it prints `OK <checks>` at
 import argparse
 import asyncio
 import base64
-import datetime
 import hashlib
-import ipaddress
 import json
 import os
 import re
 import secrets
 import ssl
 import subprocess
-import tempfile
 from urllib.parse import parse_qs, urlencode, urlparse
 
 import httpx2
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import NameOID
 from mcp import Client
 from mcp.client.auth import OAuthClientProvider, TokenStorage
 from mcp.client.streamable_http import streamable_http_client
@@ -42,69 +35,6 @@ def sluice(*argv):
     out = subprocess.run([args.sluice, *argv], capture_output=True, text=True)
     check(out.returncode == 0, f"sluice {' '.join(argv)}", out.stderr)
     return out.stdout
-
-
-def make_cert(folder):
-    """A self-signed certificate for localhost: the tunnel edge's."""
-    key = ec.generate_private_key(ec.SECP256R1())
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "localhost")])
-    now = datetime.datetime.now(datetime.timezone.utc)
-    cert = (
-        x509.CertificateBuilder()
-        .subject_name(name)
-        .issuer_name(name)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - datetime.timedelta(minutes=5))
-        .not_valid_after(now + datetime.timedelta(days=1))
-        .add_extension(
-            x509.SubjectAlternativeName(
-                [x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]
-            ),
-            critical=False,
-        )
-        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-        .sign(key, hashes.SHA256())
-    )
-    cert_path, key_path = os.path.join(folder, "edge.pem"), os.path.join(folder, "edge.key")
-    with open(cert_path, "wb") as f:
-        f.write(cert.public_bytes(serialization.Encoding.PEM))
-    with open(key_path, "wb") as f:
-        f.write(
-            key.private_bytes(
-                serialization.Encoding.PEM,
-                serialization.PrivateFormat.PKCS8,
-                serialization.NoEncryption(),
-            )
-        )
-    return cert_path, key_path
-
-
-async def edge(port, backend, cert, key):
-    """The tunnel's edge: terminates TLS and forwards the bytes, Host header and all, to the
-    port Sluice listens on for the tunnel."""
-    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    ctx.load_cert_chain(cert, key)
-
-    async def pipe(reader, writer):
-        try:
-            while data := await reader.read(65536):
-                writer.write(data)
-                await writer.drain()
-        except Exception:
-            pass
-        finally:
-            writer.close()
-
-    async def handle(reader, writer):
-        try:
-            b_reader, b_writer = await asyncio.open_connection("127.0.0.1", backend)
-        except OSError:
-            writer.close()
-            return
-        await asyncio.gather(pipe(reader, b_writer), pipe(b_reader, writer))
-
-    return await asyncio.start_server(handle, "127.0.0.1", port, ssl=ctx)
 
 
 class Memory(TokenStorage):
@@ -206,19 +136,16 @@ async def rpc(http, url, token, method="tools/list"):
 async def main():
     global args
     ap = argparse.ArgumentParser()
-    ap.add_argument("--edge-port", type=int, required=True)
-    ap.add_argument("--backend-port", type=int, required=True)
+    ap.add_argument("--base", required=True, help="the public address Sluice's tunnel announced")
+    ap.add_argument("--ca", required=True, help="the tunnel edge's test certificate")
     ap.add_argument("--local-url", required=True)
     ap.add_argument("--sluice", required=True)
     args = ap.parse_args()
-    base = f"https://localhost:{args.edge_port}"
+    base = args.base
     mcp_url = f"{base}/mcp"
     local_token = os.environ["SLUICE_TOKEN"]
 
-    folder = tempfile.mkdtemp()
-    cert, key = make_cert(folder)
-    server = await edge(args.edge_port, args.backend_port, cert, key)
-    verify = ssl.create_default_context(cafile=cert)
+    verify = ssl.create_default_context(cafile=args.ca)
     raw = httpx2.AsyncClient(verify=verify, timeout=30)
     plain = httpx2.AsyncClient(timeout=30)
 
@@ -398,7 +325,6 @@ async def main():
     r = await plain.get(f"{local}/.well-known/oauth-protected-resource/mcp")
     check("authorization_servers" not in r.text, "nor OAuth metadata", (r.status_code, r.text))
 
-    server.close()
     print(f"OK {common.checks} checks")
     os._exit(0)
 

@@ -278,8 +278,10 @@ fn serve(config: EngineConfig, port: u16, limits: sluice_mcp::Limits) -> Result<
         tracing::info!(port, ready_ms = started.elapsed().as_secs_f64() * 1e3, "ready");
         println!("Sluice is serving http://127.0.0.1:{port}/mcp");
         // The remote front follows the reach setting (off unless the user turned it on).
-        tokio::spawn(sluice_mcp::serve_reach(engine.clone(), limits, shutdown.clone()));
+        let reach = tokio::spawn(sluice_mcp::serve_reach(engine.clone(), limits, shutdown.clone()));
         sluice_mcp::serve(listener, router, shutdown).await;
+        // The tunnel Sluice runs goes with it.
+        let _ = tokio::time::timeout(std::time::Duration::from_secs(5), reach).await;
         watcher.abort();
         engine.flush_audit();
         let _ = std::fs::remove_file(sluice_engine::engine_file(&dir));

@@ -5,7 +5,7 @@
 use anyhow::{Result, bail};
 use clap::Subcommand;
 use sluice_engine::Engine;
-use sluice_engine::reach::REQUEST_TTL;
+use sluice_engine::reach::{REQUEST_TTL, ReachRequest, Tunnel, TunnelStatus};
 
 /// The loopback port the tunnel connects to unless told otherwise.
 const DEFAULT_REACH_PORT: u16 = 7879;
@@ -14,9 +14,23 @@ const DEFAULT_REACH_PORT: u16 = 7879;
 pub enum ReachCmd {
     /// Turn reach on: hosted assistants may ask to connect through your tunnel.
     On {
-        /// The tunnel's public address, e.g. https://sluice.example.com (no path).
+        /// The tunnel's public address, e.g. https://sluice.example.com (no path). Leave it
+        /// out when Sluice runs a tunnel that chooses its own (a quick tunnel, Tailscale).
         #[arg(long, value_name = "URL")]
-        url: String,
+        url: Option<String>,
+        /// A tunnel for Sluice to start, watch and stop with reach: `cloudflared` (a quick
+        /// tunnel, a new address every run), `tailscale` (Funnel) or `ngrok`. Without it (and
+        /// without --tunnel-name or --tunnel-command) you run your own tunnel.
+        #[arg(long, value_name = "KIND", value_parser = ["cloudflared", "tailscale", "ngrok"])]
+        tunnel: Option<String>,
+        /// A named Cloudflare tunnel (`cloudflared tunnel run NAME`) for the hostname in --url.
+        #[arg(long, value_name = "NAME", conflicts_with_all = ["tunnel", "tunnel_command"])]
+        tunnel_name: Option<String>,
+        /// Another tunnel program and its arguments, split like a shell would (no shell runs
+        /// it); `{port}` stands for the tunnel port. Without --url, the first https:// address
+        /// it prints is the public one.
+        #[arg(long, value_name = "COMMAND", conflicts_with = "tunnel")]
+        tunnel_command: Option<String>,
         /// The port on 127.0.0.1 your tunnel forwards to (not the local clients' port).
         #[arg(long, default_value_t = DEFAULT_REACH_PORT)]
         port: u16,
@@ -53,14 +67,45 @@ pub enum ReachCmd {
 pub fn reach(engine: Engine, cmd: ReachCmd) -> Result<()> {
     let fail = |f: sluice_core::Failure| anyhow::anyhow!("{}", f.message);
     match cmd {
-        ReachCmd::On { url, port, projects, write, redirects } => {
-            let reach = engine.set_reach(&url, port, &projects, write, &redirects).map_err(fail)?;
+        ReachCmd::On {
+            url,
+            tunnel,
+            tunnel_name,
+            tunnel_command,
+            port,
+            projects,
+            write,
+            redirects,
+        } => {
+            let tunnel = match (tunnel.as_deref(), tunnel_name, tunnel_command) {
+                (Some("cloudflared"), ..) => Some(Tunnel::Cloudflared),
+                (Some("tailscale"), ..) => Some(Tunnel::Tailscale),
+                (Some(_), ..) => Some(Tunnel::Ngrok),
+                (None, Some(name), _) => Some(Tunnel::CloudflaredNamed { name }),
+                (None, None, Some(command)) => Some(Tunnel::Command {
+                    argv: shlex::split(&command)
+                        .ok_or_else(|| anyhow::anyhow!("--tunnel-command: unbalanced quotes"))?,
+                }),
+                (None, None, None) => None,
+            };
+            let req = ReachRequest { url, port, projects, write, redirects, tunnel };
+            let reach = engine.set_reach(&req).map_err(fail)?;
             println!("Reach from the web is on.");
-            println!("  Public MCP URL: {}", reach.resource());
-            println!(
-                "  Your tunnel must forward {} to http://127.0.0.1:{}",
-                reach.public_url, reach.port
-            );
+            if reach.ready() {
+                println!("  Public MCP URL: {}", reach.resource());
+            } else {
+                println!("  Public MCP URL: the tunnel's, once it starts (`sluice reach status`)");
+            }
+            match &reach.tunnel {
+                Some(_) => println!(
+                    "  Sluice (the tray or `sluice serve`) runs the tunnel to http://127.0.0.1:{}",
+                    reach.port
+                ),
+                None => println!(
+                    "  Your tunnel must forward {} to http://127.0.0.1:{}",
+                    reach.public_url, reach.port
+                ),
+            }
             println!(
                 "  Remote assistants may {} in {} project(s); commands in `any` mode are never exposed.",
                 if reach.write {
@@ -82,8 +127,15 @@ pub fn reach(engine: Engine, cmd: ReachCmd) -> Result<()> {
             match engine.reach().map_err(fail)? {
                 None => println!("Reach from the web is off."),
                 Some(reach) => {
-                    println!("Reach from the web is on: {}", reach.resource());
+                    if reach.ready() {
+                        println!("Reach from the web is on: {}", reach.resource());
+                    } else {
+                        println!("Reach from the web is on, waiting for the tunnel's address.");
+                    }
                     println!("  tunnel port: 127.0.0.1:{}", reach.port);
+                    if reach.tunnel.is_some() {
+                        print_tunnel(engine.tunnel_status().map_err(fail)?);
+                    }
                     println!(
                         "  writes: {}",
                         if reach.write { "allowed" } else { "no (read-only)" }
@@ -133,5 +185,18 @@ pub fn reach(engine: Engine, cmd: ReachCmd) -> Result<()> {
             println!("Denied {}.", r.id);
             Ok(())
         }
+    }
+}
+
+/// The tunnel Sluice runs, as its supervisor last recorded it.
+fn print_tunnel(status: Option<TunnelStatus>) {
+    let Some(s) = status else {
+        println!("  tunnel: not started (Sluice starts it when the tray or `sluice serve` runs)");
+        return;
+    };
+    let pid = s.pid.map(|p| format!(" (pid {p})")).unwrap_or_default();
+    println!("  tunnel: {}{pid}, {} restart(s)", s.state, s.restarts);
+    if let Some(message) = s.message {
+        println!("  tunnel said: {}", sluice_core::text::visible(&message));
     }
 }

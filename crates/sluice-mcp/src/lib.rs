@@ -14,6 +14,7 @@ pub mod reach;
 pub mod server;
 pub mod stdio;
 mod tasks;
+mod tunnel;
 mod write;
 
 pub use http::{BindError, bind, router, runtime, serve};

@@ -25,6 +25,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::http::{Front, bind, build_router, content_type_is, serve};
 use crate::limits::{Limiter, Limits};
+use crate::tunnel::{self, TunnelRunner};
 
 /// How often the setting is read to follow it.
 const WATCH_INTERVAL: Duration = Duration::from_millis(500);
@@ -43,42 +44,115 @@ struct Door {
     limiter: Limiter,
 }
 
-/// Follows the reach setting until `shutdown`: serves the remote front on `127.0.0.1:<port>`
-/// while reach is on, with `limits` per token.
+/// Follows the reach setting until `shutdown`: while reach is on, serves the remote front on `127.0.0.1:<port>` with `limits` per token, and runs the tunnel
+/// the setting names.
 pub async fn serve_reach(engine: Arc<Engine>, limits: Limits, shutdown: CancellationToken) {
-    // The setting being served, and its listener's stop (`None` while its port cannot be
-    // bound: tried again every tick, said once).
-    let mut running: Option<(Reach, Option<CancellationToken>)> = None;
-    let mut failed_port = None;
+    let mut owner: Option<Owner> = None;
     loop {
-        let wanted = engine.reach().ok().flatten();
-        if running.as_ref().map(|(r, _)| r) != wanted.as_ref() {
-            if let Some((_, Some(stop))) = running.take() {
-                stop.cancel();
+        // A setting that cannot be read this moment (the database busy) changes nothing: a
+        // tunnel stopped for it would come back with another address.
+        let wanted = match engine.reach() {
+            Ok(wanted) => wanted,
+            Err(f) => {
+                tracing::warn!(code = %f.code, "cannot read the reach setting; keeping it as is");
+                owner.as_ref().and_then(|o| o.listening.as_ref().map(|(r, _)| r.clone()))
+            }
+        };
+        match (wanted, owner.as_mut()) {
+            (Some(reach), Some(owner)) => owner.follow(reach).await,
+            (Some(reach), None) => {
+                let mut started = Owner::new(&engine, limits, &shutdown);
+                started.follow(reach).await;
+                owner = Some(started);
+            }
+            (None, Some(_)) => {
+                if let Some(owner) = owner.take() {
+                    owner.close().await;
+                }
                 tracing::info!("reach from the web stopped");
             }
-            running = wanted.map(|reach| (reach, None));
-        }
-        if let Some((reach, listening @ None)) = &mut running {
-            match bind(reach.port).await {
-                Ok(listener) => {
-                    let stop = shutdown.child_token();
-                    let router = remote_router(engine.clone(), reach, limits, stop.clone());
-                    tokio::spawn(serve(listener, router, stop.clone()));
-                    tracing::info!(port = reach.port, "reach from the web is on");
-                    *listening = Some(stop);
-                    failed_port = None;
-                }
-                Err(err) if failed_port != Some(reach.port) => {
-                    tracing::error!(%err, "cannot listen for the tunnel; trying again");
-                    failed_port = Some(reach.port);
-                }
-                Err(_) => {}
-            }
+            (None, None) => {}
         }
         tokio::select! {
-            _ = shutdown.cancelled() => return,
+            _ = shutdown.cancelled() => break,
             _ = tokio::time::sleep(WATCH_INTERVAL) => {}
+        }
+    }
+    if let Some(owner) = owner {
+        owner.close().await;
+    }
+}
+
+/// Reach while it is on, in the one process that serves the data folder (the tray or `sluice
+/// serve`: the engine's serving lock keeps it one, so there is never a second tunnel announcing
+/// an address of its own).
+struct Owner {
+    engine: Arc<Engine>,
+    limits: Limits,
+    shutdown: CancellationToken,
+    /// The setting served, and its listener's stop (`None` while its port cannot be bound:
+    /// tried again every tick, said once).
+    listening: Option<(Reach, Option<CancellationToken>)>,
+    failed_port: Option<u16>,
+    tunnel: Option<TunnelRunner>,
+}
+
+impl Owner {
+    fn new(engine: &Arc<Engine>, limits: Limits, shutdown: &CancellationToken) -> Owner {
+        Owner {
+            engine: engine.clone(),
+            limits,
+            shutdown: shutdown.clone(),
+            listening: None,
+            failed_port: None,
+            tunnel: None,
+        }
+    }
+
+    /// Serves `reach`: the tunnel it names (started again only when what starts it changed,
+    /// never for an address it announced itself), and the listener for exactly this setting.
+    async fn follow(&mut self, reach: Reach) {
+        let key = tunnel::key_of(&reach);
+        if self.tunnel.as_ref().map(|t| &t.key) != key.as_ref() {
+            if let Some(old) = self.tunnel.take() {
+                old.stop().await;
+            }
+            self.tunnel =
+                key.map(|key| TunnelRunner::start(self.engine.clone(), reach.clone(), key));
+        }
+        if self.listening.as_ref().map(|(r, _)| r) != Some(&reach) {
+            if let Some((_, Some(stop))) = self.listening.take() {
+                stop.cancel();
+                // Time for the old listener to let the port go before the new one binds it.
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            self.listening = Some((reach, None));
+        }
+        let Some((reach, listening @ None)) = &mut self.listening else { return };
+        match bind(reach.port).await {
+            Ok(listener) => {
+                let stop = self.shutdown.child_token();
+                let router = remote_router(self.engine.clone(), reach, self.limits, stop.clone());
+                tokio::spawn(serve(listener, router, stop.clone()));
+                tracing::info!(port = reach.port, "reach from the web is on");
+                *listening = Some(stop);
+                self.failed_port = None;
+            }
+            Err(err) if self.failed_port != Some(reach.port) => {
+                tracing::error!(%err, "cannot listen for the tunnel; trying again");
+                self.failed_port = Some(reach.port);
+            }
+            Err(_) => {}
+        }
+    }
+
+    /// Stops the tunnel and the listener.
+    async fn close(mut self) {
+        if let Some(tunnel) = self.tunnel.take() {
+            tunnel.stop().await;
+        }
+        if let Some((_, Some(stop))) = self.listening.take() {
+            stop.cancel();
         }
     }
 }
@@ -118,9 +192,17 @@ pub(crate) fn remote_router(
 /// Every request: reach still on as configured, the one public `Host`, and within budget for
 /// the unauthenticated endpoints.
 async fn still_on(State(door): State<Arc<Door>>, req: Request, next: Next) -> Response {
-    let current = door.engine.reach().ok().flatten();
-    if current.as_ref() != Some(&door.reach) {
-        return text(StatusCode::NOT_FOUND, "reach from the web is off in Sluice");
+    match door.engine.reach() {
+        Err(_) => return try_again("Sluice is busy; try again"),
+        Ok(None) => return text(StatusCode::NOT_FOUND, "reach from the web is off in Sluice"),
+        // This listener gives way to one for the new setting within a moment.
+        Ok(Some(current)) if current != door.reach => {
+            return try_again("reach from the web just changed in Sluice; try again");
+        }
+        Ok(Some(_)) if !door.reach.ready() => {
+            return try_again("waiting for the tunnel's public address; try again");
+        }
+        Ok(Some(_)) => {}
     }
     let host_ok = req.headers().get_all(header::HOST).iter().count() == 1
         && req
@@ -145,6 +227,13 @@ async fn still_on(State(door): State<Arc<Door>>, req: Request, next: Next) -> Re
         return res;
     }
     next.run(req).await
+}
+
+/// A 503 with `Retry-After: 1`.
+fn try_again(message: &str) -> Response {
+    let mut res = text(StatusCode::SERVICE_UNAVAILABLE, message);
+    res.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+    res
 }
 
 fn text(status: StatusCode, message: &str) -> Response {

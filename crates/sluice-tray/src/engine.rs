@@ -3,7 +3,7 @@
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, mpsc};
 use std::time::Duration;
 
 use anyhow::{Context as _, Result};
@@ -20,6 +20,8 @@ pub struct Shell {
     pub ctx: sluice_ipc::Context,
     data_dir: PathBuf,
     shutdown: CancellationToken,
+    /// Told when reach has stopped its listener and the tunnel Sluice runs.
+    reach_done: Mutex<Option<mpsc::Receiver<()>>>,
 }
 
 impl Shell {
@@ -28,6 +30,11 @@ impl Shell {
     pub fn stop(&self) {
         self.shutdown.cancel();
         let _ = std::fs::remove_file(sluice_engine::engine_file(&self.data_dir));
+        // The tunnel's process group must not outlive the tray.
+        let done = self.reach_done.lock().unwrap_or_else(|p| p.into_inner()).take();
+        if let Some(done) = done {
+            let _ = done.recv_timeout(Duration::from_secs(5));
+        }
         self.engine.flush_audit();
     }
 }
@@ -71,6 +78,9 @@ pub fn start(runtime: &tokio::runtime::Runtime, config: Config) -> Result<Shell>
     let Config { data_dir, port, secret } = config;
     let engine = Engine::open(&EngineConfig::new(data_dir.clone(), secret))
         .map_err(|f| anyhow::anyhow!("cannot open Sluice's data: {}", f.message))?;
+    // As `sluice serve` does: the data folder's one serving engine, crash recovery, stale
+    // approvals aborted, the engine non-dumpable and the jobs' subreaper.
+    engine.start_serving().map_err(|f| anyhow::anyhow!("{}", f.message))?;
     let engine = Arc::new(engine);
     let shutdown = CancellationToken::new();
     let listener = runtime
@@ -80,14 +90,16 @@ pub fn start(runtime: &tokio::runtime::Runtime, config: Config) -> Result<Shell>
         sluice_mcp::router(engine.clone(), port, sluice_mcp::Limits::default(), shutdown.clone());
     sluice_engine::write_engine_file(&data_dir, port).context("cannot record the engine's port")?;
     let (watch_engine, stop) = (engine.clone(), shutdown.clone());
+    let (reach_done, reach_stopped) = mpsc::channel();
     runtime.spawn(async move {
         let watcher = sluice_engine::watch_roots(watch_engine.clone());
         // The remote front follows the reach setting (off unless the user turned it on).
-        tokio::spawn(sluice_mcp::serve_reach(
-            watch_engine,
-            sluice_mcp::Limits::default(),
-            stop.clone(),
-        ));
+        let reach =
+            sluice_mcp::serve_reach(watch_engine, sluice_mcp::Limits::default(), stop.clone());
+        tokio::spawn(async move {
+            reach.await;
+            let _ = reach_done.send(());
+        });
         sluice_mcp::serve(listener, router, stop).await;
         watcher.abort();
     });
@@ -97,7 +109,8 @@ pub fn start(runtime: &tokio::runtime::Runtime, config: Config) -> Result<Shell>
         sluice_binary: sluice_binary(),
         version: env!("CARGO_PKG_VERSION").to_owned(),
     };
-    Ok(Shell { engine, ctx, data_dir, shutdown })
+    let reach_done = Mutex::new(Some(reach_stopped));
+    Ok(Shell { engine, ctx, data_dir, shutdown, reach_done })
 }
 
 /// Engine events → the window and the tray.

@@ -375,6 +375,16 @@ fn tray_menu_approves_denies_always_allows_pauses_and_stops() {
     assert!(!menu.children[0].enabled, "the state line is text, not a control");
     assert!(usable(&menu, &[PAUSE]) && usable(&menu, &[STOP]), "{}", menu.render());
     assert!(menu.find(&|l| l.starts_with("Approvals (")).is_none(), "{}", menu.render());
+    // The tray serves as `sluice serve` does: it holds the data folder's serving lock (and with
+    // it crash recovery, a non-dumpable engine and the jobs' subreaper).
+    let second = Command::new(cli())
+        .args(["serve", "--port", "0"])
+        .env("SLUICE_DATA_DIR", &data)
+        .env("SLUICE_SECRET_STORE", "file")
+        .output()
+        .expect("run sluice serve");
+    let err = String::from_utf8_lossy(&second.stderr);
+    assert!(!second.status.success() && err.contains("already serving"), "{err}");
 
     // A delete waits for the user; the menu shows exactly what would happen, and Approve runs
     // it. The name has what a menu label could swallow: `_` (a mnemonic marker in GTK and

@@ -29,7 +29,9 @@ use sluice_store::{NewOAuthRequest, OAuthClient, OAuthDecision, OAuthRequest};
 use crate::{AuditOutcome, Caller, Engine, EngineEvent, paths, store_failure};
 
 mod token;
+mod tunnel;
 pub use token::{TokenParams, TokenResponse};
+pub use tunnel::{Tunnel, TunnelStatus};
 
 /// The prefix of a remote access token; the local port refuses it whatever the database says.
 pub const REMOTE_TOKEN_PREFIX: &str = "slr_";
@@ -62,8 +64,15 @@ const CHATGPT_CONNECTOR_CALLBACK: &str = "https://chatgpt.com/connector/oauth/";
 /// The reach setting, while it is on.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Reach {
-    /// `https://host[:port]`, no path: the tunnel's public address.
+    /// `https://host[:port]`, no path: the tunnel's public address; empty until a tunnel that
+    /// chooses its own address announced it.
     pub public_url: String,
+    /// Whether `public_url` is what the tunnel announced (else the user gave it).
+    #[serde(default)]
+    pub learned: bool,
+    /// The tunnel Sluice runs, if any; else the user runs their own.
+    #[serde(default)]
+    pub tunnel: Option<Tunnel>,
     /// The loopback port the tunnel connects to (never the local clients' port).
     pub port: u16,
     /// The projects a remote token sees.
@@ -100,6 +109,19 @@ impl Reach {
                     && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
             })
     }
+}
+
+/// What the user asks for when turning reach on.
+#[derive(Debug, Clone, Default)]
+pub struct ReachRequest {
+    /// The public URL; `None` when the tunnel announces its own.
+    pub url: Option<String>,
+    pub port: u16,
+    /// Names or ids; at least one.
+    pub projects: Vec<String>,
+    pub write: bool,
+    pub redirects: Vec<String>,
+    pub tunnel: Option<Tunnel>,
 }
 
 /// An OAuth error response: the registered code (RFC 6749 §5.2, RFC 7591 §3.2.2) and a sentence.
@@ -246,40 +268,68 @@ impl Engine {
         Ok(serde_json::from_str(&text).ok())
     }
 
-    /// Turns reach on (or changes it): the user's decision. `projects` are names or ids; at
-    /// least one. A project whose commands run in `any` mode is exposed without them.
-    pub fn set_reach(
-        &self,
-        public_url: &str,
-        port: u16,
-        projects: &[String],
-        write: bool,
-        redirects: &[String],
-    ) -> Result<Reach, Failure> {
-        let public_url = parse_public_url(public_url)?;
-        if port == 0 {
+    /// Turns reach on (or changes it): the user's decision. A project whose commands run in
+    /// `any` mode is exposed without them.
+    pub fn set_reach(&self, req: &ReachRequest) -> Result<Reach, Failure> {
+        let url = req.url.as_deref().map(str::trim).filter(|u| !u.is_empty());
+        if let Some(tunnel) = &req.tunnel {
+            tunnel.validate(url)?;
+        } else if url.is_none() {
+            return Err(Failure::new(
+                ErrorCode::InvalidArgument,
+                "give the tunnel's public URL (--url https://…), or let Sluice run a tunnel \
+                 (--tunnel)",
+            ));
+        }
+        let given = url.map(parse_public_url).transpose()?;
+        let learned = given.is_none();
+        // The same tunnel keeps running across a change of the rest: keep what it announced.
+        let announced = self.reach()?.filter(|old| {
+            learned && old.learned && old.tunnel == req.tunnel && old.port == req.port
+        });
+        let public_url = given.or(announced.map(|old| old.public_url)).unwrap_or_default();
+        if req.port == 0 {
             return Err(Failure::new(ErrorCode::InvalidArgument, "the reach port must be 1–65535"));
         }
-        if projects.is_empty() {
+        if req.projects.is_empty() {
             return Err(Failure::new(
                 ErrorCode::InvalidArgument,
                 "name at least one project to expose (--project NAME)",
             ));
         }
         let mut ids = Vec::new();
-        for reference in projects {
+        for reference in &req.projects {
             ids.push(self.find_project(reference)?.id);
         }
         ids.sort();
         ids.dedup();
-        let redirects = redirects.iter().map(|r| parse_redirect(r)).collect::<Result<_, _>>()?;
-        let reach = Reach { public_url, port, projects: ids, write, redirects };
-        let text = serde_json::to_string(&reach)
+        let redirects =
+            req.redirects.iter().map(|r| parse_redirect(r)).collect::<Result<_, _>>()?;
+        let reach = Reach {
+            learned,
+            public_url,
+            tunnel: req.tunnel.clone(),
+            port: req.port,
+            projects: ids,
+            write: req.write,
+            redirects,
+        };
+        if reach.tunnel.is_some() {
+            // Said now rather than when the tray first tries to start it.
+            self.tunnel_command(&reach)?;
+        }
+        self.store_reach(&reach)?;
+        self.record_human("reach.on", None, AuditOutcome::Ok, None);
+        Ok(reach)
+    }
+
+    /// Seals `reach` as the setting; every process follows.
+    fn store_reach(&self, reach: &Reach) -> Result<(), Failure> {
+        let text = serde_json::to_string(reach)
             .map_err(|e| Failure::new(ErrorCode::Internal, e.to_string()))?;
         self.store.set_sealed_text(REACH_KEY, Some(&text)).map_err(store_failure)?;
-        self.record_human("reach.on", None, AuditOutcome::Ok, None);
         self.reach_changed();
-        Ok(reach)
+        Ok(())
     }
 
     /// Turns reach off and revokes every remote token; returns how many were revoked.
@@ -306,7 +356,7 @@ impl Engine {
     }
 
     fn reach_on(&self) -> Result<Reach, OAuthError> {
-        self.reach().map_err(OAuthError::internal)?.ok_or_else(|| {
+        self.reach().map_err(OAuthError::internal)?.filter(Reach::ready).ok_or_else(|| {
             OAuthError::new("temporarily_unavailable", "reach from the web is off in Sluice")
         })
     }
@@ -516,8 +566,10 @@ impl Engine {
     /// sealed grant names this server's resource while reach is on.
     pub fn authenticate_remote(&self, presented: &str) -> Result<Caller, Failure> {
         let unauthorized = |m: &str| Failure::new(ErrorCode::Unauthorized, m);
-        let reach =
-            self.reach()?.ok_or_else(|| unauthorized("reach from the web is off in Sluice"))?;
+        let reach = self
+            .reach()?
+            .filter(Reach::ready)
+            .ok_or_else(|| unauthorized("reach from the web is off in Sluice"))?;
         let mut caller = self.authenticate_with(presented, REMOTE_TOKEN_PREFIX)?;
         let grant = self.store.oauth_grant(&caller.token_id).map_err(store_failure)?;
         if grant.is_none_or(|g| g.resource != reach.resource()) {
