@@ -49,6 +49,10 @@ pub const COMMANDS: &[(&str, &str, &str)] = &[
     ("repair_apply", "{ id: string }", "RepairResult"),
     ("list_allow_rules", "{ project: string }", "AllowRuleDto[]"),
     ("remove_allow_rule", "{ project: string; id: number }", "AllowRuleDto[]"),
+    ("reach_state", "Record<string, never>", "ReachStateDto"),
+    ("reach_on", "{ args: ReachOn }", "ReachStateDto"),
+    ("reach_off", "Record<string, never>", "number"),
+    ("reach_decide", "{ id: string; approve: boolean }", "ReachStateDto"),
     ("copy_secret", "{ text: string }", "null"),
     ("check_port", "{ port: number }", "PortCheck"),
     ("window_shown", "{ view: string }", "null"),
@@ -113,6 +117,10 @@ pub fn typescript() -> String {
         DisconnectResult::decl(&cfg),
         ClientHealthDto::decl(&cfg),
         RepairResult::decl(&cfg),
+        ReachSettingDto::decl(&cfg),
+        ConnectionRequestDto::decl(&cfg),
+        ReachStateDto::decl(&cfg),
+        ReachOn::decl(&cfg),
         UiEvent::decl(&cfg),
     ];
     let mut out = String::from(

@@ -91,6 +91,7 @@ export const token = (over: Partial<TokenDto> = {}): TokenDto => ({
   revokedMs: null,
   selfLimit: null,
   selfLimitedMs: null,
+  remote: false,
   ...over,
 });
 

@@ -29,6 +29,7 @@ use sluice_store::{NewOAuthRequest, OAuthClient, OAuthDecision, OAuthRequest};
 use crate::{AuditOutcome, Caller, Engine, EngineEvent, paths, store_failure};
 
 mod token;
+mod view;
 pub use token::{TokenParams, TokenResponse};
 
 /// The prefix of a remote access token; the local port refuses it whatever the database says.
