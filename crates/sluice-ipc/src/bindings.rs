@@ -140,6 +140,10 @@ pub fn typescript() -> String {
     out.push_str(&format!("export const EVENT_CHANNEL = {EVENT_CHANNEL:?};\n\n"));
     let views: Vec<String> = crate::VIEWS.iter().map(|v| format!("{v:?}")).collect();
     out.push_str(&format!("export const VIEWS = [{}] as const;\n\n", views.join(", ")));
+    out.push_str(&format!(
+        "export const DEFAULT_REACH_PORT = {};\n\n",
+        crate::reach::DEFAULT_REACH_PORT
+    ));
     out.push_str("export type Commands = {\n");
     for (name, args, result) in COMMANDS {
         out.push_str(&format!("  {name}: {{ args: {args}; result: {result} }};\n"));

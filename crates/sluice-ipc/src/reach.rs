@@ -13,7 +13,7 @@ use crate::dispatch::Question;
 use crate::*;
 
 /// The loopback port the tunnel forwards to unless the user names one (as `sluice reach on`).
-pub const DEFAULT_REACH_PORT: u16 = 7879;
+pub const DEFAULT_REACH_PORT: u16 = Reach::DEFAULT_PORT;
 
 /// The title of the dialog that confirms turning reach on.
 pub const REACH_TITLE: &str = "Sluice — reach from the web?";

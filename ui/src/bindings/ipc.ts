@@ -747,6 +747,8 @@ export const EVENT_CHANNEL = "engine-event";
 
 export const VIEWS = ["projects", "tokens", "approvals", "jobs", "activity", "settings", "clients"] as const;
 
+export const DEFAULT_REACH_PORT = 7879;
+
 export type Commands = {
   app_state: { args: Record<string, never>; result: AppState };
   set_paused: { args: { paused: boolean }; result: AppState };

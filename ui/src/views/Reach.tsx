@@ -8,13 +8,11 @@
 
 import { useEffect, useState } from "react";
 import { api } from "../api";
+import { DEFAULT_REACH_PORT } from "../bindings/ipc";
 import type { ConnectionRequestDto, ProjectDto, ReachSettingDto, ReachStateDto } from "../bindings/ipc";
 import { ConfirmButton, ErrorLine, Text, Time, errorMessage, useNow } from "../components";
 import { exactTime, visible } from "../format";
 import { INERT_MS, countdown } from "./Approvals";
-
-/** The loopback port the tunnel forwards to unless the user names one (`DEFAULT_REACH_PORT`). */
-export const DEFAULT_REACH_PORT = 7879;
 
 export function ReachPanel(props: {
   reach: ReachStateDto | null;

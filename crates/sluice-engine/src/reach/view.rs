@@ -1,12 +1,18 @@
 //! What the window shows of reach and checks before it asks: the setting `set_reach` would
 //! store (checked, not stored, so the native question names exactly what turning reach on
-//! exposes), one connection request by id whatever its state, and which tokens are remote.
+//! exposes), one connection request by id whatever its state, which tokens are remote, and the
+//! tunnel's default port.
 
 use sluice_core::{ErrorCode, Failure, TokenId};
 use sluice_store::OAuthRequest;
 
 use super::{Reach, parse_public_url, parse_redirect};
 use crate::{Engine, store_failure};
+
+impl Reach {
+    /// The loopback port the tunnel forwards to unless the user names one.
+    pub const DEFAULT_PORT: u16 = 7879;
+}
 
 impl Engine {
     /// The setting [`Engine::set_reach`] would store for these arguments, checked exactly as it
