@@ -4,7 +4,15 @@
 import { useCallback, useEffect, useState } from "react";
 import { api } from "./api";
 import { VIEWS } from "./bindings/ipc";
-import type { ApprovalDto, AppState, JobDto, ProjectDto, StopResult, TokenDto } from "./bindings/ipc";
+import type {
+  ApprovalDto,
+  AppState,
+  JobDto,
+  ProjectDto,
+  ReachStateDto,
+  StopResult,
+  TokenDto,
+} from "./bindings/ipc";
 import { ErrorLine, errorMessage } from "./components";
 import { ActivityView } from "./views/Activity";
 import { ApprovalsView } from "./views/Approvals";
@@ -43,6 +51,7 @@ export function App() {
   const [tokens, setTokens] = useState<TokenDto[]>([]);
   const [approvals, setApprovals] = useState<ApprovalDto[]>([]);
   const [jobs, setJobs] = useState<JobDto[]>([]);
+  const [reach, setReach] = useState<ReachStateDto | null>(null);
   const [jobActivity, setJobActivity] = useState(0);
   const [error, setError] = useState<string | null>(null);
   const [authorizeOpen, setAuthorizeOpen] = useState(false);
@@ -68,6 +77,7 @@ export function App() {
   );
 
   const loadJobs = useCallback(() => guard(async () => setJobs(await api.listJobs())), [guard]);
+  const loadReach = useCallback(() => guard(async () => setReach(await api.reachState())), [guard]);
 
   useEffect(() => {
     void loadState();
@@ -75,6 +85,7 @@ export function App() {
     void loadTokens();
     void loadApprovals();
     void loadJobs();
+    void loadReach();
     let stop: (() => void) | undefined;
     let cancelled = false;
     void api
@@ -84,6 +95,8 @@ export function App() {
             // At once, then the whole state: a stop from the tray or the CLI arrives as a pause.
             setState((s) => (s ? { ...s, paused: e.paused } : s));
             void loadState();
+            // Reach's setting and its connection requests announce themselves this way too.
+            void loadReach();
             break;
           case "projectsChanged":
           case "projectRootLost":
@@ -91,6 +104,7 @@ export function App() {
             break;
           case "tokensChanged":
             void loadTokens();
+            void loadReach();
             break;
           case "approvalRequested":
           case "approvalDecided":
@@ -113,7 +127,7 @@ export function App() {
       cancelled = true;
       stop?.();
     };
-  }, [loadState, loadProjects, loadTokens, loadApprovals, loadJobs]);
+  }, [loadState, loadProjects, loadTokens, loadApprovals, loadJobs, loadReach]);
 
   // Once the state has loaded and a view is drawn, say so: the page's own marker that checks
   // outside it (the package test, `bench app`) wait for, as the e2e test waits for
@@ -332,7 +346,9 @@ export function App() {
             />
           )}
           {view === "activity" && <ActivityView projects={projects} tokens={tokens} />}
-          {view === "settings" && <SettingsView state={state} />}
+          {view === "settings" && (
+            <SettingsView state={state} reach={reach} projects={projects} reloadReach={loadReach} />
+          )}
         </main>
       </div>
     </div>

@@ -15,6 +15,7 @@ import type {
   ErrorCode,
   IpcError,
   JobLogsQuery,
+  ReachOn,
   SandboxSettingsDto,
   SetModes,
   SetNetwork,
@@ -132,6 +133,14 @@ export const api = {
   repairApply: (id: string) => call("repair_apply", { id }),
   /** Whether a port on 127.0.0.1 is free, taken by another program, or this Sluice's own. */
   checkPort: (port: number) => call("check_port", { port }),
+  /** Reach from the web: off, or what it exposes and who asks to connect. */
+  reachState: () => call("reach_state", {}),
+  /** Turns reach on (or changes it); what widens asks in a native dialog first. */
+  reachOn: (args: ReachOn) => call("reach_on", { args }),
+  /** Turns reach off; returns how many remote tokens it revoked. */
+  reachOff: () => call("reach_off", {}),
+  /** Approves (asking natively first) or denies a connection request. */
+  reachDecide: (id: string, approve: boolean) => call("reach_decide", { id, approve }),
   /** Tells the tray the page has drawn `view` (logged; see `App`). */
   windowShown: (view: string) => call("window_shown", { view }),
 

@@ -7,9 +7,6 @@ use clap::Subcommand;
 use sluice_engine::Engine;
 use sluice_engine::reach::{REQUEST_TTL, ReachRequest, Tunnel, TunnelStatus};
 
-/// The loopback port the tunnel connects to unless told otherwise.
-const DEFAULT_REACH_PORT: u16 = 7879;
-
 #[derive(Subcommand)]
 pub enum ReachCmd {
     /// Turn reach on: hosted assistants may ask to connect through your tunnel.
@@ -32,7 +29,7 @@ pub enum ReachCmd {
         #[arg(long, value_name = "COMMAND", conflicts_with = "tunnel")]
         tunnel_command: Option<String>,
         /// The port on 127.0.0.1 your tunnel forwards to (not the local clients' port).
-        #[arg(long, default_value_t = DEFAULT_REACH_PORT)]
+        #[arg(long, default_value_t = sluice_engine::reach::DEFAULT_PORT)]
         port: u16,
         /// A project remote assistants may use (repeat for more). At least one.
         #[arg(long = "project", value_name = "NAME", required = true)]

@@ -49,6 +49,10 @@ pub const COMMANDS: &[(&str, &str, &str)] = &[
     ("repair_apply", "{ id: string }", "RepairResult"),
     ("list_allow_rules", "{ project: string }", "AllowRuleDto[]"),
     ("remove_allow_rule", "{ project: string; id: number }", "AllowRuleDto[]"),
+    ("reach_state", "Record<string, never>", "ReachStateDto"),
+    ("reach_on", "{ args: ReachOn }", "ReachStateDto"),
+    ("reach_off", "Record<string, never>", "number"),
+    ("reach_decide", "{ id: string; approve: boolean }", "ReachStateDto"),
     ("copy_secret", "{ text: string }", "null"),
     ("check_port", "{ port: number }", "PortCheck"),
     ("window_shown", "{ view: string }", "null"),
@@ -113,6 +117,10 @@ pub fn typescript() -> String {
         DisconnectResult::decl(&cfg),
         ClientHealthDto::decl(&cfg),
         RepairResult::decl(&cfg),
+        ReachSettingDto::decl(&cfg),
+        ConnectionRequestDto::decl(&cfg),
+        ReachStateDto::decl(&cfg),
+        ReachOn::decl(&cfg),
         UiEvent::decl(&cfg),
     ];
     let mut out = String::from(
@@ -132,6 +140,10 @@ pub fn typescript() -> String {
     out.push_str(&format!("export const EVENT_CHANNEL = {EVENT_CHANNEL:?};\n\n"));
     let views: Vec<String> = crate::VIEWS.iter().map(|v| format!("{v:?}")).collect();
     out.push_str(&format!("export const VIEWS = [{}] as const;\n\n", views.join(", ")));
+    out.push_str(&format!(
+        "export const DEFAULT_REACH_PORT = {};\n\n",
+        crate::reach::DEFAULT_REACH_PORT
+    ));
     out.push_str("export type Commands = {\n");
     for (name, args, result) in COMMANDS {
         out.push_str(&format!("  {name}: {{ args: {args}; result: {result} }};\n"));

@@ -157,6 +157,22 @@ pub fn call(api: &Api<'_>, cmd: &str, args: Value) -> Result<Value, IpcError> {
             let (project, id) = arg!(args, project: String, id: i64);
             out(remove_allow_rule(e, &project, id))
         }
+        "reach_state" => out(reach::reach_state(e)),
+        "reach_on" => {
+            let args = arg!(args, args: ReachOn);
+            let (req, next) = reach::check_reach_on(e, &args)?;
+            api.ask(reach::reach_question(e, e.reach()?.as_ref(), &next)?)?;
+            out(reach::reach_on(e, &req))
+        }
+        "reach_off" => out(reach::reach_off(e)),
+        "reach_decide" => {
+            let (id, approve) = arg!(args, id: String, approve: bool);
+            let request = reach::decidable_request(e, &id)?;
+            if approve {
+                api.ask(reach::connect_question(e, &request)?)?;
+            }
+            out(reach::reach_decide(e, &id, approve))
+        }
         "copy_secret" => out(api.desktop.copy_secret(arg!(args, text: String))),
         "check_port" => out(check_port(ctx, arg!(args, port: u16))),
         "window_shown" => out(window_shown(&arg!(args, view: String))),

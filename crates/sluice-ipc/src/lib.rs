@@ -9,6 +9,7 @@ mod connect;
 pub mod dispatch;
 mod dto;
 mod jobs;
+pub mod reach;
 pub mod wire;
 
 use std::path::{Path, PathBuf};
@@ -271,7 +272,8 @@ fn clean_patterns(patterns: &[String]) -> Vec<String> {
 
 pub fn list_tokens(engine: &Engine) -> Res<Vec<TokenDto>> {
     let names = project_names(engine)?;
-    Ok(engine.tokens()?.iter().map(|t| TokenDto::new(t, &names)).collect())
+    let remote = engine.remote_token_ids()?;
+    Ok(engine.tokens()?.iter().map(|t| TokenDto::new(t, &names, &remote)).collect())
 }
 
 /// Longest expiry the window offers, to keep the arithmetic and the promise sane.
@@ -306,12 +308,13 @@ pub fn create_token(engine: &Engine, ctx: &Context, args: CreateToken) -> Res<Cr
             note: s.note.map(str::to_owned),
         })
         .collect();
-    Ok(CreatedToken { token: TokenDto::new(&record, &names), secret, snippets })
+    Ok(CreatedToken { token: TokenDto::new(&record, &names, &[]), secret, snippets })
 }
 
 pub fn revoke_token(engine: &Engine, id: &str) -> Res<TokenDto> {
     let names = project_names(engine)?;
-    Ok(TokenDto::new(&engine.revoke_token(id)?, &names))
+    let remote = engine.remote_token_ids()?;
+    Ok(TokenDto::new(&engine.revoke_token(id)?, &names, &remote))
 }
 
 /// The native question before lifting the limit an assistant put on its own token: restoring
@@ -340,7 +343,8 @@ pub fn restore_token_question(engine: &Engine, id: &str) -> Res<String> {
 /// Lifts the limit an assistant put on its own token (after [`restore_token_question`]).
 pub fn restore_token(engine: &Engine, id: &str) -> Res<TokenDto> {
     let names = project_names(engine)?;
-    Ok(TokenDto::new(&engine.lift_token_limit(id)?, &names))
+    let remote = engine.remote_token_ids()?;
+    Ok(TokenDto::new(&engine.lift_token_limit(id)?, &names, &remote))
 }
 
 /// At most this many audit entries per page.

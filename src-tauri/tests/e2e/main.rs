@@ -9,9 +9,10 @@
 //! starts a job, the user approves it, the Jobs view shows it running with its live log, and the
 //! user cancels it from the window. An exact command approved with "Always allow" runs again
 //! without asking until the user removes the rule from the project. Then the emergency stop:
-//! the client is refused with `stopped` until the user resumes. Last, one-click Connect for
-//! Cursor against the app's temporary home folder (`connect.rs`). Every step asserts on what
-//! the window shows.
+//! the client is refused with `stopped` until the user resumes. Then one-click Connect for
+//! Cursor against the app's temporary home folder (`connect.rs`), and reach from the web turned
+//! on, a connection request made over its real port approved, and reach turned off
+//! (`reach.rs`). Every step asserts on what the window shows.
 //!
 //! The tray menu has a test of its own (`tray.rs`): the tray process under a stand-in
 //! desktop panel on a private D-Bus (`tray_host.rs`), its menu read and clicked over D-Bus.
@@ -25,6 +26,7 @@
 mod client;
 mod connect;
 mod driver;
+mod reach;
 mod tray;
 mod tray_host;
 
@@ -391,6 +393,10 @@ async fn window_token_client_pause_resume_approvals_jobs_stop() {
     poll_until(|| login_item().is_none().then_some(())).await;
 
     connect::connect_and_disconnect_cursor(&s, &cursor).await;
+
+    // Reach from the web: on from Settings, a connection over the tunnel's port approved in the
+    // window, then off (`reach.rs`).
+    reach::on_approve_off(&s, "e2e-app").await;
 
     // One Sluice per data folder: a second launch asks the first to show its window and exits,
     // and the first keeps serving.

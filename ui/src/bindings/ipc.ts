@@ -250,7 +250,12 @@ scope: Array<ScopeEntry> | null, createdMs: number, lastUsedMs: number | null, e
  * The limit the assistant put on this token itself (`drop_privileges`): `read-only` or
  * `paused`; `null` when none. Only the user lifts it (`restore_token`).
  */
-selfLimit: string | null, selfLimitedMs: number | null, };
+selfLimit: string | null, selfLimitedMs: number | null, 
+/**
+ * Issued to a hosted assistant through reach from the web (OAuth), not created by the
+ * user; turning reach off revokes it.
+ */
+remote: boolean, };
 
 export type CreateToken = { label: string, 
 /**
@@ -658,11 +663,91 @@ note: string,
  */
 health: ClientHealthDto, reloadHint: string, };
 
+export type ReachSettingDto = { 
+/**
+ * `https://host[:port]`: the tunnel's public address.
+ */
+publicUrl: string, 
+/**
+ * The address to give the hosted assistant: `<publicUrl>/mcp`.
+ */
+connectorUrl: string, 
+/**
+ * The port on 127.0.0.1 the tunnel forwards to.
+ */
+port: number, 
+/**
+ * The projects a remote token sees, by id and name (`null`: removed since).
+ */
+projects: Array<ScopeEntry>, 
+/**
+ * Remote tokens may change files (else they only read).
+ */
+write: boolean, 
+/**
+ * Redirect URIs allowed beside ChatGPT's and Claude's published callbacks.
+ */
+redirects: Array<string>, };
+
+export type ConnectionRequestDto = { id: string, clientName: string, 
+/**
+ * Where the browser returns after the decision (`claude.ai`).
+ */
+redirectHost: string, 
+/**
+ * The code the consent page shows (`ABCD-EFGH`): approve only the request whose code the
+ * user's own browser shows.
+ */
+code: string, createdMs: number, expiresMs: number, 
+/**
+ * Changed in the database outside Sluice: it cannot be approved.
+ */
+tampered: boolean, };
+
+export type ReachStateDto = { 
+/**
+ * `null` while reach is off (the default).
+ */
+setting: ReachSettingDto | null, 
+/**
+ * Connection requests waiting for the user, oldest first; empty while reach is off.
+ */
+requests: Array<ConnectionRequestDto>, 
+/**
+ * Tokens issued to hosted assistants that are not revoked (turning reach off revokes
+ * them all).
+ */
+remoteTokens: number, };
+
+export type ReachOn = { 
+/**
+ * `https://host[:port]`, without a path, query or fragment.
+ */
+url: string, 
+/**
+ * Project ids or names; at least one.
+ */
+projects: Array<string>, 
+/**
+ * Let remote tokens change files and run what each project allows (never `any` mode).
+ */
+write: boolean, 
+/**
+ * The loopback port the tunnel forwards to; `null`: 7879.
+ */
+port: number | null, 
+/**
+ * Extra redirect URIs to accept, exactly; `null`: none.
+ */
+redirects: Array<string> | null, };
+
 export type UiEvent = { "kind": "projectsChanged" } | { "kind": "tokensChanged" } | { "kind": "accessChanged", paused: boolean, } | { "kind": "projectRootLost", id: string, reason: string, } | { "kind": "approvalRequested", id: string, } | { "kind": "approvalDecided", id: string, state: string, } | { "kind": "openView", view: string, } | { "kind": "jobChanged", id: string, state: JobStateDto, } | { "kind": "jobActivity", id: string, };
 
 export const EVENT_CHANNEL = "engine-event";
 
 export const VIEWS = ["projects", "tokens", "approvals", "jobs", "activity", "settings", "clients"] as const;
+
+export const DEFAULT_REACH_PORT = 7879;
 
 export type Commands = {
   app_state: { args: Record<string, never>; result: AppState };
@@ -702,6 +787,10 @@ export type Commands = {
   repair_apply: { args: { id: string }; result: RepairResult };
   list_allow_rules: { args: { project: string }; result: AllowRuleDto[] };
   remove_allow_rule: { args: { project: string; id: number }; result: AllowRuleDto[] };
+  reach_state: { args: Record<string, never>; result: ReachStateDto };
+  reach_on: { args: { args: ReachOn }; result: ReachStateDto };
+  reach_off: { args: Record<string, never>; result: number };
+  reach_decide: { args: { id: string; approve: boolean }; result: ReachStateDto };
   copy_secret: { args: { text: string }; result: null };
   check_port: { args: { port: number }; result: PortCheck };
   window_shown: { args: { view: string }; result: null };

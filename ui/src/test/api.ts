@@ -6,7 +6,7 @@
 import { vi, type Mock } from "vitest";
 import type { Api } from "../api";
 import type { UiEvent } from "../bindings/ipc";
-import { autorunDefaults, portCheck, state } from "./fixtures";
+import { autorunDefaults, portCheck, reachOff, state } from "./fixtures";
 
 export const CLIPBOARD_CLEAR_MS = 60_000;
 
@@ -60,6 +60,10 @@ export const api: Mocked = {
   repairPreview: vi.fn(),
   repairApply: vi.fn(),
   checkPort: vi.fn(),
+  reachState: vi.fn(),
+  reachOn: vi.fn(),
+  reachOff: vi.fn(),
+  reachDecide: vi.fn(),
   windowShown: vi.fn(),
   startAtLogin: vi.fn(),
   setStartAtLogin: vi.fn(),
@@ -96,6 +100,7 @@ export function resetApi(): void {
   m.verifyAudit.mockResolvedValue({ entries: 0, intact: true, breakAt: null, breakReason: null });
   m.copy.mockResolvedValue();
   m.checkPort.mockImplementation(async (port) => portCheck(port));
+  m.reachState.mockResolvedValue(reachOff());
   m.windowShown.mockResolvedValue(null);
   m.startAtLogin.mockResolvedValue(false);
   m.setStartAtLogin.mockResolvedValue();

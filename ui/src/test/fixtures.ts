@@ -6,11 +6,13 @@ import type {
   ClientDto,
   ClientHealthDto,
   ConfigPreview,
+  ConnectionRequestDto,
   ConnectResult,
   CreatedToken,
   JobDto,
   PortCheck,
   ProjectDto,
+  ReachStateDto,
   RepairResult,
   SandboxDto,
   TokenDto,
@@ -91,6 +93,7 @@ export const token = (over: Partial<TokenDto> = {}): TokenDto => ({
   revokedMs: null,
   selfLimit: null,
   selfLimitedMs: null,
+  remote: false,
   ...over,
 });
 
@@ -270,5 +273,35 @@ export const connectResult = (over: Partial<ConnectResult> = {}): ConnectResult 
   plainText: true,
   check: { ok: true, message: "list_projects answered, 1 project(s) visible" },
   reloadHint: "Refresh the MCP list in the client's settings, or restart it.",
+  ...over,
+});
+
+/** Reach from the web, off (the default). */
+export const reachOff = (): ReachStateDto => ({ setting: null, requests: [], remoteTokens: 0 });
+
+/** A hosted assistant asking to connect, waiting for ten minutes from now. */
+export const connectionRequest = (over: Partial<ConnectionRequestDto> = {}): ConnectionRequestDto => ({
+  id: "slrq_aaaaaaaaaaaaaaaa",
+  clientName: "Claude",
+  redirectHost: "claude.ai",
+  code: "ABCD-EFGH",
+  createdMs: Date.now(),
+  expiresMs: Date.now() + 600_000,
+  tampered: false,
+  ...over,
+});
+
+/** Reach from the web, on for my-app, read-only. */
+export const reachOn = (over: Partial<ReachStateDto> = {}): ReachStateDto => ({
+  setting: {
+    publicUrl: "https://sluice.example.com",
+    connectorUrl: "https://sluice.example.com/mcp",
+    port: 7879,
+    projects: [{ id: "proj_aaaaaaaaaaaaaaaa", name: "my-app" }],
+    write: false,
+    redirects: [],
+  },
+  requests: [],
+  remoteTokens: 0,
   ...over,
 });

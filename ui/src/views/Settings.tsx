@@ -2,12 +2,19 @@
 
 import { useEffect, useState } from "react";
 import { api } from "../api";
-import type { AppState, PortCheck, RegistryDto } from "../bindings/ipc";
+import type { AppState, PortCheck, ProjectDto, ReachStateDto, RegistryDto } from "../bindings/ipc";
 import { AddField, ErrorLine, Text, errorMessage } from "../components";
 import { visible } from "../format";
+import { ReachPanel } from "./Reach";
 import { Guarantees, layerLine } from "./Sandbox";
 
-export function SettingsView({ state }: { state: AppState | null }) {
+export function SettingsView(props: {
+  state: AppState | null;
+  reach?: ReachStateDto | null;
+  projects?: ProjectDto[];
+  reloadReach?: () => Promise<void>;
+}) {
+  const { state } = props;
   if (!state) return null;
   return (
     <section aria-label="Settings">
@@ -29,6 +36,14 @@ export function SettingsView({ state }: { state: AppState | null }) {
             : state.paused
               ? "Paused — every request is refused"
               : "On"}
+        </dd>
+        <dt>Reach from the web</dt>
+        <dd>
+          <ReachPanel
+            reach={props.reach ?? null}
+            projects={props.projects ?? []}
+            reload={props.reloadReach ?? (async () => {})}
+          />
         </dd>
         <dt>Start at login</dt>
         <dd>

@@ -72,6 +72,15 @@ export function TokensView(props: {
               <tr key={t.id} data-testid="token-row">
                 <td>
                   <Text>{t.label}</Text>
+                  {t.remote && (
+                    <span
+                      className="badge neutral"
+                      data-testid="token-remote"
+                      title="Issued to a hosted assistant through reach from the web; turning reach off revokes it"
+                    >
+                      remote
+                    </span>
+                  )}
                 </td>
                 <td>
                   {t.scope === null

@@ -30,8 +30,12 @@ use crate::{AuditOutcome, Caller, Engine, EngineEvent, paths, store_failure};
 
 mod token;
 mod tunnel;
+mod view;
 pub use token::{TokenParams, TokenResponse};
 pub use tunnel::{Tunnel, TunnelStatus};
+
+/// The loopback port the tunnel forwards to unless the user names one.
+pub const DEFAULT_PORT: u16 = 7879;
 
 /// The prefix of a remote access token; the local port refuses it whatever the database says.
 pub const REMOTE_TOKEN_PREFIX: &str = "slr_";
@@ -271,6 +275,15 @@ impl Engine {
     /// Turns reach on (or changes it): the user's decision. A project whose commands run in
     /// `any` mode is exposed without them.
     pub fn set_reach(&self, req: &ReachRequest) -> Result<Reach, Failure> {
+        let reach = self.check_reach(req)?;
+        self.store_reach(&reach)?;
+        self.record_human("reach.on", None, AuditOutcome::Ok, None);
+        Ok(reach)
+    }
+
+    /// The setting [`Engine::set_reach`] would store for `req`, checked but not stored (the
+    /// window's question names exactly what turning reach on exposes).
+    pub fn check_reach(&self, req: &ReachRequest) -> Result<Reach, Failure> {
         let url = req.url.as_deref().map(str::trim).filter(|u| !u.is_empty());
         if let Some(tunnel) = &req.tunnel {
             tunnel.validate(url)?;
@@ -318,8 +331,6 @@ impl Engine {
             // Said now rather than when the tray first tries to start it.
             self.tunnel_command(&reach)?;
         }
-        self.store_reach(&reach)?;
-        self.record_human("reach.on", None, AuditOutcome::Ok, None);
         Ok(reach)
     }
 

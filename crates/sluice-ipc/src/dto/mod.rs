@@ -8,11 +8,13 @@ use ts_rs::TS;
 mod approval;
 mod audit;
 mod project;
+mod reach;
 mod token;
 
 pub use approval::*;
 pub use audit::*;
 pub use project::*;
+pub use reach::*;
 pub use token::*;
 
 /// Every error the window receives: a stable code to branch on and a message to show.

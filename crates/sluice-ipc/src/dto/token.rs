@@ -32,10 +32,18 @@ pub struct TokenDto {
     pub self_limit: Option<String>,
     #[ts(type = "number | null")]
     pub self_limited_ms: Option<i64>,
+    /// Issued to a hosted assistant through reach from the web (OAuth), not created by the
+    /// user; turning reach off revokes it.
+    pub remote: bool,
 }
 
 impl TokenDto {
-    pub(crate) fn new(t: &TokenRecord, names: &[(String, String)]) -> TokenDto {
+    /// `remote`: the ids of the tokens issued to hosted assistants.
+    pub(crate) fn new(
+        t: &TokenRecord,
+        names: &[(String, String)],
+        remote: &[sluice_core::TokenId],
+    ) -> TokenDto {
         TokenDto {
             id: t.id.as_str().to_owned(),
             label: t.label.clone(),
@@ -53,6 +61,7 @@ impl TokenDto {
             revoked_ms: t.revoked_ms,
             self_limit: t.self_limit.map(|(l, _)| l.as_str().to_owned()),
             self_limited_ms: t.self_limit.map(|(_, at)| at),
+            remote: remote.contains(&t.id),
         }
     }
 }

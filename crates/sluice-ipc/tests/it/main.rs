@@ -7,3 +7,4 @@ mod commands;
 mod connect;
 mod dispatch;
 mod jobs;
+mod reach;

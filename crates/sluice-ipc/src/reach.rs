@@ -1,0 +1,226 @@
+//! Reach from the web in the window: the state Settings shows, turning it on (after a native
+//! question that names what it exposes) and off, and the user's decision on a connection
+//! request (approving asks natively too: it lets an assistant on the internet in).
+//!
+//! Everything a hosted assistant chose (its name, where it returns) reaches the window and the
+//! questions through [`visible`].
+
+use sluice_core::{ErrorCode, Failure, TokenId};
+use sluice_engine::reach::{REQUEST_TTL, Reach, ReachRequest};
+use sluice_engine::{Engine, OAuthDecision, OAuthRequest};
+
+use crate::dispatch::Question;
+use crate::*;
+
+/// The loopback port the tunnel forwards to unless the user names one (as `sluice reach on`).
+pub const DEFAULT_REACH_PORT: u16 = sluice_engine::reach::DEFAULT_PORT;
+
+/// The title of the dialog that confirms turning reach on.
+pub const REACH_TITLE: &str = "Sluice — reach from the web?";
+/// The title of the dialog that confirms letting a hosted assistant connect.
+pub const CONNECT_TITLE: &str = "Sluice — let an assistant connect?";
+
+/// Whether reach is on, what it exposes, who asks to connect, how many remote tokens live.
+pub fn reach_state(engine: &Engine) -> Res<ReachStateDto> {
+    let remote = engine.remote_token_ids()?;
+    let remote_tokens = engine
+        .tokens()?
+        .iter()
+        .filter(|t| t.revoked_ms.is_none() && remote.contains(&t.id))
+        .count();
+    let Some(reach) = engine.reach()? else {
+        return Ok(ReachStateDto {
+            setting: None,
+            requests: Vec::new(),
+            remote_tokens: count(remote_tokens),
+        });
+    };
+    let names = project_names(engine)?;
+    let requests = engine.oauth_requests()?.iter().map(request_dto).collect();
+    Ok(ReachStateDto {
+        setting: Some(setting_dto(&reach, &names)),
+        requests,
+        remote_tokens: count(remote_tokens),
+    })
+}
+
+fn count(n: usize) -> u32 {
+    u32::try_from(n).unwrap_or(u32::MAX)
+}
+
+fn setting_dto(reach: &Reach, names: &[(String, String)]) -> ReachSettingDto {
+    ReachSettingDto {
+        public_url: reach.public_url.clone(),
+        connector_url: reach.resource(),
+        port: reach.port,
+        projects: reach
+            .projects
+            .iter()
+            .map(|id| ScopeEntry { id: id.as_str().to_owned(), name: name_of(names, id.as_str()) })
+            .collect(),
+        write: reach.write,
+        redirects: reach.redirects.clone(),
+    }
+}
+
+fn request_dto(r: &OAuthRequest) -> ConnectionRequestDto {
+    ConnectionRequestDto {
+        id: r.id.clone(),
+        client_name: visible(&r.client_name),
+        redirect_host: visible(r.redirect_host()),
+        code: r.user_code.clone(),
+        created_ms: r.created_ms,
+        expires_ms: r.expires_ms,
+        tampered: r.tampered,
+    }
+}
+
+/// Checks what the window sent, exactly as turning reach on would: a bad URL, port, project or
+/// redirect URI is an error before anyone is asked.
+pub fn check_reach_on(engine: &Engine, args: &ReachOn) -> Res<(ReachRequest, Reach)> {
+    let req = ReachRequest {
+        url: Some(args.url.clone()),
+        port: args.port.unwrap_or(DEFAULT_REACH_PORT),
+        projects: args.projects.clone(),
+        write: args.write,
+        redirects: args.redirects.clone().unwrap_or_default(),
+        // The window sets up the user's own tunnel; the ones Sluice runs are set from the CLI.
+        tunnel: None,
+    };
+    let next = engine.check_reach(&req)?;
+    Ok((req, next))
+}
+
+/// The question before `next` is stored, or `None` when it exposes nothing that `now` does
+/// not (the same address, no new project, no writes or redirect URIs added).
+pub fn reach_question(engine: &Engine, now: Option<&Reach>, next: &Reach) -> Res<Option<Question>> {
+    let narrower = now.is_some_and(|now| {
+        now.public_url == next.public_url
+            && next.projects.iter().all(|p| now.projects.contains(p))
+            && (now.write || !next.write)
+            && next.redirects.iter().all(|r| now.redirects.contains(r))
+    });
+    if narrower {
+        return Ok(None);
+    }
+    let names = project_names(engine)?;
+    let projects: Vec<String> = next
+        .projects
+        .iter()
+        .map(|id| visible(&name_of(&names, id.as_str()).unwrap_or_else(|| id.as_str().to_owned())))
+        .collect();
+    let what = if next.write {
+        "read, change files and run what each project allows"
+    } else {
+        "only read (read-only)"
+    };
+    let mut text = format!(
+        "Let hosted assistants you approve (ChatGPT, Claude.ai) reach {} from the internet, \
+         through {}?\n\nThey may {what}. Commands in \"any\" mode are never exposed to a remote \
+         token. Each assistant asks to connect first, and you approve it in Sluice; turning \
+         reach off revokes them all.",
+        projects.join(", "),
+        visible(&next.resource()),
+    );
+    if !next.redirects.is_empty() {
+        let shown: Vec<String> = next.redirects.iter().map(|r| visible(r)).collect();
+        text.push_str(&format!(" Also accepted as redirect URIs: {}.", shown.join(", ")));
+    }
+    let yes = if now.is_some() { "Change" } else { "Turn on" };
+    Ok(Some(Question { title: REACH_TITLE, text, yes, no: "Keep as is" }))
+}
+
+/// Stores the checked setting (after the user's answer).
+pub fn reach_on(engine: &Engine, req: &ReachRequest) -> Res<ReachStateDto> {
+    engine.set_reach(req)?;
+    reach_state(engine)
+}
+
+/// Turns reach off; returns how many remote tokens this revoked.
+pub fn reach_off(engine: &Engine) -> Res<u32> {
+    let live = |engine: &Engine| -> Res<Vec<TokenId>> {
+        let remote = engine.remote_token_ids()?;
+        Ok(engine
+            .tokens()?
+            .into_iter()
+            .filter(|t| t.revoked_ms.is_none() && remote.contains(&t.id))
+            .map(|t| t.id)
+            .collect())
+    };
+    let before = live(engine)?;
+    engine.reach_off()?;
+    let after = live(engine)?;
+    Ok(count(before.iter().filter(|id| !after.contains(id)).count()))
+}
+
+/// The request `id` if it can still be decided; else why not, changing nothing.
+pub fn decidable_request(engine: &Engine, id: &str) -> Res<OAuthRequest> {
+    let not_found = || {
+        IpcError::from(Failure::new(
+            ErrorCode::NotFound,
+            format!("no connection request {}", visible(id)),
+        ))
+    };
+    let request = engine.oauth_request(id)?.ok_or_else(not_found)?;
+    if request.decision != OAuthDecision::Pending {
+        return Err(Failure::new(
+            ErrorCode::Conflict,
+            format!("this connection request was already {}", request.decision.as_str()),
+        )
+        .into());
+    }
+    if request.expires_ms <= sluice_engine::now_ms() {
+        return Err(Failure::new(
+            ErrorCode::Conflict,
+            format!(
+                "this connection request expired (requests wait {} minutes); the assistant can \
+                 ask again",
+                REQUEST_TTL.as_secs() / 60
+            ),
+        )
+        .into());
+    }
+    if request.tampered {
+        return Err(Failure::new(
+            ErrorCode::Forbidden,
+            "this connection request was changed outside Sluice: it counts as denied",
+        )
+        .into());
+    }
+    Ok(request)
+}
+
+/// The question before approving `request`: who, the code to compare, where it returns, and
+/// what it will get.
+pub fn connect_question(engine: &Engine, request: &OAuthRequest) -> Res<Question> {
+    let what = match engine.reach()? {
+        Some(reach) => {
+            let names = project_names(engine)?;
+            let projects: Vec<String> = reach
+                .projects
+                .iter()
+                .map(|id| {
+                    visible(&name_of(&names, id.as_str()).unwrap_or_else(|| id.as_str().to_owned()))
+                })
+                .collect();
+            let mode = if reach.write { "read and change" } else { "read" };
+            format!("It may {mode} {} until you turn reach off.", projects.join(", "))
+        }
+        None => "Reach from the web is off, so it gets nothing until you turn it on.".to_owned(),
+    };
+    let text = format!(
+        "Let {} connect to Sluice from the web?\n\nCode {} — approve only if your browser \
+         shows this code. It returns to {}. {what}",
+        visible(&request.client_name),
+        visible(&request.user_code),
+        visible(request.redirect_host()),
+    );
+    Ok(Question { title: CONNECT_TITLE, text, yes: "Approve", no: "Don't approve" })
+}
+
+/// Decides request `id` (after the user's answer, when approving).
+pub fn reach_decide(engine: &Engine, id: &str, approve: bool) -> Res<ReachStateDto> {
+    decidable_request(engine, id)?;
+    engine.decide_oauth_request(id, approve)?;
+    reach_state(engine)
+}

@@ -1,0 +1,335 @@
+//! Reach from the web through the window's commands, against a real engine: turning it on is
+//! asked natively and a "no" changes nothing; the question names what is exposed; approving a
+//! connection asks too, with the client's name made visible; bad input is refused before anyone
+//! is asked; remote tokens are marked and revoked when reach goes off.
+
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use serde_json::{Value, json};
+use sluice_engine::clients::Dirs;
+use sluice_engine::reach::{AuthorizeParams, TokenParams};
+use sluice_ipc::dispatch::{self, Api, Desktop, Question};
+use sluice_ipc::reach::{CONNECT_TITLE, REACH_TITLE};
+use sluice_ipc::{Connector, IpcError};
+
+/// A PKCE pair: the challenge is BASE64URL(SHA-256(verifier)).
+const VERIFIER: &str = "dBjftJeZ4CVP-mB92K9uhvlrWXzrbDhzcIv0L6hOdq0";
+const CHALLENGE: &str = "71sBKApreKw_UZi7L3qzh2gmzhu2A3KNpyV1F7ko0B8";
+const CALLBACK: &str = "https://claude.ai/api/mcp/auth_callback";
+const URL: &str = "https://sluice.example.com";
+
+/// A user whose answer the test sets; every question is recorded.
+struct User {
+    answer: AtomicBool,
+    asked: Mutex<Vec<Question>>,
+}
+
+impl Desktop for User {
+    fn confirm(&self, question: Question) -> bool {
+        self.asked.lock().unwrap().push(question);
+        self.answer.load(Ordering::SeqCst)
+    }
+    fn copy_secret(&self, _: String) -> Result<(), IpcError> {
+        Ok(())
+    }
+}
+
+struct Fixture {
+    base: crate::commands::Fixture,
+    connector: Connector,
+    user: User,
+}
+
+impl Fixture {
+    /// An engine with two read-write projects, `my-app` and `other`; reach off.
+    fn new() -> Fixture {
+        let base = crate::commands::fixture();
+        let home = base.folder.with_file_name("home");
+        std::fs::create_dir(&home).unwrap();
+        let other = base.folder.with_file_name("other");
+        std::fs::create_dir(&other).unwrap();
+        for (path, name) in [(&base.folder, "my-app"), (&other, "other")] {
+            base.engine
+                .add_project(
+                    path,
+                    Some(name),
+                    sluice_core::AccessMode::ReadWrite,
+                    sluice_core::ExecMode::Off,
+                )
+                .unwrap();
+        }
+        let connector = Connector::with_dirs(Dirs::home(home));
+        let user = User { answer: AtomicBool::new(false), asked: Mutex::default() };
+        Fixture { base, connector, user }
+    }
+
+    fn answer(&self, yes: bool) {
+        self.user.answer.store(yes, Ordering::SeqCst);
+    }
+
+    fn asked(&self) -> Vec<Question> {
+        std::mem::take(&mut *self.user.asked.lock().unwrap())
+    }
+
+    fn call(&self, cmd: &str, args: Value) -> Result<Value, IpcError> {
+        let api = Api {
+            engine: &self.base.engine,
+            ctx: &self.base.ctx,
+            connector: &self.connector,
+            desktop: &self.user,
+        };
+        dispatch::call(&api, cmd, args)
+    }
+
+    fn state(&self) -> Value {
+        self.call("reach_state", json!({})).unwrap()
+    }
+
+    fn turn_on(&self, write: bool) -> Value {
+        self.answer(true);
+        let on = self.call("reach_on", on_args(URL, &["my-app"], write)).unwrap();
+        self.asked();
+        on
+    }
+
+    /// A hosted assistant registers as `name` and asks to connect; returns the request's id.
+    fn ask_to_connect(&self, name: &str) -> String {
+        let e = &self.base.engine;
+        let client = e.register_oauth_client(Some(name), &[CALLBACK.to_owned()], None).unwrap();
+        let params = AuthorizeParams {
+            response_type: Some("code".into()),
+            client_id: Some(client.id.clone()),
+            redirect_uri: Some(CALLBACK.into()),
+            state: Some("st".into()),
+            code_challenge: Some(CHALLENGE.into()),
+            code_challenge_method: Some("S256".into()),
+            ..AuthorizeParams::default()
+        };
+        e.begin_authorization(&params).unwrap().id
+    }
+}
+
+fn on_args(url: &str, projects: &[&str], write: bool) -> Value {
+    json!({ "args": { "url": url, "projects": projects, "write": write, "port": null, "redirects": null } })
+}
+
+#[test]
+fn reach_is_off_until_the_user_says_yes_to_a_question_naming_what_it_exposes() {
+    let f = Fixture::new();
+    assert_eq!(f.state(), json!({ "setting": null, "requests": [], "remoteTokens": 0 }));
+
+    // "No": nothing changes, and the refusal says so.
+    let e = f.call("reach_on", on_args(URL, &["my-app"], false)).unwrap_err();
+    assert_eq!(e.code, "denied", "{e:?}");
+    assert!(e.message.contains("nothing changed"), "{}", e.message);
+    assert_eq!(f.state()["setting"], Value::Null);
+    assert_eq!(f.base.engine.reach().unwrap(), None);
+    let asked = f.asked();
+    assert_eq!(asked.len(), 1);
+    let q = &asked[0];
+    assert_eq!((q.title, q.yes, q.no), (REACH_TITLE, "Turn on", "Keep as is"));
+    for part in ["my-app", "only read (read-only)", "https://sluice.example.com/mcp", "\"any\""] {
+        assert!(q.text.contains(part), "{part:?} in {}", q.text);
+    }
+    assert!(q.text.contains("never exposed to a remote token"), "{}", q.text);
+    assert!(!q.text.contains("other"), "only the chosen project: {}", q.text);
+
+    // "Yes": on, exactly as asked.
+    let on = f.turn_on(false);
+    let setting = &on["setting"];
+    assert_eq!(setting["publicUrl"], URL);
+    assert_eq!(setting["connectorUrl"], "https://sluice.example.com/mcp");
+    assert_eq!(setting["port"], 7879, "the CLI's default port");
+    assert_eq!(setting["write"], false);
+    assert_eq!(setting["projects"][0]["name"], "my-app");
+    assert_eq!(setting["projects"].as_array().unwrap().len(), 1);
+    assert_eq!(f.state(), on);
+
+    // Widening it (writes, another project) asks again, and names the writes.
+    f.answer(false);
+    let e = f.call("reach_on", on_args(URL, &["my-app", "other"], true)).unwrap_err();
+    assert_eq!(e.code, "denied");
+    let q = &f.asked()[0];
+    assert!(q.text.contains("my-app, other") && q.text.contains("change files"), "{}", q.text);
+    assert_eq!(q.yes, "Change");
+    assert_eq!(f.state(), on, "a no keeps the setting as it was");
+
+    // Narrowing it asks nothing.
+    let port = json!({ "args": { "url": URL, "projects": ["my-app"], "write": false, "port": 9000, "redirects": null } });
+    assert_eq!(f.call("reach_on", port).unwrap()["setting"]["port"], 9000);
+    assert!(f.asked().is_empty(), "nothing widened, nothing asked");
+}
+
+#[test]
+fn bad_input_is_refused_with_a_code_before_anyone_is_asked() {
+    let f = Fixture::new();
+    f.answer(true);
+    let refused = |args: Value, code: &str, says: &str| {
+        let e = f.call("reach_on", args.clone()).unwrap_err();
+        assert_eq!(e.code, code, "{args}: {e:?}");
+        assert!(e.message.contains(says), "{args}: {:?} lacks {says:?}", e.message);
+    };
+    refused(
+        on_args("http://sluice.example.com", &["my-app"], false),
+        "invalid_argument",
+        "https://",
+    );
+    refused(
+        on_args("https://sluice.example.com/mcp", &["my-app"], false),
+        "invalid_argument",
+        "path",
+    );
+    refused(
+        on_args("https://sluice.example.com/?a=1", &["my-app"], false),
+        "invalid_argument",
+        "query",
+    );
+    refused(
+        on_args("https://u:p@sluice.example.com", &["my-app"], false),
+        "invalid_argument",
+        "password",
+    );
+    refused(on_args("not a url", &["my-app"], false), "invalid_argument", "public URL");
+    refused(on_args(URL, &[], false), "invalid_argument", "at least one project");
+    refused(on_args(URL, &["nope"], false), "project_not_found", "nope");
+    let port0 = json!({ "args": { "url": URL, "projects": ["my-app"], "write": false, "port": 0, "redirects": null } });
+    refused(port0, "invalid_argument", "port");
+    let redirect = json!({ "args": { "url": URL, "projects": ["my-app"], "write": false, "port": null, "redirects": ["http://evil.example/cb"] } });
+    refused(redirect, "invalid_argument", "redirect URI");
+    let missing = json!({ "args": { "url": URL, "write": false } });
+    refused(missing, "invalid_argument", "the window sent arguments");
+    assert!(f.asked().is_empty(), "bad input asks nothing");
+    assert_eq!(f.base.engine.reach().unwrap(), None);
+}
+
+#[test]
+fn approving_a_connection_asks_with_the_code_and_a_visible_name() {
+    let f = Fixture::new();
+    f.turn_on(false);
+    let name = "Claude\u{202E}evil</b><img src=x onerror=alert(1)>\u{200B}\n";
+    let id = f.ask_to_connect(name);
+
+    let state = f.state();
+    let requests = state["requests"].as_array().unwrap();
+    assert_eq!(requests.len(), 1);
+    let r = &requests[0];
+    assert_eq!(r["id"], id);
+    assert_eq!(r["redirectHost"], "claude.ai");
+    let code = r["code"].as_str().unwrap().to_owned();
+    assert_eq!(code.len(), 9, "ABCD-EFGH: {code}");
+    let shown = r["clientName"].as_str().unwrap();
+    assert!(!shown.contains('\u{202E}') && !shown.contains('\u{200B}'), "{shown:?}");
+
+    // "No" to the native question: the request still waits.
+    f.answer(false);
+    let e = f.call("reach_decide", json!({ "id": id, "approve": true })).unwrap_err();
+    assert_eq!(e.code, "denied");
+    let q = &f.asked()[0];
+    assert_eq!((q.title, q.yes, q.no), (CONNECT_TITLE, "Approve", "Don't approve"));
+    for part in [code.as_str(), "claude.ai", "my-app", "read", "⟨U+202E⟩"] {
+        assert!(q.text.contains(part), "{part:?} in {:?}", q.text);
+    }
+    for raw in ['\u{202E}', '\u{200B}', '\n'] {
+        assert!(!q.text[..q.text.find("connect").unwrap()].contains(raw), "{:?}", q.text);
+    }
+    // The HTML stays text: the dialog never interprets it, and it is shown as it came.
+    assert!(q.text.contains("</b><img src=x onerror=alert(1)>"), "{:?}", q.text);
+    assert_eq!(f.state()["requests"].as_array().unwrap().len(), 1, "still pending");
+    let pending = f.base.engine.oauth_request(&id).unwrap().unwrap();
+    assert_eq!(pending.decision, sluice_engine::OAuthDecision::Pending);
+
+    // "Yes": approved, and gone from the list.
+    f.answer(true);
+    let after = f.call("reach_decide", json!({ "id": id, "approve": true })).unwrap();
+    assert_eq!(after["requests"], json!([]));
+    let decided = f.base.engine.oauth_request(&id).unwrap().unwrap();
+    assert_eq!(decided.decision, sluice_engine::OAuthDecision::Approved);
+
+    // Decided once: a second decision is refused and changes nothing.
+    let e = f.call("reach_decide", json!({ "id": id, "approve": false })).unwrap_err();
+    assert_eq!(e.code, "conflict", "{e:?}");
+    assert!(e.message.contains("already approved"), "{}", e.message);
+    assert_eq!(
+        f.base.engine.oauth_request(&id).unwrap().unwrap().decision,
+        sluice_engine::OAuthDecision::Approved
+    );
+}
+
+#[test]
+fn denying_asks_nothing_and_unknown_requests_are_refused() {
+    let f = Fixture::new();
+    f.turn_on(false);
+    let id = f.ask_to_connect("ChatGPT");
+    f.answer(false);
+    let after = f.call("reach_decide", json!({ "id": id, "approve": false })).unwrap();
+    assert_eq!(after["requests"], json!([]));
+    assert!(f.asked().is_empty(), "denying narrows: nothing asked");
+    let denied = f.base.engine.oauth_request(&id).unwrap().unwrap();
+    assert_eq!(denied.decision, sluice_engine::OAuthDecision::Denied);
+
+    f.answer(true);
+    for approve in [true, false] {
+        let e = f
+            .call("reach_decide", json!({ "id": "slrq_nope\u{202E}", "approve": approve }))
+            .unwrap_err();
+        assert_eq!(e.code, "not_found", "{e:?}");
+        assert!(e.message.contains("⟨U+202E⟩"), "the id as sent, made visible: {}", e.message);
+    }
+    assert!(f.asked().is_empty(), "an unknown request asks nothing");
+    let e = f.call("reach_decide", json!({ "id": id })).unwrap_err();
+    assert_eq!(e.code, "invalid_argument");
+}
+
+#[test]
+fn remote_tokens_are_marked_and_revoked_when_reach_goes_off() {
+    let f = Fixture::new();
+    let local = f.base.engine.create_token("local", None, None).unwrap().0;
+    f.turn_on(true);
+    let id = f.ask_to_connect("Claude");
+    f.answer(true);
+    f.call("reach_decide", json!({ "id": id, "approve": true })).unwrap();
+    assert_eq!(f.asked().len(), 1, "approving asked");
+    let e = &f.base.engine;
+    let sluice_engine::reach::AuthorizationState::Redirect(to) = e.authorization_state(&id) else {
+        panic!("an approved request redirects with a code");
+    };
+    let code = to.split("code=").nth(1).unwrap().split('&').next().unwrap().to_owned();
+    let client = e.oauth_request(&id).unwrap().unwrap().client_id;
+    e.oauth_token(&TokenParams {
+        grant_type: Some("authorization_code".into()),
+        code: Some(code),
+        redirect_uri: Some(CALLBACK.into()),
+        client_id: Some(client),
+        code_verifier: Some(VERIFIER.into()),
+        ..TokenParams::default()
+    })
+    .unwrap();
+    assert_eq!(f.state()["remoteTokens"], 1);
+
+    let tokens = f.call("list_tokens", json!({})).unwrap();
+    let by_label = |prefix: &str| {
+        tokens
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["label"].as_str().unwrap().starts_with(prefix))
+            .cloned()
+            .unwrap()
+    };
+    assert_eq!(by_label("remote: Claude")["remote"], true);
+    assert_eq!(by_label("local")["remote"], false);
+    assert_eq!(by_label("local")["id"], local.id.as_str());
+
+    // Off: asks nothing, revokes the remote token only, and says how many.
+    f.answer(false);
+    assert_eq!(f.call("reach_off", json!({})).unwrap(), 1);
+    assert!(f.asked().is_empty(), "turning off narrows: nothing asked");
+    assert_eq!(f.state(), json!({ "setting": null, "requests": [], "remoteTokens": 0 }));
+    let tokens = f.call("list_tokens", json!({})).unwrap();
+    for t in tokens.as_array().unwrap() {
+        assert_eq!(t["revokedMs"].is_null(), t["remote"] == false, "{t}");
+    }
+    // A second off revokes nothing more.
+    assert_eq!(f.call("reach_off", json!({})).unwrap(), 0);
+}

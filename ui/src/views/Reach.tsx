@@ -1,0 +1,354 @@
+// Reach from the web (Settings): off by default. Turning it on names the tunnel's public URL,
+// the projects and read-only or writes, and is confirmed in a native dialog. While on: the
+// connector URL to give ChatGPT or Claude.ai, the connection requests with the code their page
+// shows (approving asks natively too), how to add the connector, and Turn off.
+//
+// Client names and hosts come from the network: they are shown as text only, and nothing here
+// opens a URL.
+
+import { useEffect, useState } from "react";
+import { api } from "../api";
+import { DEFAULT_REACH_PORT } from "../bindings/ipc";
+import type { ConnectionRequestDto, ProjectDto, ReachSettingDto, ReachStateDto } from "../bindings/ipc";
+import { ConfirmButton, ErrorLine, Text, Time, errorMessage, useNow } from "../components";
+import { exactTime, visible } from "../format";
+import { INERT_MS, countdown } from "./Approvals";
+
+export function ReachPanel(props: {
+  reach: ReachStateDto | null;
+  projects: ProjectDto[];
+  reload: () => Promise<void>;
+}) {
+  const [formOpen, setFormOpen] = useState(false);
+  const [note, setNote] = useState<string | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  if (!props.reach) return null;
+  const setting = props.reach.setting;
+
+  const turnOff = async () => {
+    try {
+      const revoked = await api.reachOff();
+      setNote(
+        `Reach from the web is off; ${revoked} remote ${revoked === 1 ? "token" : "tokens"} revoked.`,
+      );
+      setError(null);
+    } catch (e) {
+      setError(errorMessage(e));
+    }
+    await props.reload();
+  };
+
+  return (
+    <div className="reach" data-testid="reach">
+      {setting === null ? (
+        <>
+          <p data-testid="reach-status">
+            Off. Turned on, ChatGPT and Claude.ai can use the projects you choose through a tunnel
+            you run (cloudflared, Tailscale Funnel); each assistant asks to connect first, and you
+            approve it here.
+          </p>
+          {note && (
+            <p className="muted" role="status">
+              {note}
+            </p>
+          )}
+          {formOpen ? (
+            <TurnOnForm
+              projects={props.projects}
+              onCancel={() => setFormOpen(false)}
+              onDone={async () => {
+                setFormOpen(false);
+                setNote(null);
+                await props.reload();
+              }}
+            />
+          ) : (
+            <button type="button" onClick={() => setFormOpen(true)}>
+              Turn on…
+            </button>
+          )}
+        </>
+      ) : (
+        <>
+          <OnPanel setting={setting} remoteTokens={props.reach.remoteTokens} />
+          <Requests requests={props.reach.requests} reload={props.reload} />
+          <ConnectorSteps url={setting.connectorUrl} />
+          <ConfirmButton
+            label="Turn off…"
+            danger
+            question="Turn off reach from the web? The tunnel's port closes and every remote token is revoked at once."
+            confirmLabel="Turn off"
+            keepLabel="Keep on"
+            onConfirm={turnOff}
+          />
+        </>
+      )}
+      <ErrorLine error={error} />
+    </div>
+  );
+}
+
+/** What is exposed, the connector URL with Copy, and where the tunnel must forward. */
+function OnPanel({ setting, remoteTokens }: { setting: ReachSettingDto; remoteTokens: number }) {
+  const [copied, setCopied] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  const names = setting.projects.map((p) => (p.name === null ? "(removed project)" : visible(p.name)));
+  const copy = async () => {
+    try {
+      await api.copy(setting.connectorUrl, false);
+      setCopied(true);
+      setError(null);
+    } catch (e) {
+      setError(errorMessage(e));
+    }
+  };
+  return (
+    <>
+      <p data-testid="reach-status">
+        <strong>On.</strong> Assistants you approve{" "}
+        {setting.write ? "may read, change files and run what each project allows" : "may only read"}{" "}
+        in {names.join(", ")}. Commands in &quot;any&quot; mode are never exposed.
+      </p>
+      <div className="row">
+        <span>Connector URL</span>
+        <code className="mono" data-testid="reach-connector-url">
+          {setting.connectorUrl}
+        </code>
+        <button type="button" onClick={() => void copy()}>
+          Copy
+        </button>
+        <span className="muted" role="status">
+          {copied ? "Copied." : ""}
+        </span>
+      </div>
+      <ErrorLine error={error} />
+      <p className="muted">
+        Your tunnel must forward <Text mono>{setting.publicUrl}</Text> to{" "}
+        <Text mono>{`http://127.0.0.1:${setting.port}`}</Text>, e.g.{" "}
+        <Text mono>{`cloudflared tunnel run --url http://127.0.0.1:${setting.port} my-tunnel`}</Text> or{" "}
+        <Text mono>{`tailscale funnel ${setting.port}`}</Text>.
+      </p>
+      <p className="muted" data-testid="reach-remote-tokens">
+        {remoteTokens === 0
+          ? "No assistant is connected yet."
+          : `${remoteTokens} remote ${remoteTokens === 1 ? "token" : "tokens"} live (marked "remote" under Tokens).`}
+      </p>
+    </>
+  );
+}
+
+/** How to add the connector in each hosted assistant (as the README says). */
+function ConnectorSteps({ url }: { url: string }) {
+  return (
+    <div data-testid="reach-steps">
+      <h3>Add the connector</h3>
+      <ul>
+        <li>
+          <strong>Claude.ai:</strong> Settings → Connectors → Add custom connector, URL{" "}
+          <Text mono>{url}</Text>; no client id or secret (Claude registers itself).
+        </li>
+        <li>
+          <strong>ChatGPT:</strong> Settings → Apps → Advanced → Developer mode, then Create app with
+          the MCP URL <Text mono>{url}</Text> and OAuth; ChatGPT registers itself.
+        </li>
+      </ul>
+      <p className="muted">
+        The assistant then opens Sluice&apos;s page in your browser, which shows a code; approve the
+        request above whose code matches. The page itself cannot approve anything.
+      </p>
+    </div>
+  );
+}
+
+/** The connection requests waiting, each with its code; expired ones drop out. */
+function Requests({ requests, reload }: { requests: ConnectionRequestDto[]; reload: () => Promise<void> }) {
+  const now = useNow(1000);
+  const waiting = requests.filter((r) => r.expiresMs > now);
+  return (
+    <div aria-label="Connection requests" role="group">
+      <h3>Connection requests</h3>
+      {waiting.length === 0 ? (
+        <p className="muted" data-testid="reach-no-requests">
+          No assistant is asking to connect.
+        </p>
+      ) : (
+        waiting.map((r) => <RequestCard key={r.id} request={r} now={now} reload={reload} />)
+      )}
+    </div>
+  );
+}
+
+function RequestCard(props: {
+  request: ConnectionRequestDto;
+  now: number;
+  reload: () => Promise<void>;
+}) {
+  const r = props.request;
+  const [armed, setArmed] = useState(false);
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  // Inert for a moment after it appears, like an approval card (AP-06); it does not take the
+  // focus, which may be in another setting's field.
+  useEffect(() => {
+    const t = setTimeout(() => setArmed(true), INERT_MS);
+    return () => clearTimeout(t);
+  }, []);
+  const decide = async (approve: boolean) => {
+    if (!armed || busy) return;
+    setBusy(true);
+    try {
+      await api.reachDecide(r.id, approve);
+      setError(null);
+    } catch (e) {
+      setError(errorMessage(e));
+    } finally {
+      setBusy(false);
+    }
+    await props.reload();
+  };
+  const left = r.expiresMs - props.now;
+  return (
+    <article
+      className="card connection-request"
+      aria-label={`Connection request from ${visible(r.clientName)}`}
+      data-testid="reach-request"
+      data-armed={armed ? "true" : "false"}
+      onKeyDown={(e) => {
+        if (e.key === "Escape" && !r.tampered) {
+          e.preventDefault();
+          void decide(false);
+        }
+      }}
+    >
+      <p className="reach-code" data-testid="reach-code">
+        <span className="muted">Code </span>
+        <Text mono>{r.code}</Text>
+      </p>
+      <h4>
+        <Text>{r.clientName}</Text> asks to connect
+      </h4>
+      <p className="muted">
+        Returns to <Text mono>{r.redirectHost}</Text> · asked <Time ms={r.createdMs} /> ·{" "}
+        <span title={`Expires at ${exactTime(r.expiresMs)}; unanswered, nothing is granted`}>
+          expires in {countdown(left)}
+        </span>
+      </p>
+      {r.tampered ? (
+        <p className="error">Changed outside Sluice: it cannot be approved, and counts as denied.</p>
+      ) : (
+        <>
+          <p>Approve only if the page in your browser shows this code.</p>
+          <div className="row">
+            <button
+              type="button"
+              className="danger"
+              aria-disabled={!armed || busy}
+              onClick={() => void decide(false)}
+            >
+              Deny
+            </button>
+            <button type="button" aria-disabled={!armed || busy} onClick={() => void decide(true)}>
+              Approve…
+            </button>
+          </div>
+        </>
+      )}
+      <ErrorLine error={error} />
+    </article>
+  );
+}
+
+/** Turning reach on: the public URL (https only), the projects, read-only (suggested) or
+ * writes, and the tunnel's port; Sluice asks in a native dialog before anything changes. */
+function TurnOnForm(props: {
+  projects: ProjectDto[];
+  onCancel: () => void;
+  onDone: () => Promise<void>;
+}) {
+  const [url, setUrl] = useState("");
+  const [chosen, setChosen] = useState<string[]>([]);
+  const [write, setWrite] = useState(false);
+  const [port, setPort] = useState(String(DEFAULT_REACH_PORT));
+  const [error, setError] = useState<string | null>(null);
+  const submit = async (e: React.FormEvent) => {
+    e.preventDefault();
+    const trimmed = url.trim();
+    if (!trimmed.toLowerCase().startsWith("https://")) {
+      setError("The public URL must start with https:// (hosted assistants only call HTTPS).");
+      return;
+    }
+    if (chosen.length === 0) {
+      setError("Choose at least one project to expose.");
+      return;
+    }
+    const n = Number(port);
+    if (!Number.isInteger(n) || n < 1 || n > 65535) {
+      setError("The tunnel's port must be a number from 1 to 65535.");
+      return;
+    }
+    try {
+      await api.reachOn({ url: trimmed, projects: chosen, write, port: n, redirects: null });
+      setError(null);
+      await props.onDone();
+    } catch (err) {
+      setError(errorMessage(err));
+    }
+  };
+  return (
+    <form className="card sheet" aria-label="Turn on reach from the web" onSubmit={submit}>
+      <label>
+        Public URL <span className="muted">(your tunnel&apos;s https address, without a path)</span>
+        <input
+          name="reach-url"
+          value={url}
+          onChange={(e) => setUrl(e.target.value)}
+          placeholder="https://sluice.example.com"
+          autoFocus
+        />
+      </label>
+      <fieldset className="modes">
+        <legend>Projects to expose</legend>
+        {props.projects.length === 0 && <p className="muted">Authorize a project first.</p>}
+        {props.projects.map((p) => (
+          <label key={p.id}>
+            <input
+              type="checkbox"
+              name="reach-project"
+              value={p.id}
+              checked={chosen.includes(p.id)}
+              onChange={(e) =>
+                setChosen(e.target.checked ? [...chosen, p.id] : chosen.filter((c) => c !== p.id))
+              }
+            />{" "}
+            <Text>{p.name}</Text>
+          </label>
+        ))}
+      </fieldset>
+      <fieldset className="modes">
+        <legend>Remote assistants may</legend>
+        <label>
+          <input type="radio" name="reach-access" value="read-only" checked={!write} onChange={() => setWrite(false)} />{" "}
+          Read-only (suggested) — look, but not change anything
+        </label>
+        <label>
+          <input type="radio" name="reach-access" value="read-write" checked={write} onChange={() => setWrite(true)} />{" "}
+          Read and write — change files and run what each project allows; never commands in
+          &quot;any&quot; mode
+        </label>
+      </fieldset>
+      <label>
+        Tunnel port <span className="muted">(on this computer; not the local clients&apos; port)</span>
+        <input name="reach-port" inputMode="numeric" value={port} onChange={(e) => setPort(e.target.value)} />
+      </label>
+      <ErrorLine error={error} />
+      <div className="row">
+        <button type="submit" className="primary">
+          Turn on
+        </button>
+        <button type="button" onClick={props.onCancel}>
+          Cancel
+        </button>
+      </div>
+    </form>
+  );
+}
