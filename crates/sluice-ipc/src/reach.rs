@@ -103,12 +103,7 @@ pub fn reach_question(engine: &Engine, now: Option<&Reach>, next: &Reach) -> Res
     if narrower {
         return Ok(None);
     }
-    let names = project_names(engine)?;
-    let projects: Vec<String> = next
-        .projects
-        .iter()
-        .map(|id| visible(&name_of(&names, id.as_str()).unwrap_or_else(|| id.as_str().to_owned())))
-        .collect();
+    let projects = project_list(engine, next)?;
     let what = if next.write {
         "read, change files and run what each project allows"
     } else {
@@ -119,7 +114,7 @@ pub fn reach_question(engine: &Engine, now: Option<&Reach>, next: &Reach) -> Res
          through {}?\n\nThey may {what}. Commands in \"any\" mode are never exposed to a remote \
          token. Each assistant asks to connect first, and you approve it in Sluice; turning \
          reach off revokes them all.",
-        projects.join(", "),
+        projects,
         visible(&next.resource()),
     );
     if !next.redirects.is_empty() {
@@ -128,6 +123,18 @@ pub fn reach_question(engine: &Engine, now: Option<&Reach>, next: &Reach) -> Res
     }
     let yes = if now.is_some() { "Change" } else { "Turn on" };
     Ok(Some(Question { title: REACH_TITLE, text, yes, no: "Keep as is" }))
+}
+
+/// The names of the projects `reach` exposes, made visible, in alphabetical order.
+fn project_list(engine: &Engine, reach: &Reach) -> Res<String> {
+    let names = project_names(engine)?;
+    let mut shown: Vec<String> = reach
+        .projects
+        .iter()
+        .map(|id| visible(&name_of(&names, id.as_str()).unwrap_or_else(|| id.as_str().to_owned())))
+        .collect();
+    shown.sort();
+    Ok(shown.join(", "))
 }
 
 /// Stores the checked setting (after the user's answer).
@@ -195,16 +202,8 @@ pub fn decidable_request(engine: &Engine, id: &str) -> Res<OAuthRequest> {
 pub fn connect_question(engine: &Engine, request: &OAuthRequest) -> Res<Question> {
     let what = match engine.reach()? {
         Some(reach) => {
-            let names = project_names(engine)?;
-            let projects: Vec<String> = reach
-                .projects
-                .iter()
-                .map(|id| {
-                    visible(&name_of(&names, id.as_str()).unwrap_or_else(|| id.as_str().to_owned()))
-                })
-                .collect();
             let mode = if reach.write { "read and change" } else { "read" };
-            format!("It may {mode} {} until you turn reach off.", projects.join(", "))
+            format!("It may {mode} {} until you turn reach off.", project_list(engine, &reach)?)
         }
         None => "Reach from the web is off, so it gets nothing until you turn it on.".to_owned(),
     };
