@@ -28,6 +28,23 @@ export function ErrorLine({ error }: { error: string | null }) {
   );
 }
 
+/** The end of a sheet: its error, if any, then its action and Cancel. */
+export function FormActions(props: { error: string | null; submit: string; onCancel: () => void }) {
+  return (
+    <>
+      <ErrorLine error={props.error} />
+      <div className="row">
+        <button type="submit" className="primary">
+          {props.submit}
+        </button>
+        <button type="button" onClick={props.onCancel}>
+          Cancel
+        </button>
+      </div>
+    </>
+  );
+}
+
 /** A destructive action that asks first, in place. */
 export function ConfirmButton(props: {
   label: string;

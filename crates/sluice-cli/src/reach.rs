@@ -192,7 +192,7 @@ fn print_tunnel(status: Option<TunnelStatus>) {
         return;
     };
     let pid = s.pid.map(|p| format!(" (pid {p})")).unwrap_or_default();
-    println!("  tunnel: {}{pid}, {} restart(s)", s.state, s.restarts);
+    println!("  tunnel: {}{pid}, {} restart(s)", s.state.as_str(), s.restarts);
     if let Some(message) = s.message {
         println!("  tunnel said: {}", sluice_core::text::visible(&message));
     }

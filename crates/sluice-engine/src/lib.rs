@@ -191,6 +191,8 @@ struct Cache {
     /// What the integrity findings were about at the last reload, to tell the window when
     /// they change (a reseal or a fix from the CLI).
     findings: Vec<(FindingKind, String)>,
+    /// Reach from the web while it is on (read on every remote request).
+    reach: Option<reach::Reach>,
 }
 
 pub struct Engine {
@@ -272,6 +274,7 @@ impl Engine {
                 paused: false,
                 stopped: false,
                 findings: Vec::new(),
+                reach: None,
             }),
             workspaces: Mutex::new(HashMap::new()),
             mutations: Mutex::new(HashMap::new()),
@@ -441,6 +444,7 @@ impl Engine {
             {
                 self.emit(EngineEvent::AccessChanged { paused: paused || stopped });
             }
+            cache.reach = reach::load(&self.store).map_err(store_failure)?;
             cache.findings = findings;
             cache.stopped = stopped;
             cache.projects = projects;

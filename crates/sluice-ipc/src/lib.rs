@@ -272,8 +272,7 @@ fn clean_patterns(patterns: &[String]) -> Vec<String> {
 
 pub fn list_tokens(engine: &Engine) -> Res<Vec<TokenDto>> {
     let names = project_names(engine)?;
-    let remote = engine.remote_token_ids()?;
-    Ok(engine.tokens()?.iter().map(|t| TokenDto::new(t, &names, &remote)).collect())
+    Ok(engine.tokens()?.iter().map(|t| TokenDto::new(t, &names)).collect())
 }
 
 /// Longest expiry the window offers, to keep the arithmetic and the promise sane.
@@ -308,13 +307,12 @@ pub fn create_token(engine: &Engine, ctx: &Context, args: CreateToken) -> Res<Cr
             note: s.note.map(str::to_owned),
         })
         .collect();
-    Ok(CreatedToken { token: TokenDto::new(&record, &names, &[]), secret, snippets })
+    Ok(CreatedToken { token: TokenDto::new(&record, &names), secret, snippets })
 }
 
 pub fn revoke_token(engine: &Engine, id: &str) -> Res<TokenDto> {
     let names = project_names(engine)?;
-    let remote = engine.remote_token_ids()?;
-    Ok(TokenDto::new(&engine.revoke_token(id)?, &names, &remote))
+    Ok(TokenDto::new(&engine.revoke_token(id)?, &names))
 }
 
 /// The native question before lifting the limit an assistant put on its own token: restoring
@@ -343,8 +341,7 @@ pub fn restore_token_question(engine: &Engine, id: &str) -> Res<String> {
 /// Lifts the limit an assistant put on its own token (after [`restore_token_question`]).
 pub fn restore_token(engine: &Engine, id: &str) -> Res<TokenDto> {
     let names = project_names(engine)?;
-    let remote = engine.remote_token_ids()?;
-    Ok(TokenDto::new(&engine.lift_token_limit(id)?, &names, &remote))
+    Ok(TokenDto::new(&engine.lift_token_limit(id)?, &names))
 }
 
 /// At most this many audit entries per page.

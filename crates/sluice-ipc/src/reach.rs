@@ -5,8 +5,8 @@
 //! Everything a hosted assistant chose (its name, where it returns) reaches the window and the
 //! questions through [`visible`].
 
-use sluice_core::{ErrorCode, Failure, TokenId};
-use sluice_engine::reach::{REQUEST_TTL, Reach, ReachRequest};
+use sluice_core::{ErrorCode, Failure};
+use sluice_engine::reach::{REQUEST_TTL, Reach, ReachRequest, TunnelStatus};
 use sluice_engine::{Engine, OAuthDecision, OAuthRequest};
 
 use crate::dispatch::Question;
@@ -22,12 +22,8 @@ pub const CONNECT_TITLE: &str = "Sluice — let an assistant connect?";
 
 /// Whether reach is on, what it exposes, who asks to connect, how many remote tokens live.
 pub fn reach_state(engine: &Engine) -> Res<ReachStateDto> {
-    let remote = engine.remote_token_ids()?;
-    let remote_tokens = engine
-        .tokens()?
-        .iter()
-        .filter(|t| t.revoked_ms.is_none() && remote.contains(&t.id))
-        .count();
+    let remote_tokens =
+        engine.tokens()?.iter().filter(|t| t.remote && t.revoked_ms.is_none()).count();
     let Some(reach) = engine.reach()? else {
         return Ok(ReachStateDto {
             setting: None,
@@ -38,7 +34,7 @@ pub fn reach_state(engine: &Engine) -> Res<ReachStateDto> {
     let names = project_names(engine)?;
     let requests = engine.oauth_requests()?.iter().map(request_dto).collect();
     Ok(ReachStateDto {
-        setting: Some(setting_dto(&reach, &names)),
+        setting: Some(setting_dto(&reach, &names, engine.tunnel_status()?)),
         requests,
         remote_tokens: count(remote_tokens),
     })
@@ -48,10 +44,20 @@ fn count(n: usize) -> u32 {
     u32::try_from(n).unwrap_or(u32::MAX)
 }
 
-fn setting_dto(reach: &Reach, names: &[(String, String)]) -> ReachSettingDto {
+fn setting_dto(
+    reach: &Reach,
+    names: &[(String, String)],
+    status: Option<TunnelStatus>,
+) -> ReachSettingDto {
     ReachSettingDto {
-        public_url: reach.public_url.clone(),
-        connector_url: reach.resource(),
+        public_url: reach.ready().then(|| reach.public_url.clone()),
+        connector_url: reach.ready().then(|| reach.resource()),
+        tunnel: reach.tunnel.as_ref().map(|t| TunnelDto {
+            name: t.describe(),
+            state: status.as_ref().map(|s| s.state.as_str().to_owned()),
+            restarts: status.as_ref().map_or(0, |s| s.restarts),
+            message: status.and_then(|s| s.message).map(|m| visible(&m)),
+        }),
         port: reach.port,
         projects: reach
             .projects
@@ -145,19 +151,7 @@ pub fn reach_on(engine: &Engine, req: &ReachRequest) -> Res<ReachStateDto> {
 
 /// Turns reach off; returns how many remote tokens this revoked.
 pub fn reach_off(engine: &Engine) -> Res<u32> {
-    let live = |engine: &Engine| -> Res<Vec<TokenId>> {
-        let remote = engine.remote_token_ids()?;
-        Ok(engine
-            .tokens()?
-            .into_iter()
-            .filter(|t| t.revoked_ms.is_none() && remote.contains(&t.id))
-            .map(|t| t.id)
-            .collect())
-    };
-    let before = live(engine)?;
-    engine.reach_off()?;
-    let after = live(engine)?;
-    Ok(count(before.iter().filter(|id| !after.contains(id)).count()))
+    Ok(count(engine.reach_off()?))
 }
 
 /// The request `id` if it can still be decided; else why not, changing nothing.

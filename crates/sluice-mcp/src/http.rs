@@ -1,7 +1,9 @@
 //! The HTTP front door: binds loopback, and checks every request before rmcp sees it — Host
 //! (DNS rebinding), Origin and Fetch Metadata (browser pages), method and content type (simple
 //! cross-site requests), bearer token, pause, and per-token limits. Only `/mcp` exists: there is
-//! no admin endpoint to find (UI-01).
+//! no admin endpoint to find (UI-01). A refusal closes its connection (`Connection: close`):
+//! the request's body may be unread, and hyper then drops the connection rather than drain it,
+//! which a client reusing it would only see as a request that vanished.
 
 use std::net::{Ipv4Addr, SocketAddr};
 use std::sync::Arc;
@@ -240,6 +242,12 @@ fn own_origins(port: u16) -> [String; 3] {
     ]
 }
 
+/// `res`, saying the connection closes after it (see the module doc).
+pub(crate) fn closing(mut res: Response) -> Response {
+    res.headers_mut().insert(header::CONNECTION, HeaderValue::from_static("close"));
+    res
+}
+
 fn plain(status: StatusCode, message: &'static str) -> Response {
     (status, [(header::CONTENT_TYPE, "text/plain; charset=utf-8")], message).into_response()
 }
@@ -377,7 +385,7 @@ pub(crate) fn content_type_is(headers: &HeaderMap, want: &str) -> bool {
 /// protocol request.
 async fn guard(State(gate): State<Arc<Gate>>, req: Request, next: Next) -> Response {
     if let Some(refused) = header_refusal(&gate, &req) {
-        return refused;
+        return closing(refused);
     }
     let Admitted { caller, permit, mut parts, bytes, peek } = match admit(&gate, req).await {
         Ok(admitted) => admitted,
@@ -387,7 +395,7 @@ async fn guard(State(gate): State<Arc<Gate>>, req: Request, next: Next) -> Respo
             {
                 refused.headers_mut().insert(header::WWW_AUTHENTICATE, challenge.clone());
             }
-            return refused;
+            return closing(refused);
         }
     };
     parts.extensions.insert::<Caller>(caller.clone());

@@ -23,7 +23,7 @@ use sluice_engine::reach::{
 };
 use tokio_util::sync::CancellationToken;
 
-use crate::http::{Front, bind, build_router, content_type_is, serve};
+use crate::http::{Front, bind, build_router, closing, content_type_is, serve};
 use crate::limits::{Limiter, Limits};
 use crate::tunnel::{self, TunnelRunner};
 
@@ -190,17 +190,26 @@ pub(crate) fn remote_router(
 }
 
 /// Every request: reach still on as configured, the one public `Host`, and within budget for
-/// the unauthenticated endpoints.
+/// the unauthenticated endpoints. A refusal closes its connection, as the gate's do.
 async fn still_on(State(door): State<Arc<Door>>, req: Request, next: Next) -> Response {
+    match refusal(&door, &req) {
+        Some(refused) => closing(refused),
+        None => next.run(req).await,
+    }
+}
+
+fn refusal(door: &Door, req: &Request) -> Option<Response> {
     match door.engine.reach() {
-        Err(_) => return try_again("Sluice is busy; try again"),
-        Ok(None) => return text(StatusCode::NOT_FOUND, "reach from the web is off in Sluice"),
+        Err(_) => return Some(try_again("Sluice is busy; try again")),
+        Ok(None) => {
+            return Some(text(StatusCode::NOT_FOUND, "reach from the web is off in Sluice"));
+        }
         // This listener gives way to one for the new setting within a moment.
         Ok(Some(current)) if current != door.reach => {
-            return try_again("reach from the web just changed in Sluice; try again");
+            return Some(try_again("reach from the web just changed in Sluice; try again"));
         }
         Ok(Some(_)) if !door.reach.ready() => {
-            return try_again("waiting for the tunnel's public address; try again");
+            return Some(try_again("waiting for the tunnel's public address; try again"));
         }
         Ok(Some(_)) => {}
     }
@@ -211,7 +220,7 @@ async fn still_on(State(door): State<Arc<Door>>, req: Request, next: Next) -> Re
             .and_then(|h| h.to_str().ok())
             .is_some_and(|h| h.eq_ignore_ascii_case(door.reach.host()));
     if !host_ok {
-        return text(StatusCode::FORBIDDEN, "forbidden: unexpected Host header");
+        return Some(text(StatusCode::FORBIDDEN, "forbidden: unexpected Host header"));
     }
     // The endpoints that register, record or mint something share one budget; the consent
     // page only reads its request (it reloads itself while the person decides).
@@ -224,9 +233,9 @@ async fn still_on(State(door): State<Arc<Door>>, req: Request, next: Next) -> Re
         if let Ok(v) = HeaderValue::from_str(&secs) {
             res.headers_mut().insert(header::RETRY_AFTER, v);
         }
-        return res;
+        return Some(res);
     }
-    next.run(req).await
+    None
 }
 
 /// A 503 with `Retry-After: 1`.
@@ -379,8 +388,8 @@ async fn consent(State(door): State<Arc<Door>>, Path(id): Path<String>) -> Respo
         Ok(AuthorizationState::Pending(request)) => {
             let body = format!(
                 "<p><strong>{}</strong> (returning to {}) asks to connect to Sluice on your \
-                 computer.</p><p>Approve it in Sluice's tray or with <code>sluice reach \
-                 approve</code> there, if Sluice shows this code:</p><p class=code>{}</p><p>This \
+                 computer.</p><p>Approve it in Sluice (its window's Settings, its tray, or \
+                 <code>sluice reach approve</code>) if Sluice shows this code:</p><p class=code>{}</p><p>This \
                  page continues by itself once you decide. Nothing on this page can approve \
                  it.</p>",
                 escape(&request.client_name),

@@ -13,7 +13,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use sluice_engine::Engine;
-use sluice_engine::reach::{Reach, Tunnel, TunnelStatus};
+use sluice_engine::reach::{Reach, Tunnel, TunnelState, TunnelStatus};
 use tokio::io::{AsyncBufReadExt, AsyncRead, BufReader};
 use tokio::process::{Child, Command};
 use tokio::sync::mpsc;
@@ -51,7 +51,7 @@ impl TunnelRunner {
     /// Starts supervising the tunnel `reach` names (it must name one).
     pub(crate) fn start(engine: Arc<Engine>, reach: Reach, key: TunnelKey) -> TunnelRunner {
         let stop = CancellationToken::new();
-        let task = tokio::spawn(supervise(engine, reach, stop.clone()));
+        let task = tokio::spawn(supervise(engine, reach, key.0.clone(), stop.clone()));
         TunnelRunner { key, stop, task }
     }
 
@@ -69,8 +69,8 @@ struct Tracker {
 }
 
 impl Tracker {
-    fn set(&mut self, state: &str, pid: Option<u32>, message: Option<String>) {
-        self.status.state = state.to_owned();
+    fn set(&mut self, state: TunnelState, pid: Option<u32>, message: Option<String>) {
+        self.status.state = state;
         self.status.pid = pid;
         if message.is_some() {
             self.status.message = message;
@@ -81,30 +81,22 @@ impl Tracker {
     }
 }
 
-async fn supervise(engine: Arc<Engine>, reach: Reach, stop: CancellationToken) {
-    let mut tracker = Tracker {
-        engine: engine.clone(),
-        status: TunnelStatus {
-            state: String::new(),
-            pid: None,
-            restarts: 0,
-            message: None,
-            since_ms: 0,
-        },
-    };
+async fn supervise(engine: Arc<Engine>, reach: Reach, tunnel: Tunnel, stop: CancellationToken) {
+    let mut tracker = Tracker { engine: engine.clone(), status: TunnelStatus::default() };
     stop_orphan(&engine, &reach);
     let mut backoff = FIRST_BACKOFF;
     loop {
-        tracker.set("starting", None, None);
+        tracker.set(TunnelState::Starting, None, None);
         let started = Instant::now();
-        match spawn(&engine, &reach) {
-            Ok(child) => match run(&engine, &reach, child, &mut tracker, &stop).await {
-                Some(why) => tracker.set("restarting", None, Some(why)),
+        let (state, why) = match spawn(&engine, &reach) {
+            Ok(child) => match run(&engine, &reach, &tunnel, child, &mut tracker, &stop).await {
+                Some(why) => (TunnelState::Restarting, why),
                 None => break,
             },
-            Err(why) => tracker.set("failed", None, Some(why)),
-        }
+            Err(why) => (TunnelState::Failed, why),
+        };
         tracker.status.restarts += 1;
+        tracker.set(state, None, Some(why));
         if started.elapsed() >= STEADY {
             backoff = FIRST_BACKOFF;
         }
@@ -144,12 +136,13 @@ fn spawn(engine: &Engine, reach: &Reach) -> Result<Child, String> {
 async fn run(
     engine: &Engine,
     reach: &Reach,
+    tunnel: &Tunnel,
     mut child: Child,
     tracker: &mut Tracker,
     stop: &CancellationToken,
 ) -> Option<String> {
     let pid = child.id();
-    tracker.set("running", pid, None);
+    tracker.set(TunnelState::Running, pid, None);
     let (tx, mut rx) = mpsc::channel::<String>(64);
     if let Some(out) = child.stdout.take() {
         tokio::spawn(lines(out, tx.clone()));
@@ -157,7 +150,6 @@ async fn run(
     if let Some(err) = child.stderr.take() {
         tokio::spawn(lines(err, tx));
     }
-    let tunnel = reach.tunnel.clone()?;
     let mut announced = !reach.learned;
     let mut last = None;
     let mut open = true;

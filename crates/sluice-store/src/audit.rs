@@ -342,7 +342,7 @@ impl Store {
              ON CONFLICT (key) DO UPDATE SET value = excluded.value",
         )?
         .execute(params![HEAD_KEY, head])?;
-        if self.sealed_schema {
+        if self.sealed_schema() {
             crate::seal::kv_put_sealed(&tx, &secret.seal_key(), HEAD_KEY, &head)?;
         }
         tx.commit()?;
@@ -450,7 +450,7 @@ impl Store {
         }
         // The chain and its head agree; the head's seal says whether Sluice wrote that head.
         // Without it, entries after `last` may have been cut and the head rewound to match.
-        if self.sealed_schema
+        if self.sealed_schema()
             && (last > 0 || head.is_some())
             && crate::seal::kv_get_sealed(&conn, &secret.seal_key(), HEAD_KEY)?.is_none()
         {

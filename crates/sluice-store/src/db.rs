@@ -10,6 +10,7 @@ use rusqlite::{Connection, OpenFlags, TransactionBehavior};
 
 use crate::fsperm::{create_new_private, ensure_private_dir, ensure_private_file};
 use crate::seal::{SEALED_SCHEMA, SealKey};
+use crate::tokens::GRANTS_SCHEMA;
 use crate::{StoreError, schema};
 
 /// The database file's name inside the data folder.
@@ -29,8 +30,8 @@ pub struct Store {
     data_dir: PathBuf,
     /// The seal key, once [`Store::attach_secret`] gave the install secret.
     pub(crate) seal_key: OnceLock<SealKey>,
-    /// Whether the schema has seal columns (a test may open an older version).
-    pub(crate) sealed_schema: bool,
+    /// The schema version it was opened at: the latest, but a test may open an older one.
+    pub(crate) schema: usize,
     /// Whether the install secret's own storage records that sealing began ([`crate::seal`]).
     pub(crate) secret_says_sealed: AtomicBool,
 }
@@ -48,6 +49,16 @@ impl std::fmt::Debug for Store {
 }
 
 impl Store {
+    /// Whether the schema has seal columns.
+    pub(crate) fn sealed_schema(&self) -> bool {
+        self.schema >= SEALED_SCHEMA
+    }
+
+    /// Whether the schema has the grants of remote tokens.
+    pub(crate) fn grants_schema(&self) -> bool {
+        self.schema >= GRANTS_SCHEMA
+    }
+
     /// Opens (creating if needed) `<data_dir>/sluice.db` and brings its schema up to date.
     ///
     /// `data_dir` is created owner-only (0700 on unix) and the database file 0600. Before a
@@ -86,7 +97,7 @@ impl Store {
             conn: Mutex::new(conn),
             data_dir,
             seal_key: OnceLock::new(),
-            sealed_schema: version >= SEALED_SCHEMA,
+            schema: version,
             secret_says_sealed: AtomicBool::new(false),
         })
     }

@@ -410,14 +410,6 @@ impl Store {
         }
     }
 
-    /// Every token issued to a hosted assistant, revoked or not.
-    pub fn oauth_token_ids(&self) -> Result<Vec<TokenId>, StoreError> {
-        let conn = self.conn();
-        let mut stmt = conn.prepare("SELECT token_id FROM oauth_grants ORDER BY token_id")?;
-        let ids = stmt.query_map([], |r| r.get::<_, String>(0))?;
-        Ok(ids.filter_map(|id| id.ok().and_then(|id| TokenId::parse(&id))).collect())
-    }
-
     /// Rotates a refresh token: in one transaction the presented one is spent, the new one
     /// stored, and the token given its new access hash and expiry. A spent one presented again
     /// is reported, for the caller to revoke the grant.

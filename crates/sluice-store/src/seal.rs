@@ -332,7 +332,7 @@ impl Store {
     /// loading the secret. An error when the secret's storage refuses that record.
     pub fn attach_secret(&self, secret: &InstallSecret) -> Result<(), StoreError> {
         let key = secret.seal_key();
-        if !self.sealed_schema {
+        if !self.sealed_schema() {
             let _ = self.seal_key.set(key);
             return Ok(());
         }
@@ -370,7 +370,7 @@ impl Store {
 
     /// The seal key when the schema has seals; an error when the secret was never attached.
     pub(crate) fn sealing(&self) -> Result<Option<&[u8; 32]>, StoreError> {
-        if !self.sealed_schema {
+        if !self.sealed_schema() {
             return Ok(None);
         }
         match self.seal_key.get() {

@@ -30,6 +30,8 @@ pub struct TokenRecord {
     pub self_limit: Option<(SelfLimit, i64)>,
     /// Its seal does not match: it was changed outside Sluice, and is refused.
     pub tampered: bool,
+    /// Issued to a hosted assistant (reach from the web): it has a grant beside it.
+    pub remote: bool,
 }
 
 impl std::fmt::Debug for TokenRecord {
@@ -44,6 +46,7 @@ impl std::fmt::Debug for TokenRecord {
             .field("revoked_ms", &self.revoked_ms)
             .field("self_limit", &self.self_limit)
             .field("tampered", &self.tampered)
+            .field("remote", &self.remote)
             .finish_non_exhaustive()
     }
 }
@@ -77,6 +80,8 @@ pub struct NewToken {
 
 const COLUMNS: &str = "id, label, hash, all_projects, created_ms, last_used_ms, expires_ms, \
                        revoked_ms, self_limit, self_limited_ms";
+/// The schema version that added `oauth_grants`, where a remote token's grant lives.
+pub(crate) const GRANTS_SCHEMA: usize = 15;
 const MAX_LABEL_CHARS: usize = 80;
 
 impl Store {
@@ -132,8 +137,10 @@ impl Store {
     /// Every token, newest first.
     pub fn list_tokens(&self) -> Result<Vec<TokenRecord>, StoreError> {
         let conn = self.conn();
-        let mut stmt =
-            conn.prepare(&format!("SELECT {COLUMNS} FROM tokens ORDER BY created_ms DESC, id"))?;
+        let mut stmt = conn.prepare(&format!(
+            "SELECT {} FROM tokens ORDER BY created_ms DESC, id",
+            self.columns()
+        ))?;
         let rows = stmt.query_map([], token_from_row)?;
         let mut tokens = Vec::new();
         for row in rows {
@@ -264,13 +271,24 @@ fn token_not_found(id_or_label: &str) -> StoreError {
 impl Store {
     /// Loads one token by a unique column (`id`, `label` or `hash`), with its scope and
     /// whether its seal matches.
+    /// The columns [`token_from_row`] reads; whether a token is remote comes from its grant
+    /// (always false in a database opened at a schema from before grants, as tests do).
+    fn columns(&self) -> String {
+        let remote = if self.grants_schema() {
+            "EXISTS (SELECT 1 FROM oauth_grants g WHERE g.token_id = tokens.id)"
+        } else {
+            "0"
+        };
+        format!("{COLUMNS}, {remote}")
+    }
+
     fn load_token(
         &self,
         conn: &Connection,
         column: &'static str,
         value: impl rusqlite::ToSql,
     ) -> Result<Option<TokenRecord>, StoreError> {
-        let sql = format!("SELECT {COLUMNS} FROM tokens WHERE {column} = ?1");
+        let sql = format!("SELECT {} FROM tokens WHERE {column} = ?1", self.columns());
         let Some(mut token) = conn.query_row(&sql, [value], token_from_row).optional()? else {
             return Ok(None);
         };
@@ -322,5 +340,6 @@ fn token_from_row(r: &Row<'_>) -> rusqlite::Result<TokenRecord> {
         revoked_ms: r.get(7)?,
         self_limit,
         tampered: false,
+        remote: r.get(10)?,
     })
 }

@@ -663,15 +663,35 @@ note: string,
  */
 health: ClientHealthDto, reloadHint: string, };
 
+export type TunnelDto = { 
+/**
+ * What it is, for a sentence: `a Cloudflare quick tunnel`, `Tailscale Funnel`…
+ */
+name: string, 
+/**
+ * `starting`, `running`, `restarting` or `failed`; `null` until the tray or `sluice serve`
+ * starts it.
+ */
+state: string | null, restarts: number, 
+/**
+ * Its last line of output, or why it could not start (redacted, made visible).
+ */
+message: string | null, };
+
 export type ReachSettingDto = { 
 /**
- * `https://host[:port]`: the tunnel's public address.
+ * `https://host[:port]`: the tunnel's public address; `null` until the tunnel Sluice runs
+ * announced it.
  */
-publicUrl: string, 
+publicUrl: string | null, 
 /**
- * The address to give the hosted assistant: `<publicUrl>/mcp`.
+ * The address to give the hosted assistant: `<publicUrl>/mcp`; `null` with `publicUrl`.
  */
-connectorUrl: string, 
+connectorUrl: string | null, 
+/**
+ * The tunnel Sluice runs; `null` when the user runs their own.
+ */
+tunnel: TunnelDto | null, 
 /**
  * The port on 127.0.0.1 the tunnel forwards to.
  */

@@ -296,6 +296,7 @@ export const reachOn = (over: Partial<ReachStateDto> = {}): ReachStateDto => ({
   setting: {
     publicUrl: "https://sluice.example.com",
     connectorUrl: "https://sluice.example.com/mcp",
+    tunnel: null,
     port: 7879,
     projects: [{ id: "proj_aaaaaaaaaaaaaaaa", name: "my-app" }],
     write: false,

@@ -14,7 +14,7 @@ import type {
   Net,
   ProjectDto,
 } from "../bindings/ipc";
-import { AddField, ConfirmButton, ErrorLine, Text, Time, errorMessage } from "../components";
+import { AddField, ConfirmButton, ErrorLine, FormActions, Text, Time, errorMessage } from "../components";
 import { visible } from "../format";
 import { SandboxEditor } from "./Sandbox";
 
@@ -205,15 +205,7 @@ function AuthorizeSheet(props: { onClose: () => void; onAdded: (p: ProjectDto) =
         value={exec}
         onChange={setExec}
       />
-      <ErrorLine error={error} />
-      <div className="row">
-        <button type="submit" className="primary">
-          Authorize
-        </button>
-        <button type="button" onClick={props.onClose}>
-          Cancel
-        </button>
-      </div>
+      <FormActions error={error} submit="Authorize" onCancel={props.onClose} />
     </form>
   );
 }

@@ -119,6 +119,31 @@ describe("reach from the web, while on", () => {
     expect(panel.querySelector("a")).toBeNull();
   });
 
+  it("shows the tunnel Sluice runs, waiting for its address, and what it last said as text", async () => {
+    const base = reachOn().setting!;
+    const said = 'ERR <img src=x onerror="alert(1)"> retrying\u202E';
+    m.reachState.mockResolvedValue(
+      reachOn({
+        setting: {
+          ...base,
+          publicUrl: null,
+          connectorUrl: null,
+          tunnel: { name: "a Cloudflare quick tunnel", state: "restarting", restarts: 2, message: said },
+        },
+      }),
+    );
+    const { panel } = await openReach();
+    expect(within(panel).getByTestId("reach-connector-url")).toHaveTextContent(
+      "Waiting for the tunnel to announce its public address",
+    );
+    expect(within(panel).queryByRole("button", { name: "Copy" })).toBeNull();
+    const line = within(panel).getByTestId("reach-tunnel");
+    expect(line).toHaveTextContent("Sluice runs a Cloudflare quick tunnel: restarting, started again 2×.");
+    expect(line).toHaveTextContent('Last said: ERR <img src=x onerror="alert(1)"> retrying⟨U+202E⟩');
+    expect(line.querySelector("img")).toBeNull();
+    expect(panel).not.toHaveTextContent("Your tunnel must forward");
+  });
+
   it("shows a request's code, name and host as text, inert for a moment, then decides it", async () => {
     const name = 'Evil\u202E<img src=x onerror="alert(1)"> Claude';
     m.reachState.mockResolvedValue(

@@ -9,8 +9,8 @@
 import { useEffect, useState } from "react";
 import { api } from "../api";
 import { DEFAULT_REACH_PORT } from "../bindings/ipc";
-import type { ConnectionRequestDto, ProjectDto, ReachSettingDto, ReachStateDto } from "../bindings/ipc";
-import { ConfirmButton, ErrorLine, Text, Time, errorMessage, useNow } from "../components";
+import type { ConnectionRequestDto, ProjectDto, ReachSettingDto, ReachStateDto, TunnelDto } from "../bindings/ipc";
+import { ConfirmButton, ErrorLine, FormActions, Text, Time, errorMessage, useNow } from "../components";
 import { exactTime, visible } from "../format";
 import { INERT_MS, countdown } from "./Approvals";
 
@@ -72,7 +72,7 @@ export function ReachPanel(props: {
         <>
           <OnPanel setting={setting} remoteTokens={props.reach.remoteTokens} />
           <Requests requests={props.reach.requests} reload={props.reload} />
-          <ConnectorSteps url={setting.connectorUrl} />
+          <ConnectorSteps url={setting.connectorUrl ?? "https://…/mcp"} />
           <ConfirmButton
             label="Turn off…"
             danger
@@ -88,14 +88,17 @@ export function ReachPanel(props: {
   );
 }
 
-/** What is exposed, the connector URL with Copy, and where the tunnel must forward. */
+/** What is exposed, the connector URL with Copy, and the tunnel: the one Sluice runs, with
+ * its state, or where the user's own must forward. */
 function OnPanel({ setting, remoteTokens }: { setting: ReachSettingDto; remoteTokens: number }) {
   const [copied, setCopied] = useState(false);
   const [error, setError] = useState<string | null>(null);
   const names = setting.projects.map((p) => (p.name === null ? "(removed project)" : visible(p.name)));
+  const url = setting.connectorUrl;
   const copy = async () => {
+    if (url === null) return;
     try {
-      await api.copy(setting.connectorUrl, false);
+      await api.copy(url, false);
       setCopied(true);
       setError(null);
     } catch (e) {
@@ -109,31 +112,58 @@ function OnPanel({ setting, remoteTokens }: { setting: ReachSettingDto; remoteTo
         {setting.write ? "may read, change files and run what each project allows" : "may only read"}{" "}
         in {names.join(", ")}. Commands in &quot;any&quot; mode are never exposed.
       </p>
-      <div className="row">
-        <span>Connector URL</span>
-        <code className="mono" data-testid="reach-connector-url">
-          {setting.connectorUrl}
-        </code>
-        <button type="button" onClick={() => void copy()}>
-          Copy
-        </button>
-        <span className="muted" role="status">
-          {copied ? "Copied." : ""}
-        </span>
-      </div>
+      {url === null ? (
+        <p data-testid="reach-connector-url">Waiting for the tunnel to announce its public address…</p>
+      ) : (
+        <div className="row">
+          <span>Connector URL</span>
+          <code className="mono" data-testid="reach-connector-url">
+            {url}
+          </code>
+          <button type="button" onClick={() => void copy()}>
+            Copy
+          </button>
+          <span className="muted" role="status">
+            {copied ? "Copied." : ""}
+          </span>
+        </div>
+      )}
       <ErrorLine error={error} />
-      <p className="muted">
-        Your tunnel must forward <Text mono>{setting.publicUrl}</Text> to{" "}
-        <Text mono>{`http://127.0.0.1:${setting.port}`}</Text>, e.g.{" "}
-        <Text mono>{`cloudflared tunnel run --url http://127.0.0.1:${setting.port} my-tunnel`}</Text> or{" "}
-        <Text mono>{`tailscale funnel ${setting.port}`}</Text>.
-      </p>
+      {setting.tunnel === null ? (
+        <p className="muted">
+          Your tunnel must forward <Text mono>{setting.publicUrl ?? ""}</Text> to{" "}
+          <Text mono>{`http://127.0.0.1:${setting.port}`}</Text>, e.g.{" "}
+          <Text mono>{`cloudflared tunnel run --url http://127.0.0.1:${setting.port} my-tunnel`}</Text> or{" "}
+          <Text mono>{`tailscale funnel ${setting.port}`}</Text>.
+        </p>
+      ) : (
+        <TunnelLine tunnel={setting.tunnel} />
+      )}
       <p className="muted" data-testid="reach-remote-tokens">
         {remoteTokens === 0
           ? "No assistant is connected yet."
           : `${remoteTokens} remote ${remoteTokens === 1 ? "token" : "tokens"} live (marked "remote" under Tokens).`}
       </p>
     </>
+  );
+}
+
+/** The tunnel Sluice runs, as its supervisor last recorded it; its output is shown as text. */
+function TunnelLine({ tunnel }: { tunnel: TunnelDto }) {
+  const state =
+    tunnel.state === null
+      ? "not started: Sluice starts it while its tray or `sluice serve` runs"
+      : `${tunnel.state}${tunnel.restarts > 0 ? `, started again ${tunnel.restarts}×` : ""}`;
+  return (
+    <p className="muted" data-testid="reach-tunnel">
+      Sluice runs <Text>{tunnel.name}</Text>: {state}.
+      {tunnel.message !== null && (
+        <>
+          {" "}
+          Last said: <Text mono>{tunnel.message}</Text>
+        </>
+      )}
+    </p>
   );
 }
 
@@ -340,15 +370,7 @@ function TurnOnForm(props: {
         Tunnel port <span className="muted">(on this computer; not the local clients&apos; port)</span>
         <input name="reach-port" inputMode="numeric" value={port} onChange={(e) => setPort(e.target.value)} />
       </label>
-      <ErrorLine error={error} />
-      <div className="row">
-        <button type="submit" className="primary">
-          Turn on
-        </button>
-        <button type="button" onClick={props.onCancel}>
-          Cancel
-        </button>
-      </div>
+      <FormActions error={error} submit="Turn on" onCancel={props.onCancel} />
     </form>
   );
 }

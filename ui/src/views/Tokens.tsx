@@ -4,7 +4,7 @@
 import { useState } from "react";
 import { CLIPBOARD_CLEAR_MS, api } from "../api";
 import type { CreatedToken, ProjectDto, TokenDto } from "../bindings/ipc";
-import { ConfirmButton, ErrorLine, Text, Time, errorMessage } from "../components";
+import { ConfirmButton, ErrorLine, FormActions, Text, Time, errorMessage } from "../components";
 import { visible } from "../format";
 
 export function TokensView(props: {
@@ -217,15 +217,7 @@ function NewTokenForm(props: {
           ))}
         </select>
       </label>
-      <ErrorLine error={error} />
-      <div className="row">
-        <button type="submit" className="primary">
-          Create token
-        </button>
-        <button type="button" onClick={props.onCancel}>
-          Cancel
-        </button>
-      </div>
+      <FormActions error={error} submit="Create token" onCancel={props.onCancel} />
     </form>
   );
 }

@@ -197,6 +197,17 @@ fn ta01_missing_or_malformed_credentials_get_401_and_no_listing() {
         ),
     );
     assert_eq!(r.status, 400);
+    // Asked to keep the connection, a refusal whose body went unread still says it closes it,
+    // so a client never sends its next request into a connection about to vanish.
+    let keep = format!(
+        "POST /mcp?token={token} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n\
+         Connection: keep-alive\r\nContent-Length: {}\r\n\r\n{list}",
+        list.len()
+    );
+    let r = raw(port, &keep);
+    assert_eq!((r.status, r.header("connection").as_deref()), (400, Some("close")), "{}", r.head);
+    let r = raw(port, &keep.replace(&format!("?token={token}"), ""));
+    assert_eq!((r.status, r.header("connection").as_deref()), (401, Some("close")), "{}", r.head);
 }
 
 #[test]

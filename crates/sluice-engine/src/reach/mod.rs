@@ -30,9 +30,8 @@ use crate::{AuditOutcome, Caller, Engine, EngineEvent, paths, store_failure};
 
 mod token;
 mod tunnel;
-mod view;
 pub use token::{TokenParams, TokenResponse};
-pub use tunnel::{Tunnel, TunnelStatus};
+pub use tunnel::{Tunnel, TunnelState, TunnelStatus};
 
 /// The loopback port the tunnel forwards to unless the user names one.
 pub const DEFAULT_PORT: u16 = 7879;
@@ -220,6 +219,12 @@ fn user_code() -> String {
     format!("{}-{}", &raw[..4], &raw[4..])
 }
 
+/// The reach setting in the database: `None` when off, or when its seal does not match.
+pub(crate) fn load(store: &sluice_store::Store) -> Result<Option<Reach>, sluice_store::StoreError> {
+    let text = store.sealed_text(REACH_KEY)?;
+    Ok(text.and_then(|t| serde_json::from_str(&t).ok()))
+}
+
 /// Checks a public URL: `https://host[:port]` and nothing else (no path, query, fragment or
 /// credentials); returns it without a trailing slash.
 pub fn parse_public_url(raw: &str) -> Result<String, Failure> {
@@ -265,11 +270,9 @@ fn client_name(raw: Option<&str>) -> String {
 
 impl Engine {
     /// The reach setting while it is on; `None` when off, or when its seal does not match.
+    /// Cached with the rest of the engine's state until the database changes.
     pub fn reach(&self) -> Result<Option<Reach>, Failure> {
-        let Some(text) = self.store.sealed_text(REACH_KEY).map_err(store_failure)? else {
-            return Ok(None);
-        };
-        Ok(serde_json::from_str(&text).ok())
+        Ok(self.refresh()?.reach.clone())
     }
 
     /// Turns reach on (or changes it): the user's decision. A project whose commands run in
@@ -343,13 +346,21 @@ impl Engine {
         Ok(())
     }
 
-    /// Turns reach off and revokes every remote token; returns how many were revoked.
+    /// Turns reach off, revokes every remote token and denies the connection requests still
+    /// waiting; returns how many tokens this revoked.
     pub fn reach_off(&self) -> Result<usize, Failure> {
         self.store.set_sealed_text(REACH_KEY, None).map_err(store_failure)?;
         let mut revoked = 0;
-        for id in self.store.oauth_token_ids().map_err(store_failure)? {
-            let token = self.store.revoke_token(&id).map_err(store_failure)?;
-            revoked += usize::from(token.revoked_ms.is_some());
+        for token in self.tokens()? {
+            if token.remote && token.revoked_ms.is_none() {
+                self.store.revoke_token(&token.id).map_err(store_failure)?;
+                revoked += 1;
+            }
+        }
+        let now = sluice_store::now_ms();
+        for request in self.store.pending_oauth_requests(now).map_err(store_failure)? {
+            // One changed outside Sluice cannot be decided, nor ever approved.
+            let _ = self.store.decide_oauth_request(&request.id, false);
         }
         self.record_human("reach.off", None, AuditOutcome::Ok, None);
         self.reach_changed();
@@ -500,6 +511,11 @@ impl Engine {
     /// Connection requests waiting for the user.
     pub fn oauth_requests(&self) -> Result<Vec<OAuthRequest>, Failure> {
         self.store.pending_oauth_requests(sluice_store::now_ms()).map_err(store_failure)
+    }
+
+    /// A connection request by id, pending or decided; `None` when there is no such request.
+    pub fn oauth_request(&self, id: &str) -> Result<Option<OAuthRequest>, Failure> {
+        self.store.oauth_request(id).map_err(store_failure)
     }
 
     /// The user's decision on a connection request (CLI, tray, window). Decided once.

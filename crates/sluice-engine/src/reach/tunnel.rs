@@ -74,37 +74,48 @@ impl Tunnel {
         }
     }
 
+    /// What it is, for a sentence ("Sluice runs …").
+    pub fn describe(&self) -> String {
+        match self {
+            Tunnel::Cloudflared => "a Cloudflare quick tunnel".to_owned(),
+            Tunnel::CloudflaredNamed { name } => format!("the Cloudflare tunnel {name}"),
+            Tunnel::Tailscale => "Tailscale Funnel".to_owned(),
+            Tunnel::Ngrok => "ngrok".to_owned(),
+            Tunnel::Command { argv } => {
+                format!("`{}`", sluice_core::text::visible(&argv.join(" ")))
+            }
+        }
+    }
+
     /// The program and its arguments for the tunnel port `port`; `url` is the public URL when
     /// the user gave one.
     fn argv(&self, port: u16, url: Option<&str>) -> Vec<String> {
-        let origin = format!("http://127.0.0.1:{port}");
-        let owned = |a: &[&str]| a.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
-        match self {
-            Tunnel::Cloudflared => owned(&["cloudflared", "tunnel", "--no-autoupdate", "--url"])
-                .into_iter()
-                .chain([origin])
-                .collect(),
+        let (origin, port_text) = (format!("http://127.0.0.1:{port}"), port.to_string());
+        let words = |w: &[&str]| w.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
+        let cloudflared = ["cloudflared", "tunnel", "--no-autoupdate"];
+        let mut argv = match self {
+            Tunnel::Cloudflared => words(&[&cloudflared[..], &["--url", &origin]].concat()),
             Tunnel::CloudflaredNamed { name } => {
-                let mut argv = owned(&["cloudflared", "tunnel", "--no-autoupdate", "run", "--url"]);
-                argv.extend([origin, name.clone()]);
-                argv
+                words(&[&cloudflared[..], &["run", "--url", &origin, name]].concat())
             }
-            Tunnel::Tailscale => {
-                owned(&["tailscale", "funnel"]).into_iter().chain([port.to_string()]).collect()
-            }
-            Tunnel::Ngrok => {
-                let mut argv = owned(&["ngrok", "http"]);
-                argv.push(format!("127.0.0.1:{port}"));
-                argv.extend(owned(&["--log", "stdout", "--log-format", "logfmt"]));
-                if let Some(url) = url {
-                    argv.extend(["--url".to_owned(), url.to_owned()]);
-                }
-                argv
-            }
+            Tunnel::Tailscale => words(&["tailscale", "funnel", &port_text]),
+            Tunnel::Ngrok => words(&[
+                "ngrok",
+                "http",
+                &format!("127.0.0.1:{port}"),
+                "--log",
+                "stdout",
+                "--log-format",
+                "logfmt",
+            ]),
             Tunnel::Command { argv } => {
-                argv.iter().map(|a| a.replace("{port}", &port.to_string())).collect()
+                argv.iter().map(|a| a.replace("{port}", &port_text)).collect()
             }
+        };
+        if let (Tunnel::Ngrok, Some(url)) = (self, url) {
+            argv.extend(words(&["--url", url]));
         }
+        argv
     }
 
     /// The public address in one line the tunnel printed: an `https://` address with no path
@@ -133,11 +144,34 @@ impl Tunnel {
     }
 }
 
+/// What the tunnel process is doing.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TunnelState {
+    #[default]
+    Starting,
+    Running,
+    /// It ended; it starts again after a pause.
+    Restarting,
+    /// It could not be started (the program missing, say); tried again after a pause.
+    Failed,
+}
+
+impl TunnelState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TunnelState::Starting => "starting",
+            TunnelState::Running => "running",
+            TunnelState::Restarting => "restarting",
+            TunnelState::Failed => "failed",
+        }
+    }
+}
+
 /// What the tunnel process is doing, as its supervisor last wrote it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TunnelStatus {
-    /// `starting`, `running`, `restarting` or `failed`.
-    pub state: String,
+    pub state: TunnelState,
     pub pid: Option<u32>,
     /// Times the process was started again after it ended.
     pub restarts: u32,

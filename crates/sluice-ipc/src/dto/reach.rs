@@ -24,10 +24,13 @@ pub struct ReachStateDto {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct ReachSettingDto {
-    /// `https://host[:port]`: the tunnel's public address.
-    pub public_url: String,
-    /// The address to give the hosted assistant: `<publicUrl>/mcp`.
-    pub connector_url: String,
+    /// `https://host[:port]`: the tunnel's public address; `null` until the tunnel Sluice runs
+    /// announced it.
+    pub public_url: Option<String>,
+    /// The address to give the hosted assistant: `<publicUrl>/mcp`; `null` with `publicUrl`.
+    pub connector_url: Option<String>,
+    /// The tunnel Sluice runs; `null` when the user runs their own.
+    pub tunnel: Option<TunnelDto>,
     /// The port on 127.0.0.1 the tunnel forwards to.
     pub port: u16,
     /// The projects a remote token sees, by id and name (`null`: removed since).
@@ -36,6 +39,20 @@ pub struct ReachSettingDto {
     pub write: bool,
     /// Redirect URIs allowed beside ChatGPT's and Claude's published callbacks.
     pub redirects: Vec<String>,
+}
+
+/// The tunnel Sluice runs, as its supervisor last recorded it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct TunnelDto {
+    /// What it is, for a sentence: `a Cloudflare quick tunnel`, `Tailscale Funnel`…
+    pub name: String,
+    /// `starting`, `running`, `restarting` or `failed`; `null` until the tray or `sluice serve`
+    /// starts it.
+    pub state: Option<String>,
+    pub restarts: u32,
+    /// Its last line of output, or why it could not start (redacted, made visible).
+    pub message: Option<String>,
 }
 
 /// A hosted assistant asking to connect. Its name comes from the network: shown as text, with

@@ -38,12 +38,7 @@ pub struct TokenDto {
 }
 
 impl TokenDto {
-    /// `remote`: the ids of the tokens issued to hosted assistants.
-    pub(crate) fn new(
-        t: &TokenRecord,
-        names: &[(String, String)],
-        remote: &[sluice_core::TokenId],
-    ) -> TokenDto {
+    pub(crate) fn new(t: &TokenRecord, names: &[(String, String)]) -> TokenDto {
         TokenDto {
             id: t.id.as_str().to_owned(),
             label: t.label.clone(),
@@ -61,7 +56,7 @@ impl TokenDto {
             revoked_ms: t.revoked_ms,
             self_limit: t.self_limit.map(|(l, _)| l.as_str().to_owned()),
             self_limited_ms: t.self_limit.map(|(_, at)| at),
-            remote: remote.contains(&t.id),
+            remote: t.remote,
         }
     }
 }

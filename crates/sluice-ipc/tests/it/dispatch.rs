@@ -3,23 +3,24 @@
 //! the native confirmation says yes.
 
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde_json::{Value, json};
 use sluice_engine::clients::Dirs;
 use sluice_ipc::dispatch::{self, AUTHORIZE_TITLE, Api, Desktop, Question, WIDEN_TITLE};
 use sluice_ipc::{Connector, IpcError};
 
-/// A desktop whose user answers every question the same way; it records what it was asked.
-struct ScriptedUser {
-    answer: bool,
-    asked: Mutex<Vec<Question>>,
+/// A desktop whose user gives the answer the test set; it records what it was asked.
+pub(crate) struct ScriptedUser {
+    answer: AtomicBool,
+    pub(crate) asked: Mutex<Vec<Question>>,
     copied: Mutex<Vec<String>>,
 }
 
 impl Desktop for ScriptedUser {
     fn confirm(&self, question: Question) -> bool {
         self.asked.lock().unwrap().push(question);
-        self.answer
+        self.answer.load(Ordering::SeqCst)
     }
     fn copy_secret(&self, text: String) -> Result<(), IpcError> {
         self.copied.lock().unwrap().push(text);
@@ -27,23 +28,33 @@ impl Desktop for ScriptedUser {
     }
 }
 
-struct Fixture {
-    base: crate::commands::Fixture,
+/// An engine, the window's connector and a scripted user: the window process's side.
+pub(crate) struct Fixture {
+    pub(crate) base: crate::commands::Fixture,
     connector: Connector,
-    user: ScriptedUser,
+    pub(crate) user: ScriptedUser,
 }
 
 impl Fixture {
-    fn new(answer: bool) -> Fixture {
+    pub(crate) fn new(answer: bool) -> Fixture {
         let base = crate::commands::fixture();
         let home = base.folder.with_file_name("home");
         std::fs::create_dir(&home).unwrap();
         let connector = Connector::with_dirs(Dirs::home(home));
-        let user = ScriptedUser { answer, asked: Mutex::default(), copied: Mutex::default() };
+        let user = ScriptedUser {
+            answer: AtomicBool::new(answer),
+            asked: Mutex::default(),
+            copied: Mutex::default(),
+        };
         Fixture { base, connector, user }
     }
 
-    fn call(&self, cmd: &str, args: Value) -> Result<Value, IpcError> {
+    /// The user's answer to the next questions.
+    pub(crate) fn answer(&self, yes: bool) {
+        self.user.answer.store(yes, Ordering::SeqCst);
+    }
+
+    pub(crate) fn call(&self, cmd: &str, args: Value) -> Result<Value, IpcError> {
         let api = Api {
             engine: &self.base.engine,
             ctx: &self.base.ctx,
@@ -258,10 +269,10 @@ fn exposing_a_store_or_a_socket_to_commands_asks_first() {
     assert_eq!(f.user.asked.lock().unwrap().len(), 2);
 
     // With a yes, the grant is stored and shown.
-    let yes = Fixture { user: ScriptedUser { answer: true, ..f.user }, ..f };
-    let p = yes.call("set_sandbox", settings(vec![token.clone()], vec![], vec![])).unwrap();
+    f.answer(true);
+    let p = f.call("set_sandbox", settings(vec![token.clone()], vec![], vec![])).unwrap();
     assert_eq!(p["sandbox"]["grants"][0]["path"], json!(token));
-    assert_eq!(yes.user.asked.lock().unwrap().len(), 3);
+    assert_eq!(f.user.asked.lock().unwrap().len(), 3);
 }
 
 #[test]

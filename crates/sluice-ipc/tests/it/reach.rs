@@ -3,15 +3,12 @@
 //! connection asks too, with the client's name made visible; bad input is refused before anyone
 //! is asked; remote tokens are marked and revoked when reach goes off.
 
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, Ordering};
-
 use serde_json::{Value, json};
-use sluice_engine::clients::Dirs;
-use sluice_engine::reach::{AuthorizeParams, TokenParams};
-use sluice_ipc::dispatch::{self, Api, Desktop, Question};
+use sluice_engine::reach::{
+    AuthorizeParams, ReachRequest, TokenParams, Tunnel, TunnelState, TunnelStatus,
+};
+use sluice_ipc::dispatch::Question;
 use sluice_ipc::reach::{CONNECT_TITLE, REACH_TITLE};
-use sluice_ipc::{Connector, IpcError};
 
 /// A PKCE pair: the challenge is BASE64URL(SHA-256(verifier)).
 const VERIFIER: &str = "dBjftJeZ4CVP-mB92K9uhvlrWXzrbDhzcIv0L6hOdq0";
@@ -19,38 +16,27 @@ const CHALLENGE: &str = "71sBKApreKw_UZi7L3qzh2gmzhu2A3KNpyV1F7ko0B8";
 const CALLBACK: &str = "https://claude.ai/api/mcp/auth_callback";
 const URL: &str = "https://sluice.example.com";
 
-/// A user whose answer the test sets; every question is recorded.
-struct User {
-    answer: AtomicBool,
-    asked: Mutex<Vec<Question>>,
-}
+/// The window's side (`crate::dispatch::Fixture`) over an engine with two projects.
+struct Fixture(crate::dispatch::Fixture);
 
-impl Desktop for User {
-    fn confirm(&self, question: Question) -> bool {
-        self.asked.lock().unwrap().push(question);
-        self.answer.load(Ordering::SeqCst)
+impl std::ops::Deref for Fixture {
+    type Target = crate::dispatch::Fixture;
+    fn deref(&self) -> &Self::Target {
+        &self.0
     }
-    fn copy_secret(&self, _: String) -> Result<(), IpcError> {
-        Ok(())
-    }
-}
-
-struct Fixture {
-    base: crate::commands::Fixture,
-    connector: Connector,
-    user: User,
 }
 
 impl Fixture {
-    /// An engine with two read-write projects, `my-app` and `other`; reach off.
+    /// An engine with two read-write projects, `my-app` and `other`; reach off; the user
+    /// answers no until told otherwise.
     fn new() -> Fixture {
-        let base = crate::commands::fixture();
-        let home = base.folder.with_file_name("home");
-        std::fs::create_dir(&home).unwrap();
-        let other = base.folder.with_file_name("other");
+        let window = crate::dispatch::Fixture::new(false);
+        let other = window.base.folder.with_file_name("other");
         std::fs::create_dir(&other).unwrap();
-        for (path, name) in [(&base.folder, "my-app"), (&other, "other")] {
-            base.engine
+        for (path, name) in [(&window.base.folder, "my-app"), (&other, "other")] {
+            window
+                .base
+                .engine
                 .add_project(
                     path,
                     Some(name),
@@ -59,27 +45,11 @@ impl Fixture {
                 )
                 .unwrap();
         }
-        let connector = Connector::with_dirs(Dirs::home(home));
-        let user = User { answer: AtomicBool::new(false), asked: Mutex::default() };
-        Fixture { base, connector, user }
-    }
-
-    fn answer(&self, yes: bool) {
-        self.user.answer.store(yes, Ordering::SeqCst);
+        Fixture(window)
     }
 
     fn asked(&self) -> Vec<Question> {
         std::mem::take(&mut *self.user.asked.lock().unwrap())
-    }
-
-    fn call(&self, cmd: &str, args: Value) -> Result<Value, IpcError> {
-        let api = Api {
-            engine: &self.base.engine,
-            ctx: &self.base.ctx,
-            connector: &self.connector,
-            desktop: &self.user,
-        };
-        dispatch::call(&api, cmd, args)
     }
 
     fn state(&self) -> Value {
@@ -321,9 +291,13 @@ fn remote_tokens_are_marked_and_revoked_when_reach_goes_off() {
     assert_eq!(by_label("local")["remote"], false);
     assert_eq!(by_label("local")["id"], local.id.as_str());
 
-    // Off: asks nothing, revokes the remote token only, and says how many.
+    // Off: asks nothing, revokes the remote token only, says how many, and denies the
+    // request still waiting (it could otherwise be approved once reach is on again).
+    let waiting = f.ask_to_connect("Waiting");
     f.answer(false);
     assert_eq!(f.call("reach_off", json!({})).unwrap(), 1);
+    let decided = e.oauth_request(&waiting).unwrap().unwrap();
+    assert_eq!(decided.decision, sluice_engine::OAuthDecision::Denied, "{decided:?}");
     assert!(f.asked().is_empty(), "turning off narrows: nothing asked");
     assert_eq!(f.state(), json!({ "setting": null, "requests": [], "remoteTokens": 0 }));
     let tokens = f.call("list_tokens", json!({})).unwrap();
@@ -332,4 +306,48 @@ fn remote_tokens_are_marked_and_revoked_when_reach_goes_off() {
     }
     // A second off revokes nothing more.
     assert_eq!(f.call("reach_off", json!({})).unwrap(), 0);
+}
+
+#[test]
+fn a_tunnel_sluice_runs_is_shown_with_its_state_and_no_address_until_it_announces_one() {
+    let f = Fixture::new();
+    let e = &f.base.engine;
+    let tunnel = Tunnel::Command { argv: vec!["sh".into(), "-c".into(), "exit 0".into()] };
+    let req = ReachRequest {
+        url: None,
+        port: 7879,
+        projects: vec!["my-app".into()],
+        tunnel: Some(tunnel.clone()),
+        ..ReachRequest::default()
+    };
+    e.set_reach(&req).unwrap();
+    let setting = f.state()["setting"].clone();
+    assert_eq!(
+        (setting["publicUrl"].clone(), setting["connectorUrl"].clone()),
+        (json!(null), json!(null))
+    );
+    assert_eq!(
+        setting["tunnel"],
+        json!({ "name": "`sh -c exit 0`", "state": null, "restarts": 0, "message": null }),
+        "not started: no process serves this data folder"
+    );
+
+    // What its supervisor recorded, the process's words made visible.
+    let status = TunnelStatus {
+        state: TunnelState::Restarting,
+        restarts: 3,
+        message: Some("the tunnel exited: bye\u{202E}".into()),
+        ..TunnelStatus::default()
+    };
+    e.set_tunnel_status(Some(&status)).unwrap();
+    let tunnel = &f.state()["setting"]["tunnel"];
+    assert_eq!(tunnel["state"], "restarting");
+    assert_eq!(tunnel["restarts"], 3);
+    assert_eq!(tunnel["message"], "the tunnel exited: bye⟨U+202E⟩");
+
+    // Once it announces its address, that is the connector's.
+    let reach = e.reach().unwrap().unwrap();
+    assert!(e.tunnel_announced(&reach, "https://calm-river.example.net").unwrap());
+    let setting = f.state()["setting"].clone();
+    assert_eq!(setting["connectorUrl"], "https://calm-river.example.net/mcp");
 }
