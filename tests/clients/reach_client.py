@@ -329,4 +329,5 @@ async def main():
     os._exit(0)
 
 
-asyncio.run(main())
+if __name__ == "__main__":
+    asyncio.run(main())

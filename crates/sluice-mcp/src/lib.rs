@@ -5,6 +5,7 @@
 #[doc(hidden)]
 pub mod arguments;
 pub mod check;
+mod cimd;
 mod direct;
 pub mod dto;
 mod exec;

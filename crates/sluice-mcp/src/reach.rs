@@ -2,7 +2,8 @@
 //!
 //! A second listener on loopback, never the local clients' port, so a request is remote by the
 //! port it arrived on and not by anything it says. It serves the OAuth metadata (RFC 9728, RFC
-//! 8414), client registration (RFC 7591), the consent page, the token endpoint, and `/mcp`
+//! 8414), client registration (RFC 7591) and metadata documents ([`crate::cimd`]), the consent
+//! page, the token endpoint, and `/mcp`
 //! behind the same gate as the local front, where only remote tokens bound to this resource are
 //! accepted. [`serve_reach`] follows the setting: it binds when reach is turned on, and closes
 //! the listener and every connection on it the moment reach is turned off or changed.
@@ -20,9 +21,11 @@ use serde_json::json;
 use sluice_engine::Engine;
 use sluice_engine::reach::{
     AuthorizationState, AuthorizeParams, AuthorizeRefusal, OAuthError, Reach, TokenParams,
+    is_metadata_client_id,
 };
 use tokio_util::sync::CancellationToken;
 
+use crate::cimd::MetadataFetcher;
 use crate::http::{Front, bind, build_router, closing, content_type_is, serve};
 use crate::limits::{Limiter, Limits};
 use crate::tunnel::{self, TunnelRunner};
@@ -42,6 +45,7 @@ struct Door {
     reach: Reach,
     /// Unauthenticated requests (registration, authorization, token) share one budget.
     limiter: Limiter,
+    metadata: MetadataFetcher,
 }
 
 /// Follows the reach setting until `shutdown`: while reach is on, serves the remote front on `127.0.0.1:<port>` with `limits` per token, and runs the tunnel
@@ -176,6 +180,7 @@ pub(crate) fn remote_router(
         engine,
         reach: reach.clone(),
         limiter: Limiter::new(Limits { auth_failures_per_sec: OAUTH_PER_SEC, ..limits }),
+        metadata: MetadataFetcher::new(),
     });
     let oauth = axum::Router::new()
         .route("/.well-known/oauth-protected-resource", get(resource_metadata))
@@ -293,7 +298,7 @@ async fn server_metadata(State(door): State<Arc<Door>>) -> Response {
             "code_challenge_methods_supported": ["S256"],
             "token_endpoint_auth_methods_supported": ["none"],
             "authorization_response_iss_parameter_supported": true,
-            "client_id_metadata_document_supported": false,
+            "client_id_metadata_document_supported": true,
         }),
     )
 }
@@ -372,12 +377,23 @@ async fn authorize(State(door): State<Arc<Door>>, req: Request) -> Response {
         .and_then(|m| serde_json::from_value(m.into()).map_err(|e| e.to_string()))
     {
         Ok(p) => p,
-        Err(why) => return page(StatusCode::BAD_REQUEST, "Sluice", &why, None),
+        Err(why) => return refusal_page(&why),
     };
+    // A client that names itself by its metadata document is recorded from a fresh fetch.
+    if let Some(id) = params.client_id.as_deref().filter(|id| is_metadata_client_id(id)) {
+        let recorded = match door.metadata.fetch(id).await {
+            Ok(body) => door.engine.metadata_client(id, &body).map_err(|e| e.description),
+            Err(why) => Err(why),
+        };
+        if let Err(why) = recorded {
+            let why = format!("Sluice could not use this client's metadata document: {why}.");
+            return refusal_page(&why);
+        }
+    }
     match door.engine.begin_authorization(&params) {
         Ok(request) => redirect(&format!("/oauth/consent/{}", request.id)),
         Err(AuthorizeRefusal::Redirect(to)) => redirect(&to),
-        Err(AuthorizeRefusal::Page(why)) => page(StatusCode::BAD_REQUEST, "Sluice", &why, None),
+        Err(AuthorizeRefusal::Page(why)) => refusal_page(&why),
     }
 }
 
@@ -426,6 +442,12 @@ fn escape(s: &str) -> String {
 }
 
 /// A small static page: no script, no outside resources, never framed.
+/// A 400 page saying why, as text: the reason can quote what the client sent (a parameter's
+/// name, a metadata document's member), which must never become markup on this origin.
+fn refusal_page(why: &str) -> Response {
+    page(StatusCode::BAD_REQUEST, "Sluice", &format!("<p>{}</p>", escape(why)), None)
+}
+
 fn page(status: StatusCode, title: &str, body_html: &str, refresh: Option<u32>) -> Response {
     let refresh =
         refresh.map(|s| format!("<meta http-equiv=refresh content={s}>")).unwrap_or_default();

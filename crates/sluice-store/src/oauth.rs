@@ -179,15 +179,17 @@ fn request_from_row(row: &Row<'_>) -> rusqlite::Result<OAuthRequest> {
 }
 
 impl Store {
-    /// Registers a client, dropping the oldest registrations without a grant beyond
-    /// [`MAX_OAUTH_CLIENTS`].
-    pub fn insert_oauth_client(&self, client: &OAuthClient) -> Result<(), StoreError> {
+    /// Registers a client, or records it again (a metadata document fetched anew), dropping the
+    /// oldest registrations without a grant beyond [`MAX_OAUTH_CLIENTS`].
+    pub fn put_oauth_client(&self, client: &OAuthClient) -> Result<(), StoreError> {
         let uris = serde_json::to_string(&client.redirect_uris)
             .map_err(|e| StoreError::Invalid(e.to_string()))?;
         let mut conn = self.conn();
         let tx = conn.transaction()?;
         tx.execute(
-            "INSERT INTO oauth_clients (id, name, redirect_uris, created_ms) VALUES (?1, ?2, ?3, ?4)",
+            "INSERT INTO oauth_clients (id, name, redirect_uris, created_ms) VALUES (?1, ?2, ?3, ?4)
+             ON CONFLICT (id) DO UPDATE SET name = excluded.name,
+                 redirect_uris = excluded.redirect_uris, created_ms = excluded.created_ms",
             params![client.id, client.name, uris, client.created_ms],
         )?;
         tx.execute(

@@ -155,15 +155,16 @@ impl Server {
 
     pub fn start_env(sb: &Sandbox, extra: &[&str], env: &[(&str, &str)]) -> Server {
         let port = free_port();
-        let mut child = sb
-            .cmd()
-            .args(["serve", "--port", &port.to_string()])
-            .args(extra)
-            .envs(env.iter().copied())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn serve");
+        let mut cmd = sb.cmd();
+        cmd.args(["serve", "--port", &port.to_string()]).args(extra).envs(env.iter().copied());
+        Server::spawn(cmd, port)
+    }
+
+    /// Starts `cmd`, a `sluice serve --port PORT` (possibly behind a wrapper that execs it),
+    /// and waits until it says it is serving.
+    pub fn spawn(mut cmd: Command, port: u16) -> Server {
+        let mut child =
+            cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("spawn serve");
         let stdout = child.stdout.take().unwrap();
         let (tx, rx) = mpsc::channel();
         std::thread::spawn(move || {

@@ -23,6 +23,7 @@ mod keychain;
 mod node_clients;
 mod python_client;
 mod reach;
+mod reach_cimd;
 mod resilience;
 mod sandbox;
 mod tasks;

@@ -10,12 +10,17 @@ use std::time::{Duration, Instant};
 
 use crate::harness::*;
 
-fn script(name: &str) -> PathBuf {
+pub(crate) fn script(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/clients").join(name)
 }
 
 /// `sluice reach on` with the test edge as the tunnel Sluice runs, on tunnel port `backend`.
-fn reach_on_with_edge(sb: &Sandbox, backend: u16, certs: &Path, extra: &[&str]) -> String {
+pub(crate) fn reach_on_with_edge(
+    sb: &Sandbox,
+    backend: u16,
+    certs: &Path,
+    extra: &[&str],
+) -> String {
     let command = format!(
         "{} {} --backend {{port}} --cert-dir {}{}",
         python(),
@@ -29,7 +34,7 @@ fn reach_on_with_edge(sb: &Sandbox, backend: u16, certs: &Path, extra: &[&str]) 
 }
 
 /// Waits until `sluice reach status` satisfies `ready`; returns it.
-fn status_until(sb: &Sandbox, what: &str, ready: impl Fn(&str) -> bool) -> String {
+pub(crate) fn status_until(sb: &Sandbox, what: &str, ready: impl Fn(&str) -> bool) -> String {
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
         let status = sb.ok(&["reach", "status"]);
@@ -42,12 +47,12 @@ fn status_until(sb: &Sandbox, what: &str, ready: impl Fn(&str) -> bool) -> Strin
 }
 
 /// Whether a status shows the tunnel running and its address learned.
-fn announced(status: &str) -> bool {
+pub(crate) fn announced(status: &str) -> bool {
     status.contains("on: https://") && status.contains("running (pid ")
 }
 
 /// The public address and the tunnel's pid in a status.
-fn address_and_pid(status: &str) -> (String, u32) {
+pub(crate) fn address_and_pid(status: &str) -> (String, u32) {
     let url = status.split("on: ").nth(1).and_then(|r| r.split("/mcp").next()).unwrap();
     let pid = status.split("(pid ").nth(1).and_then(|r| r.split(')').next()).unwrap();
     (url.to_owned(), pid.parse().unwrap())

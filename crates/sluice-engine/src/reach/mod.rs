@@ -5,8 +5,9 @@
 //! - The setting ([`Reach`]) is off unless the user turned it on; it names the public URL, the
 //!   loopback port the tunnel connects to, the projects exposed and whether writes are. It is
 //!   sealed: a missing or broken seal reads as off.
-//! - Clients register themselves (RFC 7591), but only with redirect URIs on the allow-list: the
-//!   hosted assistants' published callbacks and the URIs the user added.
+//! - Clients register themselves (RFC 7591) or name a metadata document ([`cimd`]), but only
+//!   with redirect URIs on the allow-list: the hosted assistants' published callbacks and the
+//!   URIs the user added.
 //! - An authorization request waits for the user (`sluice reach approve`, the tray): the consent
 //!   page only shows the request's code and waits; it decides nothing.
 //! - Codes are single-use and short-lived, PKCE S256 is required, the `resource` names this
@@ -28,8 +29,10 @@ use sluice_store::{NewOAuthRequest, OAuthClient, OAuthDecision, OAuthRequest};
 
 use crate::{AuditOutcome, Caller, Engine, EngineEvent, paths, store_failure};
 
+mod cimd;
 mod token;
 mod tunnel;
+pub use cimd::{MAX_DOCUMENT_BYTES, is_metadata_client_id, metadata_url_host};
 pub use token::{TokenParams, TokenResponse};
 pub use tunnel::{Tunnel, TunnelState, TunnelStatus};
 
@@ -421,9 +424,7 @@ impl Engine {
             redirect_uris: redirect_uris.to_vec(),
             created_ms: sluice_store::now_ms(),
         };
-        self.store
-            .insert_oauth_client(&client)
-            .map_err(|e| OAuthError::internal(store_failure(e)))?;
+        self.store.put_oauth_client(&client).map_err(|e| OAuthError::internal(store_failure(e)))?;
         Ok(client)
     }
 

@@ -22,7 +22,7 @@ fn client(s: &Store) -> OAuthClient {
         redirect_uris: vec!["https://claude.ai/api/mcp/auth_callback".into()],
         created_ms: now_ms(),
     };
-    s.insert_oauth_client(&c).unwrap();
+    s.put_oauth_client(&c).unwrap();
     c
 }
 
