@@ -127,15 +127,26 @@ pub struct Caller {
     /// The limit the token put on itself (`drop_privileges`); a paused token never gets this
     /// far, so here it is at most read-only.
     pub limit: Option<SelfLimit>,
-    /// A hosted assistant's token, presented through the tunnel: commands in `any` mode are
-    /// never run for it.
-    pub remote: bool,
+    /// The hosted assistant's OAuth client, for a token presented through the tunnel
+    /// (commands in `any` mode are never run for it); `None` for a local client.
+    pub client: Option<String>,
     /// Reach exposes projects read-only (the default): this remote caller changes and runs
     /// nothing, whatever the project allows.
     pub read_only: bool,
 }
 
 impl Caller {
+    /// Whether this is a hosted assistant's token, presented through the tunnel.
+    pub fn is_remote(&self) -> bool {
+        self.client.is_some()
+    }
+
+    /// Whom rate limits count against: a local token, or a hosted client with every grant it
+    /// holds (asking to connect again brings no fresh allowance).
+    pub fn limit_key(&self) -> &str {
+        self.client.as_deref().unwrap_or(self.token_id.as_str())
+    }
+
     fn sees(&self, project: &ProjectId) -> bool {
         self.scope.as_ref().is_none_or(|s| s.contains(project))
     }

@@ -440,7 +440,7 @@ pub(crate) fn validate_name(name: &str) -> Result<String, Failure> {
 /// limited itself or that reach exposes read-only, and none in `any` mode for a hosted
 /// assistant's token.
 fn exec_for(caller: &Caller, exec: ExecMode) -> ExecMode {
-    if caller.limit.is_some() || caller.read_only || (caller.remote && exec == ExecMode::Any) {
+    if caller.limit.is_some() || caller.read_only || (caller.is_remote() && exec == ExecMode::Any) {
         ExecMode::Off
     } else {
         exec

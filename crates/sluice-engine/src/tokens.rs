@@ -72,7 +72,7 @@ impl Engine {
             label: record.label,
             scope: record.scope,
             limit,
-            remote: false,
+            client: None,
             read_only: false,
         })
     }

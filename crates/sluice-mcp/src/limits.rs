@@ -1,12 +1,13 @@
-//! Per-token request limits: a token bucket for the request rate and a semaphore for requests in
-//! flight, plus one global bucket for failed authentications (TA-05). Memory stays bounded: only
-//! authenticated tokens get a slot, and there are as many of those as the user created.
+//! Per-caller request limits: a token bucket for the request rate and a semaphore for requests in
+//! flight, plus one global bucket for failed authentications (TA-05). A caller is a local token,
+//! or a hosted client with all its tokens (`Caller::limit_key`). Memory stays bounded: only
+//! authenticated callers get a slot, and there are as many of those as the user created or
+//! approved.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use sluice_core::TokenId;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 /// Limits applied to every token. Defaults suit one assistant working fast, not a flood.
@@ -70,7 +71,7 @@ pub enum Refusal {
 
 pub struct Limiter {
     limits: Limits,
-    slots: Mutex<HashMap<TokenId, Slot>>,
+    slots: Mutex<HashMap<String, Slot>>,
     auth_failures: Mutex<Bucket>,
 }
 
@@ -83,11 +84,11 @@ impl Limiter {
         }
     }
 
-    /// Admits one request for `token`; the permit must live as long as the request.
-    pub fn admit(&self, token: &TokenId) -> Result<OwnedSemaphorePermit, Refusal> {
+    /// Admits one request for the caller `key`; the permit must live as long as the request.
+    pub fn admit(&self, key: &str) -> Result<OwnedSemaphorePermit, Refusal> {
         let Limits { rate_per_sec, burst, concurrency, .. } = self.limits;
         let mut slots = self.slots.lock().unwrap_or_else(|e| e.into_inner());
-        let slot = slots.entry(token.clone()).or_insert_with(|| Slot {
+        let slot = slots.entry(key.to_owned()).or_insert_with(|| Slot {
             bucket: Bucket::full(burst),
             in_flight: Arc::new(Semaphore::new(concurrency)),
         });
@@ -99,11 +100,6 @@ impl Limiter {
     pub fn auth_failed(&self) -> Result<(), Duration> {
         let rate = self.limits.auth_failures_per_sec;
         self.auth_failures.lock().unwrap_or_else(|e| e.into_inner()).take(rate, rate * 2.0)
-    }
-
-    /// Forgets tokens that no longer exist, so revoked tokens do not hold memory.
-    pub fn retain(&self, live: impl Fn(&TokenId) -> bool) {
-        self.slots.lock().unwrap_or_else(|e| e.into_inner()).retain(|id, _| live(id));
     }
 }
 
@@ -119,14 +115,14 @@ mod tests {
             concurrency: 2,
             auth_failures_per_sec: 1.0,
         });
-        let (a, b) = (TokenId::generate(), TokenId::generate());
-        let p1 = limiter.admit(&a).unwrap();
-        let _p2 = limiter.admit(&a).unwrap();
-        assert_eq!(limiter.admit(&a).unwrap_err(), Refusal::Concurrency);
+        let (a, b) = ("slt_a", "oauth:slcl_b");
+        let p1 = limiter.admit(a).unwrap();
+        let _p2 = limiter.admit(a).unwrap();
+        assert_eq!(limiter.admit(a).unwrap_err(), Refusal::Concurrency);
         drop(p1);
-        assert!(matches!(limiter.admit(&a).unwrap_err(), Refusal::Rate(_)));
+        assert!(matches!(limiter.admit(a).unwrap_err(), Refusal::Rate(_)));
         // Another token is unaffected.
-        assert!(limiter.admit(&b).is_ok());
+        assert!(limiter.admit(b).is_ok());
         assert!(limiter.auth_failed().is_ok());
         assert!(limiter.auth_failed().is_ok());
         assert!(limiter.auth_failed().is_err());

@@ -502,3 +502,7 @@ async fn token(State(door): State<Arc<Door>>, headers: HeaderMap, body: Body) ->
         Err(_) => bad("the request could not be completed".into()),
     }
 }
+
+#[cfg(test)]
+#[path = "reach_tests.rs"]
+mod tests;

@@ -600,10 +600,10 @@ impl Engine {
             .ok_or_else(|| unauthorized("reach from the web is off in Sluice"))?;
         let mut caller = self.authenticate_with(presented, REMOTE_TOKEN_PREFIX)?;
         let grant = self.store.oauth_grant(&caller.token_id).map_err(store_failure)?;
-        if grant.is_none_or(|g| g.resource != reach.resource()) {
+        let Some(grant) = grant.filter(|g| g.resource == reach.resource()) else {
             return Err(unauthorized("this token was not issued for this server"));
-        }
-        caller.remote = true;
+        };
+        caller.client = Some(format!("oauth:{}", grant.client_id));
         caller.read_only = !reach.write;
         Ok(caller)
     }
