@@ -42,7 +42,7 @@ pub use error::StoreError;
 pub use jobs::{JOBS_KEPT, JobRow};
 pub use oauth::{
     CodeRedemption, MAX_OAUTH_CLIENTS, NewOAuthRequest, OAuthClient, OAuthDecision, OAuthGrant,
-    OAuthRequest, RefreshRotation,
+    OAuthRequest, REACH_KEY, RefreshRotation,
 };
 pub use projects::{ModeChange, NewProject, Project, RootFingerprint};
 pub use rules::{AllowRule, Channel, RuleOrigin};

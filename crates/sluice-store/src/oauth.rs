@@ -10,11 +10,14 @@
 //! - `oauth_refresh`: refresh tokens as keyed hashes. A rotated one is kept, spent, so that
 //!   presenting it again is recognised as a replay and the grant revoked.
 
-use rusqlite::{OptionalExtension, Row, params};
+use rusqlite::{Connection, OptionalExtension, Row, params};
 use sluice_core::TokenId;
 
-use crate::seal::{Before, SealedTable, TOKENS};
+use crate::seal::{Before, FindingKind, IntegrityFinding, SealedTable, TOKENS, kv_get_sealed};
 use crate::{Store, StoreError, now_ms};
+
+/// The kv key of the sealed reach setting (the engine's `Reach`, as JSON).
+pub const REACH_KEY: &str = "reach";
 
 /// The authorization requests of hosted assistants: what was asked and the user's decision,
 /// so an edit of the database cannot approve one.
@@ -461,4 +464,55 @@ impl Store {
             Ok(RefreshRotation::Rotated(token.clone()))
         })
     }
+}
+
+/// What of reach from the web does not carry Sluice's seal, and what Sluice does about each.
+pub(crate) fn reach_findings(
+    conn: &Connection,
+    key: &[u8; 32],
+) -> Result<Vec<IntegrityFinding>, StoreError> {
+    let mut found = Vec::new();
+    let stored: Option<String> = conn
+        .query_row("SELECT value FROM kv WHERE key = ?1", [REACH_KEY], |r| r.get(0))
+        .optional()?;
+    if stored.is_some() && kv_get_sealed(conn, key, REACH_KEY)?.is_none() {
+        found.push(IntegrityFinding {
+            kind: FindingKind::Reach,
+            subject: REACH_KEY.into(),
+            message: "the setting of reach from the web was written or changed outside Sluice: \
+                      reach stays off and nothing is exposed. `sluice reach off` removes it; \
+                      turn reach on again in Sluice if you want it"
+                .into(),
+        });
+    }
+    for (id, good) in OAUTH_REQUESTS.check_all(conn, key)? {
+        if !good {
+            found.push(IntegrityFinding {
+                kind: FindingKind::ConnectionRequest,
+                message: format!(
+                    "connection request {id} was changed outside Sluice (its decision or what \
+                     it asks; its seal does not match): it reads as denied and mints no code"
+                ),
+                subject: id,
+            });
+        }
+    }
+    for (id, good) in OAUTH_GRANTS.check_all(conn, key)? {
+        if !good {
+            let label: Option<String> = conn
+                .query_row("SELECT label FROM tokens WHERE id = ?1", [&id], |r| r.get(0))
+                .optional()?;
+            let label = sluice_core::text::visible(&label.unwrap_or_default()).into_owned();
+            found.push(IntegrityFinding {
+                kind: FindingKind::Grant,
+                message: format!(
+                    "the grant behind remote token {label:?} ({id}) was changed outside Sluice \
+                     (its client or resource; its seal does not match): the token is refused. \
+                     Revoke it with `sluice token revoke {id}`"
+                ),
+                subject: id,
+            });
+        }
+    }
+    Ok(found)
 }

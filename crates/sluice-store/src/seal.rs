@@ -62,6 +62,12 @@ pub enum FindingKind {
     Marker,
     /// The database was put back to before sealing while the secret's storage says it began.
     Reset,
+    /// The setting of reach from the web (it reads as off).
+    Reach,
+    /// A hosted assistant's connection request (it reads as denied).
+    ConnectionRequest,
+    /// The grant behind a remote token (the token is refused).
+    Grant,
 }
 
 impl FindingKind {
@@ -75,7 +81,17 @@ impl FindingKind {
             FindingKind::AuditHead => "audit-head-seal",
             FindingKind::Marker => "seal-marker",
             FindingKind::Reset => "seal-reset",
+            FindingKind::Reach => "reach-seal",
+            FindingKind::ConnectionRequest => "connection-request-seal",
+            FindingKind::Grant => "grant-seal",
         }
+    }
+
+    /// Whether `sluice doctor --reseal` accepts it. What would let something in from the
+    /// internet (reach on, a request approved, a grant rebound) is never accepted: Sluice says
+    /// how to undo it instead.
+    pub const fn accepted_by_reseal(self) -> bool {
+        !matches!(self, FindingKind::Reach | FindingKind::ConnectionRequest | FindingKind::Grant)
     }
 }
 
@@ -566,14 +582,17 @@ impl Store {
                     .into(),
             });
         }
+        found.extend(crate::oauth::reach_findings(&conn, key)?);
         Ok(found)
     }
 
     /// The user's "accept the state as it is now": every row and value is sealed again, except
     /// that a stop or pause whose record was removed or broken is sealed as *on* (accepting
-    /// never lifts one). Returns what was found before, i.e. what was accepted.
+    /// never lifts one), and reach from the web is left as it is (its findings stay). Returns
+    /// what was accepted.
     pub fn reseal(&self) -> Result<Vec<IntegrityFinding>, StoreError> {
-        let found = self.integrity()?;
+        let mut found = self.integrity()?;
+        found.retain(|f| f.kind.accepted_by_reseal());
         let Some(key) = self.sealing()? else { return Ok(found) };
         let mut conn = self.conn();
         let tx = conn.transaction()?;

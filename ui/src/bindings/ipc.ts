@@ -35,7 +35,8 @@ export type IntegrityFindingDto = {
 /**
  * Stable: `project-seal`, `allow-rule-seal`, `token-seal`, `stop-seal`, `pause-seal`,
  * `audit-head-seal`, `seal-marker`, `seal-reset` (the database was put back to before
- * sealing: everything sealed in it is held broken).
+ * sealing: everything sealed in it is held broken), `reach-seal`, `connection-request-seal`,
+ * `grant-seal` (reach from the web: never accepted by a reseal).
  */
 code: string, 
 /**

@@ -146,7 +146,9 @@ pub fn reseal(dir: &Path, pref: SecretPreference) -> Result<()> {
     }
     println!(
         "Projects, allow rules and tokens are sealed as they stand; a stop or pause whose record \
-         was removed stays on (`sluice resume` lifts it). Recorded in the audit log."
+         was removed stays on (`sluice resume` lifts it). Recorded in the audit log. Reach from \
+         the web is never accepted this way: a forged setting stays off until `sluice reach \
+         off` removes it, a forged request stays denied, a forged grant's token refused."
     );
     Ok(())
 }

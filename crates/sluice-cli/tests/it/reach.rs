@@ -278,3 +278,29 @@ fn the_next_engine_stops_the_tunnel_a_killed_engine_left() {
     assert!(gone_within(pid2, 10));
     assert!(edges(&certs).is_empty());
 }
+
+#[test]
+fn pc02_reach_changed_in_the_database_is_named_by_doctor_and_never_accepted() {
+    use crate::resilience::{findings, tamper};
+    let sb = Sandbox::new();
+    sb.add_project_with(&["--access", "read-write"]);
+    sb.ok(&["reach", "on", "--url", "https://sluice.example.com", "--project", "demo"]);
+    assert!(sb.ok(&["reach", "status"]).contains("writes: no"));
+    assert_eq!(findings(&sb), "");
+    // Writes turned on behind Sluice's back: reach reads as off, and doctor says why.
+    tamper(
+        &sb,
+        r#"UPDATE kv SET value = replace(value, '"write":false', '"write":true') WHERE key = 'reach'"#,
+    );
+    let found = findings(&sb);
+    assert!(found.contains("[reach-seal]") && found.contains("reach stays off"), "{found}");
+    assert!(sb.ok(&["reach", "status"]).starts_with("Reach from the web is off"));
+    // Accepting the database as it is never turns reach on.
+    let accepted = sb.ok(&["doctor", "--reseal"]);
+    assert!(!accepted.contains("reach-seal"), "{accepted}");
+    assert!(findings(&sb).contains("[reach-seal]"));
+    assert!(sb.ok(&["reach", "status"]).starts_with("Reach from the web is off"));
+    // Turning it off removes the forged setting.
+    sb.ok(&["reach", "off"]);
+    assert_eq!(findings(&sb), "");
+}

@@ -349,13 +349,13 @@ fn pc02_a_root_rewritten_in_the_database_is_refused_at_the_next_start() {
 
 /// The attacker of PC-02: no install secret, only the database file, edited while Sluice is
 /// stopped. Runs each statement as given.
-fn tamper(sb: &Sandbox, statements: &str) {
+pub(crate) fn tamper(sb: &Sandbox, statements: &str) {
     let db = rusqlite::Connection::open(sb.data.join("sluice.db")).unwrap();
     db.execute_batch(statements).unwrap();
 }
 
 /// `sluice doctor`'s integrity findings, one per line.
-fn findings(sb: &Sandbox) -> String {
+pub(crate) fn findings(sb: &Sandbox) -> String {
     let out = sb.ok(&["doctor"]);
     out.lines().filter(|l| l.trim_start().starts_with('[')).collect::<Vec<_>>().join("\n")
 }

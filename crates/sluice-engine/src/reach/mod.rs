@@ -25,7 +25,7 @@ use std::time::Duration;
 use base64::Engine as _;
 use serde::{Deserialize, Serialize};
 use sluice_core::{ErrorCode, Failure, ProjectId, id::base32, random_bytes};
-use sluice_store::{NewOAuthRequest, OAuthClient, OAuthDecision, OAuthRequest};
+use sluice_store::{NewOAuthRequest, OAuthClient, OAuthDecision, OAuthRequest, REACH_KEY};
 
 use crate::{AuditOutcome, Caller, Engine, EngineEvent, paths, store_failure};
 
@@ -53,9 +53,6 @@ pub const REQUEST_TTL: Duration = Duration::from_secs(600);
 pub const CODE_TTL: Duration = Duration::from_secs(60);
 /// Requests waiting at once; more are refused until the user decides or they expire.
 pub const MAX_PENDING: usize = 8;
-
-/// The kv key of the sealed setting.
-const REACH_KEY: &str = "reach";
 
 /// The callbacks the hosted assistants publish, accepted exactly.
 pub const PUBLISHED_CALLBACKS: &[&str] = &[

@@ -68,6 +68,12 @@ fn pc02_an_approval_written_into_the_database_approves_nothing() {
         .unwrap();
     let r = s.oauth_request("slrq_b").unwrap().unwrap();
     assert!(r.tampered && r.decision == OAuthDecision::Denied, "{r:?}");
+    let found = s.integrity().unwrap();
+    assert!(
+        found.iter().any(|f| f.kind.code() == "connection-request-seal" && f.subject == "slrq_b")
+    );
+    assert!(s.reseal().unwrap().is_empty(), "a reseal never approves a request");
+    assert!(s.oauth_request("slrq_b").unwrap().unwrap().tampered);
     assert!(!s.mint_oauth_code("slrq_b", &[3; 32], now_ms() + 60_000).unwrap());
     assert!(s.decide_oauth_request("slrq_b", true).is_err(), "nor can it be decided further");
 }
@@ -106,6 +112,10 @@ fn pc02_a_grant_rebound_in_the_database_is_no_grant_and_refresh_rotates_once() {
         )
         .unwrap();
     assert_eq!(s.oauth_grant(&token.id).unwrap(), None);
+    let found = s.integrity().unwrap();
+    assert!(found.iter().any(|f| f.kind.code() == "grant-seal" && f.subject == token.id.as_str()));
+    assert!(s.reseal().unwrap().iter().all(|f| f.kind.code() != "grant-seal"));
+    assert_eq!(s.oauth_grant(&token.id).unwrap(), None, "a reseal never rebinds a grant");
 }
 
 #[test]
