@@ -27,6 +27,7 @@ export function ReachPanel(props: {
   const setting = props.reach.setting;
 
   const turnOff = async () => {
+    setFormOpen(false);
     try {
       const revoked = await api.reachOff();
       setNote(
