@@ -74,15 +74,17 @@ pub fn reach(engine: Engine, cmd: ReachCmd) -> Result<()> {
             write,
             redirects,
         } => {
-            let tunnel = match (tunnel.as_deref(), tunnel_name, tunnel_command) {
-                (Some("cloudflared"), ..) => Some(Tunnel::Cloudflared),
-                (Some("tailscale"), ..) => Some(Tunnel::Tailscale),
-                (Some(_), ..) => Some(Tunnel::Ngrok),
-                (None, Some(name), _) => Some(Tunnel::CloudflaredNamed { name }),
-                (None, None, Some(command)) => Some(Tunnel::Command {
-                    argv: shlex::split(&command)
-                        .ok_or_else(|| anyhow::anyhow!("--tunnel-command: unbalanced quotes"))?,
-                }),
+            // clap lets at most one of the three through; the engine parses the choice, as it
+            // does the window's.
+            let tunnel = match (tunnel.as_deref(), tunnel_name.as_deref(), tunnel_command) {
+                (Some(kind), ..) => Some(Tunnel::from_choice(kind, None, None).map_err(fail)?),
+                (None, Some(name), _) => {
+                    Some(Tunnel::from_choice("cloudflared-named", Some(name), None).map_err(fail)?)
+                }
+                (None, None, Some(command)) => Some(
+                    Tunnel::from_choice("command", None, Some(&command))
+                        .map_err(|f| anyhow::anyhow!("--tunnel-command: {}", f.message))?,
+                ),
                 (None, None, None) => None,
             };
             let req = ReachRequest { url, port, projects, write, redirects, tunnel };

@@ -117,6 +117,7 @@ pub fn typescript() -> String {
         DisconnectResult::decl(&cfg),
         ClientHealthDto::decl(&cfg),
         RepairResult::decl(&cfg),
+        TunnelChoiceDto::decl(&cfg),
         TunnelDto::decl(&cfg),
         ReachSettingDto::decl(&cfg),
         ConnectionRequestDto::decl(&cfg),

@@ -1,12 +1,13 @@
-//! Reach from the web in the window: the state Settings shows, turning it on (after a native
-//! question that names what it exposes) and off, and the user's decision on a connection
+//! Reach from the web in the window: the state Settings shows; turning it on or changing it,
+//! through the user's own tunnel or one Sluice runs (after a native question that names what it
+//! exposes and the program it runs); turning it off; and the user's decision on a connection
 //! request (approving asks natively too: it lets an assistant on the internet in).
 //!
 //! Everything a hosted assistant chose (its name, where it returns) reaches the window and the
 //! questions through [`visible`].
 
 use sluice_core::{ErrorCode, Failure};
-use sluice_engine::reach::{REQUEST_TTL, Reach, ReachRequest, TunnelStatus};
+use sluice_engine::reach::{REQUEST_TTL, Reach, ReachRequest, Tunnel, TunnelStatus};
 use sluice_engine::{Engine, OAuthDecision, OAuthRequest};
 
 use crate::dispatch::Question;
@@ -57,7 +58,13 @@ fn setting_dto(
             state: status.as_ref().map(|s| s.state.as_str().to_owned()),
             restarts: status.as_ref().map_or(0, |s| s.restarts),
             message: status.and_then(|s| s.message).map(|m| visible(&m)),
+            choice: TunnelChoiceDto {
+                kind: t.kind().to_owned(),
+                name: t.name().map(str::to_owned),
+                command: t.command_line(),
+            },
         }),
+        given_url: (!reach.learned && reach.ready()).then(|| reach.public_url.clone()),
         port: reach.port,
         projects: reach
             .projects
@@ -84,24 +91,30 @@ fn request_dto(r: &OAuthRequest) -> ConnectionRequestDto {
 /// Checks what the window sent, exactly as turning reach on would: a bad URL, port, project or
 /// redirect URI is an error before anyone is asked.
 pub fn check_reach_on(engine: &Engine, args: &ReachOn) -> Res<(ReachRequest, Reach)> {
+    let tunnel = args
+        .tunnel
+        .as_ref()
+        .map(|t| Tunnel::from_choice(&t.kind, t.name.as_deref(), t.command.as_deref()))
+        .transpose()?;
     let req = ReachRequest {
-        url: Some(args.url.clone()),
+        url: args.url.clone(),
         port: args.port.unwrap_or(DEFAULT_REACH_PORT),
         projects: args.projects.clone(),
         write: args.write,
         redirects: args.redirects.clone().unwrap_or_default(),
-        // The window sets up the user's own tunnel; the ones Sluice runs are set from the CLI.
-        tunnel: None,
+        tunnel,
     };
     let next = engine.check_reach(&req)?;
     Ok((req, next))
 }
 
 /// The question before `next` is stored, or `None` when it exposes nothing that `now` does
-/// not (the same address, no new project, no writes or redirect URIs added).
+/// not (the same address and tunnel, no new project, no writes or redirect URIs added). A
+/// tunnel Sluice is to run is named, with the program the trusted PATH resolves it to.
 pub fn reach_question(engine: &Engine, now: Option<&Reach>, next: &Reach) -> Res<Option<Question>> {
     let narrower = now.is_some_and(|now| {
         now.public_url == next.public_url
+            && now.tunnel == next.tunnel
             && next.projects.iter().all(|p| now.projects.contains(p))
             && (now.write || !next.write)
             && next.redirects.iter().all(|r| now.redirects.contains(r))
@@ -115,13 +128,17 @@ pub fn reach_question(engine: &Engine, now: Option<&Reach>, next: &Reach) -> Res
     } else {
         "only read (read-only)"
     };
+    let address = if next.ready() {
+        visible(&next.resource())
+    } else {
+        "the address the tunnel announces".to_owned()
+    };
     let mut text = format!(
-        "Let hosted assistants you approve (ChatGPT, Claude.ai) reach {} from the internet, \
-         through {}?\n\nThey may {what}. Commands in \"any\" mode are never exposed to a remote \
-         token. Each assistant asks to connect first, and you approve it in Sluice; turning \
-         reach off revokes them all.",
-        projects,
-        visible(&next.resource()),
+        "Let hosted assistants you approve (ChatGPT, Claude.ai) reach {projects} from the \
+         internet, through {address}?\n\n{}They may {what}. Commands in \"any\" mode are never \
+         exposed to a remote token. Each assistant asks to connect first, and you approve it in \
+         Sluice; turning reach off revokes them all.",
+        tunnel_paragraph(engine, next)?,
     );
     if !next.redirects.is_empty() {
         let shown: Vec<String> = next.redirects.iter().map(|r| visible(r)).collect();
@@ -129,6 +146,29 @@ pub fn reach_question(engine: &Engine, now: Option<&Reach>, next: &Reach) -> Res
     }
     let yes = if now.is_some() { "Change" } else { "Turn on" };
     Ok(Some(Question { title: REACH_TITLE, text, yes, no: "Keep as is" }))
+}
+
+/// What Sluice is to run for `reach`, as a paragraph of the question (empty when the user runs
+/// their own tunnel): the tunnel, its program as named and as the trusted PATH resolves it.
+fn tunnel_paragraph(engine: &Engine, reach: &Reach) -> Res<String> {
+    let Some(tunnel) = &reach.tunnel else { return Ok(String::new()) };
+    let (program, _) = engine.tunnel_command(reach)?;
+    let mut text = format!(
+        "Sluice will run {}: the program {} ({}), forwarding to http://127.0.0.1:{}, started \
+         again if it ends, until reach is off.",
+        tunnel.describe(),
+        tunnel.program(),
+        visible(&program.display().to_string()),
+        reach.port,
+    );
+    if *tunnel == Tunnel::Cloudflared {
+        text.push_str(
+            " A quick tunnel gets a new address every time it starts: connectors added with the \
+             old address stop working.",
+        );
+    }
+    text.push_str("\n\n");
+    Ok(text)
 }
 
 /// The names of the projects `reach` exposes, made visible, in alphabetical order.

@@ -1,6 +1,7 @@
 //! Reach from the web in the real window: turned on in Settings (a "no" in the native dialog
-//! changes nothing, a yes turns it on), the connector URL shown; a hosted assistant registers
-//! and asks to connect through the tunnel's real port (HTTP, as the tunnel forwards it, with the
+//! changes nothing, a yes turns it on), the connector URL shown; Change… fills the form in with
+//! the setting, and a "no" to the change keeps reach as it was; a hosted assistant registers and
+//! asks to connect through the tunnel's real port (HTTP, as the tunnel forwards it, with the
 //! public `Host`); the window shows the request with the code the consent page shows; Approve
 //! asks natively (a no leaves it waiting), and once approved the consent page sends the browser
 //! back with a code, which the assistant redeems: its token is marked remote under Tokens. Then
@@ -96,6 +97,27 @@ pub async fn on_approve_off(s: &Session, project: &str) {
     s.wait_text(By::Css("[data-testid=reach-connector-url]"), &connector).await;
     let status = s.wait_text(By::Css("[data-testid=reach-status]"), "On.").await;
     assert!(status.contains("may only read") && status.contains(project), "{status}");
+
+    // Change… opens the same form filled in; a quick tunnel is said to change its address; a
+    // no in the native dialog keeps reach as it was.
+    s.click(by_text(PANEL, "Change…")).await;
+    let change = "form[aria-label='Change reach from the web']";
+    let url = s.wait_value(By::Css(format!("{change} input[name=reach-url]")), "https://").await;
+    assert_eq!(url, format!("https://{HOST}"));
+    let checked = format!(
+        "return [...document.querySelectorAll(\"{change} input:checked\")].map(i => i.value)"
+    );
+    assert_eq!(s.eval(&checked).await.as_array().unwrap().len(), 3, "tunnel, project, access");
+    s.click(By::Css(format!("{change} input[name=reach-tunnel][value=cloudflared]"))).await;
+    s.wait_text(By::Css("[data-testid=reach-quick-note]"), "new hostname every time it starts")
+        .await;
+    s.click(By::Css(format!("{change} input[name=reach-tunnel][value=own]"))).await;
+    s.click(By::Css(format!("{change} input[name=reach-access][value=read-write]"))).await;
+    s.click(By::Css(format!("{change} button[type=submit]"))).await;
+    s.answer_native(REACH_TITLE, Native::Return).await;
+    s.wait_text(By::Css(format!("{change} .error")), "nothing changed").await;
+    s.click(by_text("form[@aria-label='Change reach from the web']", "Cancel")).await;
+    s.wait_text(By::Css("[data-testid=reach-status]"), "may only read").await;
 
     // The tunnel's port comes up (the server follows the setting every half second).
     let deadline = Instant::now() + Duration::from_secs(30);

@@ -664,6 +664,21 @@ note: string,
  */
 health: ClientHealthDto, reloadHint: string, };
 
+export type TunnelChoiceDto = { 
+/**
+ * Checked by the engine, which names the kinds in its refusal of any other.
+ */
+kind: "cloudflared" | "cloudflared-named" | "tailscale" | "ngrok" | "command", 
+/**
+ * A named Cloudflare tunnel's name (`cloudflared tunnel run NAME`); only with that kind.
+ */
+name: string | null, 
+/**
+ * The program and its arguments, split like a shell would (no shell runs it); `{port}`
+ * stands for the tunnel port. Only with `command`.
+ */
+command: string | null, };
+
 export type TunnelDto = { 
 /**
  * What it is, for a sentence: `a Cloudflare quick tunnel`, `Tailscale Funnel`…
@@ -677,7 +692,12 @@ state: string | null, restarts: number,
 /**
  * Its last line of output, or why it could not start (redacted, made visible).
  */
-message: string | null, };
+message: string | null, 
+/**
+ * What the user picked, to fill in a change (`command` is `null` when it holds
+ * characters that would show as something else: the user types it again).
+ */
+choice: TunnelChoiceDto, };
 
 export type ReachSettingDto = { 
 /**
@@ -693,6 +713,11 @@ connectorUrl: string | null,
  * The tunnel Sluice runs; `null` when the user runs their own.
  */
 tunnel: TunnelDto | null, 
+/**
+ * The public URL as the user gave it, to fill in a change; `null` when the tunnel
+ * announces its own.
+ */
+givenUrl: string | null, 
 /**
  * The port on 127.0.0.1 the tunnel forwards to.
  */
@@ -742,9 +767,15 @@ remoteTokens: number, };
 
 export type ReachOn = { 
 /**
- * `https://host[:port]`, without a path, query or fragment.
+ * `https://host[:port]`, without a path, query or fragment. Required for a tunnel the user
+ * runs and a named Cloudflare tunnel; `null` when the tunnel announces its own (a quick
+ * tunnel, Tailscale, ngrok without a reserved domain, a command that prints it).
  */
-url: string, 
+url: string | null, 
+/**
+ * A tunnel for Sluice to start, watch and stop with reach; `null`: the user runs their own.
+ */
+tunnel: TunnelChoiceDto | null, 
 /**
  * Project ids or names; at least one.
  */

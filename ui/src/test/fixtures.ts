@@ -297,6 +297,7 @@ export const reachOn = (over: Partial<ReachStateDto> = {}): ReachStateDto => ({
     publicUrl: "https://sluice.example.com",
     connectorUrl: "https://sluice.example.com/mcp",
     tunnel: null,
+    givenUrl: "https://sluice.example.com",
     port: 7879,
     projects: [{ id: "proj_aaaaaaaaaaaaaaaa", name: "my-app" }],
     write: false,

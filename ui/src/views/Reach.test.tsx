@@ -41,7 +41,7 @@ describe("reach from the web, while off", () => {
   it("is off by default and says in a sentence what it is", async () => {
     const { panel } = await openReach();
     expect(within(panel).getByTestId("reach-status")).toHaveTextContent(
-      "Off. Turned on, ChatGPT and Claude.ai can use the projects you choose through a tunnel you run",
+      "Off. Turned on, ChatGPT and Claude.ai can use the projects you choose through a tunnel: one you run, or one Sluice runs for you",
     );
     expect(within(panel).getByRole("button", { name: "Turn on…" })).toBeInTheDocument();
     expect(within(panel).queryByTestId("reach-connector-url")).toBeNull();
@@ -73,6 +73,7 @@ describe("reach from the web, while off", () => {
     await user.click(submit);
     expect(m.reachOn).toHaveBeenCalledWith({
       url: "https://sluice.example.com",
+      tunnel: null,
       projects: ["proj_aaaaaaaaaaaaaaaa"],
       write: false,
       port: 7879,
@@ -128,7 +129,14 @@ describe("reach from the web, while on", () => {
           ...base,
           publicUrl: null,
           connectorUrl: null,
-          tunnel: { name: "a Cloudflare quick tunnel", state: "restarting", restarts: 2, message: said },
+          givenUrl: null,
+          tunnel: {
+            name: "a Cloudflare quick tunnel",
+            state: "restarting",
+            restarts: 2,
+            message: said,
+            choice: { kind: "cloudflared", name: null, command: null },
+          },
         },
       }),
     );

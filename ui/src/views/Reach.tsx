@@ -1,18 +1,19 @@
-// Reach from the web (Settings): off by default. Turning it on names the tunnel's public URL,
-// the projects and read-only or writes, and is confirmed in a native dialog. While on: the
-// connector URL to give ChatGPT or Claude.ai, the connection requests with the code their page
-// shows (approving asks natively too), how to add the connector, and Turn off.
+// Reach from the web (Settings): off by default. Turning it on (`ReachForm`) picks the tunnel
+// (the user's own, or one Sluice runs), the projects and read-only or writes, and is confirmed
+// in a native dialog. While on: the connector URL to give ChatGPT or Claude.ai, the tunnel,
+// Change… (the same form, filled in, asked natively again), the connection requests with the
+// code their page shows (approving asks natively too), how to add the connector, and Turn off.
 //
 // Client names and hosts come from the network: they are shown as text only, and nothing here
 // opens a URL.
 
 import { useEffect, useState } from "react";
 import { api } from "../api";
-import { DEFAULT_REACH_PORT } from "../bindings/ipc";
 import type { ConnectionRequestDto, ProjectDto, ReachSettingDto, ReachStateDto, TunnelDto } from "../bindings/ipc";
-import { ConfirmButton, ErrorLine, FormActions, Text, Time, errorMessage, useNow } from "../components";
+import { ConfirmButton, ErrorLine, Text, Time, errorMessage, useNow } from "../components";
 import { exactTime, visible } from "../format";
 import { INERT_MS, countdown } from "./Approvals";
+import { ReachForm } from "./ReachForm";
 
 export function ReachPanel(props: {
   reach: ReachStateDto | null;
@@ -26,6 +27,7 @@ export function ReachPanel(props: {
   const setting = props.reach.setting;
 
   const turnOff = async () => {
+    setFormOpen(false);
     try {
       const revoked = await api.reachOff();
       setNote(
@@ -43,9 +45,9 @@ export function ReachPanel(props: {
       {setting === null ? (
         <>
           <p data-testid="reach-status">
-            Off. Turned on, ChatGPT and Claude.ai can use the projects you choose through a tunnel
-            you run (cloudflared, Tailscale Funnel); each assistant asks to connect first, and you
-            approve it here.
+            Off. Turned on, ChatGPT and Claude.ai can use the projects you choose through a tunnel:
+            one you run, or one Sluice runs for you (Cloudflare, Tailscale Funnel, ngrok, your own
+            command). Each assistant asks to connect first, and you approve it here.
           </p>
           {note && (
             <p className="muted" role="status">
@@ -53,8 +55,9 @@ export function ReachPanel(props: {
             </p>
           )}
           {formOpen ? (
-            <TurnOnForm
+            <ReachForm
               projects={props.projects}
+              initial={null}
               onCancel={() => setFormOpen(false)}
               onDone={async () => {
                 setFormOpen(false);
@@ -71,6 +74,21 @@ export function ReachPanel(props: {
       ) : (
         <>
           <OnPanel setting={setting} remoteTokens={props.reach.remoteTokens} />
+          {formOpen ? (
+            <ReachForm
+              projects={props.projects}
+              initial={setting}
+              onCancel={() => setFormOpen(false)}
+              onDone={async () => {
+                setFormOpen(false);
+                await props.reload();
+              }}
+            />
+          ) : (
+            <button type="button" onClick={() => setFormOpen(true)}>
+              Change…
+            </button>
+          )}
           <Requests requests={props.reach.requests} reload={props.reload} />
           <ConnectorSteps url={setting.connectorUrl ?? "https://…/mcp"} />
           <ConfirmButton
@@ -285,92 +303,5 @@ function RequestCard(props: {
       )}
       <ErrorLine error={error} />
     </article>
-  );
-}
-
-/** Turning reach on: the public URL (https only), the projects, read-only (suggested) or
- * writes, and the tunnel's port; Sluice asks in a native dialog before anything changes. */
-function TurnOnForm(props: {
-  projects: ProjectDto[];
-  onCancel: () => void;
-  onDone: () => Promise<void>;
-}) {
-  const [url, setUrl] = useState("");
-  const [chosen, setChosen] = useState<string[]>([]);
-  const [write, setWrite] = useState(false);
-  const [port, setPort] = useState(String(DEFAULT_REACH_PORT));
-  const [error, setError] = useState<string | null>(null);
-  const submit = async (e: React.FormEvent) => {
-    e.preventDefault();
-    const trimmed = url.trim();
-    if (!trimmed.toLowerCase().startsWith("https://")) {
-      setError("The public URL must start with https:// (hosted assistants only call HTTPS).");
-      return;
-    }
-    if (chosen.length === 0) {
-      setError("Choose at least one project to expose.");
-      return;
-    }
-    const n = Number(port);
-    if (!Number.isInteger(n) || n < 1 || n > 65535) {
-      setError("The tunnel's port must be a number from 1 to 65535.");
-      return;
-    }
-    try {
-      await api.reachOn({ url: trimmed, projects: chosen, write, port: n, redirects: null });
-      setError(null);
-      await props.onDone();
-    } catch (err) {
-      setError(errorMessage(err));
-    }
-  };
-  return (
-    <form className="card sheet" aria-label="Turn on reach from the web" onSubmit={submit}>
-      <label>
-        Public URL <span className="muted">(your tunnel&apos;s https address, without a path)</span>
-        <input
-          name="reach-url"
-          value={url}
-          onChange={(e) => setUrl(e.target.value)}
-          placeholder="https://sluice.example.com"
-          autoFocus
-        />
-      </label>
-      <fieldset className="modes">
-        <legend>Projects to expose</legend>
-        {props.projects.length === 0 && <p className="muted">Authorize a project first.</p>}
-        {props.projects.map((p) => (
-          <label key={p.id}>
-            <input
-              type="checkbox"
-              name="reach-project"
-              value={p.id}
-              checked={chosen.includes(p.id)}
-              onChange={(e) =>
-                setChosen(e.target.checked ? [...chosen, p.id] : chosen.filter((c) => c !== p.id))
-              }
-            />{" "}
-            <Text>{p.name}</Text>
-          </label>
-        ))}
-      </fieldset>
-      <fieldset className="modes">
-        <legend>Remote assistants may</legend>
-        <label>
-          <input type="radio" name="reach-access" value="read-only" checked={!write} onChange={() => setWrite(false)} />{" "}
-          Read-only (suggested) — look, but not change anything
-        </label>
-        <label>
-          <input type="radio" name="reach-access" value="read-write" checked={write} onChange={() => setWrite(true)} />{" "}
-          Read and write — change files and run what each project allows; never commands in
-          &quot;any&quot; mode
-        </label>
-      </fieldset>
-      <label>
-        Tunnel port <span className="muted">(on this computer; not the local clients&apos; port)</span>
-        <input name="reach-port" inputMode="numeric" value={port} onChange={(e) => setPort(e.target.value)} />
-      </label>
-      <FormActions error={error} submit="Turn on" onCancel={props.onCancel} />
-    </form>
   );
 }

@@ -220,6 +220,10 @@ fn a_tunnel_program_inside_a_project_or_a_relative_one_is_refused() {
     assert!(err.contains("chosen by Cloudflare"), "{err}");
     let err = sb.err(&["reach", "on", "--tunnel-name", "home", "--project", "demo"]);
     assert!(err.contains("public hostname"), "{err}");
+    // The engine splits the command, as it does the window's: an open quote is said plainly.
+    let err = sb.err(&["reach", "on", "--tunnel-command", "edge 'open", "--project", "demo"]);
+    assert!(err.contains("--tunnel-command: unbalanced quotes"), "{err}");
+    assert!(sb.ok(&["reach", "status"]).contains("off"), "nothing was turned on");
 }
 
 /// The helper process a test edge started with `--child`.

@@ -23,7 +23,8 @@ const STATUS_KEY: &str = "reach.tunnel";
 /// The longest command a user may give, all arguments together.
 const MAX_COMMAND_BYTES: usize = 4096;
 
-/// A tunnel Sluice starts and stops with reach.
+/// A tunnel Sluice starts and stops with reach: what the user picked (`sluice reach on
+/// --tunnel …`, the window's form) through [`Tunnel::from_choice`].
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "kebab-case")]
 pub enum Tunnel {
@@ -43,6 +44,100 @@ pub enum Tunnel {
 }
 
 impl Tunnel {
+    /// The kinds a user picks from, as the CLI and the window name them.
+    pub const KINDS: [&str; 5] =
+        ["cloudflared", "cloudflared-named", "tailscale", "ngrok", "command"];
+
+    /// The tunnel the user picked: `kind` one of [`Tunnel::KINDS`], with `name` for a named
+    /// Cloudflare tunnel and `command` for a command of the user's own (split like a shell
+    /// would, with no shell; `{port}` stays for the tunnel port). What the kind does not take
+    /// is refused, so nothing the user typed is silently dropped. The rest (a name's shape, the
+    /// URL the kind needs, the program on the trusted PATH) is checked when reach is set.
+    pub fn from_choice(
+        kind: &str,
+        name: Option<&str>,
+        command: Option<&str>,
+    ) -> Result<Tunnel, Failure> {
+        let bad = |m: String| Err(Failure::new(ErrorCode::InvalidArgument, m));
+        let given = |v: Option<&str>| v.map(str::trim).filter(|v| !v.is_empty()).map(str::to_owned);
+        let (name, command) = (given(name), given(command));
+        let tunnel = match kind {
+            "cloudflared" => Tunnel::Cloudflared,
+            "tailscale" => Tunnel::Tailscale,
+            "ngrok" => Tunnel::Ngrok,
+            "cloudflared-named" => match name.clone() {
+                Some(name) => Tunnel::CloudflaredNamed { name },
+                None => return bad("a named Cloudflare tunnel needs the tunnel's name".to_owned()),
+            },
+            "command" => match command.as_deref().map(shlex::split) {
+                Some(Some(argv)) if argv.is_empty() => {
+                    return bad("the tunnel command is empty".to_owned());
+                }
+                Some(Some(argv)) => Tunnel::Command { argv },
+                Some(None) => {
+                    return bad("unbalanced quotes: a ' or \" in the tunnel command is not \
+                                closed"
+                        .to_owned());
+                }
+                None => {
+                    return bad("the tunnel command is empty: give the program and its \
+                                    arguments"
+                        .to_owned());
+                }
+            },
+            other => {
+                return bad(format!(
+                    "unknown tunnel kind `{}`: choose one of {}",
+                    sluice_core::text::visible(other),
+                    Tunnel::KINDS.join(", ")
+                ));
+            }
+        };
+        if name.is_some() && kind != "cloudflared-named" {
+            return bad(format!("{} takes no tunnel name", tunnel.describe()));
+        }
+        if command.is_some() && kind != "command" {
+            return bad(format!("{} takes no command", tunnel.describe()));
+        }
+        Ok(tunnel)
+    }
+
+    /// Its kind, one of [`Tunnel::KINDS`]: with [`Tunnel::name`] and [`Tunnel::command_line`],
+    /// what gives it back through [`Tunnel::from_choice`] (a form that changes it).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Tunnel::Cloudflared => "cloudflared",
+            Tunnel::CloudflaredNamed { .. } => "cloudflared-named",
+            Tunnel::Tailscale => "tailscale",
+            Tunnel::Ngrok => "ngrok",
+            Tunnel::Command { .. } => "command",
+        }
+    }
+
+    /// A named Cloudflare tunnel's name.
+    pub fn name(&self) -> Option<&str> {
+        match self {
+            Tunnel::CloudflaredNamed { name } => Some(name),
+            _ => None,
+        }
+    }
+
+    /// A command of the user's own as one line that splits back into the same arguments. One
+    /// that holds characters [`sluice_core::text::visible`] would change is `None` (the user
+    /// types it again) rather than shown as something it is not.
+    pub fn command_line(&self) -> Option<String> {
+        let Tunnel::Command { argv } = self else { return None };
+        let line = shlex::try_join(argv.iter().map(String::as_str)).ok()?;
+        (sluice_core::text::visible(&line) == line.as_str()).then_some(line)
+    }
+
+    /// The program it runs, before the trusted PATH resolves it (`cloudflared`, or the first
+    /// word of the user's command), made visible.
+    pub fn program(&self) -> String {
+        sluice_core::text::visible(self.argv(0, None).first().map_or("", String::as_str))
+            .into_owned()
+    }
+
     /// Checks what the user asked for; `url` is the public URL they gave, if any.
     pub(super) fn validate(&self, url: Option<&str>) -> Result<(), Failure> {
         let bad = |m: &str| Err(Failure::new(ErrorCode::InvalidArgument, m));
@@ -335,5 +430,60 @@ mod tests {
         }
         assert!(Tunnel::Command { argv: vec![] }.validate(None).is_err());
         assert!(Tunnel::Command { argv: vec!["a\0".into()] }.validate(None).is_err());
+    }
+
+    #[test]
+    fn a_choice_becomes_a_tunnel_and_back() {
+        let own = Tunnel::from_choice("command", None, Some("edge --to 'a b' {port}")).unwrap();
+        assert_eq!(
+            own,
+            Tunnel::Command {
+                argv: vec!["edge".into(), "--to".into(), "a b".into(), "{port}".into()]
+            }
+        );
+        for tunnel in [
+            Tunnel::Cloudflared,
+            Tunnel::CloudflaredNamed { name: "home".into() },
+            Tunnel::Tailscale,
+            Tunnel::Ngrok,
+            own,
+            Tunnel::Command { argv: vec!["a\"b".into(), "it's".into(), String::new()] },
+        ] {
+            let back =
+                Tunnel::from_choice(tunnel.kind(), tunnel.name(), tunnel.command_line().as_deref());
+            assert_eq!(back.as_ref(), Ok(&tunnel), "{tunnel:?}");
+            assert!(Tunnel::KINDS.contains(&tunnel.kind()));
+        }
+        assert_eq!(Tunnel::Cloudflared.program(), "cloudflared");
+        let hidden = Tunnel::Command { argv: vec!["evil\u{202E}".into()] };
+        assert_eq!(hidden.program(), "evil⟨U+202E⟩");
+        assert_eq!(hidden.command_line(), None, "never pre-filled as something it is not");
+    }
+
+    #[test]
+    fn a_bad_choice_is_refused_with_a_sentence_that_says_why() {
+        let refused = |kind: &str, name: Option<&str>, command: Option<&str>, says: &str| {
+            let e = Tunnel::from_choice(kind, name, command).unwrap_err();
+            assert_eq!(e.code, ErrorCode::InvalidArgument, "{kind}");
+            assert!(e.message.contains(says), "{kind} {name:?} {command:?}: {}", e.message);
+        };
+        refused("wireguard", None, None, "unknown tunnel kind `wireguard`: choose one of");
+        refused("ngrok\u{202E}", None, None, "`ngrok⟨U+202E⟩`");
+        refused("", None, None, "unknown tunnel kind");
+        refused("cloudflared-named", None, None, "needs the tunnel's name");
+        refused("cloudflared-named", Some("  "), None, "needs the tunnel's name");
+        refused("command", None, None, "the tunnel command is empty");
+        refused("command", None, Some(" \t"), "the tunnel command is empty");
+        refused("command", None, Some("# only a comment"), "the tunnel command is empty");
+        refused("command", None, Some("edge 'open"), "unbalanced quotes");
+        refused("command", None, Some("edge \"open"), "unbalanced quotes");
+        refused(
+            "cloudflared",
+            Some("home"),
+            None,
+            "a Cloudflare quick tunnel takes no tunnel name",
+        );
+        refused("tailscale", None, Some("rm -rf /"), "Tailscale Funnel takes no command");
+        refused("command", Some("home"), Some("edge"), "takes no tunnel name");
     }
 }

@@ -1,6 +1,6 @@
-//! Reach from the web (hosted assistants through the user's tunnel): the setting as the
-//! Settings view shows it, the connection requests waiting for the user, and what turning it on
-//! takes.
+//! Reach from the web (hosted assistants through a tunnel, the user's own or one Sluice runs):
+//! the setting as the Settings view shows it, the connection requests waiting for the user, and
+//! what turning it on (or changing it) takes.
 
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
@@ -31,6 +31,9 @@ pub struct ReachSettingDto {
     pub connector_url: Option<String>,
     /// The tunnel Sluice runs; `null` when the user runs their own.
     pub tunnel: Option<TunnelDto>,
+    /// The public URL as the user gave it, to fill in a change; `null` when the tunnel
+    /// announces its own.
+    pub given_url: Option<String>,
     /// The port on 127.0.0.1 the tunnel forwards to.
     pub port: u16,
     /// The projects a remote token sees, by id and name (`null`: removed since).
@@ -53,6 +56,25 @@ pub struct TunnelDto {
     pub restarts: u32,
     /// Its last line of output, or why it could not start (redacted, made visible).
     pub message: Option<String>,
+    /// What the user picked, to fill in a change (`command` is `null` when it holds
+    /// characters that would show as something else: the user types it again).
+    pub choice: TunnelChoiceDto,
+}
+
+/// A tunnel for Sluice to run, as the user picks it (`sluice reach on --tunnel …`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct TunnelChoiceDto {
+    /// Checked by the engine, which names the kinds in its refusal of any other.
+    #[ts(
+        type = "\"cloudflared\" | \"cloudflared-named\" | \"tailscale\" | \"ngrok\" | \"command\""
+    )]
+    pub kind: String,
+    /// A named Cloudflare tunnel's name (`cloudflared tunnel run NAME`); only with that kind.
+    pub name: Option<String>,
+    /// The program and its arguments, split like a shell would (no shell runs it); `{port}`
+    /// stands for the tunnel port. Only with `command`.
+    pub command: Option<String>,
 }
 
 /// A hosted assistant asking to connect. Its name comes from the network: shown as text, with
@@ -79,8 +101,12 @@ pub struct ConnectionRequestDto {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct ReachOn {
-    /// `https://host[:port]`, without a path, query or fragment.
-    pub url: String,
+    /// `https://host[:port]`, without a path, query or fragment. Required for a tunnel the user
+    /// runs and a named Cloudflare tunnel; `null` when the tunnel announces its own (a quick
+    /// tunnel, Tailscale, ngrok without a reserved domain, a command that prints it).
+    pub url: Option<String>,
+    /// A tunnel for Sluice to start, watch and stop with reach; `null`: the user runs their own.
+    pub tunnel: Option<TunnelChoiceDto>,
     /// Project ids or names; at least one.
     pub projects: Vec<String>,
     /// Let remote tokens change files and run what each project allows (never `any` mode).

@@ -1,7 +1,8 @@
 //! Reach from the web through the window's commands, against a real engine: turning it on is
-//! asked natively and a "no" changes nothing; the question names what is exposed; approving a
-//! connection asks too, with the client's name made visible; bad input is refused before anyone
-//! is asked; remote tokens are marked and revoked when reach goes off.
+//! asked natively and a "no" changes nothing; the question names what is exposed and the tunnel
+//! program Sluice is to run; approving a connection asks too, with the client's name made
+//! visible; bad input (a bad tunnel choice, a tunnel program that is not trusted) is refused
+//! before anyone is asked; remote tokens are marked and revoked when reach goes off.
 
 use serde_json::{Value, json};
 use sluice_engine::reach::{
@@ -82,6 +83,21 @@ impl Fixture {
 
 fn on_args(url: &str, projects: &[&str], write: bool) -> Value {
     json!({ "args": { "url": url, "projects": projects, "write": write, "port": null, "redirects": null } })
+}
+
+/// `reach_on`'s arguments with a tunnel for Sluice to run (`url` may be `null`).
+fn tunnel_args(url: Value, projects: &[&str], tunnel: Value) -> Value {
+    json!({ "args": {
+        "url": url, "projects": projects, "write": false, "port": null, "redirects": null,
+        "tunnel": tunnel,
+    } })
+}
+
+/// An executable shell script at `path`.
+fn script(path: &std::path::Path) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::write(path, "#!/bin/sh\nexit 0\n").unwrap();
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
 }
 
 #[test]
@@ -328,7 +344,13 @@ fn a_tunnel_sluice_runs_is_shown_with_its_state_and_no_address_until_it_announce
     );
     assert_eq!(
         setting["tunnel"],
-        json!({ "name": "`sh -c exit 0`", "state": null, "restarts": 0, "message": null }),
+        json!({
+            "name": "`sh -c exit 0`",
+            "state": null,
+            "restarts": 0,
+            "message": null,
+            "choice": { "kind": "command", "name": null, "command": "sh -c 'exit 0'" },
+        }),
         "not started: no process serves this data folder"
     );
 
@@ -350,4 +372,220 @@ fn a_tunnel_sluice_runs_is_shown_with_its_state_and_no_address_until_it_announce
     assert!(e.tunnel_announced(&reach, "https://calm-river.example.net").unwrap());
     let setting = f.state()["setting"].clone();
     assert_eq!(setting["connectorUrl"], "https://calm-river.example.net/mcp");
+}
+
+#[test]
+fn a_tunnel_chosen_in_the_window_is_named_in_the_question_and_stored_as_chosen() {
+    let f = Fixture::new();
+    let command =
+        json!({ "kind": "command", "name": null, "command": "sh -c 'exit 0' --to={port}" });
+    let args = tunnel_args(Value::Null, &["my-app"], command);
+
+    // "No": nothing changes; the question named the program Sluice would run, and that the
+    // address is the one the tunnel announces.
+    let e = f.call("reach_on", args.clone()).unwrap_err();
+    assert_eq!(e.code, "denied", "{e:?}");
+    assert_eq!(f.base.engine.reach().unwrap(), None);
+    let q = &f.asked()[0];
+    assert_eq!((q.title, q.yes), (REACH_TITLE, "Turn on"));
+    for part in [
+        "through the address the tunnel announces?",
+        "Sluice will run `sh -c exit 0 --to={port}`: the program sh (/",
+        "/sh), forwarding to http://127.0.0.1:7879",
+        "my-app",
+    ] {
+        assert!(q.text.contains(part), "{part:?} in {}", q.text);
+    }
+    assert!(!q.text.contains("/mcp"), "no address yet: {}", q.text);
+
+    // "Yes": stored as chosen, and given back to fill in a change.
+    f.answer(true);
+    let setting = f.call("reach_on", args).unwrap()["setting"].clone();
+    assert_eq!(
+        setting["tunnel"]["choice"],
+        json!({ "kind": "command", "name": null, "command": "sh -c 'exit 0' '--to={port}'" })
+    );
+    assert_eq!(
+        (setting["publicUrl"].clone(), setting["givenUrl"].clone()),
+        (Value::Null, Value::Null)
+    );
+    let stored = f.base.engine.reach().unwrap().unwrap().tunnel.unwrap();
+    let words = ["sh", "-c", "exit 0", "--to={port}"];
+    assert_eq!(stored, Tunnel::Command { argv: words.map(String::from).to_vec() });
+    assert_eq!(f.state()["setting"], setting);
+}
+
+#[test]
+fn a_disguised_tunnel_program_is_named_visibly_and_a_quick_tunnel_with_its_changing_address() {
+    let f = Fixture::new();
+    let tools = f.base.folder.with_file_name("tools");
+    std::fs::create_dir(&tools).unwrap();
+    // The program, outside every project, with a name that would disguise itself.
+    let program = tools.join("edge\u{202E}hs.txt");
+    script(&program);
+    let command = format!("'{}' {{port}}", program.display());
+    let args = tunnel_args(
+        Value::Null,
+        &["my-app"],
+        json!({ "kind": "command", "name": null, "command": command }),
+    );
+    f.call("reach_on", args).unwrap_err();
+    let q = &f.asked()[0];
+    assert!(!q.text.contains('\u{202E}'), "{:?}", q.text);
+    assert!(q.text.contains("edge⟨U+202E⟩hs.txt"), "{:?}", q.text);
+
+    // A quick tunnel's question says its address changes (cloudflared may be missing here:
+    // then the refusal names the program, and nothing was asked).
+    let quick = json!({ "kind": "cloudflared", "name": null, "command": null });
+    match f.call("reach_on", tunnel_args(Value::Null, &["my-app"], quick)) {
+        Err(e) if e.code == "not_found" => {
+            assert!(e.message.contains("tunnel program"), "{e:?}");
+            assert!(f.asked().is_empty());
+        }
+        other => {
+            assert_eq!(other.unwrap_err().code, "denied");
+            let q = &f.asked()[0];
+            assert!(
+                q.text.contains("a Cloudflare quick tunnel: the program cloudflared"),
+                "{}",
+                q.text
+            );
+            assert!(q.text.contains("new address every time it starts"), "{}", q.text);
+        }
+    }
+    assert_eq!(f.base.engine.reach().unwrap(), None);
+}
+
+#[test]
+fn a_tunnel_program_inside_a_project_or_a_relative_one_is_refused_and_changes_nothing() {
+    let f = Fixture::new();
+    let on = f.turn_on(false);
+    let planted = f.base.folder.join("cloudflared");
+    script(&planted);
+    for command in [planted.display().to_string(), "./cloudflared".into(), "bin/edge".into()] {
+        let tunnel = json!({ "kind": "command", "name": null, "command": command });
+        let e = f.call("reach_on", tunnel_args(json!(URL), &["my-app"], tunnel)).unwrap_err();
+        assert_eq!(e.code, "not_found", "{command}: {e:?}");
+        assert!(e.message.contains("tunnel program"), "{command}: {}", e.message);
+    }
+    assert!(f.asked().is_empty(), "refused before anyone is asked");
+    assert_eq!(f.state(), on, "reach stays exactly as it was");
+}
+
+#[test]
+fn a_bad_tunnel_choice_gets_its_own_error_before_anyone_is_asked() {
+    let f = Fixture::new();
+    f.answer(true);
+    let on = f.turn_on(false);
+    let refused = |url: Value, tunnel: Value, code: &str, says: &str| {
+        let e = f.call("reach_on", tunnel_args(url, &["my-app"], tunnel.clone())).unwrap_err();
+        assert_eq!(e.code, code, "{tunnel}: {e:?}");
+        assert!(e.message.contains(says), "{tunnel}: {:?} lacks {says:?}", e.message);
+    };
+    let choice = |kind: &str, name: Value, command: Value| json!({ "kind": kind, "name": name, "command": command });
+    let none = || Value::Null;
+    refused(
+        json!(URL),
+        choice("wireguard\u{202E}", none(), none()),
+        "invalid_argument",
+        "unknown tunnel kind `wireguard⟨U+202E⟩`: choose one of cloudflared, cloudflared-named",
+    );
+    refused(
+        json!(URL),
+        choice("cloudflared", none(), none()),
+        "invalid_argument",
+        "chosen by Cloudflare",
+    );
+    refused(
+        Value::Null,
+        choice("cloudflared-named", json!("home"), none()),
+        "invalid_argument",
+        "public hostname",
+    );
+    refused(
+        json!(URL),
+        choice("cloudflared-named", none(), none()),
+        "invalid_argument",
+        "tunnel's name",
+    );
+    refused(
+        json!(URL),
+        choice("cloudflared-named", json!("../home"), none()),
+        "invalid_argument",
+        "a tunnel name is",
+    );
+    refused(
+        json!(URL),
+        choice("command", none(), json!("edge 'open")),
+        "invalid_argument",
+        "unbalanced quotes",
+    );
+    refused(
+        json!(URL),
+        choice("command", none(), json!("  ")),
+        "invalid_argument",
+        "command is empty",
+    );
+    refused(
+        Value::Null,
+        choice("cloudflared", json!("home"), none()),
+        "invalid_argument",
+        "takes no tunnel name",
+    );
+    refused(
+        Value::Null,
+        choice("tailscale", none(), json!("sh")),
+        "invalid_argument",
+        "takes no command",
+    );
+    // The user's own tunnel still needs its URL.
+    refused(Value::Null, Value::Null, "invalid_argument", "public URL");
+    let missing_kind = json!({ "name": "home" });
+    refused(json!(URL), missing_kind, "invalid_argument", "the window sent arguments");
+    assert!(f.asked().is_empty(), "bad input asks nothing");
+    assert_eq!(f.state(), on, "nothing changed");
+}
+
+#[test]
+fn changing_the_setting_while_on_asks_again_and_keeps_reach_on() {
+    let f = Fixture::new();
+    assert_eq!(f.turn_on(false)["setting"]["givenUrl"], URL, "the URL given fills in a change");
+    let id = f.ask_to_connect("Claude");
+    let on = f.state();
+
+    // The same address and projects, but a program for Sluice to run: that is asked, and a
+    // no changes nothing.
+    let tunnel = json!({ "kind": "command", "name": null, "command": "sh -c 'exit 0'" });
+    let args = tunnel_args(json!(URL), &["other"], tunnel.clone());
+    f.answer(false);
+    assert_eq!(f.call("reach_on", args.clone()).unwrap_err().code, "denied");
+    let q = &f.asked()[0];
+    assert_eq!(q.yes, "Change");
+    assert!(q.text.contains("Sluice will run `sh -c exit 0`"), "{}", q.text);
+    assert!(q.text.contains("through https://sluice.example.com/mcp"), "{}", q.text);
+    assert_eq!(f.state(), on);
+    let same_projects = tunnel_args(json!(URL), &["my-app"], tunnel);
+    assert_eq!(f.call("reach_on", same_projects).unwrap_err().code, "denied");
+    assert_eq!(f.asked().len(), 1, "a new tunnel is asked even when nothing else widens");
+
+    // Yes: still on, with the new projects and tunnel; the request still waits.
+    f.answer(true);
+    let changed = f.call("reach_on", args).unwrap();
+    let setting = &changed["setting"];
+    assert_eq!(
+        setting["projects"],
+        json!([{ "id": setting["projects"][0]["id"], "name": "other" }])
+    );
+    assert_eq!(setting["connectorUrl"], "https://sluice.example.com/mcp");
+    assert_eq!(setting["givenUrl"], URL);
+    assert_eq!(setting["tunnel"]["choice"]["command"], "sh -c 'exit 0'");
+    assert_eq!(changed["requests"][0]["id"], id);
+    assert_eq!(f.state(), changed);
+    assert_eq!(f.asked().len(), 1, "the yes was asked too");
+
+    // Back to the user's own tunnel: Sluice stops running one, which is asked too.
+    f.answer(false);
+    assert_eq!(f.call("reach_on", on_args(URL, &["other"], false)).unwrap_err().code, "denied");
+    assert_eq!(f.asked().len(), 1);
+    assert_eq!(f.state(), changed);
 }
