@@ -293,8 +293,8 @@ impl Engine {
         } else if url.is_none() {
             return Err(Failure::new(
                 ErrorCode::InvalidArgument,
-                "give the tunnel's public URL (--url https://…), or let Sluice run a tunnel \
-                 (--tunnel)",
+                "give your tunnel's public URL (https://…), or choose a tunnel for Sluice to \
+                 run",
             ));
         }
         let given = url.map(parse_public_url).transpose()?;
