@@ -127,24 +127,37 @@ pub struct Caller {
     /// The limit the token put on itself (`drop_privileges`); a paused token never gets this
     /// far, so here it is at most read-only.
     pub limit: Option<SelfLimit>,
-    /// The hosted assistant's OAuth client, for a token presented through the tunnel
-    /// (commands in `any` mode are never run for it); `None` for a local client.
-    pub client: Option<String>,
+    /// A hosted assistant's token, presented through the tunnel (commands in `any` mode are
+    /// never run for it); `None` for a local client.
+    pub remote: Option<RemoteCaller>,
     /// Reach exposes projects read-only (the default): this remote caller changes and runs
     /// nothing, whatever the project allows.
     pub read_only: bool,
 }
 
+/// Where a remote caller came from: the OAuth client its grant names and the public address
+/// (and tunnel) reach served it on. Recorded with each of its requests in the audit log.
+#[derive(Debug, Clone)]
+pub struct RemoteCaller {
+    pub client_id: String,
+    /// "sluice.example.com", or "abc.trycloudflare.com (tunnel: cloudflared)" for one Sluice
+    /// runs.
+    pub via: String,
+}
+
 impl Caller {
     /// Whether this is a hosted assistant's token, presented through the tunnel.
     pub fn is_remote(&self) -> bool {
-        self.client.is_some()
+        self.remote.is_some()
     }
 
     /// Whom rate limits count against: a local token, or a hosted client with every grant it
     /// holds (asking to connect again brings no fresh allowance).
-    pub fn limit_key(&self) -> &str {
-        self.client.as_deref().unwrap_or(self.token_id.as_str())
+    pub fn limit_key(&self) -> String {
+        match &self.remote {
+            Some(r) => format!("oauth:{}", r.client_id),
+            None => self.token_id.as_str().to_owned(),
+        }
     }
 
     fn sees(&self, project: &ProjectId) -> bool {
@@ -536,7 +549,10 @@ impl Engine {
             duration_ms: Some(duration_ms),
             params_hash: params
                 .map(|p| sluice_store::params_hash(&self.secret, p.to_string().as_bytes())),
-            detail: None,
+            detail: caller
+                .remote
+                .as_ref()
+                .map(|r| format!("remote, through {}; OAuth client {}", r.via, r.client_id)),
         };
         // A refusal is worth a commit of its own: it may be someone probing.
         let durability = if outcome == AuditOutcome::Denied { Durability::Now } else { durability };

@@ -72,7 +72,7 @@ impl Engine {
             label: record.label,
             scope: record.scope,
             limit,
-            client: None,
+            remote: None,
             read_only: false,
         })
     }

@@ -498,7 +498,7 @@ async fn admit(gate: &Gate, req: Request) -> Result<Admitted, Response> {
         Ok(caller) => caller,
         Err(refused) => return Err(refused.answer_unread(req.into_body()).await),
     };
-    let permit = match gate.limiter.admit(caller.limit_key()) {
+    let permit = match gate.limiter.admit(&caller.limit_key()) {
         Ok(permit) => permit,
         Err(refusal) => {
             let (wait, message) = match refusal {

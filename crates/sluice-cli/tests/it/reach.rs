@@ -122,6 +122,8 @@ fn a_hosted_assistant_connects_through_a_tunnel_with_oauth_and_every_attack_fail
     for action in ["reach.on", "reach.approve", "reach.deny", "reach.token", "reach.off"] {
         assert!(audit.contains(action), "{action} audited: {audit}");
     }
+    let host = url.trim_start_matches("https://");
+    assert!(audit.contains(&format!("remote, through {host} (tunnel: command)")), "{audit}");
     for secret in ["slr_", "slf_", "slco_"] {
         assert!(!audit.contains(secret), "no {secret}… in the audit log");
     }

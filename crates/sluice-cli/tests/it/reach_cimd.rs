@@ -81,4 +81,8 @@ fn a_client_named_by_its_metadata_document_connects_and_nothing_local_is_ever_fe
     assert!(tokens.contains("remote: CIMD <Test> (client.sluice.test)"), "{tokens}");
     let audit = sb.ok(&["audit", "list", "--json", "--limit", "1000"]);
     assert!(audit.contains("reach.approve") && audit.contains("client.sluice.test"), "{audit}");
+    // Each of its requests is marked remote, with the address, the tunnel and the client.
+    let marked = format!("remote, through {}", url.trim_start_matches("https://"));
+    assert!(audit.contains(&marked), "{marked}: {audit}");
+    assert!(audit.contains("OAuth client https://client.sluice.test/good.json"), "{audit}");
 }

@@ -16,6 +16,8 @@ use crate::{Engine, store_failure};
 
 /// The largest document read; the draft suggests 5 KiB.
 pub const MAX_DOCUMENT_BYTES: usize = 5 * 1024;
+/// The longest client id that names a metadata document.
+const MAX_CLIENT_ID_BYTES: usize = 512;
 /// Redirect URIs a document may list (those Sluice accepts are kept, at most eight).
 const MAX_DOCUMENT_REDIRECTS: usize = 32;
 
@@ -32,6 +34,9 @@ pub fn is_metadata_client_id(client_id: &str) -> bool {
 /// that the string compared with the document's `client_id` is the one fetched (a dot segment,
 /// an upper-case host or an explicit `:443` would make them two spellings of one URL).
 pub fn metadata_url_host(client_id: &str) -> Result<String, String> {
+    if client_id.len() > MAX_CLIENT_ID_BYTES {
+        return Err("it is longer than 512 bytes".into());
+    }
     let url = url::Url::parse(client_id).map_err(|e| format!("it is not a URL ({e})"))?;
     if url.scheme() != "https" {
         return Err("it is not an https URL".into());

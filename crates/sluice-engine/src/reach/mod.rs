@@ -600,7 +600,11 @@ impl Engine {
         let Some(grant) = grant.filter(|g| g.resource == reach.resource()) else {
             return Err(unauthorized("this token was not issued for this server"));
         };
-        caller.client = Some(format!("oauth:{}", grant.client_id));
+        let via = match &reach.tunnel {
+            Some(tunnel) => format!("{} (tunnel: {})", reach.host(), tunnel.kind()),
+            None => reach.host().to_owned(),
+        };
+        caller.remote = Some(crate::RemoteCaller { client_id: grant.client_id, via });
         caller.read_only = !reach.write;
         Ok(caller)
     }
