@@ -27,9 +27,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 from mcp import Client
-from mcp.client.auth import OAuthClientProvider
 from mcp.client.streamable_http import streamable_http_client
-from mcp.shared.auth import OAuthClientMetadata
 
 import common
 import reach_client as rc
@@ -178,20 +176,8 @@ async def main():
     # ----- 1. The SDK connects by its metadata URL -------------------------------------------
     person = Person(base, verify)
     storage = rc.Memory()
-    provider = OAuthClientProvider(
-        server_url=mcp_url,
-        client_metadata=OAuthClientMetadata(
-            client_name="ignored: the document names the client",
-            redirect_uris=[REDIRECT],
-            grant_types=["authorization_code", "refresh_token"],
-            response_types=["code"],
-            token_endpoint_auth_method="none",
-        ),
-        storage=storage,
-        redirect_handler=person.redirect_handler,
-        callback_handler=person.callback_handler,
-        client_metadata_url=GOOD,
-    )
+    name = "ignored: the document names the client"
+    provider = rc.oauth_provider(mcp_url, person, storage, name, client_metadata_url=GOOD)
     http = httpx2.AsyncClient(auth=provider, verify=verify, timeout=30)
     async with Client(streamable_http_client(mcp_url, http_client=http), cache=None) as client:
         listed = await ok(client, "list_projects", {})
@@ -211,27 +197,31 @@ async def main():
         r = await raw.get(f"{base}/oauth/authorize?{urlencode(q)}")
         check(r.status_code == 400 and phrase in r.text, f"{client_id} refused: {phrase}", (r.status_code, r.text))
 
-    await refused_with("https://inside.sluice.test/good.json", "private, local or reserved")
-    await refused_with("https://localhost/good.json", "not a full domain name")
-    await refused_with("https://127.0.0.1/good.json", "an address, not a name")
-    await refused_with("https://[::1]/good.json", "an address, not a name")
-    await refused_with("https://2130706433/good.json", "normal form")
-    await refused_with("https://client.sluice.test/a/../good.json", "normal form")
-    await refused_with("https://CLIENT.sluice.test/good.json", "normal form")
-    await refused_with("https://client.sluice.test:443/good.json", "normal form")
-    await refused_with("https://client.sluice.test:8443/good.json", "default https port")
-    await refused_with("https://user@client.sluice.test/good.json", "user name or password")
-    await refused_with("https://nowhere.sluice.test/good.json", "does not resolve")
-    await refused_with("https://wrong.sluice.test/good.json", "did not prove who it is")
-    await refused_with(url("/moved.json"), "redirects are not followed")
-    await refused_with(url("/missing.json"), "answered 404")
-    await refused_with(url("/big.json"), "larger than 5 KiB")
-    await refused_with(url("/other.json"), "not the URL it was fetched from")
-    await refused_with(url("/twice.json"), "duplicate field")
-    await refused_with(url("/secret.json"), "only public clients")
-    await refused_with(url("/foreign.json"), "none of the client&#39;s redirect URIs")
-    await refused_with(url("/html.json"), "application/json")
-    await refused_with(url("/markup.json"), "&lt;meta http-equiv=refresh")
+    for client_id, phrase in [
+        ("https://inside.sluice.test/good.json", "private, local or reserved"),
+        ("https://localhost/good.json", "not a full domain name"),
+        ("https://127.0.0.1/good.json", "an address, not a name"),
+        ("https://[::1]/good.json", "an address, not a name"),
+        ("https://2130706433/good.json", "normal form"),
+        ("https://client.sluice.test/a/../good.json", "normal form"),
+        ("https://CLIENT.sluice.test/good.json", "normal form"),
+        ("https://client.sluice.test:443/good.json", "normal form"),
+        ("https://client.sluice.test:8443/good.json", "default https port"),
+        ("https://user@client.sluice.test/good.json", "user name or password"),
+        ("https://nowhere.sluice.test/good.json", "does not resolve"),
+        ("https://wrong.sluice.test/good.json", "did not prove who it is"),
+        (url("/moved.json"), "redirects are not followed"),
+        (url("/missing.json"), "answered 404"),
+        (url("/big.json"), "larger than 5 KiB"),
+        (url("/other.json"), "not the URL it was fetched from"),
+        (url("/twice.json"), "duplicate field"),
+        (url("/secret.json"), "only public clients"),
+        (url("/foreign.json"), "none of the client&#39;s redirect URIs"),
+        (url("/html.json"), "application/json"),
+        (url("/markup.json"), "&lt;meta http-equiv=refresh"),
+        (url("/" + "a" * 600 + ".json"), "longer than 512 bytes"),
+    ]:
+        await refused_with(client_id, phrase)
     key = quote(MARKUP, safe="")
     r = await raw.get(f"{base}/oauth/authorize?{key}=1&{key}=2")
     check(r.status_code == 400 and "<meta http-equiv=refresh content=" not in r.text.split("</head>")[1],

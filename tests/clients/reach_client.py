@@ -113,6 +113,25 @@ class Person:
         return self.result
 
 
+def oauth_provider(mcp_url, person, storage, name, **extra):
+    """The SDK's OAuth client as a hosted assistant uses it: a public client with PKCE, back
+    through the person's browser; `extra` goes to the provider (a metadata URL)."""
+    return OAuthClientProvider(
+        server_url=mcp_url,
+        client_metadata=OAuthClientMetadata(
+            client_name=name,
+            redirect_uris=[REDIRECT],
+            grant_types=["authorization_code", "refresh_token"],
+            response_types=["code"],
+            token_endpoint_auth_method="none",
+        ),
+        storage=storage,
+        redirect_handler=person.redirect_handler,
+        callback_handler=person.callback_handler,
+        **extra,
+    )
+
+
 def pkce():
     verifier = secrets.token_urlsafe(48)
     challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=")
@@ -169,19 +188,7 @@ async def main():
     # ----- 1. The SDK's own flow, start to finish ---------------------------------------------
     person = Person(base, verify)
     storage = Memory()
-    provider = OAuthClientProvider(
-        server_url=mcp_url,
-        client_metadata=OAuthClientMetadata(
-            client_name="Reach test",
-            redirect_uris=[REDIRECT],
-            grant_types=["authorization_code", "refresh_token"],
-            response_types=["code"],
-            token_endpoint_auth_method="none",
-        ),
-        storage=storage,
-        redirect_handler=person.redirect_handler,
-        callback_handler=person.callback_handler,
-    )
+    provider = oauth_provider(mcp_url, person, storage, "Reach test")
     http = httpx2.AsyncClient(auth=provider, verify=verify, timeout=30)
     async with Client(streamable_http_client(mcp_url, http_client=http), cache=None) as client:
         listed = await ok(client, "list_projects", {})
