@@ -63,12 +63,28 @@ pub fn protect_engine() -> std::io::Result<()> {
 /// Emergency stop: kills every process of every job this engine started (every process that
 /// carries one of this engine's markers), with `grace` between TERM and KILL.
 pub fn kill_all(grace: Duration) -> KillReport {
-    imp::kill_matching(None, grace)
+    let report = imp::kill_matching(None, grace);
+    #[cfg(target_os = "linux")]
+    crate::cgroup::remove_all(&imp::cgroup_prefix());
+    report
 }
 
 /// Kills one job's tree. Blocks for at most `grace` plus the kill rounds (milliseconds).
 pub fn kill_tree(tree: &Tree, grace: Duration) -> KillReport {
-    imp::kill_matching(Some(*tree), grace)
+    let report = imp::kill_matching(Some(*tree), grace);
+    release(tree);
+    report
+}
+
+/// What the job held beyond its processes, once they are gone: on Linux its cgroup (root
+/// only, [`crate::cgroup`]). Called after the leader is reaped; a kill calls it too.
+pub fn release(tree: &Tree) {
+    #[cfg(target_os = "linux")]
+    if let Some(marker) = tree.marker {
+        crate::cgroup::remove(marker);
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = tree;
 }
 
 /// The live pids of a job's tree (for resource samples and tests).
@@ -96,6 +112,11 @@ pub(crate) mod imp {
 
     fn engine_bits() -> u64 {
         (u64::from(std::process::id()) & 0xff_ffff) << 32
+    }
+
+    /// How the names of this engine's job cgroups begin (`job-` and the marker's top half).
+    pub(crate) fn cgroup_prefix() -> String {
+        format!("job-{:08x}", (TAG | engine_bits()) >> 32)
     }
 
     /// Markers need room below the engine's own hard limit; normally it is unlimited.

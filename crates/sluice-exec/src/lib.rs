@@ -7,6 +7,8 @@
 //! No MCP and no engine here: the engine decides with [`spec::decide`], asks the human when the
 //! verdict says so, and hands the resolved command to [`job::Jobs`].
 
+#[cfg(target_os = "linux")]
+mod cgroup;
 pub mod confine;
 pub mod detect;
 pub mod egress;

@@ -217,6 +217,7 @@ fn supervise(s: Supervision) {
     // daemonized descendants do not outlive their job.
     kill::kill_tree(&tree, Duration::from_millis(50));
     let status = child.wait();
+    kill::release(&tree);
     for _ in 0..readers {
         // Every writer of the pipes is dead now; a reader that still does not finish holds a
         // pipe some survivor inherited, and the job ends without the rest of its output.

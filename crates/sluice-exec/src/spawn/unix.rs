@@ -1,5 +1,5 @@
 //! The child's setup on Unix, computed in the parent and applied between fork and exec: resource
-//! limits, and on Linux the job's namespaces ([`crate::jail`]) or the fallback (Landlock,
+//! limits (and for root, the job's cgroup), and on Linux the job's namespaces ([`crate::jail`]) or the fallback (Landlock,
 //! seccomp, no capabilities).
 
 use std::path::Path;
@@ -46,14 +46,19 @@ pub(super) fn prepare_unix(command: &mut Command, setup: ChildSetup<'_>) -> Resu
         limits.push((Resource::Fsize, size));
     }
     #[cfg(target_os = "linux")]
-    {
+    let cgroup = {
         if let Some(extra) = sandbox.limits.max_new_processes {
             limits.push((Resource::Nproc, user_process_count() + extra));
         }
         if let Some(m) = marker {
             limits.push((Resource::Rttime, m));
         }
-    }
+        // Root is exempt from RLIMIT_NPROC: a cgroup holds the same cap.
+        match (sandbox.limits.max_new_processes, marker) {
+            (Some(max), Some(m)) => crate::cgroup::JobCgroup::create(m, max),
+            _ => None,
+        }
+    };
     #[cfg(not(target_os = "linux"))]
     let _ = (marker, cmd, path, cwd, confinement, proxy);
 
@@ -134,6 +139,10 @@ pub(super) fn prepare_unix(command: &mut Command, setup: ChildSetup<'_>) -> Resu
         }
         #[cfg(target_os = "linux")]
         {
+            // Before any privilege is dropped: entering a cgroup takes root's.
+            if let Some(cgroup) = &cgroup {
+                crate::cgroup::enter(cgroup.procs_fd())?;
+            }
             let mut confine = || -> std::io::Result<()> {
                 if let Some(rs) = ruleset.take() {
                     confine::imp::apply(rs, required)?;
