@@ -3,9 +3,8 @@
 //! A second listener on loopback, never the local clients' port, so a request is remote by the
 //! port it arrived on and not by anything it says. It serves the OAuth metadata (RFC 9728, RFC
 //! 8414), client registration (RFC 7591) and metadata documents ([`crate::cimd`]), the consent
-//! page, the token endpoint, and `/mcp`
-//! behind the same gate as the local front, where only remote tokens bound to this resource are
-//! accepted. [`serve_reach`] follows the setting: it binds when reach is turned on, and closes
+//! page, the token endpoint, and `/mcp` behind the same gate as the local front, where only
+//! remote tokens bound to this resource are accepted. [`serve_reach`] follows the setting: it binds when reach is turned on, and closes
 //! the listener and every connection on it the moment reach is turned off or changed.
 
 use std::sync::Arc;
@@ -441,13 +440,13 @@ fn escape(s: &str) -> String {
     out
 }
 
-/// A small static page: no script, no outside resources, never framed.
 /// A 400 page saying why, as text: the reason can quote what the client sent (a parameter's
 /// name, a metadata document's member), which must never become markup on this origin.
 fn refusal_page(why: &str) -> Response {
     page(StatusCode::BAD_REQUEST, "Sluice", &format!("<p>{}</p>", escape(why)), None)
 }
 
+/// A small static page: no script, no outside resources, never framed.
 fn page(status: StatusCode, title: &str, body_html: &str, refresh: Option<u32>) -> Response {
     let refresh =
         refresh.map(|s| format!("<meta http-equiv=refresh content={s}>")).unwrap_or_default();
