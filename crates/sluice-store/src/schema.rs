@@ -325,7 +325,9 @@ CREATE TABLE IF NOT EXISTS oauth_refresh (
 /// Every migration, oldest first.
 pub(crate) fn migrations() -> Migrations<'static> {
     let steps = [V1, V2, V3, V4, V5, V6, V7, V8, V9, V10, V11, V12, V13, V14, V15];
-    let mut all: Vec<M<'static>> = steps.iter().map(|sql| M::up(sql)).collect();
+    let all: Vec<M<'static>> = steps.iter().map(|sql| M::up(sql)).collect();
+    #[cfg(debug_assertions)]
+    let mut all = all;
     #[cfg(debug_assertions)]
     if std::env::var_os("SLUICE_FAILPOINT_STALL_MIGRATION").is_some()
         && let Some(last) = all.last_mut()
