@@ -8,6 +8,7 @@
 
 mod approvals;
 mod audit;
+mod caller;
 pub mod clients;
 pub mod clients_health;
 mod events;
@@ -29,9 +30,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use sluice_core::{
-    AccessMode, ErrorCode, ExecMode, Failure, ProjectId, ProjectState, SelfLimit, TokenId,
-};
+use sluice_core::{AccessMode, ErrorCode, ExecMode, Failure, ProjectId, ProjectState, TokenId};
 use sluice_runner::{BackupLimits, Mutations, Workspace};
 pub use sluice_store::{
     ActorKind, AuditEntry, AuditFilter, ChainReport, FindingKind, IntegrityFinding,
@@ -43,6 +42,7 @@ use tokio::sync::broadcast;
 
 pub use approvals::{AskOutcome, AskRequest, DEFAULT_APPROVAL_TTL, Decision};
 pub use audit::Durability;
+pub use caller::{Caller, RemoteCaller, RequestAudit};
 pub use events::EngineEvent;
 pub use exec::{
     ApprovalRisk, EMERGENCY_STOP, NetworkSetting, RuleInfo, StopSummary, job_confinement,
@@ -97,71 +97,6 @@ impl EngineConfig {
             approval_ttl: DEFAULT_APPROVAL_TTL,
             job_limits: JobLimits::default(),
         }
-    }
-}
-
-/// One MCP request, as [`Engine::audit_request`] records it.
-#[derive(Debug, Clone, Copy)]
-pub struct RequestAudit<'a> {
-    pub caller: &'a Caller,
-    /// The MCP method, or the tool a `tools/call` named.
-    pub action: &'a str,
-    /// The project the request named (an id or a name), when it named one.
-    pub project_ref: Option<&'a str>,
-    pub outcome: AuditOutcome,
-    /// A stable error code when the outcome is not `ok`.
-    pub error_code: Option<&'a str>,
-    pub duration_ms: u64,
-    /// The request's parameters: only a keyed hash of them is recorded.
-    pub params: Option<&'a serde_json::Value>,
-    pub durability: Durability,
-}
-
-/// An authenticated MCP client, as the gate found it.
-#[derive(Debug, Clone)]
-pub struct Caller {
-    pub token_id: TokenId,
-    pub label: String,
-    /// `None`: every project; otherwise only these.
-    pub scope: Option<Vec<ProjectId>>,
-    /// The limit the token put on itself (`drop_privileges`); a paused token never gets this
-    /// far, so here it is at most read-only.
-    pub limit: Option<SelfLimit>,
-    /// A hosted assistant's token, presented through the tunnel (commands in `any` mode are
-    /// never run for it); `None` for a local client.
-    pub remote: Option<RemoteCaller>,
-    /// Reach exposes projects read-only (the default): this remote caller changes and runs
-    /// nothing, whatever the project allows.
-    pub read_only: bool,
-}
-
-/// Where a remote caller came from: the OAuth client its grant names and the public address
-/// (and tunnel) reach served it on. Recorded with each of its requests in the audit log.
-#[derive(Debug, Clone)]
-pub struct RemoteCaller {
-    pub client_id: String,
-    /// "sluice.example.com", or "abc.trycloudflare.com (tunnel: cloudflared)" for one Sluice
-    /// runs.
-    pub via: String,
-}
-
-impl Caller {
-    /// Whether this is a hosted assistant's token, presented through the tunnel.
-    pub fn is_remote(&self) -> bool {
-        self.remote.is_some()
-    }
-
-    /// Whom rate limits count against: a local token, or a hosted client with every grant it
-    /// holds (asking to connect again brings no fresh allowance).
-    pub fn limit_key(&self) -> String {
-        match &self.remote {
-            Some(r) => format!("oauth:{}", r.client_id),
-            None => self.token_id.as_str().to_owned(),
-        }
-    }
-
-    fn sees(&self, project: &ProjectId) -> bool {
-        self.scope.as_ref().is_none_or(|s| s.contains(project))
     }
 }
 
