@@ -26,6 +26,7 @@ const FIRST_BACKOFF: Duration = Duration::from_secs(1);
 const MAX_BACKOFF: Duration = Duration::from_secs(60);
 const STEADY: Duration = Duration::from_secs(60);
 /// How long the process group has to exit after SIGTERM before SIGKILL.
+#[cfg(unix)]
 const GRACE: Duration = Duration::from_secs(3);
 /// The most of one output line kept; the rest of the line is dropped.
 const MAX_LINE: usize = 4096;
@@ -228,7 +229,8 @@ async fn lines(reader: impl AsyncRead + Unpin, tx: mpsc::Sender<String>) {
     }
 }
 
-/// Ends the tunnel's whole process group: SIGTERM, then SIGKILL after [`GRACE`].
+/// Ends the tunnel's whole process group: SIGTERM, then SIGKILL after `GRACE` (Unix). On
+/// Windows the process is terminated at once: a console-less process has no gentler signal.
 async fn terminate(child: &mut Child) {
     #[cfg(unix)]
     if let Some(pid) = child.id().and_then(|p| rustix::process::Pid::from_raw(p as i32)) {

@@ -22,7 +22,10 @@ mod http_guards;
 mod keychain;
 mod node_clients;
 mod python_client;
+// Tunnels in process groups, /proc, and (CIMD) a network namespace: Linux only.
+#[cfg(target_os = "linux")]
 mod reach;
+#[cfg(target_os = "linux")]
 mod reach_cimd;
 mod resilience;
 mod sandbox;

@@ -95,9 +95,12 @@ fn tunnel_args(url: Value, projects: &[&str], tunnel: Value) -> Value {
 
 /// An executable shell script at `path`.
 fn script(path: &std::path::Path) {
-    use std::os::unix::fs::PermissionsExt;
     std::fs::write(path, "#!/bin/sh\nexit 0\n").unwrap();
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
 }
 
 #[test]
