@@ -19,6 +19,7 @@
 mod approvals;
 mod audit;
 pub mod connections;
+mod credential;
 mod db;
 mod error;
 pub mod fsperm;

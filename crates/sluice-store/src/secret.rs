@@ -79,6 +79,11 @@ impl InstallSecret {
         Zeroizing::new(blake3::derive_key("sluice audit chain v1", &self.bytes))
     }
 
+    /// The key of kept credentials ([`crate::credential`]).
+    pub(crate) fn credential_key(&self) -> Zeroizing<[u8; 32]> {
+        Zeroizing::new(blake3::derive_key("sluice credential v1", &self.bytes))
+    }
+
     /// The key of the state seals ([`crate::seal`]).
     pub(crate) fn seal_key(&self) -> Zeroizing<[u8; 32]> {
         Zeroizing::new(blake3::derive_key("sluice state seal v1", &self.bytes))
@@ -663,19 +668,20 @@ pub(crate) fn to_hex(bytes: &[u8]) -> String {
 }
 
 pub(crate) fn from_hex(text: &str) -> Option<[u8; 32]> {
-    let text = text.as_bytes();
-    if text.len() != 64 {
-        return None;
-    }
+    from_hex_vec(text)?.try_into().ok()
+}
+
+/// Hex (either case) to bytes; `None` for an odd length or a non-hex character.
+pub(crate) fn from_hex_vec(text: &str) -> Option<Vec<u8>> {
     let nibble = |c: u8| match c {
         b'0'..=b'9' => Some(c - b'0'),
         b'a'..=b'f' => Some(c - b'a' + 10),
         b'A'..=b'F' => Some(c - b'A' + 10),
         _ => None,
     };
-    let mut out = [0u8; 32];
-    for (i, pair) in text.chunks_exact(2).enumerate() {
-        out[i] = nibble(pair[0])? << 4 | nibble(pair[1])?;
+    let text = text.as_bytes();
+    if !text.len().is_multiple_of(2) {
+        return None;
     }
-    Some(out)
+    text.chunks_exact(2).map(|pair| Some(nibble(pair[0])? << 4 | nibble(pair[1])?)).collect()
 }
