@@ -11,7 +11,6 @@ it should not. It asserts as it goes and prints `OK <checks>`."""
 
 import argparse
 import asyncio
-import datetime
 import json
 import os
 import ssl
@@ -22,10 +21,6 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import quote, urlencode
 
 import httpx2
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import NameOID
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
@@ -40,46 +35,6 @@ REDIRECT = rc.REDIRECT
 # Markup a client slips into what Sluice's page quotes back: a refresh would send the person's
 # browser on from the tunnel's own origin, which the page's CSP (no scripts) does not stop.
 MARKUP = '<meta http-equiv=refresh content="0;url=https://evil.example/">'
-
-
-def write_pem(path, data):
-    with open(path, "wb") as f:
-        f.write(data)
-
-
-def certs(folder):
-    """A CA, and a certificate it signs for HOST (rustls refuses a CA as a server's own)."""
-    os.makedirs(folder, exist_ok=True)
-    now = datetime.datetime.now(datetime.timezone.utc)
-
-    def build(subject, issuer, key, signer, ca):
-        b = (
-            x509.CertificateBuilder()
-            .subject_name(subject)
-            .issuer_name(issuer)
-            .public_key(key.public_key())
-            .serial_number(x509.random_serial_number())
-            .not_valid_before(now - datetime.timedelta(minutes=5))
-            .not_valid_after(now + datetime.timedelta(days=1))
-            .add_extension(x509.BasicConstraints(ca=ca, path_length=None), critical=True)
-        )
-        if not ca:
-            b = b.add_extension(x509.SubjectAlternativeName([x509.DNSName(HOST)]), critical=False)
-        return b.sign(signer, hashes.SHA256())
-
-    ca_key = ec.generate_private_key(ec.SECP256R1())
-    ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "Sluice test CA")])
-    ca = build(ca_name, ca_name, ca_key, ca_key, True)
-    key = ec.generate_private_key(ec.SECP256R1())
-    leaf = build(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, HOST)]), ca_name, key, ca_key, False)
-    write_pem(os.path.join(folder, "ca.pem"), ca.public_bytes(serialization.Encoding.PEM))
-    write_pem(os.path.join(folder, "leaf.pem"), leaf.public_bytes(serialization.Encoding.PEM))
-    write_pem(
-        os.path.join(folder, "leaf.key"),
-        key.private_bytes(
-            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
-        ),
-    )
 
 
 def document(client_id, **extra):
@@ -245,6 +200,6 @@ async def main():
 
 if __name__ == "__main__":
     if sys.argv[1:2] == ["certs"]:
-        certs(sys.argv[2])
+        common.certs(sys.argv[2], HOST)
     else:
         asyncio.run(main())

@@ -3,9 +3,15 @@ the SDK's task groups an exception can wait forever on cleanup) and a record of 
 so the scripts can assert at the end that no canary ever came back."""
 
 import asyncio
+import datetime
 import json
 import os
 import sys
+
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import NameOID
 
 checks = 0
 seen = []
@@ -67,3 +73,41 @@ async def sluice(binary, *args):
         env={**os.environ, "SLUICE_SECRET_STORE": "file"})
     out, err = await proc.communicate()
     return proc.returncode, out.decode(), err.decode()
+
+
+def certs(folder, host):
+    """Writes a test CA (ca.pem) and a certificate it signs for `host` (leaf.pem, leaf.key) to
+    `folder`: Sluice is started with the CA as SSL_CERT_FILE, and the script serves `host` with
+    the leaf (rustls refuses a CA as a server's own certificate)."""
+    os.makedirs(folder, exist_ok=True)
+    now = datetime.datetime.now(datetime.timezone.utc)
+
+    def build(subject, issuer, key, signer, ca):
+        b = (
+            x509.CertificateBuilder()
+            .subject_name(subject)
+            .issuer_name(issuer)
+            .public_key(key.public_key())
+            .serial_number(x509.random_serial_number())
+            .not_valid_before(now - datetime.timedelta(minutes=5))
+            .not_valid_after(now + datetime.timedelta(days=1))
+            .add_extension(x509.BasicConstraints(ca=ca, path_length=None), critical=True)
+        )
+        if not ca:
+            b = b.add_extension(x509.SubjectAlternativeName([x509.DNSName(host)]), critical=False)
+        return b.sign(signer, hashes.SHA256())
+
+    def write(name, data):
+        with open(os.path.join(folder, name), "wb") as f:
+            f.write(data)
+
+    ca_key = ec.generate_private_key(ec.SECP256R1())
+    ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "Sluice test CA")])
+    ca = build(ca_name, ca_name, ca_key, ca_key, True)
+    key = ec.generate_private_key(ec.SECP256R1())
+    leaf_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, host)])
+    leaf = build(leaf_name, ca_name, key, ca_key, False)
+    write("ca.pem", ca.public_bytes(serialization.Encoding.PEM))
+    write("leaf.pem", leaf.public_bytes(serialization.Encoding.PEM))
+    write("leaf.key", key.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()))

@@ -5,7 +5,7 @@
 use anyhow::{Result, bail};
 use clap::Subcommand;
 use sluice_engine::Engine;
-use sluice_engine::reach::{REQUEST_TTL, ReachRequest, Tunnel, TunnelStatus};
+use sluice_engine::reach::{ApiKey, REQUEST_TTL, ReachRequest, Tunnel, TunnelStatus};
 
 #[derive(Subcommand)]
 pub enum ReachCmd {
@@ -28,6 +28,15 @@ pub enum ReachCmd {
         /// it prints is the public one.
         #[arg(long, value_name = "COMMAND", conflicts_with = "tunnel")]
         tunnel_command: Option<String>,
+        /// OpenAI's Secure MCP Tunnel (its ID, `tunnel_…`, from platform.openai.com): Sluice
+        /// polls OpenAI for the connector's requests itself; nothing listens, no program runs.
+        /// The tunnel's API key is read from standard input the first time.
+        #[arg(
+            long,
+            value_name = "ID",
+            conflicts_with_all = ["url", "tunnel", "tunnel_name", "tunnel_command"]
+        )]
+        openai_tunnel: Option<String>,
         /// The port on 127.0.0.1 your tunnel forwards to (not the local clients' port).
         #[arg(long, default_value_t = sluice_engine::reach::DEFAULT_PORT)]
         port: u16,
@@ -69,6 +78,7 @@ pub fn reach(engine: Engine, cmd: ReachCmd) -> Result<()> {
             tunnel,
             tunnel_name,
             tunnel_command,
+            openai_tunnel,
             port,
             projects,
             write,
@@ -87,15 +97,31 @@ pub fn reach(engine: Engine, cmd: ReachCmd) -> Result<()> {
                 ),
                 (None, None, None) => None,
             };
-            let req = ReachRequest { url, port, projects, write, redirects, tunnel };
+            let (tunnel, api_key) = match openai_tunnel {
+                Some(id) => {
+                    let tunnel = Tunnel::from_choice("openai", Some(&id), None).map_err(fail)?;
+                    // A bad ID is said before the key is asked for.
+                    tunnel.validate(None).map_err(fail)?;
+                    (Some(tunnel), api_key_from_stdin(&engine, &id)?)
+                }
+                None => (tunnel, None),
+            };
+            let req = ReachRequest { url, port, projects, write, redirects, tunnel, api_key };
             let reach = engine.set_reach(&req).map_err(fail)?;
             println!("Reach from the web is on.");
-            if reach.ready() {
+            if let Some(tunnel @ Tunnel::OpenAi { .. }) = &reach.tunnel {
+                println!("  Sluice (the tray or `sluice serve`) serves {}.", tunnel.describe());
+                println!(
+                    "  In ChatGPT, add a connector for this tunnel with no authentication: the \
+                     tunnel's key is the authentication."
+                );
+            } else if reach.ready() {
                 println!("  Public MCP URL: {}", reach.resource());
             } else {
                 println!("  Public MCP URL: the tunnel's, once it starts (`sluice reach status`)");
             }
             match &reach.tunnel {
+                Some(Tunnel::OpenAi { .. }) => {}
                 Some(_) => println!(
                     "  Sluice (the tray or `sluice serve`) runs the tunnel to http://127.0.0.1:{}",
                     reach.port
@@ -126,12 +152,16 @@ pub fn reach(engine: Engine, cmd: ReachCmd) -> Result<()> {
             match engine.reach().map_err(fail)? {
                 None => println!("Reach from the web is off."),
                 Some(reach) => {
-                    if reach.ready() {
+                    if let Some(tunnel @ Tunnel::OpenAi { .. }) = &reach.tunnel {
+                        println!("Reach from the web is on: {}", tunnel.describe());
+                    } else if reach.ready() {
                         println!("Reach from the web is on: {}", reach.resource());
                     } else {
                         println!("Reach from the web is on, waiting for the tunnel's address.");
                     }
-                    println!("  tunnel port: 127.0.0.1:{}", reach.port);
+                    if reach.tunnel.as_ref().is_none_or(Tunnel::runs_program) {
+                        println!("  tunnel port: 127.0.0.1:{}", reach.port);
+                    }
                     if reach.tunnel.is_some() {
                         print_tunnel(engine.tunnel_status().map_err(fail)?);
                     }
@@ -184,6 +214,27 @@ pub fn reach(engine: Engine, cmd: ReachCmd) -> Result<()> {
             println!("Denied {}.", r.id);
             Ok(())
         }
+    }
+}
+
+/// The API key of OpenAI's tunnel `id`, from standard input (never an argument, which other
+/// users' `ps` shows). `None` keeps the one Sluice has for this tunnel.
+fn api_key_from_stdin(engine: &Engine, id: &str) -> Result<Option<ApiKey>> {
+    use std::io::{BufRead, IsTerminal};
+    let kept = engine.openai_api_key(id).is_ok();
+    let stdin = std::io::stdin();
+    if stdin.is_terminal() {
+        if kept {
+            return Ok(None);
+        }
+        eprint!("Paste the tunnel's API key, then Enter: ");
+    }
+    let mut line = zeroize::Zeroizing::new(String::new());
+    stdin.lock().read_line(&mut line)?;
+    match line.trim() {
+        "" if kept => Ok(None),
+        "" => bail!("give the tunnel's API key on standard input (from platform.openai.com)"),
+        key => Ok(Some(ApiKey::new(key))),
     }
 }
 

@@ -7,7 +7,7 @@
 //! questions through [`visible`].
 
 use sluice_core::{ErrorCode, Failure};
-use sluice_engine::reach::{REQUEST_TTL, Reach, ReachRequest, Tunnel, TunnelStatus};
+use sluice_engine::reach::{ApiKey, REQUEST_TTL, Reach, ReachRequest, Tunnel, TunnelStatus};
 use sluice_engine::{Engine, OAuthDecision, OAuthRequest};
 
 use crate::dispatch::Question;
@@ -103,6 +103,7 @@ pub fn check_reach_on(engine: &Engine, args: &ReachOn) -> Res<(ReachRequest, Rea
         write: args.write,
         redirects: args.redirects.clone().unwrap_or_default(),
         tunnel,
+        api_key: args.api_key.as_deref().map(str::trim).filter(|k| !k.is_empty()).map(ApiKey::new),
     };
     let next = engine.check_reach(&req)?;
     Ok((req, next))
@@ -128,7 +129,9 @@ pub fn reach_question(engine: &Engine, now: Option<&Reach>, next: &Reach) -> Res
     } else {
         "only read (read-only)"
     };
-    let address = if next.ready() {
+    let address = if let Some(tunnel @ Tunnel::OpenAi { .. }) = &next.tunnel {
+        tunnel.describe()
+    } else if next.ready() {
         visible(&next.resource())
     } else {
         "the address the tunnel announces".to_owned()
@@ -152,6 +155,14 @@ pub fn reach_question(engine: &Engine, now: Option<&Reach>, next: &Reach) -> Res
 /// their own tunnel): the tunnel, its program as named and as the trusted PATH resolves it.
 fn tunnel_paragraph(engine: &Engine, reach: &Reach) -> Res<String> {
     let Some(tunnel) = &reach.tunnel else { return Ok(String::new()) };
+    if !tunnel.runs_program() {
+        return Ok(format!(
+            "Sluice will poll OpenAI for {} with its API key, until reach is off. Every \
+             connector of your OpenAI organisation that may use this tunnel can then use \
+             Sluice without asking again: the tunnel is its authentication.\n\n",
+            tunnel.describe()
+        ));
+    }
     let (program, _) = engine.tunnel_command(reach)?;
     let mut text = format!(
         "Sluice will run {}: the program {} ({}), forwarding to http://127.0.0.1:{}, started \

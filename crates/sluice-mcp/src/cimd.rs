@@ -61,7 +61,8 @@ impl MetadataFetcher {
     }
 }
 
-fn connector() -> Result<TlsConnector, String> {
+/// TLS with the platform's trust store, HTTP/1.1 only.
+pub(crate) fn connector() -> Result<TlsConnector, String> {
     let mut roots = RootCertStore::empty();
     let found = rustls_native_certs::load_native_certs();
     let (added, _) = roots.add_parsable_certificates(found.certs);
@@ -144,7 +145,7 @@ async fn resolve(host: &str) -> Result<Vec<SocketAddr>, String> {
 }
 
 /// Connects to the first of `addrs` that answers.
-async fn connect(addrs: &[SocketAddr]) -> std::io::Result<TcpStream> {
+pub(crate) async fn connect(addrs: &[SocketAddr]) -> std::io::Result<TcpStream> {
     let mut last = std::io::Error::other("no address");
     for addr in addrs {
         match TcpStream::connect(addr).await {
@@ -155,7 +156,8 @@ async fn connect(addrs: &[SocketAddr]) -> std::io::Result<TcpStream> {
     Err(last)
 }
 
-struct AbortOnDrop<T>(tokio::task::JoinHandle<T>);
+/// Ends a connection's task with its last user.
+pub(crate) struct AbortOnDrop<T>(pub(crate) tokio::task::JoinHandle<T>);
 
 impl<T> Drop for AbortOnDrop<T> {
     fn drop(&mut self) {

@@ -116,12 +116,17 @@ impl Owner {
     /// never for an address it announced itself), and the listener for exactly this setting.
     async fn follow(&mut self, reach: Reach) {
         let key = tunnel::key_of(&reach);
-        if self.tunnel.as_ref().map(|t| &t.key) != key.as_ref() {
+        // OpenAI's tunnel is Sluice's own poller, whose router and grant are this setting's:
+        // any change starts it again.
+        let polled = reach.tunnel.as_ref().is_some_and(|t| !t.runs_program());
+        let changed = self.listening.as_ref().map(|(r, _)| r) != Some(&reach);
+        if self.tunnel.as_ref().map(|t| &t.key) != key.as_ref() || (polled && changed) {
             if let Some(old) = self.tunnel.take() {
                 old.stop().await;
             }
-            self.tunnel =
-                key.map(|key| TunnelRunner::start(self.engine.clone(), reach.clone(), key));
+            self.tunnel = key.map(|key| {
+                TunnelRunner::start(self.engine.clone(), reach.clone(), key, self.limits)
+            });
         }
         if self.listening.as_ref().map(|(r, _)| r) != Some(&reach) {
             if let Some((_, Some(stop))) = self.listening.take() {
@@ -132,6 +137,10 @@ impl Owner {
             self.listening = Some((reach, None));
         }
         let Some((reach, listening @ None)) = &mut self.listening else { return };
+        // OpenAI's tunnel is polled, not connected to: nothing listens for it.
+        if reach.tunnel.as_ref().is_some_and(|t| !t.runs_program()) {
+            return;
+        }
         match bind(reach.port).await {
             Ok(listener) => {
                 let stop = self.shutdown.child_token();

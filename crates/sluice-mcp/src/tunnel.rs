@@ -20,6 +20,8 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
+use crate::limits::Limits;
+
 /// The pause before the first restart; it doubles up to [`MAX_BACKOFF`] while the process keeps
 /// ending within [`STEADY`] of its start.
 const FIRST_BACKOFF: Duration = Duration::from_secs(1);
@@ -49,10 +51,28 @@ pub(crate) struct TunnelRunner {
 }
 
 impl TunnelRunner {
-    /// Starts supervising the tunnel `reach` names (it must name one).
-    pub(crate) fn start(engine: Arc<Engine>, reach: Reach, key: TunnelKey) -> TunnelRunner {
+    /// Starts supervising the tunnel `reach` names (it must name one): its process, or for
+    /// OpenAI's tunnel, Sluice's own poller, whose calls get `limits`.
+    pub(crate) fn start(
+        engine: Arc<Engine>,
+        reach: Reach,
+        key: TunnelKey,
+        limits: Limits,
+    ) -> TunnelRunner {
         let stop = CancellationToken::new();
-        let task = tokio::spawn(supervise(engine, reach, key.0.clone(), stop.clone()));
+        let task = if key.0.runs_program() {
+            tokio::spawn(supervise(engine, reach, key.0.clone(), stop.clone()))
+        } else {
+            let stop = stop.clone();
+            tokio::spawn(async move {
+                let mut tracker =
+                    Tracker { engine: engine.clone(), status: TunnelStatus::default() };
+                crate::openai::run(engine.clone(), reach, limits, stop, &mut tracker).await;
+                if let Err(f) = engine.set_tunnel_status(None) {
+                    tracing::warn!(code = %f.code, "cannot clear the tunnel's state");
+                }
+            })
+        };
         TunnelRunner { key, stop, task }
     }
 
@@ -63,14 +83,14 @@ impl TunnelRunner {
     }
 }
 
-/// The supervisor's record of the process, written through to the engine.
-struct Tracker {
+/// The supervisor's record of the tunnel, written through to the engine.
+pub(crate) struct Tracker {
     engine: Arc<Engine>,
-    status: TunnelStatus,
+    pub(crate) status: TunnelStatus,
 }
 
 impl Tracker {
-    fn set(&mut self, state: TunnelState, pid: Option<u32>, message: Option<String>) {
+    pub(crate) fn set(&mut self, state: TunnelState, pid: Option<u32>, message: Option<String>) {
         self.status.state = state;
         self.status.pid = pid;
         if message.is_some() {

@@ -668,9 +668,10 @@ export type TunnelChoiceDto = {
 /**
  * Checked by the engine, which names the kinds in its refusal of any other.
  */
-kind: "cloudflared" | "cloudflared-named" | "tailscale" | "ngrok" | "command", 
+kind: "cloudflared" | "cloudflared-named" | "tailscale" | "ngrok" | "command" | "openai", 
 /**
- * A named Cloudflare tunnel's name (`cloudflared tunnel run NAME`); only with that kind.
+ * A named Cloudflare tunnel's name (`cloudflared tunnel run NAME`), or the ID of OpenAI's
+ * Secure MCP Tunnel (`tunnel_…`); only with those kinds.
  */
 name: string | null, 
 /**
@@ -791,7 +792,11 @@ port: number | null,
 /**
  * Extra redirect URIs to accept, exactly; `null`: none.
  */
-redirects: Array<string> | null, };
+redirects: Array<string> | null, 
+/**
+ * The API key of OpenAI's Secure MCP Tunnel; `null` keeps the one Sluice has for it.
+ */
+apiKey?: string, };
 
 export type UiEvent = { "kind": "projectsChanged" } | { "kind": "tokensChanged" } | { "kind": "accessChanged", paused: boolean, } | { "kind": "projectRootLost", id: string, reason: string, } | { "kind": "approvalRequested", id: string, } | { "kind": "approvalDecided", id: string, state: string, } | { "kind": "openView", view: string, } | { "kind": "jobChanged", id: string, state: JobStateDto, } | { "kind": "jobActivity", id: string, };
 

@@ -152,6 +152,51 @@ describe("reach from the web, while on", () => {
     expect(panel).not.toHaveTextContent("Your tunnel must forward");
   });
 
+  it("with OpenAI's tunnel, shows how to pick it in ChatGPT, not a connector URL", async () => {
+    const base = reachOn().setting!;
+    m.reachState.mockResolvedValue(
+      reachOn({
+        setting: {
+          ...base,
+          publicUrl: "https://api.openai.com",
+          connectorUrl: "https://api.openai.com/mcp",
+          givenUrl: "https://api.openai.com",
+          tunnel: {
+            name: "OpenAI's Secure MCP Tunnel tunnel_abc",
+            state: "failed",
+            restarts: 0,
+            message: "OpenAI refused the tunnel's API key (401 <b>Unauthorized</b>)",
+            choice: { kind: "openai", name: "tunnel_abc", command: null },
+          },
+        },
+      }),
+    );
+    const { user, panel } = await openReach();
+    expect(within(panel).getByTestId("reach-status")).toHaveTextContent(
+      "On. ChatGPT connectors using the tunnel may only read in my-app.",
+    );
+    const steps = within(panel).getByTestId("reach-openai-steps");
+    expect(within(steps).getByTestId("reach-tunnel-id")).toHaveTextContent("tunnel_abc");
+    expect(steps).toHaveTextContent(
+      'In ChatGPT: Settings → Connectors → add a connector, choose this tunnel, and "No authentication".',
+    );
+    expect(steps).toHaveTextContent(
+      "The tunnel's key is the authentication: only connectors of your OpenAI organisation that may use the tunnel reach it.",
+    );
+    await user.click(within(steps).getByRole("button", { name: "Copy" }));
+    expect(m.copy).toHaveBeenCalledWith("tunnel_abc", false);
+    expect(steps).toHaveTextContent("Copied.");
+    // Neither OpenAI's address nor the steps for a connector URL are offered.
+    expect(within(panel).queryByTestId("reach-connector-url")).toBeNull();
+    expect(within(panel).queryByTestId("reach-steps")).toBeNull();
+    expect(panel).not.toHaveTextContent("api.openai.com");
+    expect(panel).not.toHaveTextContent("Your tunnel must forward");
+    const line = within(panel).getByTestId("reach-tunnel");
+    expect(line).toHaveTextContent("Sluice runs OpenAI's Secure MCP Tunnel tunnel_abc: failed.");
+    expect(line).toHaveTextContent("Last said: OpenAI refused the tunnel's API key (401 <b>Unauthorized</b>)");
+    expect(line.querySelector("b")).toBeNull();
+  });
+
   it("shows a request's code, name and host as text, inert for a moment, then decides it", async () => {
     const name = 'Evil\u202E<img src=x onerror="alert(1)"> Claude';
     m.reachState.mockResolvedValue(

@@ -3,6 +3,8 @@
 // in a native dialog. While on: the connector URL to give ChatGPT or Claude.ai, the tunnel,
 // Change… (the same form, filled in, asked natively again), the connection requests with the
 // code their page shows (approving asks natively too), how to add the connector, and Turn off.
+// With OpenAI's Secure MCP Tunnel there is no URL to give: ChatGPT picks the tunnel by its ID,
+// with no authentication (the tunnel is it), so the window says that instead.
 //
 // Client names and hosts come from the network: they are shown as text only, and nothing here
 // opens a URL.
@@ -46,8 +48,9 @@ export function ReachPanel(props: {
         <>
           <p data-testid="reach-status">
             Off. Turned on, ChatGPT and Claude.ai can use the projects you choose through a tunnel:
-            one you run, or one Sluice runs for you (Cloudflare, Tailscale Funnel, ngrok, your own
-            command). Each assistant asks to connect first, and you approve it here.
+            one you run, or one Sluice runs for you (Cloudflare, Tailscale Funnel, ngrok, OpenAI&apos;s
+            Secure MCP Tunnel, your own command). Each assistant asks to connect first, and you approve
+            it here; with OpenAI&apos;s tunnel you decide once, for the tunnel.
           </p>
           {note && (
             <p className="muted" role="status">
@@ -90,7 +93,7 @@ export function ReachPanel(props: {
             </button>
           )}
           <Requests requests={props.reach.requests} reload={props.reload} />
-          <ConnectorSteps url={setting.connectorUrl ?? "https://…/mcp"} />
+          {openAiTunnel(setting) === null && <ConnectorSteps url={setting.connectorUrl ?? "https://…/mcp"} />}
           <ConfirmButton
             label="Turn off…"
             danger
@@ -106,13 +109,21 @@ export function ReachPanel(props: {
   );
 }
 
-/** What is exposed, the connector URL with Copy, and the tunnel: the one Sluice runs, with
- * its state, or where the user's own must forward. */
+/** The ID of the OpenAI Secure MCP Tunnel the setting uses; `null` with any other tunnel. */
+function openAiTunnel(setting: ReachSettingDto): string | null {
+  const choice = setting.tunnel?.choice;
+  return choice?.kind === "openai" ? (choice.name ?? "") : null;
+}
+
+/** What is exposed, the connector URL with Copy (or, with OpenAI's tunnel, how ChatGPT picks
+ * it), and the tunnel: the one Sluice runs, with its state, or where the user's own must forward. */
 function OnPanel({ setting, remoteTokens }: { setting: ReachSettingDto; remoteTokens: number }) {
   const [copied, setCopied] = useState(false);
   const [error, setError] = useState<string | null>(null);
   const names = setting.projects.map((p) => (p.name === null ? "(removed project)" : visible(p.name)));
-  const url = setting.connectorUrl;
+  const tunnelId = openAiTunnel(setting);
+  // OpenAI's tunnel has an address, but not one to give ChatGPT: its ID is what to copy.
+  const url = tunnelId ?? setting.connectorUrl;
   const copy = async () => {
     if (url === null) return;
     try {
@@ -126,11 +137,31 @@ function OnPanel({ setting, remoteTokens }: { setting: ReachSettingDto; remoteTo
   return (
     <>
       <p data-testid="reach-status">
-        <strong>On.</strong> Assistants you approve{" "}
+        <strong>On.</strong> {tunnelId === null ? "Assistants you approve" : "ChatGPT connectors using the tunnel"}{" "}
         {setting.write ? "may read, change files and run what each project allows" : "may only read"}{" "}
         in {names.join(", ")}. Commands in &quot;any&quot; mode are never exposed.
       </p>
-      {url === null ? (
+      {tunnelId !== null ? (
+        <div data-testid="reach-openai-steps">
+          <div className="row">
+            <span>Tunnel ID</span>
+            <code className="mono" data-testid="reach-tunnel-id">
+              {visible(tunnelId)}
+            </code>
+            <button type="button" onClick={() => void copy()}>
+              Copy
+            </button>
+            <span className="muted" role="status">
+              {copied ? "Copied." : ""}
+            </span>
+          </div>
+          <p>
+            In ChatGPT: Settings → Connectors → add a connector, choose this tunnel, and &quot;No
+            authentication&quot;. The tunnel&apos;s key is the authentication: only connectors of your
+            OpenAI organisation that may use the tunnel reach it.
+          </p>
+        </div>
+      ) : url === null ? (
         <p data-testid="reach-connector-url">Waiting for the tunnel to announce its public address…</p>
       ) : (
         <div className="row">

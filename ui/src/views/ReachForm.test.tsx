@@ -74,6 +74,68 @@ describe("the tunnel choice", () => {
     );
   });
 
+  it("takes OpenAI's tunnel by its ID and API key, with no URL and no port", async () => {
+    const { f, pick } = await openForm();
+    expect(f.getByRole("textbox", { name: /Tunnel port/ })).toBeInTheDocument();
+    await pick(/^OpenAI Secure MCP Tunnel/);
+    expect(f.queryByRole("textbox", { name: /Public URL/ })).toBeNull();
+    expect(f.queryByRole("textbox", { name: /Tunnel port/ })).toBeNull();
+    expect(f.queryByRole("textbox", { name: /Tunnel name/ })).toBeNull();
+    expect(f.queryByRole("textbox", { name: /^Command/ })).toBeNull();
+    expect(f.getByRole("textbox", { name: /^Tunnel ID/ })).toHaveValue("");
+    const key = f.getByLabelText(/^API key/);
+    expect(key).toHaveAttribute("type", "password");
+    expect(key).toHaveAttribute("autocomplete", "off");
+    expect(key).toHaveValue("");
+    expect(key).toHaveAccessibleDescription(/platform\.openai\.com → Settings → API keys/);
+    // Turning on, there is no saved key to keep.
+    expect(key).not.toHaveAccessibleDescription(/Leave it empty/);
+  });
+
+  it("sends OpenAI's tunnel with its ID and the key typed, and asks for both first", async () => {
+    const { user, f, pick, submit } = await openForm();
+    await user.type(f.getByRole("textbox", { name: /Public URL/ }), "https://left.example");
+    await pick(/^OpenAI Secure MCP Tunnel/);
+    await user.click(f.getByRole("checkbox", { name: "my-app" }));
+    await submit();
+    expect(f.getByRole("alert")).toHaveTextContent("Give the tunnel's ID (tunnel_…).");
+    await user.type(f.getByRole("textbox", { name: /^Tunnel ID/ }), "tunnel abc");
+    await submit();
+    expect(f.getByRole("alert")).toHaveTextContent("A tunnel ID is 1–128 letters, digits, _ or -");
+    await user.clear(f.getByRole("textbox", { name: /^Tunnel ID/ }));
+    await user.type(f.getByRole("textbox", { name: /^Tunnel ID/ }), " tunnel_abc ");
+    await submit();
+    expect(f.getByRole("alert")).toHaveTextContent("Give the tunnel's API key");
+    expect(m.reachOn).not.toHaveBeenCalled();
+
+    await user.type(f.getByLabelText(/^API key/), "sk-test-123");
+    m.reachOn.mockResolvedValue(reachOn());
+    await submit();
+    expect(m.reachOn).toHaveBeenCalledWith({
+      url: null,
+      tunnel: { kind: "openai", name: "tunnel_abc", command: null },
+      apiKey: "sk-test-123",
+      projects: [A],
+      write: false,
+      port: null,
+      redirects: null,
+    });
+  });
+
+  it("sends no API key with any other tunnel", async () => {
+    const { user, f, pick, submit } = await openForm();
+    await pick(/^OpenAI Secure MCP Tunnel/);
+    await user.type(f.getByLabelText(/^API key/), "sk-typed-then-left");
+    await pick(/^Tailscale Funnel/);
+    expect(f.queryByLabelText(/^API key/)).toBeNull();
+    await user.click(f.getByRole("checkbox", { name: "my-app" }));
+    m.reachOn.mockResolvedValue(reachOn());
+    await submit();
+    expect(m.reachOn).toHaveBeenCalledTimes(1);
+    expect(m.reachOn.mock.calls[0][0]).not.toHaveProperty("apiKey");
+    expect(m.reachOn.mock.calls[0][0]).toMatchObject({ tunnel: { kind: "tailscale" }, port: 7879 });
+  });
+
   it("sends a quick tunnel without the URL typed before, for Sluice to run", async () => {
     const { user, f, pick, submit } = await openForm();
     await user.type(f.getByRole("textbox", { name: /Public URL/ }), "https://left.example");
@@ -235,6 +297,76 @@ describe("Change… while on", () => {
     const { f } = await openChange(running({ tunnel }));
     expect(f.getByRole("textbox", { name: /^Command/ })).toHaveValue("");
     expect(f.getByRole("textbox", { name: /^Command/ })).toHaveAccessibleDescription(/Type it again/);
+  });
+
+  describe("with OpenAI's tunnel", () => {
+    const openai = () =>
+      running({
+        publicUrl: "https://api.openai.com",
+        connectorUrl: "https://api.openai.com/mcp",
+        givenUrl: "https://api.openai.com",
+        tunnel: {
+          name: "OpenAI's Secure MCP Tunnel tunnel_abc",
+          state: "running",
+          restarts: 0,
+          message: "connected to OpenAI",
+          choice: { kind: "openai", name: "tunnel_abc", command: null },
+        },
+      });
+
+    it("fills in the tunnel ID, never the key, and an empty key keeps the saved one", async () => {
+      const { user, f } = await openChange(openai());
+      expect(f.getByRole("radio", { name: /^OpenAI Secure MCP Tunnel/ })).toBeChecked();
+      expect(f.getByRole("textbox", { name: /^Tunnel ID/ })).toHaveValue("tunnel_abc");
+      const key = f.getByLabelText(/^API key/);
+      expect(key).toHaveValue("");
+      expect(key).toHaveAttribute("type", "password");
+      expect(key).toHaveAccessibleDescription(/Leave it empty to keep the key Sluice saved for tunnel_abc\./);
+      expect(f.queryByRole("textbox", { name: /Tunnel port/ })).toBeNull();
+
+      await user.click(f.getByRole("checkbox", { name: "other" }));
+      m.reachOn.mockResolvedValue(openai());
+      await user.click(f.getByRole("button", { name: "Change" }));
+      expect(m.reachOn).toHaveBeenCalledWith({
+        url: null,
+        tunnel: { kind: "openai", name: "tunnel_abc", command: null },
+        projects: [A, B],
+        write: false,
+        port: null,
+        redirects: [],
+      });
+      expect(m.reachOn.mock.calls[0][0]).not.toHaveProperty("apiKey");
+    });
+
+    it("asks for a key for another tunnel ID, and sends a new key when typed", async () => {
+      const { user, f } = await openChange(openai());
+      const id = f.getByRole("textbox", { name: /^Tunnel ID/ });
+      await user.clear(id);
+      await user.type(id, "tunnel_new");
+      await user.click(f.getByRole("button", { name: "Change" }));
+      expect(f.getByRole("alert")).toHaveTextContent("Give the tunnel's API key");
+      expect(m.reachOn).not.toHaveBeenCalled();
+
+      await user.type(f.getByLabelText(/^API key/), "sk-new");
+      m.reachOn.mockRejectedValue(new ApiError({ code: "denied", message: 'nothing changed: you chose "Keep as is"' }));
+      await user.click(f.getByRole("button", { name: "Change" }));
+      expect(m.reachOn).toHaveBeenCalledWith(
+        expect.objectContaining({
+          url: null,
+          tunnel: { kind: "openai", name: "tunnel_new", command: null },
+          apiKey: "sk-new",
+        }),
+      );
+    });
+
+    it("does not fill in OpenAI's address as the URL of another tunnel", async () => {
+      const { user, f } = await openChange(openai());
+      await user.click(f.getByRole("radio", { name: /^A tunnel I run myself/ }));
+      expect(f.getByRole("textbox", { name: /Public URL/ })).toHaveValue("");
+      expect(f.getByRole("textbox", { name: /Tunnel port/ })).toHaveValue("7879");
+      await user.click(f.getByRole("radio", { name: /^Cloudflare named tunnel/ }));
+      expect(f.getByRole("textbox", { name: /Tunnel name/ })).toHaveValue("");
+    });
   });
 
   it("fills in a named tunnel's name and hostname", async () => {

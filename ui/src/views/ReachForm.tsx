@@ -2,6 +2,10 @@
 // setting): the tunnel (the user's own, or one Sluice runs), the fields that tunnel takes, the
 // projects, read-only or writes, and the tunnel's port. What it sends goes through `reach_on`,
 // where the engine checks it and Sluice asks in a native dialog before anything widens.
+//
+// OpenAI's Secure MCP Tunnel takes no URL and no port (Sluice polls OpenAI; nothing listens):
+// its ID and API key. The key is never filled in nor shown back; on a change of a setting that
+// already uses the same tunnel, leaving it empty keeps the one Sluice saved.
 
 import { useState } from "react";
 import { api } from "../api";
@@ -45,6 +49,12 @@ const CHOICES: { kind: Kind; label: string; hint: string; url: "required" | "opt
     url: "optional",
   },
   {
+    kind: "openai",
+    label: "OpenAI Secure MCP Tunnel",
+    hint: "for ChatGPT only: Sluice asks OpenAI for the connector's requests, and nothing listens on this computer",
+    url: "none",
+  },
+  {
     kind: "command",
     label: "My own command",
     hint: "another tunnel program; the first https:// address it prints is the public one, unless you give it",
@@ -62,8 +72,12 @@ export function ReachForm(props: {
   const initial = props.initial;
   const was = initial?.tunnel?.choice ?? null;
   const [kind, setKind] = useState<Kind>(was?.kind ?? "own");
-  const [url, setUrl] = useState(initial?.givenUrl ?? "");
-  const [name, setName] = useState(was?.name ?? "");
+  // OpenAI's tunnel has a fixed address, not one the user gave: a change starts with none.
+  const [url, setUrl] = useState(was?.kind === "openai" ? "" : (initial?.givenUrl ?? ""));
+  const [name, setName] = useState(was?.kind === "cloudflared-named" ? (was.name ?? "") : "");
+  const [tunnelId, setTunnelId] = useState(was?.kind === "openai" ? (was.name ?? "") : "");
+  // Never filled in: Sluice does not hand the saved key back.
+  const [apiKey, setApiKey] = useState("");
   const [command, setCommand] = useState(was?.command ?? "");
   const [chosen, setChosen] = useState<string[]>(
     (initial?.projects ?? []).map((p) => p.id).filter((id) => props.projects.some((p) => p.id === id)),
@@ -74,9 +88,11 @@ export function ReachForm(props: {
   const choice = CHOICES.find((c) => c.kind === kind) ?? CHOICES[0];
   // A command Sluice would show as something else is not filled in (the engine withholds it).
   const retype = was?.kind === "command" && was.command === null;
+  // The OpenAI tunnel the setting already uses, whose saved key an empty field keeps.
+  const savedId = was?.kind === "openai" ? was.name : null;
 
   /** What to send, or why not (said here, before Sluice is asked). */
-  const check = (): { url: string | null; tunnel: TunnelChoiceDto | null } | string => {
+  const check = (): { url: string | null; tunnel: TunnelChoiceDto | null; apiKey?: string } | string => {
     const trimmed = url.trim();
     if (choice.url === "required" && trimmed === "") {
       return "Give the public URL: your tunnel's https address.";
@@ -86,6 +102,19 @@ export function ReachForm(props: {
     }
     if (kind === "cloudflared-named" && name.trim() === "") return "Give the named tunnel's name.";
     if (kind === "command" && command.trim() === "") return "Give the command that runs your tunnel.";
+    if (kind === "openai") {
+      const id = tunnelId.trim();
+      const key = apiKey.trim();
+      if (id === "") return "Give the tunnel's ID (tunnel_…).";
+      if (!/^[A-Za-z0-9_-]{1,128}$/.test(id)) {
+        return "A tunnel ID is 1–128 letters, digits, _ or - (tunnel_…).";
+      }
+      if (key === "" && id !== savedId) {
+        return "Give the tunnel's API key (platform.openai.com → Settings → API keys).";
+      }
+      const tunnel = { kind, name: id, command: null };
+      return key === "" ? { url: null, tunnel } : { url: null, tunnel, apiKey: key };
+    }
     return {
       url: choice.url === "none" || trimmed === "" ? null : trimmed,
       tunnel:
@@ -110,8 +139,9 @@ export function ReachForm(props: {
       setError("Choose at least one project to expose.");
       return;
     }
-    const n = Number(port);
-    if (!Number.isInteger(n) || n < 1 || n > 65535) {
+    // OpenAI's tunnel opens no port: the engine's default stands.
+    const n = kind === "openai" ? null : Number(port);
+    if (n !== null && (!Number.isInteger(n) || n < 1 || n > 65535)) {
       setError("The tunnel's port must be a number from 1 to 65535.");
       return;
     }
@@ -156,6 +186,44 @@ export function ReachForm(props: {
           Tunnel name <span className="muted">(as in cloudflared tunnel run NAME)</span>
           <input name="reach-tunnel-name" value={name} onChange={(e) => setName(e.target.value)} />
         </label>
+      )}
+      {kind === "openai" && (
+        <>
+          <label>
+            Tunnel ID <span className="muted">(tunnel_…, as OpenAI shows it)</span>
+            <input
+              name="reach-openai-tunnel"
+              className="mono"
+              value={tunnelId}
+              onChange={(e) => setTunnelId(e.target.value)}
+              placeholder="tunnel_…"
+              spellCheck={false}
+            />
+          </label>
+          <label>
+            API key
+            <input
+              type="password"
+              name="reach-openai-key"
+              className="mono"
+              autoComplete="off"
+              spellCheck={false}
+              value={apiKey}
+              onChange={(e) => setApiKey(e.target.value)}
+              aria-describedby="reach-openai-key-hint"
+            />
+            <span className="muted" id="reach-openai-key-hint">
+              The tunnel&apos;s key, from platform.openai.com → Settings → API keys. Sluice keeps it
+              encrypted and never shows it again.
+              {savedId !== null && (
+                <>
+                  {" "}
+                  Leave it empty to keep the key Sluice saved for <Text mono>{savedId}</Text>.
+                </>
+              )}
+            </span>
+          </label>
+        </>
       )}
       {kind === "command" && (
         <label>
@@ -222,10 +290,12 @@ export function ReachForm(props: {
           &quot;any&quot; mode
         </label>
       </fieldset>
-      <label>
-        Tunnel port <span className="muted">(on this computer; not the local clients&apos; port)</span>
-        <input name="reach-port" inputMode="numeric" value={port} onChange={(e) => setPort(e.target.value)} />
-      </label>
+      {kind !== "openai" && (
+        <label>
+          Tunnel port <span className="muted">(on this computer; not the local clients&apos; port)</span>
+          <input name="reach-port" inputMode="numeric" value={port} onChange={(e) => setPort(e.target.value)} />
+        </label>
+      )}
       <FormActions error={error} submit={initial === null ? "Turn on" : "Change"} onCancel={props.onCancel} />
     </form>
   );

@@ -27,6 +27,8 @@ mod python_client;
 mod reach;
 #[cfg(target_os = "linux")]
 mod reach_cimd;
+#[cfg(target_os = "linux")]
+mod reach_openai;
 mod resilience;
 mod sandbox;
 mod tasks;

@@ -19,8 +19,15 @@ const ADDRESS: &str = "11.22.33.44";
 const SETUP: &str = "ip link set lo up && ip addr add \"$CIMD_ADDRESS/32\" dev lo && \
                      mount --bind \"$CIMD_HOSTS\" /etc/hosts && exec \"$@\"";
 
-/// `sluice serve --port PORT` in a network and mount namespace of its own.
-fn serve_in_own_network(sb: &Sandbox, hosts: &Path, ca: &Path, port: u16) -> Command {
+/// `sluice serve --port PORT` in a network and mount namespace of its own, where `address` is
+/// on the loopback device, `hosts` is /etc/hosts and `ca` the trust store.
+pub(crate) fn serve_in_own_network(
+    sb: &Sandbox,
+    address: &str,
+    hosts: &Path,
+    ca: &Path,
+    port: u16,
+) -> Command {
     let mut cmd = Command::new("unshare");
     for (k, v) in sb.cmd().get_envs() {
         match v {
@@ -30,7 +37,7 @@ fn serve_in_own_network(sb: &Sandbox, hosts: &Path, ca: &Path, port: u16) -> Com
     }
     cmd.args(["--net", "--mount", "--propagation", "private", "--", "sh", "-c", SETUP, "sh"])
         .args([BIN, "serve", "--port", &port.to_string()])
-        .env("CIMD_ADDRESS", ADDRESS)
+        .env("CIMD_ADDRESS", address)
         .env("CIMD_HOSTS", hosts)
         .env("SSL_CERT_FILE", ca);
     cmd
@@ -56,8 +63,10 @@ fn a_client_named_by_its_metadata_document_connects_and_nothing_local_is_ever_fe
     let edge = sb.root().join("edge-certs");
     reach_on_with_edge(&sb, free_port(), &edge, &[]);
     let port = free_port();
-    let server =
-        Server::spawn(serve_in_own_network(&sb, &hosts, &certs.join("ca.pem"), port), port);
+    let server = Server::spawn(
+        serve_in_own_network(&sb, ADDRESS, &hosts, &certs.join("ca.pem"), port),
+        port,
+    );
     let (url, _) = address_and_pid(&status_until(&sb, "the tunnel's address", announced));
 
     let out = Command::new("nsenter")

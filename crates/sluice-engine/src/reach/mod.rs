@@ -30,9 +30,11 @@ use sluice_store::{NewOAuthRequest, OAuthClient, OAuthDecision, OAuthRequest, RE
 use crate::{AuditOutcome, Caller, Engine, EngineEvent, paths, store_failure};
 
 mod cimd;
+mod openai;
 mod token;
 mod tunnel;
 pub use cimd::{MAX_DOCUMENT_BYTES, is_metadata_client_id, metadata_url_host};
+pub use openai::{ApiKey, OPENAI_ORIGIN};
 pub use token::{TokenParams, TokenResponse};
 pub use tunnel::{Tunnel, TunnelState, TunnelStatus};
 
@@ -125,6 +127,9 @@ pub struct ReachRequest {
     pub write: bool,
     pub redirects: Vec<String>,
     pub tunnel: Option<Tunnel>,
+    /// The API key of OpenAI's Secure MCP Tunnel: needed the first time, kept (encrypted)
+    /// while reach stays on with the same tunnel.
+    pub api_key: Option<ApiKey>,
 }
 
 /// An OAuth error response: the registered code (RFC 6749 §5.2, RFC 7591 §3.2.2) and a sentence.
@@ -279,6 +284,7 @@ impl Engine {
     /// `any` mode is exposed without them.
     pub fn set_reach(&self, req: &ReachRequest) -> Result<Reach, Failure> {
         let reach = self.check_reach(req)?;
+        self.keep_openai_key(Some(&reach), req.api_key.as_ref().map(ApiKey::as_str))?;
         self.store_reach(&reach)?;
         self.record_human("reach.on", None, AuditOutcome::Ok, None);
         Ok(reach)
@@ -297,7 +303,11 @@ impl Engine {
                  run",
             ));
         }
-        let given = url.map(parse_public_url).transpose()?;
+        let openai = matches!(req.tunnel, Some(Tunnel::OpenAi { .. }));
+        let given = match url {
+            _ if openai => Some(OPENAI_ORIGIN.to_owned()),
+            url => url.map(parse_public_url).transpose()?,
+        };
         let learned = given.is_none();
         // The same tunnel keeps running across a change of the rest: keep what it announced.
         let announced = self.reach()?.filter(|old| {
@@ -330,9 +340,13 @@ impl Engine {
             write: req.write,
             redirects,
         };
-        if reach.tunnel.is_some() {
+        match &reach.tunnel {
+            Some(Tunnel::OpenAi { tunnel_id }) => {
+                self.openai_key_for(tunnel_id, req.api_key.as_ref().map(ApiKey::as_str))?;
+            }
             // Said now rather than when the tray first tries to start it.
-            self.tunnel_command(&reach)?;
+            Some(_) => drop(self.tunnel_command(&reach)?),
+            None => {}
         }
         Ok(reach)
     }
@@ -350,6 +364,7 @@ impl Engine {
     /// waiting; returns how many tokens this revoked.
     pub fn reach_off(&self) -> Result<usize, Failure> {
         self.store.set_sealed_text(REACH_KEY, None).map_err(store_failure)?;
+        self.keep_openai_key(None, None)?;
         let mut revoked = 0;
         for token in self.tokens()? {
             if token.remote && token.revoked_ms.is_none() {
@@ -601,6 +616,7 @@ impl Engine {
             return Err(unauthorized("this token was not issued for this server"));
         };
         let via = match &reach.tunnel {
+            Some(tunnel @ Tunnel::OpenAi { .. }) => tunnel.describe(),
             Some(tunnel) => format!("{} (tunnel: {})", reach.host(), tunnel.kind()),
             None => reach.host().to_owned(),
         };

@@ -41,15 +41,19 @@ pub enum Tunnel {
     Ngrok,
     /// A command of the user's own; `{port}` in an argument is replaced by the tunnel port.
     Command { argv: Vec<String> },
+    /// OpenAI's Secure MCP Tunnel: no program and no port. Sluice itself polls OpenAI for the
+    /// connector's requests with the tunnel's API key (`sluice_mcp::openai`).
+    #[serde(rename = "openai")]
+    OpenAi { tunnel_id: String },
 }
 
 impl Tunnel {
     /// The kinds a user picks from, as the CLI and the window name them.
-    pub const KINDS: [&str; 5] =
-        ["cloudflared", "cloudflared-named", "tailscale", "ngrok", "command"];
+    pub const KINDS: [&str; 6] =
+        ["cloudflared", "cloudflared-named", "tailscale", "ngrok", "command", "openai"];
 
     /// The tunnel the user picked: `kind` one of [`Tunnel::KINDS`], with `name` for a named
-    /// Cloudflare tunnel and `command` for a command of the user's own (split like a shell
+    /// Cloudflare tunnel or the ID of OpenAI's Secure MCP Tunnel, and `command` for a command of the user's own (split like a shell
     /// would, with no shell; `{port}` stays for the tunnel port). What the kind does not take
     /// is refused, so nothing the user typed is silently dropped. The rest (a name's shape, the
     /// URL the kind needs, the program on the trusted PATH) is checked when reach is set.
@@ -68,6 +72,14 @@ impl Tunnel {
             "cloudflared-named" => match name.clone() {
                 Some(name) => Tunnel::CloudflaredNamed { name },
                 None => return bad("a named Cloudflare tunnel needs the tunnel's name".to_owned()),
+            },
+            "openai" => match name.clone() {
+                Some(tunnel_id) => Tunnel::OpenAi { tunnel_id },
+                None => {
+                    return bad(
+                        "OpenAI's Secure MCP Tunnel needs the tunnel's ID (tunnel_…)".to_owned()
+                    );
+                }
             },
             "command" => match command.as_deref().map(shlex::split) {
                 Some(Some(argv)) if argv.is_empty() => {
@@ -93,7 +105,7 @@ impl Tunnel {
                 ));
             }
         };
-        if name.is_some() && kind != "cloudflared-named" {
+        if name.is_some() && !matches!(kind, "cloudflared-named" | "openai") {
             return bad(format!("{} takes no tunnel name", tunnel.describe()));
         }
         if command.is_some() && kind != "command" {
@@ -111,13 +123,14 @@ impl Tunnel {
             Tunnel::Tailscale => "tailscale",
             Tunnel::Ngrok => "ngrok",
             Tunnel::Command { .. } => "command",
+            Tunnel::OpenAi { .. } => "openai",
         }
     }
 
-    /// A named Cloudflare tunnel's name.
+    /// A named Cloudflare tunnel's name, or the ID of OpenAI's tunnel.
     pub fn name(&self) -> Option<&str> {
         match self {
-            Tunnel::CloudflaredNamed { name } => Some(name),
+            Tunnel::CloudflaredNamed { name } | Tunnel::OpenAi { tunnel_id: name } => Some(name),
             _ => None,
         }
     }
@@ -131,15 +144,21 @@ impl Tunnel {
         (sluice_core::text::visible(&line) == line.as_str()).then_some(line)
     }
 
+    /// Whether Sluice runs a program for it (every tunnel but OpenAI's, which Sluice speaks
+    /// itself).
+    pub fn runs_program(&self) -> bool {
+        !matches!(self, Tunnel::OpenAi { .. })
+    }
+
     /// The program it runs, before the trusted PATH resolves it (`cloudflared`, or the first
-    /// word of the user's command), made visible.
+    /// word of the user's command), made visible; empty for OpenAI's tunnel.
     pub fn program(&self) -> String {
         sluice_core::text::visible(self.argv(0, None).first().map_or("", String::as_str))
             .into_owned()
     }
 
     /// Checks what the user asked for; `url` is the public URL they gave, if any.
-    pub(super) fn validate(&self, url: Option<&str>) -> Result<(), Failure> {
+    pub fn validate(&self, url: Option<&str>) -> Result<(), Failure> {
         let bad = |m: &str| Err(Failure::new(ErrorCode::InvalidArgument, m));
         match self {
             Tunnel::Cloudflared if url.is_some() => {
@@ -158,6 +177,19 @@ impl Tunnel {
             }
             Tunnel::Command { argv } if argv.first().is_none_or(|p| p.trim().is_empty()) => {
                 bad("the tunnel command is empty")
+            }
+            Tunnel::OpenAi { .. } if url.is_some() => bad(
+                "a connector reaches OpenAI's tunnel through OpenAI, by the tunnel's ID: leave \
+                 out the URL",
+            ),
+            Tunnel::OpenAi { tunnel_id }
+                if tunnel_id.is_empty()
+                    || tunnel_id.len() > 128
+                    || !tunnel_id
+                        .bytes()
+                        .all(|b| b.is_ascii_alphanumeric() || b"_-".contains(&b)) =>
+            {
+                bad("a tunnel ID is 1–128 letters, digits, `_` or `-` (tunnel_…)")
             }
             Tunnel::Command { argv }
                 if argv.iter().map(String::len).sum::<usize>() > MAX_COMMAND_BYTES
@@ -179,6 +211,7 @@ impl Tunnel {
             Tunnel::Command { argv } => {
                 format!("`{}`", sluice_core::text::visible(&argv.join(" ")))
             }
+            Tunnel::OpenAi { tunnel_id } => format!("OpenAI's Secure MCP Tunnel {tunnel_id}"),
         }
     }
 
@@ -206,6 +239,7 @@ impl Tunnel {
             Tunnel::Command { argv } => {
                 argv.iter().map(|a| a.replace("{port}", &port_text)).collect()
             }
+            Tunnel::OpenAi { .. } => Vec::new(),
         };
         if let (Tunnel::Ngrok, Some(url)) = (self, url) {
             argv.extend(words(&["--url", url]));
@@ -224,7 +258,7 @@ impl Tunnel {
                 &[".ngrok-free.app", ".ngrok-free.dev", ".ngrok.app", ".ngrok.dev", ".ngrok.io"]
             }
             Tunnel::Command { .. } => &[""],
-            Tunnel::CloudflaredNamed { .. } => &[],
+            Tunnel::CloudflaredNamed { .. } | Tunnel::OpenAi { .. } => &[],
         };
         line.match_indices("https://").find_map(|(at, _)| {
             let rest = &line[at..];
@@ -430,6 +464,14 @@ mod tests {
         }
         assert!(Tunnel::Command { argv: vec![] }.validate(None).is_err());
         assert!(Tunnel::Command { argv: vec!["a\0".into()] }.validate(None).is_err());
+        let openai = |id: &str| Tunnel::OpenAi { tunnel_id: id.into() };
+        assert!(openai("tunnel_0123abc").validate(None).is_ok());
+        assert!(openai("tunnel_0123abc").validate(Some("https://a.example")).is_err());
+        for id in ["", "tunnel x", "tunnel/../x", "tunnel_\u{202E}", &"x".repeat(129)] {
+            assert!(openai(id).validate(None).is_err(), "{id:?}");
+        }
+        assert!(!openai("t").runs_program() && Tunnel::Cloudflared.runs_program());
+        assert_eq!(openai("t").argv(1, None), Vec::<String>::new(), "no program runs for it");
     }
 
     #[test]
@@ -448,6 +490,7 @@ mod tests {
             Tunnel::Ngrok,
             own,
             Tunnel::Command { argv: vec!["a\"b".into(), "it's".into(), String::new()] },
+            Tunnel::OpenAi { tunnel_id: "tunnel_0123abc".into() },
         ] {
             let back =
                 Tunnel::from_choice(tunnel.kind(), tunnel.name(), tunnel.command_line().as_deref());
@@ -485,5 +528,7 @@ mod tests {
         );
         refused("tailscale", None, Some("rm -rf /"), "Tailscale Funnel takes no command");
         refused("command", Some("home"), Some("edge"), "takes no tunnel name");
+        refused("openai", None, None, "needs the tunnel's ID");
+        refused("openai", Some("tunnel_a"), Some("edge"), "takes no command");
     }
 }

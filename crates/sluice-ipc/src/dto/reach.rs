@@ -67,10 +67,11 @@ pub struct TunnelDto {
 pub struct TunnelChoiceDto {
     /// Checked by the engine, which names the kinds in its refusal of any other.
     #[ts(
-        type = "\"cloudflared\" | \"cloudflared-named\" | \"tailscale\" | \"ngrok\" | \"command\""
+        type = "\"cloudflared\" | \"cloudflared-named\" | \"tailscale\" | \"ngrok\" | \"command\" | \"openai\""
     )]
     pub kind: String,
-    /// A named Cloudflare tunnel's name (`cloudflared tunnel run NAME`); only with that kind.
+    /// A named Cloudflare tunnel's name (`cloudflared tunnel run NAME`), or the ID of OpenAI's
+    /// Secure MCP Tunnel (`tunnel_…`); only with those kinds.
     pub name: Option<String>,
     /// The program and its arguments, split like a shell would (no shell runs it); `{port}`
     /// stands for the tunnel port. Only with `command`.
@@ -97,8 +98,8 @@ pub struct ConnectionRequestDto {
     pub tampered: bool,
 }
 
-/// What turning reach on (or changing it) takes.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+/// What turning reach on (or changing it) takes. Its `Debug` never shows the API key.
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct ReachOn {
     /// `https://host[:port]`, without a path, query or fragment. Required for a tunnel the user
@@ -115,4 +116,22 @@ pub struct ReachOn {
     pub port: Option<u16>,
     /// Extra redirect URIs to accept, exactly; `null`: none.
     pub redirects: Option<Vec<String>>,
+    /// The API key of OpenAI's Secure MCP Tunnel; `null` keeps the one Sluice has for it.
+    #[serde(default)]
+    #[ts(optional)]
+    pub api_key: Option<String>,
+}
+
+impl std::fmt::Debug for ReachOn {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ReachOn")
+            .field("url", &self.url)
+            .field("tunnel", &self.tunnel)
+            .field("projects", &self.projects)
+            .field("write", &self.write)
+            .field("port", &self.port)
+            .field("redirects", &self.redirects)
+            .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
+            .finish()
+    }
 }

@@ -592,3 +592,61 @@ fn changing_the_setting_while_on_asks_again_and_keeps_reach_on() {
     assert_eq!(f.asked().len(), 1);
     assert_eq!(f.state(), changed);
 }
+
+#[test]
+fn openais_tunnel_needs_its_key_once_asks_what_it_lets_in_and_mints_one_revocable_grant() {
+    let f = Fixture::new();
+    let e = &f.base.engine;
+    let openai = json!({ "kind": "openai", "name": "tunnel_abc123", "command": null });
+    let with_key = |key: Value| {
+        let mut args = tunnel_args(Value::Null, &["my-app"], openai.clone());
+        args["args"]["apiKey"] = key;
+        args
+    };
+    // No key, a bad key, a URL beside it: refused before anyone is asked.
+    f.answer(true);
+    for (args, says) in [
+        (with_key(Value::Null), "give the tunnel's API key"),
+        (with_key(json!("sk with spaces")), "visible characters with no spaces"),
+        (tunnel_args(json!(URL), &["my-app"], openai.clone()), "leave out the URL"),
+    ] {
+        let err = f.call("reach_on", args).unwrap_err();
+        assert!(err.message.contains(says), "{says}: {}", err.message);
+    }
+    assert!(f.asked().is_empty() && e.reach().unwrap().is_none());
+
+    // On, with the question saying what the tunnel lets in.
+    let on = f.call("reach_on", with_key(json!("sk-proj-key1"))).unwrap();
+    let asked = f.asked();
+    assert_eq!(asked.len(), 1);
+    for part in ["OpenAI's Secure MCP Tunnel tunnel_abc123", "API key", "without asking again"] {
+        assert!(asked[0].text.contains(part), "{part:?} in {}", asked[0].text);
+    }
+    let tunnel = &on["setting"]["tunnel"];
+    assert_eq!(tunnel["choice"]["kind"], "openai");
+    assert_eq!(tunnel["choice"]["name"], "tunnel_abc123");
+    assert!(!on.to_string().contains("sk-proj-key1"), "the key never goes back to the window");
+    assert_eq!(e.openai_api_key("tunnel_abc123").unwrap().as_str(), "sk-proj-key1");
+    assert!(e.openai_api_key("tunnel_other").is_err(), "the key is bound to its tunnel");
+
+    // A change keeps the key unless a new one is given; another tunnel needs its own.
+    f.call("reach_on", with_key(Value::Null)).unwrap();
+    let other = json!({ "kind": "openai", "name": "tunnel_other", "command": null });
+    let err = f.call("reach_on", tunnel_args(Value::Null, &["my-app"], other)).unwrap_err();
+    assert!(err.message.contains("give the tunnel's API key"), "{}", err.message);
+
+    // Each run of the poller mints one grant and revokes the one before; off forgets the key.
+    let reach = e.reach().unwrap().unwrap();
+    let first = e.openai_tunnel_grant(&reach).unwrap();
+    let second = e.openai_tunnel_grant(&reach).unwrap();
+    assert!(e.authenticate_remote(&first).is_err(), "the earlier grant is revoked");
+    let caller = e.authenticate_remote(&second).unwrap();
+    assert!(caller.read_only);
+    assert_eq!(f.state()["remoteTokens"], 1);
+    let tokens = e.tokens().unwrap();
+    let live: Vec<_> = tokens.iter().filter(|t| t.remote && t.revoked_ms.is_none()).collect();
+    assert!(live[0].label.starts_with("remote: OpenAI Secure MCP Tunnel tunnel_abc123 "));
+    assert_eq!(f.call("reach_off", json!({})).unwrap(), 1);
+    assert!(e.authenticate_remote(&second).is_err());
+    assert!(e.openai_api_key("tunnel_abc123").is_err(), "reach off forgets the key");
+}
