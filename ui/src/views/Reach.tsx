@@ -109,6 +109,24 @@ export function ReachPanel(props: {
   );
 }
 
+/** A value to give the assistant's settings, with Copy. */
+function CopyRow(props: { label: string; value: string; testId: string; copied: boolean; onCopy: () => Promise<void> }) {
+  return (
+    <div className="row">
+      <span>{props.label}</span>
+      <code className="mono" data-testid={props.testId}>
+        {props.value}
+      </code>
+      <button type="button" onClick={() => void props.onCopy()}>
+        Copy
+      </button>
+      <span className="muted" role="status">
+        {props.copied ? "Copied." : ""}
+      </span>
+    </div>
+  );
+}
+
 /** The ID of the OpenAI Secure MCP Tunnel the setting uses; `null` with any other tunnel. */
 function openAiTunnel(setting: ReachSettingDto): string | null {
   const choice = setting.tunnel?.choice;
@@ -143,18 +161,7 @@ function OnPanel({ setting, remoteTokens }: { setting: ReachSettingDto; remoteTo
       </p>
       {tunnelId !== null ? (
         <div data-testid="reach-openai-steps">
-          <div className="row">
-            <span>Tunnel ID</span>
-            <code className="mono" data-testid="reach-tunnel-id">
-              {visible(tunnelId)}
-            </code>
-            <button type="button" onClick={() => void copy()}>
-              Copy
-            </button>
-            <span className="muted" role="status">
-              {copied ? "Copied." : ""}
-            </span>
-          </div>
+          <CopyRow label="Tunnel ID" value={visible(tunnelId)} testId="reach-tunnel-id" copied={copied} onCopy={copy} />
           <p>
             In ChatGPT: Settings → Connectors → add a connector, choose this tunnel, and &quot;No
             authentication&quot;. The tunnel&apos;s key is the authentication: only connectors of your
@@ -164,18 +171,7 @@ function OnPanel({ setting, remoteTokens }: { setting: ReachSettingDto; remoteTo
       ) : url === null ? (
         <p data-testid="reach-connector-url">Waiting for the tunnel to announce its public address…</p>
       ) : (
-        <div className="row">
-          <span>Connector URL</span>
-          <code className="mono" data-testid="reach-connector-url">
-            {url}
-          </code>
-          <button type="button" onClick={() => void copy()}>
-            Copy
-          </button>
-          <span className="muted" role="status">
-            {copied ? "Copied." : ""}
-          </span>
-        </div>
+        <CopyRow label="Connector URL" value={url} testId="reach-connector-url" copied={copied} onCopy={copy} />
       )}
       <ErrorLine error={error} />
       {setting.tunnel === null ? (
