@@ -253,9 +253,11 @@ impl Poller {
             return;
         }
         let work = self.answer(&command, request_id, shard);
-        match response_timeout(command.get("response_timeout")) {
-            Some(timeout) => {
-                let deadline = received + timeout;
+        // A timeout too far out to add to the clock is no deadline, like a malformed one.
+        let deadline = response_timeout(command.get("response_timeout"))
+            .and_then(|timeout| received.checked_add(timeout));
+        match deadline {
+            Some(deadline) => {
                 if deadline <= Instant::now() {
                     return;
                 }

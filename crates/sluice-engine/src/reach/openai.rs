@@ -121,8 +121,7 @@ impl Engine {
             }
         }
         let access = Zeroizing::new(secret(REMOTE_TOKEN_PREFIX));
-        let name = reach.tunnel.as_ref().map(Tunnel::describe).unwrap_or_default();
-        let name = name.replace("OpenAI's", "OpenAI");
+        let name = format!("OpenAI Secure MCP Tunnel {tunnel_id}");
         let token = self
             .store
             .insert_token(&NewToken {
