@@ -3,7 +3,7 @@
 //! writer live in `sluice-connect`, the token and keychain steps in `Engine::connect`, the
 //! check in `sluice_mcp::check`; this module asks and prints.
 
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, anyhow, bail};
@@ -117,8 +117,8 @@ pub(crate) fn confirm(question: &str, yes: bool) -> Result<bool> {
     if !std::io::stdin().is_terminal() {
         bail!("not on a terminal: pass --yes to write the change (or --dry-run to only see it)");
     }
-    print!("{question} [y/N] ");
-    std::io::stdout().flush()?;
+    out!("{question} [y/N] ");
+    crate::output::flush();
     let mut answer = String::new();
     std::io::stdin().read_line(&mut answer)?;
     Ok(matches!(answer.trim(), "y" | "Y" | "yes" | "Yes"))
@@ -179,55 +179,55 @@ pub fn connect(dir: PathBuf, pref: SecretPreference, args: ConnectArgs) -> Resul
     req.token = token_choice(&args)?;
 
     let (entry, preview) = engine.connect_preview(&req).map_err(|e| anyhow!(e))?;
-    println!("{} — {}", client.title(), preview.path.display());
-    println!("{}.", capitalized(entry.storage.describe()));
-    print!("{}", preview.diff());
+    outln!("{} — {}", client.title(), preview.path.display());
+    outln!("{}.", capitalized(entry.storage.describe()));
+    out!("{}", preview.diff());
     if args.dry_run {
-        println!("(dry run: nothing written, no token created)");
+        outln!("(dry run: nothing written, no token created)");
         return Ok(());
     }
     if !confirm("Write this change?", args.yes)? {
-        println!("Nothing written.");
+        outln!("Nothing written.");
         return Ok(());
     }
     let done = engine.connect(&req, &preview).map_err(|e| anyhow!(e))?;
     if let (Some(id), Some(label)) = (&done.token_id, &done.token_label) {
-        println!("Created token {label} ({id}).");
+        outln!("Created token {label} ({id}).");
     }
     match &done.stored {
         Some(clients::Stored::Keychain(backend)) => {
-            println!("Token kept in the OS keychain ({backend}) as connection {:?}.", req.name)
+            outln!("Token kept in the OS keychain ({backend}) as connection {:?}.", req.name)
         }
         Some(clients::Stored::File(p)) => {
-            println!("No usable OS keychain: token kept in the owner-only file {}.", p.display())
+            outln!("No usable OS keychain: token kept in the owner-only file {}.", p.display())
         }
         None => {}
     }
-    println!("Wrote {}.", done.applied.path.display());
+    outln!("Wrote {}.", done.applied.path.display());
     if let Some(b) = &done.applied.backup {
-        println!("Backup of the previous file: {}", b.display());
+        outln!("Backup of the previous file: {}", b.display());
     }
     match done.entry.storage {
-        TokenStorage::ClientPrompt => println!(
+        TokenStorage::ClientPrompt => outln!(
             "{} asks for the token once; paste this (it is not shown again):\n\n  {}\n",
             client.title(),
             done.token
         ),
-        TokenStorage::Environment => println!(
+        TokenStorage::Environment => outln!(
             "Set SLUICE_TOKEN in the environment {} starts from (not shown again):\n\n  export SLUICE_TOKEN={}\n",
             client.title(),
             done.token
         ),
         _ => {}
     }
-    println!("{}", client.reload_hint());
+    outln!("{}", client.reload_hint());
     match sluice_mcp::check::entry(&done.entry, port, &done.token) {
         Ok(summary) => {
-            println!("Connection check: OK — {summary}.");
+            outln!("Connection check: OK — {summary}.");
             Ok(())
         }
         Err(CheckError::NotRunning) => {
-            println!(
+            outln!(
                 "Connection check skipped: Sluice is not running on port {port}. Start it (the \
                  app or `sluice serve`) and the client will connect."
             );
@@ -264,17 +264,17 @@ fn status(dir: PathBuf, pref: SecretPreference, args: &ConnectArgs) -> Result<()
     };
     if args.json {
         let rows: Vec<HealthRow> = list.iter().map(HealthRow::of).collect();
-        println!("{}", serde_json::to_string_pretty(&rows)?);
+        outln!("{}", serde_json::to_string_pretty(&rows)?);
         return Ok(());
     }
     if running.is_none() {
-        println!("Sluice is not running: entries that need it were not checked.");
+        outln!("Sluice is not running: entries that need it were not checked.");
     }
     let file = |h: &ClientHealth| h.path.as_ref().map_or("-".into(), |p| p.display().to_string());
     let w_client = list.iter().map(|h| h.client.id().len()).max().unwrap_or(6).max(6);
     let w_file = list.iter().map(|h| file(h).chars().count()).max().unwrap_or(11).max(11);
     let w_state = list.iter().map(|h| h.state.as_str().len()).max().unwrap_or(5).max(5);
-    println!("{:<w_client$}  {:<w_file$}  {:<w_state$}  REASON", "CLIENT", "CONFIG FILE", "STATE");
+    outln!("{:<w_client$}  {:<w_file$}  {:<w_state$}  REASON", "CLIENT", "CONFIG FILE", "STATE");
     for h in &list {
         let mut reason = match h.state {
             HealthState::Broken => format!("{}: {}", h.code, h.reason),
@@ -286,7 +286,7 @@ fn status(dir: PathBuf, pref: SecretPreference, args: &ConnectArgs) -> Result<()
         if h.repairable() {
             reason.push_str(&format!(" — `sluice connect {} --repair`", h.client.id()));
         }
-        println!(
+        outln!(
             "{:<w_client$}  {:<w_file$}  {:<w_state$}  {}",
             h.client.id(),
             file(h),
@@ -341,45 +341,45 @@ fn transport_name(t: Transport) -> &'static str {
 fn repair(engine: &Engine, client: Client, port: u16, args: &ConnectArgs) -> Result<()> {
     let path = config_path(client, args.config.clone())?;
     let plan = engine.repair_preview(client, &path, port, &binary()).map_err(|e| anyhow!(e))?;
-    println!("{} — {} (repair)", client.title(), plan.change.path.display());
-    println!("{}", plan.token_note);
+    outln!("{} — {} (repair)", client.title(), plan.change.path.display());
+    outln!("{}", plan.token_note);
     if plan.change.is_noop() {
-        println!("The entry is already as a repair would write it.");
+        outln!("The entry is already as a repair would write it.");
     } else {
-        print!("{}", plan.diff());
+        out!("{}", plan.diff());
     }
     if args.dry_run {
-        println!("(dry run: nothing written, no token created)");
+        outln!("(dry run: nothing written, no token created)");
         return Ok(());
     }
     if !plan.change.is_noop() && !confirm("Write this repair?", args.yes)? {
-        println!("Nothing written.");
+        outln!("Nothing written.");
         return Ok(());
     }
     let done = engine.repair(&plan).map_err(|e| anyhow!(e))?;
     let c = &done.connected;
     if let (Some(id), Some(label)) = (&c.token_id, &c.token_label) {
-        println!("Created token {label} ({id}).");
+        outln!("Created token {label} ({id}).");
     }
     if let Some(clients::Stored::Keychain(_) | clients::Stored::File(_)) = &c.stored {
-        println!("Token kept for the connection {:?}.", plan.request.name);
+        outln!("Token kept for the connection {:?}.", plan.request.name);
     }
     if !plan.change.is_noop() {
-        println!("Wrote {}.", c.applied.path.display());
+        outln!("Wrote {}.", c.applied.path.display());
     }
     if let Some(b) = &c.applied.backup {
-        println!("Backup of the previous file: {}", b.display());
+        outln!("Backup of the previous file: {}", b.display());
     }
-    println!("{}", client.reload_hint());
+    outln!("{}", client.reload_hint());
     let running = running_port(engine.data_dir(), Some(port));
     let after = engine.config_health(client, &path, running, &checker(&binary()));
     match after.state {
         HealthState::Working => {
-            println!("Status: working — {}.", after.reason);
+            outln!("Status: working — {}.", after.reason);
             Ok(())
         }
         HealthState::Unverified | HealthState::NotRunning => {
-            println!("Status: {} — {}.", after.state.as_str(), after.reason);
+            outln!("Status: {} — {}.", after.state.as_str(), after.reason);
             Ok(())
         }
         _ => Err(anyhow!("after the repair: {} — {}", after.code, after.reason)),
@@ -402,13 +402,13 @@ fn generic_snippet(engine: &Engine, client: Client, port: u16, args: &ConnectArg
             let (record, plaintext) = engine
                 .create_token(&label, projects, None)
                 .map_err(|f| anyhow!("{}", f.message))?;
-            println!("Created token {} ({}).", record.label, record.id);
+            outln!("Created token {} ({}).", record.label, record.id);
             plaintext
         }
     };
     let endpoint = clients::Endpoint { port, token: &token, binary: &binary };
-    println!("{} has no config file Sluice writes; use this:\n", client.title());
-    println!("{}", clients::one(client, &endpoint).text.trim_end());
+    outln!("{} has no config file Sluice writes; use this:\n", client.title());
+    outln!("{}", clients::one(client, &endpoint).text.trim_end());
     Ok(())
 }
 
@@ -419,29 +419,29 @@ pub fn disconnect(dir: PathBuf, pref: SecretPreference, args: DisconnectArgs) ->
     let change = engine.disconnect_preview(client, &path).map_err(|e| anyhow!(e))?;
     let name = args.name.unwrap_or_else(|| client.id().to_owned());
     if change.is_noop() {
-        println!("{} has no Sluice entry in {}.", client.title(), change.path.display());
+        outln!("{} has no Sluice entry in {}.", client.title(), change.path.display());
     } else {
-        println!("{} — {}", client.title(), change.path.display());
-        print!("{}", change.diff());
+        outln!("{} — {}", client.title(), change.path.display());
+        out!("{}", change.diff());
     }
     if args.dry_run {
-        println!("(dry run: nothing written)");
+        outln!("(dry run: nothing written)");
         return Ok(());
     }
     if !change.is_noop() && !confirm("Remove Sluice's entry?", args.yes)? {
-        println!("Nothing written.");
+        outln!("Nothing written.");
         return Ok(());
     }
     let (applied, forgot) = engine.disconnect(&change, &name).map_err(|e| anyhow!(e))?;
     if let Some(applied) = applied {
-        println!("Removed Sluice's entry from {}.", applied.path.display());
+        outln!("Removed Sluice's entry from {}.", applied.path.display());
         if let Some(b) = &applied.backup {
-            println!("Backup of the previous file: {}", b.display());
+            outln!("Backup of the previous file: {}", b.display());
         }
     }
     if forgot {
-        println!("Forgot the stored token of connection {name:?}.");
+        outln!("Forgot the stored token of connection {name:?}.");
     }
-    println!("Its token works until you revoke it: `sluice token list`, `sluice token revoke`.");
+    outln!("Its token works until you revoke it: `sluice token list`, `sluice token revoke`.");
     Ok(())
 }

@@ -2,10 +2,13 @@
 //! audit. Everything the desktop app does is reachable from here, so it can be scripted and
 //! tested without a display.
 
+#[macro_use]
+mod output;
 mod admin;
 mod connect;
 mod reach;
 
+use std::io::Write as _;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
@@ -152,7 +155,12 @@ fn main() {
     let stdio = matches!(cli.command, Command::Stdio { .. });
     sluice_engine::logging::init(if stdio { "warn" } else { "info" });
     if let Err(err) = run(cli) {
-        eprintln!("sluice: {}", sluice_core::redact::redact(&format!("{err:#}")));
+        if output::reader_gone(&err) {
+            std::process::exit(output::READER_GONE);
+        }
+        // Not `eprintln!`: with standard error gone too, that would panic.
+        let message = format!("{err:#}");
+        let _ = writeln!(std::io::stderr(), "sluice: {}", sluice_core::redact::redact(&message));
         std::process::exit(1);
     }
 }
@@ -228,7 +236,7 @@ fn run(cli: Cli) -> Result<()> {
             let s = open_engine(dir, cli.secret_store)?
                 .emergency_stop()
                 .map_err(|f| anyhow::anyhow!(f))?;
-            println!(
+            outln!(
                 "Emergency stop: AI access is locked until `sluice resume`. {} pending approval(s) \
                  denied; the running engine kills every job within seconds.",
                 s.denied_approvals
@@ -237,12 +245,12 @@ fn run(cli: Cli) -> Result<()> {
         }
         Command::Pause => {
             open_engine(dir, cli.secret_store)?.set_paused(true).map_err(|f| anyhow::anyhow!(f))?;
-            println!("AI access paused: every MCP request is refused until `sluice resume`.");
+            outln!("AI access paused: every MCP request is refused until `sluice resume`.");
             Ok(())
         }
         Command::Resume => {
             open_engine(dir, cli.secret_store)?.resume().map_err(|f| anyhow::anyhow!(f))?;
-            println!("AI access resumed (pause and emergency stop lifted).");
+            outln!("AI access resumed (pause and emergency stop lifted).");
             Ok(())
         }
         Command::Doctor { reseal: false } => admin::doctor(&dir, cli.secret_store),
@@ -276,7 +284,7 @@ fn serve(config: EngineConfig, port: u16, limits: sluice_mcp::Limits) -> Result<
             stop.cancel();
         });
         tracing::info!(port, ready_ms = started.elapsed().as_secs_f64() * 1e3, "ready");
-        println!("Sluice is serving http://127.0.0.1:{port}/mcp");
+        outln!("Sluice is serving http://127.0.0.1:{port}/mcp");
         // The remote front follows the reach setting (off unless the user turned it on).
         let reach = tokio::spawn(sluice_mcp::serve_reach(engine.clone(), limits, shutdown.clone()));
         sluice_mcp::serve(listener, router, shutdown).await;

@@ -108,30 +108,31 @@ pub fn reach(engine: Engine, cmd: ReachCmd) -> Result<()> {
             };
             let req = ReachRequest { url, port, projects, write, redirects, tunnel, api_key };
             let reach = engine.set_reach(&req).map_err(fail)?;
-            println!("Reach from the web is on.");
+            outln!("Reach from the web is on.");
             if let Some(tunnel @ Tunnel::OpenAi { .. }) = &reach.tunnel {
-                println!("  Sluice (the tray or `sluice serve`) serves {}.", tunnel.describe());
-                println!(
+                outln!("  Sluice (the tray or `sluice serve`) serves {}.", tunnel.describe());
+                outln!(
                     "  In ChatGPT, add a connector for this tunnel with no authentication: the \
                      tunnel's key is the authentication."
                 );
             } else if reach.ready() {
-                println!("  Public MCP URL: {}", reach.resource());
+                outln!("  Public MCP URL: {}", reach.resource());
             } else {
-                println!("  Public MCP URL: the tunnel's, once it starts (`sluice reach status`)");
+                outln!("  Public MCP URL: the tunnel's, once it starts (`sluice reach status`)");
             }
             match &reach.tunnel {
                 Some(Tunnel::OpenAi { .. }) => {}
-                Some(_) => println!(
+                Some(_) => outln!(
                     "  Sluice (the tray or `sluice serve`) runs the tunnel to http://127.0.0.1:{}",
                     reach.port
                 ),
-                None => println!(
+                None => outln!(
                     "  Your tunnel must forward {} to http://127.0.0.1:{}",
-                    reach.public_url, reach.port
+                    reach.public_url,
+                    reach.port
                 ),
             }
-            println!(
+            outln!(
                 "  Remote assistants may {} in {} project(s); commands in `any` mode are never exposed.",
                 if reach.write {
                     "read, change and run what each project allows"
@@ -140,37 +141,34 @@ pub fn reach(engine: Engine, cmd: ReachCmd) -> Result<()> {
                 },
                 reach.projects.len()
             );
-            println!("  Each assistant that connects asks first: `sluice reach requests`.");
+            outln!("  Each assistant that connects asks first: `sluice reach requests`.");
             Ok(())
         }
         ReachCmd::Off => {
             let revoked = engine.reach_off().map_err(fail)?;
-            println!("Reach from the web is off; {revoked} remote token(s) revoked.");
+            outln!("Reach from the web is off; {revoked} remote token(s) revoked.");
             Ok(())
         }
         ReachCmd::Status => {
             match engine.reach().map_err(fail)? {
-                None => println!("Reach from the web is off."),
+                None => outln!("Reach from the web is off."),
                 Some(reach) => {
                     if let Some(tunnel @ Tunnel::OpenAi { .. }) = &reach.tunnel {
-                        println!("Reach from the web is on: {}", tunnel.describe());
+                        outln!("Reach from the web is on: {}", tunnel.describe());
                     } else if reach.ready() {
-                        println!("Reach from the web is on: {}", reach.resource());
+                        outln!("Reach from the web is on: {}", reach.resource());
                     } else {
-                        println!("Reach from the web is on, waiting for the tunnel's address.");
+                        outln!("Reach from the web is on, waiting for the tunnel's address.");
                     }
                     if reach.tunnel.as_ref().is_none_or(Tunnel::runs_program) {
-                        println!("  tunnel port: 127.0.0.1:{}", reach.port);
+                        outln!("  tunnel port: 127.0.0.1:{}", reach.port);
                     }
                     if reach.tunnel.is_some() {
                         print_tunnel(engine.tunnel_status().map_err(fail)?);
                     }
-                    println!(
-                        "  writes: {}",
-                        if reach.write { "allowed" } else { "no (read-only)" }
-                    );
+                    outln!("  writes: {}", if reach.write { "allowed" } else { "no (read-only)" });
                     for id in &reach.projects {
-                        println!("  project: {id}");
+                        outln!("  project: {id}");
                     }
                 }
             }
@@ -179,10 +177,10 @@ pub fn reach(engine: Engine, cmd: ReachCmd) -> Result<()> {
         ReachCmd::Requests => {
             let requests = engine.oauth_requests().map_err(fail)?;
             if requests.is_empty() {
-                println!("No connection request is waiting.");
+                outln!("No connection request is waiting.");
             }
             for r in requests {
-                println!(
+                outln!(
                     "{}  code {}  {} (returns to {}){}",
                     r.id,
                     r.user_code,
@@ -191,7 +189,7 @@ pub fn reach(engine: Engine, cmd: ReachCmd) -> Result<()> {
                     if r.tampered { "  [changed outside Sluice]" } else { "" }
                 );
             }
-            println!(
+            outln!(
                 "Approve only a request whose code your browser shows; requests expire after {} minutes.",
                 REQUEST_TTL.as_secs() / 60
             );
@@ -202,7 +200,7 @@ pub fn reach(engine: Engine, cmd: ReachCmd) -> Result<()> {
         }
         ReachCmd::Approve { id } => {
             let r = engine.decide_oauth_request(&id, true).map_err(fail)?;
-            println!(
+            outln!(
                 "Approved {} ({}); the browser continues to the assistant.",
                 r.id,
                 sluice_core::text::visible(&r.client_name)
@@ -211,7 +209,7 @@ pub fn reach(engine: Engine, cmd: ReachCmd) -> Result<()> {
         }
         ReachCmd::Deny { id } => {
             let r = engine.decide_oauth_request(&id, false).map_err(fail)?;
-            println!("Denied {}.", r.id);
+            outln!("Denied {}.", r.id);
             Ok(())
         }
     }
@@ -241,12 +239,12 @@ fn api_key_from_stdin(engine: &Engine, id: &str) -> Result<Option<ApiKey>> {
 /// The tunnel Sluice runs, as its supervisor last recorded it.
 fn print_tunnel(status: Option<TunnelStatus>) {
     let Some(s) = status else {
-        println!("  tunnel: not started (Sluice starts it when the tray or `sluice serve` runs)");
+        outln!("  tunnel: not started (Sluice starts it when the tray or `sluice serve` runs)");
         return;
     };
     let pid = s.pid.map(|p| format!(" (pid {p})")).unwrap_or_default();
-    println!("  tunnel: {}{pid}, {} restart(s)", s.state.as_str(), s.restarts);
+    outln!("  tunnel: {}{pid}, {} restart(s)", s.state.as_str(), s.restarts);
     if let Some(message) = s.message {
-        println!("  tunnel said: {}", sluice_core::text::visible(&message));
+        outln!("  tunnel said: {}", sluice_core::text::visible(&message));
     }
 }

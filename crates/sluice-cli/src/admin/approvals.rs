@@ -50,36 +50,25 @@ struct ApprovalJson<'a> {
 
 fn print_approval(a: &sluice_engine::ApprovalRecord) {
     let a = &a.shown();
-    println!(
-        "{}  [{}]  {} · {} · {}",
-        a.id,
-        a.state.as_str(),
-        a.token_label,
-        a.tool,
-        a.project_name
-    );
-    println!("  action:   {}", a.summary);
+    outln!("{}  [{}]  {} · {} · {}", a.id, a.state.as_str(), a.token_label, a.tool, a.project_name);
+    outln!("  action:   {}", a.summary);
     if let Some(tally) = &a.tally {
-        println!("  risk:     {}", tally.class().class);
+        outln!("  risk:     {}", tally.class().class);
     }
     for hit in &a.autorun {
-        println!("  auto-run: {}", hit.line());
+        outln!("  auto-run: {}", hit.line());
     }
     if !a.asked_because.is_empty() {
-        println!("  asks:     because {}", a.asked_because);
+        outln!("  asks:     because {}", a.asked_because);
     }
-    println!("  created:  {}", time(Some(a.created_ms)));
+    outln!("  created:  {}", time(Some(a.created_ms)));
     if a.state == sluice_engine::ApprovalState::Pending {
-        println!("  expires:  {}", time(Some(a.expires_ms)));
+        outln!("  expires:  {}", time(Some(a.expires_ms)));
     } else {
-        println!(
-            "  decided:  {} by {}",
-            time(a.decided_ms),
-            a.decided_by.as_deref().unwrap_or("?")
-        );
+        outln!("  decided:  {} by {}", time(a.decided_ms), a.decided_by.as_deref().unwrap_or("?"));
     }
     if let sluice_engine::ApprovalState::Denied(Some(reason)) = &a.state {
-        println!("  reason:   {reason}");
+        outln!("  reason:   {reason}");
     }
 }
 
@@ -106,7 +95,7 @@ pub fn approvals(engine: Engine, cmd: ApprovalsCmd) -> Result<()> {
                     .collect();
                 print_json(&v)?;
             } else if list.is_empty() {
-                println!("Nothing is waiting for your approval.");
+                outln!("Nothing is waiting for your approval.");
             } else {
                 list.iter().for_each(print_approval);
             }
@@ -119,12 +108,12 @@ pub fn approvals(engine: Engine, cmd: ApprovalsCmd) -> Result<()> {
                 sluice_engine::Decision::Approve
             };
             let a = engine.decide(&id, decision, sluice_engine::LOCAL_USER).map_err(fail)?.shown();
-            println!("Approved {}: {}", a.id, a.summary);
+            outln!("Approved {}: {}", a.id, a.summary);
             for hit in &a.autorun {
-                println!("  auto-run: {}", hit.line());
+                outln!("  auto-run: {}", hit.line());
             }
             if always {
-                println!("This exact command is now always allowed in {}.", a.project_name);
+                outln!("This exact command is now always allowed in {}.", a.project_name);
             }
         }
         ApprovalsCmd::Deny { id, reason } => {
@@ -132,7 +121,7 @@ pub fn approvals(engine: Engine, cmd: ApprovalsCmd) -> Result<()> {
                 .decide(&id, sluice_engine::Decision::Deny { reason }, sluice_engine::LOCAL_USER)
                 .map_err(fail)?
                 .shown();
-            println!("Denied {}: {}", a.id, a.summary);
+            outln!("Denied {}: {}", a.id, a.summary);
         }
     }
     Ok(())
@@ -187,7 +176,7 @@ pub fn rules(engine: Engine, cmd: RulesCmd) -> Result<()> {
                     .collect();
                 print_json(&v)?;
             } else if list.is_empty() {
-                println!("No allow rules.");
+                outln!("No allow rules.");
             } else {
                 for r in &list {
                     let project =
@@ -204,13 +193,13 @@ pub fn rules(engine: Engine, cmd: RulesCmd) -> Result<()> {
                     } else {
                         format!("  ({})", origin.join(", "))
                     };
-                    println!("{:>4}  {project}  {}{origin}", r.id, r.display());
+                    outln!("{:>4}  {project}  {}{origin}", r.id, r.display());
                 }
             }
         }
         RulesCmd::Remove { id } => {
             engine.remove_allow_rule(id).map_err(fail)?;
-            println!("Removed allow rule {id}; that command asks again.");
+            outln!("Removed allow rule {id}; that command asks again.");
         }
     }
     Ok(())

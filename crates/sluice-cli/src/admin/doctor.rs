@@ -20,23 +20,23 @@ fn describe_secret((source, reason): (&SecretSource, Option<&str>)) -> String {
 }
 
 pub fn doctor(dir: &Path, pref: SecretPreference) -> Result<()> {
-    println!("Sluice {}", env!("CARGO_PKG_VERSION"));
-    println!("data folder:   {}", dir.display());
+    outln!("Sluice {}", env!("CARGO_PKG_VERSION"));
+    outln!("data folder:   {}", dir.display());
     let engine = crate::open_engine(dir.to_path_buf(), pref)?;
-    println!("install secret: {}", describe_secret(engine.secret_source()));
+    outln!("install secret: {}", describe_secret(engine.secret_source()));
     let projects = engine.projects().map_err(fail)?;
     let available = projects.iter().filter(|p| p.state.is_available()).count();
-    println!("projects:      {} ({available} available)", projects.len());
+    outln!("projects:      {} ({available} available)", projects.len());
     let tokens = engine.tokens().map_err(fail)?;
-    println!(
+    outln!(
         "tokens:        {} ({} active)",
         tokens.len(),
         tokens.iter().filter(|t| t.revoked_ms.is_none()).count()
     );
     let report = engine.audit_verify().map_err(fail)?;
     match report.first_break {
-        None => println!("audit chain:   intact ({} entries)", report.entries),
-        Some(b) => println!("audit chain:   BROKEN at #{}: {}", b.seq, b.reason),
+        None => outln!("audit chain:   intact ({} entries)", report.entries),
+        Some(b) => outln!("audit chain:   BROKEN at #{}: {}", b.seq, b.reason),
     }
     let access = if engine.is_stopped().map_err(fail)? {
         "STOPPED (emergency stop; `sluice resume` lifts it)"
@@ -45,26 +45,26 @@ pub fn doctor(dir: &Path, pref: SecretPreference) -> Result<()> {
     } else {
         "on"
     };
-    println!("AI access:     {access}");
+    outln!("AI access:     {access}");
     let findings = engine.integrity().map_err(fail)?;
     if findings.is_empty() {
-        println!("integrity:     every sealed record verifies");
+        outln!("integrity:     every sealed record verifies");
     } else {
-        println!(
+        outln!(
             "integrity:     {} CHANGED OUTSIDE SLUICE (edited without the install secret; each \
              is held to less privilege until you act):",
             findings.len()
         );
         for f in &findings {
-            println!("  [{}] {}", f.kind.code(), shown(&f.message));
+            outln!("  [{}] {}", f.kind.code(), shown(&f.message));
         }
-        println!(
+        outln!(
             "  To accept the database as it is now, review the list, then run `sluice doctor \
              --reseal`."
         );
     }
     let landlock = sluice_engine::job_confinement();
-    println!("confinement:   {}", landlock.summary);
+    outln!("confinement:   {}", landlock.summary);
     let home = std::env::var_os("HOME").map(PathBuf::from);
     let present = |paths: Vec<PathBuf>| -> Vec<String> {
         paths.into_iter().filter(|p| p.exists()).map(|p| p.display().to_string()).collect()
@@ -74,43 +74,43 @@ pub fn doctor(dir: &Path, pref: SecretPreference) -> Result<()> {
         let toolchains = home.as_ref().map_or(Vec::new(), |h| {
             present(sluice_engine::job_view::TOOLCHAINS.iter().map(|t| h.join(t)).collect())
         });
-        println!(
+        outln!(
             "jobs see:      their project, their private folders, the system folders and the \
              toolchains here: {}",
             toolchains.join(", ")
         );
     }
     let hidden = present(sluice_engine::job_view::credential_stores(home.as_deref()));
-    println!(
+    outln!(
         "hidden:        {} credential stores present here, never readable by a job: {}",
         hidden.len(),
         hidden.join(", ")
     );
     if !landlock.namespaces && !landlock.network_rules {
-        println!(
+        outln!(
             "network rules: this system cannot block a job's network: jobs of projects whose \
              network is off refuse to run"
         );
     }
     for g in sluice_engine::guarantees(&landlock) {
-        println!("  {} {}", if g.holds { "holds:        " } else { "DOES NOT HOLD:" }, g.what);
+        outln!("  {} {}", if g.holds { "holds:        " } else { "DOES NOT HOLD:" }, g.what);
     }
     let registries = engine.registries().map_err(fail)?;
     if landlock.namespaces {
-        println!(
+        outln!(
             "registries:    {} hosts, over HTTPS through Sluice's proxy, for projects on the \
              registries network (`sluice registries list`)",
             registries.hosts().len()
         );
     } else {
-        println!(
+        outln!(
             "registries:    cannot be enforced here (jobs do not run in namespaces): jobs of \
              projects on the registries network refuse to run"
         );
     }
     for p in &projects {
         let net = NetworkSetting::of_project(p);
-        println!("  {:<20} exec {:<7} network {}", p.name, p.exec.as_str(), net.describe(p.exec));
+        outln!("  {:<20} exec {:<7} network {}", p.name, p.exec.as_str(), net.describe(p.exec));
         let v = engine.sandbox_view(p);
         let mut extra = vec![format!("{} stores hidden", v.hidden.len())];
         extra.extend(v.grants.iter().map(|g| format!("granted {}", g.path)));
@@ -118,16 +118,16 @@ pub fn doctor(dir: &Path, pref: SecretPreference) -> Result<()> {
         if v.require_full {
             extra.push("requires full confinement".into());
         }
-        println!("  {:<20} sandbox: {}", "", extra.join(", "));
+        outln!("  {:<20} sandbox: {}", "", extra.join(", "));
         if let Some(why) = &v.refusal {
-            println!("  {:<20} REFUSED HERE: {why}", "");
+            outln!("  {:<20} REFUSED HERE: {why}", "");
         }
     }
     match sluice_engine::read_engine_file(dir) {
         Some(port) if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() => {
-            println!("engine:        running on http://127.0.0.1:{port}/mcp")
+            outln!("engine:        running on http://127.0.0.1:{port}/mcp")
         }
-        _ => println!("engine:        not running"),
+        _ => outln!("engine:        not running"),
     }
     Ok(())
 }
@@ -137,14 +137,14 @@ pub fn reseal(dir: &Path, pref: SecretPreference) -> Result<()> {
     let engine = crate::open_engine(dir.to_path_buf(), pref)?;
     let accepted = engine.reseal().map_err(fail)?;
     if accepted.is_empty() {
-        println!("Nothing to accept: every sealed record already verifies.");
+        outln!("Nothing to accept: every sealed record already verifies.");
         return Ok(());
     }
-    println!("Accepted as Sluice's own ({} findings):", accepted.len());
+    outln!("Accepted as Sluice's own ({} findings):", accepted.len());
     for f in &accepted {
-        println!("  [{}] {}", f.kind.code(), shown(&f.message));
+        outln!("  [{}] {}", f.kind.code(), shown(&f.message));
     }
-    println!(
+    outln!(
         "Projects, allow rules and tokens are sealed as they stand; a stop or pause whose record \
          was removed stays on (`sluice resume` lifts it). Recorded in the audit log. Reach from \
          the web is never accepted this way: a forged setting stays off until `sluice reach \

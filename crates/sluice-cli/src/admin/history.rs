@@ -55,9 +55,9 @@ pub fn audit(engine: Engine, cmd: AuditCmd) -> Result<()> {
                         duration_ms: r.duration_ms,
                         detail: r.detail.as_deref().map(shown),
                     })?;
-                    println!("{line}");
+                    outln!("{line}");
                 } else {
-                    println!(
+                    outln!(
                         "#{} {} {} {} {}{}{}",
                         e.seq,
                         time(Some(r.time_ms)),
@@ -68,7 +68,7 @@ pub fn audit(engine: Engine, cmd: AuditCmd) -> Result<()> {
                         r.error_code.as_ref().map(|c| format!(" [{c}]")).unwrap_or_default(),
                     );
                     if let Some(detail) = &r.detail {
-                        println!("    {}", shown(detail));
+                        outln!("    {}", shown(detail));
                     }
                 }
             }
@@ -76,9 +76,9 @@ pub fn audit(engine: Engine, cmd: AuditCmd) -> Result<()> {
         AuditCmd::Verify => {
             let report = engine.audit_verify().map_err(fail)?;
             match report.first_break {
-                None => println!("Audit chain intact — {} entries verified.", report.entries),
+                None => outln!("Audit chain intact — {} entries verified.", report.entries),
                 Some(b) => {
-                    println!("Audit chain BROKEN at entry #{}: {}", b.seq, b.reason);
+                    outln!("Audit chain BROKEN at entry #{}: {}", b.seq, b.reason);
                     std::process::exit(2);
                 }
             }
@@ -128,7 +128,7 @@ pub fn jobs(engine: Engine, project: Option<&str>, limit: usize, json: bool) -> 
             .collect();
         print_json(&v)?;
     } else if list.is_empty() {
-        println!("No jobs yet.");
+        outln!("No jobs yet.");
     } else {
         for j in &list {
             let project = names.get(&j.project_id).map_or(j.project_id.as_str(), String::as_str);
@@ -137,17 +137,17 @@ pub fn jobs(engine: Engine, project: Option<&str>, limit: usize, json: bool) -> 
                 (None, Some(sig)) => format!(" (signal {sig})"),
                 _ => String::new(),
             };
-            println!("{}  [{}{ended}]  {project}", j.id, j.state);
-            println!("  command:  {}", shown(&j.command));
+            outln!("{}  [{}{ended}]  {project}", j.id, j.state);
+            outln!("  command:  {}", shown(&j.command));
             if !j.cwd.is_empty() {
-                println!("  folder:   {}", shown(&j.cwd));
+                outln!("  folder:   {}", shown(&j.cwd));
             }
-            println!("  started:  {}", time(j.started_ms.or(Some(j.created_ms))));
+            outln!("  started:  {}", time(j.started_ms.or(Some(j.created_ms))));
             if j.ended_ms.is_some() {
-                println!("  ended:    {}", time(j.ended_ms));
+                outln!("  ended:    {}", time(j.ended_ms));
             }
             if let Some(error) = &j.error {
-                println!("  note:     {}", shown(error));
+                outln!("  note:     {}", shown(error));
             }
         }
     }

@@ -63,6 +63,6 @@ fn project_filter(
 }
 
 fn print_json(v: &impl Serialize) -> Result<()> {
-    println!("{}", serde_json::to_string_pretty(&serde_json::to_value(v)?)?);
+    outln!("{}", serde_json::to_string_pretty(&serde_json::to_value(v)?)?);
     Ok(())
 }

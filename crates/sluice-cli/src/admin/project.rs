@@ -256,14 +256,14 @@ fn state_text(state: &ProjectState) -> String {
 
 fn print_project(p: &Project) {
     let ask = |yes: bool| if yes { "ask" } else { "allow" };
-    println!("{}  {}", p.id, p.name);
-    println!("  folder:    {}", p.root.display());
-    println!("  access:    {}", p.access);
-    println!("  execution: {}", p.exec);
-    println!("  network:   {}", NetworkSetting::of_project(p).describe(p.exec));
-    println!("  deletes:   {}", ask(p.ask_deletes));
-    println!("  writes:    {}", ask(p.ask_writes));
-    println!("  status:    {}", state_text(&p.state));
+    outln!("{}  {}", p.id, p.name);
+    outln!("  folder:    {}", p.root.display());
+    outln!("  access:    {}", p.access);
+    outln!("  execution: {}", p.exec);
+    outln!("  network:   {}", NetworkSetting::of_project(p).describe(p.exec));
+    outln!("  deletes:   {}", ask(p.ask_deletes));
+    outln!("  writes:    {}", ask(p.ask_writes));
+    outln!("  status:    {}", state_text(&p.state));
 }
 
 /// The sandbox in force for a project's commands, as `show` and `sandbox` print it.
@@ -274,35 +274,35 @@ fn print_sandbox(engine: &Engine, p: &Project, all_hidden: bool) {
     } else {
         "fallback: Landlock and seccomp alone — fewer guarantees hold"
     };
-    println!("  sandbox:   {layers}");
+    outln!("  sandbox:   {layers}");
     for g in &v.guarantees {
-        println!("    {} {}", if g.holds { "holds:        " } else { "DOES NOT HOLD:" }, g.what);
+        outln!("    {} {}", if g.holds { "holds:        " } else { "DOES NOT HOLD:" }, g.what);
     }
     let require = if v.require_full { "on" } else { "off" };
-    println!("  require full confinement: {require}");
+    outln!("  require full confinement: {require}");
     if let Some(why) = &v.refusal {
-        println!("  REFUSED HERE: {why}");
+        outln!("  REFUSED HERE: {why}");
     }
     let present = v.hidden.iter().filter(|h| h.present).count();
-    println!("  hidden:    {} credential stores ({present} on this machine)", v.hidden.len());
+    outln!("  hidden:    {} credential stores ({present} on this machine)", v.hidden.len());
     for h in v.hidden.iter().filter(|h| all_hidden || !h.default) {
         let holds = h.holds.map(|w| format!(" — {w}")).unwrap_or_default();
         let own = if h.default { "" } else { " (added by you)" };
-        println!("    {}{holds}{own}", h.path);
+        outln!("    {}{holds}{own}", h.path);
     }
     if !all_hidden && v.hidden.iter().any(|h| h.default) {
-        println!("    (the defaults: `sluice project sandbox {}` lists them all)", p.name);
+        outln!("    (the defaults: `sluice project sandbox {}` lists them all)", p.name);
     }
     for u in &v.unhidden {
-        println!("  NOT hidden: {} (a default you un-hid)", u.path);
+        outln!("  NOT hidden: {} (a default you un-hid)", u.path);
     }
     for g in &v.grants {
         let holds = g.holds.map(|w| format!(", which holds {w}")).unwrap_or_default();
         let gone = if g.present { "" } else { " (not on this machine now)" };
-        println!("  granted:   {}{holds}: commands can read it, read-only{gone}", g.path);
+        outln!("  granted:   {}{holds}: commands can read it, read-only{gone}", g.path);
     }
     for s in &v.sockets {
-        println!("  socket:    {s}: WARNING, {}", sluice_engine::SOCKET_WARNING);
+        outln!("  socket:    {s}: WARNING, {}", sluice_engine::SOCKET_WARNING);
     }
 }
 
@@ -357,7 +357,7 @@ pub fn project(engine: Engine, cmd: ProjectCmd) -> Result<()> {
     match cmd {
         ProjectCmd::Add { path, name, access, exec } => {
             let p = engine.add_project(&path, name.as_deref(), access, exec).map_err(fail)?;
-            println!("Authorized:");
+            outln!("Authorized:");
             print_project(&p);
         }
         ProjectCmd::List { json } => {
@@ -378,7 +378,7 @@ pub fn project(engine: Engine, cmd: ProjectCmd) -> Result<()> {
                     .collect();
                 print_json(&list)?;
             } else if projects.is_empty() {
-                println!("No projects yet. Authorize one with `sluice project add PATH`.");
+                outln!("No projects yet. Authorize one with `sluice project add PATH`.");
             } else {
                 for p in &projects {
                     print_project(p);
@@ -398,7 +398,7 @@ pub fn project(engine: Engine, cmd: ProjectCmd) -> Result<()> {
                 p = engine.set_network(&project, network).map_err(fail)?;
             }
             if before.exec != ExecMode::Off && p.exec == ExecMode::Off && exec.is_none() {
-                println!("Read-only projects cannot execute: execution was turned off.");
+                outln!("Read-only projects cannot execute: execution was turned off.");
             }
             print_project(&p);
         }
@@ -419,7 +419,7 @@ pub fn project(engine: Engine, cmd: ProjectCmd) -> Result<()> {
         }
         ProjectCmd::Remove { project } => {
             let p = engine.remove_project(&project).map_err(fail)?;
-            println!("Removed {} ({}); its files are untouched.", p.name, p.id);
+            outln!("Removed {} ({}); its files are untouched.", p.name, p.id);
         }
         ProjectCmd::Shield { project, add, remove, reset } => {
             let p = engine.find_project(&project).map_err(fail)?;
@@ -438,13 +438,13 @@ pub fn project(engine: Engine, cmd: ProjectCmd) -> Result<()> {
                 p
             };
             let custom = p.shield_patterns.is_some();
-            println!(
+            outln!(
                 "Sensitive-file shield of {} ({}):",
                 p.name,
                 if custom { "customized" } else { "defaults" }
             );
             for pat in p.shield_patterns.unwrap_or_else(default_shield_patterns) {
-                println!("  {pat}");
+                outln!("  {pat}");
             }
         }
         ProjectCmd::Show { project, json } => {
@@ -474,7 +474,7 @@ pub fn project(engine: Engine, cmd: ProjectCmd) -> Result<()> {
                 let exposed = engine.sandbox_widening(&project, &next).map_err(fail)?;
                 if !exposed.is_empty() {
                     for line in &exposed {
-                        println!("{line}");
+                        outln!("{line}");
                     }
                     if !crate::connect::confirm("Allow this?", yes)? {
                         return Err(anyhow!("nothing changed: you did not allow it (denied)"));
@@ -485,7 +485,7 @@ pub fn project(engine: Engine, cmd: ProjectCmd) -> Result<()> {
             if json {
                 print_json(&SandboxJson::of(&engine, &p))?;
             } else {
-                println!("Sandbox of {} ({}):", p.name, p.id);
+                outln!("Sandbox of {} ({}):", p.name, p.id);
                 print_sandbox(&engine, &p, true);
             }
         }
@@ -532,15 +532,15 @@ pub fn project(engine: Engine, cmd: ProjectCmd) -> Result<()> {
                     .collect();
                 return print_json(&v);
             }
-            println!(
+            outln!(
                 "Auto-run list of {} ({}): changes to these ask you, or are refused, whatever \
                  the approval policy.",
                 p.name,
                 if custom { "customized" } else { "defaults" }
             );
             for r in &rules {
-                println!("  {:<6}  {}", r.action.as_str(), r.pattern);
-                println!("          {}: {}", r.program, r.consequence);
+                outln!("  {:<6}  {}", r.action.as_str(), r.pattern);
+                outln!("          {}: {}", r.program, r.consequence);
             }
         }
     }

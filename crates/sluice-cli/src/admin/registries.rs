@@ -32,7 +32,7 @@ pub fn registries(engine: Engine, cmd: RegistriesCmd) -> Result<()> {
     let list = match cmd {
         RegistriesCmd::List { json } => {
             if json {
-                println!("{}", serde_json::to_string_pretty(now.hosts())?);
+                outln!("{}", serde_json::to_string_pretty(now.hosts())?);
                 return Ok(());
             }
             now
@@ -52,12 +52,12 @@ pub fn registries(engine: Engine, cmd: RegistriesCmd) -> Result<()> {
         }
         RegistriesCmd::Reset => engine.set_registries(None).map_err(fail)?,
     };
-    println!("Projects on the `registries` network reach, over HTTPS only:");
+    outln!("Projects on the `registries` network reach, over HTTPS only:");
     for host in list.hosts() {
         let serves = sluice_engine::job_view::DEFAULT_REGISTRIES.iter().find(|(h, _)| h == host);
         match serves {
-            Some((_, what)) => println!("  {host:<24} {what}"),
-            None => println!("  {host}"),
+            Some((_, what)) => outln!("  {host:<24} {what}"),
+            None => outln!("  {host}"),
         }
     }
     Ok(())

@@ -66,22 +66,22 @@ pub fn token(engine: Engine, cmd: TokenCmd) -> Result<()> {
             let binary = std::env::current_exe()
                 .and_then(std::fs::canonicalize)
                 .unwrap_or_else(|_| PathBuf::from("sluice"));
-            println!("Created token {} ({}).", record.label, record.id);
-            println!("This is the only time it is shown; copy it now:\n");
-            println!("  {plaintext}\n");
+            outln!("Created token {} ({}).", record.label, record.id);
+            outln!("This is the only time it is shown; copy it now:\n");
+            outln!("  {plaintext}\n");
             let endpoint = clients::Endpoint { port, token: &plaintext, binary: &binary };
             let snippets = match client {
                 Some(c) => vec![clients::one(c, &endpoint)],
                 None => clients::all(&endpoint),
             };
             for snippet in snippets {
-                println!("── {} — {}", snippet.title, snippet.target);
-                println!("{}\n", snippet.text.trim_end());
+                outln!("── {} — {}", snippet.title, snippet.target);
+                outln!("{}\n", snippet.text.trim_end());
                 if let Some(link) = &snippet.link {
-                    println!("Install link: {}\nIt installs: {}\n", link.url, link.installs);
+                    outln!("Install link: {}\nIt installs: {}\n", link.url, link.installs);
                 }
                 if let Some(note) = snippet.note {
-                    println!("{note}\n");
+                    outln!("{note}\n");
                 }
             }
         }
@@ -109,7 +109,7 @@ pub fn token(engine: Engine, cmd: TokenCmd) -> Result<()> {
                     .collect();
                 print_json(&list)?;
             } else if tokens.is_empty() {
-                println!("No tokens yet. Create one with `sluice token create --label NAME`.");
+                outln!("No tokens yet. Create one with `sluice token create --label NAME`.");
             } else {
                 for t in &tokens {
                     let status = if t.revoked_ms.is_some() {
@@ -125,27 +125,24 @@ pub fn token(engine: Engine, cmd: TokenCmd) -> Result<()> {
                             None => "active",
                         }
                     };
-                    println!("{}  {}  [{status}]", t.id, shown(&t.label));
-                    println!("  scope:     {}", scope(&t.scope));
-                    println!("  created:   {}", time(Some(t.created_ms)));
-                    println!("  last used: {}", time(t.last_used_ms));
-                    println!("  expires:   {}", time(t.expires_ms));
+                    outln!("{}  {}  [{status}]", t.id, shown(&t.label));
+                    outln!("  scope:     {}", scope(&t.scope));
+                    outln!("  created:   {}", time(Some(t.created_ms)));
+                    outln!("  last used: {}", time(t.last_used_ms));
+                    outln!("  expires:   {}", time(t.expires_ms));
                     if let Some((_, at)) = t.self_limit {
-                        println!(
-                            "  limited:   {} (`sluice token restore` lifts it)",
-                            time(Some(at))
-                        );
+                        outln!("  limited:   {} (`sluice token restore` lifts it)", time(Some(at)));
                     }
                 }
             }
         }
         TokenCmd::Revoke { token } => {
             let t = engine.revoke_token(&token).map_err(fail)?;
-            println!("Revoked {} ({}); its next request is refused.", shown(&t.label), t.id);
+            outln!("Revoked {} ({}); its next request is refused.", shown(&t.label), t.id);
         }
         TokenCmd::Restore { token } => {
             let t = engine.lift_token_limit(&token).map_err(fail)?;
-            println!(
+            outln!(
                 "Restored {} ({}): it has the access its projects give again.",
                 shown(&t.label),
                 t.id

@@ -21,6 +21,7 @@ mod http_guards;
 #[cfg(target_os = "linux")]
 mod keychain;
 mod node_clients;
+mod pipes;
 mod python_client;
 // Tunnels in process groups, /proc, and (CIMD) a network namespace: Linux only.
 #[cfg(target_os = "linux")]
