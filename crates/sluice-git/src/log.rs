@@ -99,7 +99,8 @@ pub fn log(
     let skip = args.skip.unwrap_or(0).min(MAX_SKIP);
     let include_files = args.include_files.unwrap_or(true);
     let mut inv = Invocation::new(repo, LOG_OUTPUT_CAP)?;
-    inv.args(["log", "-z", COMMIT_FORMAT, "--no-notes", "--no-color", "--no-abbrev"]);
+    // Not `--no-abbrev`: that makes `%h` the full id too. Nothing reads the raw lines' blob ids.
+    inv.args(["log", "-z", COMMIT_FORMAT, "--no-notes", "--no-color"]);
     // One extra commit tells whether there is a next page.
     inv.arg(format!("--max-count={}", u64::from(max_count) + 1)).arg(format!("--skip={skip}"));
     if include_files {

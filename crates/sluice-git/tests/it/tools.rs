@@ -142,6 +142,13 @@ fn log_lists_history_ranges_paging_and_changed_files() {
     assert_eq!((c.author_name.as_str(), c.author_email.as_str()), ("Ada", "ada@example.com"));
     assert!(c.time.contains('T'), "{}", c.time);
     assert_eq!(c.parents, std::slice::from_ref(&first));
+    // The abbreviated id is git's: a unique prefix of at least 7 digits, never the whole id.
+    assert!(
+        (7..c.id.len()).contains(&c.short_id.len()) && c.id.starts_with(&c.short_id),
+        "{} is not an abbreviation of {}",
+        c.short_id,
+        c.id
+    );
     let files = c.files.as_ref().unwrap();
     assert_eq!(files.len(), 1);
     assert_eq!((files[0].path.as_str(), files[0].status), ("f.txt", FileStatus::Added));
