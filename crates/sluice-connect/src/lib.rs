@@ -14,6 +14,7 @@ pub mod edit;
 mod entry;
 pub mod health;
 pub mod paths;
+mod project;
 mod snippet;
 mod value;
 pub mod write;

@@ -97,6 +97,67 @@ impl AutoRun {
             "Windsurf",
             "Windsurf's agent runs the hook commands in this file around its actions",
         ),
+        (
+            &[".qwen/settings.json"],
+            Refuse,
+            "Qwen Code",
+            "Qwen Code loads this when it starts: the MCP servers it launches, the hooks it runs, \
+             the tools it uses without asking",
+        ),
+        (
+            &[".qwen/extensions/**"],
+            Refuse,
+            "Qwen Code",
+            "Qwen Code loads the extensions kept here when it starts, with the MCP servers they \
+             launch",
+        ),
+        (
+            &["opencode.json", "opencode.jsonc"],
+            Refuse,
+            "opencode",
+            "opencode starts the MCP servers, language servers and formatters this file names \
+             and follows its permission rules, without asking",
+        ),
+        (
+            &[".opencode/plugin/**", ".opencode/plugins/**"],
+            Refuse,
+            "opencode",
+            "opencode loads and runs the plugins kept here when it starts",
+        ),
+        (
+            &[".github/hooks/**"],
+            Refuse,
+            "GitHub Copilot",
+            "Copilot CLI, Copilot's cloud agent and VS Code's agent run the commands these hooks \
+             name at session start and around every tool call",
+        ),
+        (
+            &[".clinerules/hooks/**"],
+            Refuse,
+            "Cline",
+            "Cline runs the hook scripts kept here around its tool calls",
+        ),
+        (
+            &[".crush.json", "crush.json"],
+            Refuse,
+            "Crush",
+            "Crush starts the MCP servers and language servers this file names and uses the \
+             tools it allows without asking",
+        ),
+        (
+            &[".kiro/hooks/**"],
+            Refuse,
+            "Kiro",
+            "Kiro's agent hooks run their commands and prompts on file saves and other events, \
+             without asking",
+        ),
+        (
+            &[".kiro/agents/**", ".amazonq/cli-agents/**"],
+            Refuse,
+            "Kiro CLI",
+            "the CLI's agent files name the MCP servers it starts, the hooks it runs and the tools \
+             it uses without asking",
+        ),
         // ----- asked: MCP servers that clients start -------------------------------------
         (
             &[".mcp.json"],
@@ -137,6 +198,37 @@ impl AutoRun {
             Ask,
             "Continue",
             "Continue loads the assistants and MCP servers defined here and starts those servers",
+        ),
+        (
+            &[".kilocode/mcp.json"],
+            Ask,
+            "Kilo Code",
+            "Kilo Code starts the MCP servers in this file",
+        ),
+        (
+            &[".amazonq/mcp.json"],
+            Ask,
+            "Kiro CLI",
+            "Kiro's CLI (formerly Amazon Q Developer CLI) starts the MCP servers in this file",
+        ),
+        (
+            &[".augment/settings.json"],
+            Ask,
+            "Augment",
+            "Augment's agent loads the MCP servers and tool settings in this file",
+        ),
+        (
+            &[".goose/recipes/**"],
+            Ask,
+            "Goose",
+            "Goose starts the extensions (MCP servers) a recipe kept here names when it runs",
+        ),
+        (
+            &[".cursor/environment.json"],
+            Ask,
+            "Cursor",
+            "Cursor's background agents run the install and start commands in this file, with \
+             your repository",
         ),
         // ----- asked: editors and IDEs ----------------------------------------------------
         (
