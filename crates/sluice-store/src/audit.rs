@@ -11,6 +11,8 @@
 //! an approval said would run on its own) — never file contents, outputs or secrets. An entry
 //! without a detail encodes exactly as before the field existed, so older chains verify.
 
+use std::sync::atomic::Ordering;
+
 use rusqlite::{OptionalExtension, Row, params};
 use sluice_core::{ProjectId, TokenId};
 use subtle::ConstantTimeEq;
@@ -21,6 +23,11 @@ use crate::{InstallSecret, Store, StoreError};
 
 /// The kv key holding the newest entry as `<seq>:<mac hex>`.
 pub(crate) const HEAD_KEY: &str = "sluice.audit.head";
+
+/// The head record of a log without entries: sequence 0 and the chain's starting MAC.
+pub(crate) fn genesis_head() -> String {
+    format!("0:{}", to_hex(&[0u8; 32]))
+}
 const MAX_TEXT: usize = 256;
 const MAX_DETAIL: usize = 2048;
 const MAX_LIST: usize = 10_000;
@@ -337,12 +344,19 @@ impl Store {
         }
         drop(insert);
         let head = format!("{seq}:{}", to_hex(&prev));
-        tx.prepare_cached(
-            "INSERT INTO kv (key, value) VALUES (?1, ?2)
-             ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-        )?
-        .execute(params![HEAD_KEY, head])?;
-        if self.sealed_schema() {
+        // Once the secret records that the log began, only an existing head moves on: a log
+        // emptied outside Sluice stays headless, and so a finding, until the user reseals.
+        let written = if self.secret_says_audit.load(Ordering::Relaxed) {
+            tx.prepare_cached("UPDATE kv SET value = ?2 WHERE key = ?1")?
+                .execute(params![HEAD_KEY, head])?
+        } else {
+            tx.prepare_cached(
+                "INSERT INTO kv (key, value) VALUES (?1, ?2)
+                 ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+            )?
+            .execute(params![HEAD_KEY, head])?
+        };
+        if written > 0 && self.sealed_schema() {
             crate::seal::kv_put_sealed(&tx, &secret.seal_key(), HEAD_KEY, &head)?;
         }
         tx.commit()?;
@@ -432,6 +446,14 @@ impl Store {
         // The chain alone cannot see its tail cut off; the head record can, unless it was
         // rewound to an earlier (seq, mac) pair as well.
         match head.as_deref().and_then(|h| h.split_once(':')) {
+            None if self.secret_says_audit.load(Ordering::Relaxed) => {
+                return broken(
+                    last.max(1),
+                    "the log was emptied or replaced outside Sluice: the record of its newest \
+                     entry is gone, while the install secret records that the log had begun"
+                        .into(),
+                );
+            }
             None if last == 0 => {}
             None => return broken(last, "the record of the newest entry is missing".into()),
             Some((seq, mac)) => {

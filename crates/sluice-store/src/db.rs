@@ -34,6 +34,8 @@ pub struct Store {
     pub(crate) schema: usize,
     /// Whether the install secret's own storage records that sealing began ([`crate::seal`]).
     pub(crate) secret_says_sealed: AtomicBool,
+    /// Whether the install secret's storage says the audit log has begun.
+    pub(crate) secret_says_audit: AtomicBool,
 }
 
 // The engine shares one `Store` between its async tasks and threads.
@@ -99,6 +101,7 @@ impl Store {
             seal_key: OnceLock::new(),
             schema: version,
             secret_says_sealed: AtomicBool::new(false),
+            secret_says_audit: AtomicBool::new(false),
         })
     }
 

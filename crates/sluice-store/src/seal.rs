@@ -32,7 +32,7 @@ use subtle::ConstantTimeEq;
 use zeroize::Zeroizing;
 
 use crate::audit::put_str;
-use crate::secret::{from_hex, to_hex};
+use crate::secret::{Marks, from_hex, to_hex};
 use crate::{InstallSecret, Store, StoreError};
 
 /// The kv key recording that sealing began: `pending` (left by the schema 14 migration), then
@@ -59,6 +59,8 @@ pub enum FindingKind {
     Stop,
     Pause,
     AuditHead,
+    /// The audit log and its head were removed while the secret's storage says it began.
+    AuditReset,
     Marker,
     /// The database was put back to before sealing while the secret's storage says it began.
     Reset,
@@ -79,6 +81,7 @@ impl FindingKind {
             FindingKind::Stop => "stop-seal",
             FindingKind::Pause => "pause-seal",
             FindingKind::AuditHead => "audit-head-seal",
+            FindingKind::AuditReset => "audit-reset",
             FindingKind::Marker => "seal-marker",
             FindingKind::Reset => "seal-reset",
             FindingKind::Reach => "reach-seal",
@@ -372,14 +375,26 @@ impl Store {
                 tracing::info!(projects = p, rules = r, tokens = t, "sealed the state");
             }
         }
+        // The audit log begins with a head record (an empty log's is the genesis head), which
+        // the secret then records; from then on a missing head is the finding `audit-reset`,
+        // never a new beginning. Legacy logs that have entries but lost their head stay broken.
+        let audit_said = secret.storage_says_audit_begun();
+        let mut has_head = kv_exists(&tx, crate::audit::HEAD_KEY)?;
+        if !has_head && !audit_said && !storage_sealed_but_reset(&tx, storage_sealed)? {
+            has_head = begin_audit_log(&tx, &key)?;
+        }
         tx.commit()?;
         drop(conn);
         // Sealing has begun for this database now, or did before (maybe under a Sluice that
-        // did not record it): the secret's storage records it once. After the commit, so a
-        // crash in between leaves a sealed database and an unmarked secret, which the next
-        // start marks; the other order would leave a false `seal-reset`.
-        let recorded = !storage_sealed && secret.record_sealing()?;
+        // did not record it): the secret's storage records it once, with the audit log's
+        // beginning. After the commit, so a crash in between leaves a sealed database and an
+        // unmarked secret, which the next start marks; the other order would leave a false
+        // `seal-reset` or `audit-reset`.
+        let marks = Marks { sealed: true, audit: audit_said || has_head };
+        let recorded = (marks.sealed != storage_sealed || marks.audit != audit_said)
+            && secret.record(marks)?;
         self.secret_says_sealed.store(storage_sealed || recorded, Ordering::Relaxed);
+        self.secret_says_audit.store(audit_said || (recorded && marks.audit), Ordering::Relaxed);
         let _ = self.seal_key.set(key);
         Ok(())
     }
@@ -570,7 +585,17 @@ impl Store {
             .optional()?;
         let entries: bool =
             conn.query_row("SELECT EXISTS (SELECT 1 FROM audit)", [], |r| r.get(0))?;
-        if (head.is_some() || entries)
+        if head.is_none() && self.secret_says_audit.load(Ordering::Relaxed) {
+            found.push(IntegrityFinding {
+                kind: FindingKind::AuditReset,
+                subject: crate::audit::HEAD_KEY.into(),
+                message: "the audit log was emptied or replaced outside Sluice: the record of its \
+                          newest entry is gone, while the install secret records that the log \
+                          had begun, so what assistants did before may be lost. If you emptied \
+                          it yourself, accept it with `sluice doctor --reseal`"
+                    .into(),
+            });
+        } else if (head.is_some() || entries)
             && kv_get_sealed(&conn, key, crate::audit::HEAD_KEY)?.is_none()
         {
             found.push(IntegrityFinding {
@@ -625,11 +650,67 @@ fn seal_everything(
     let head: Option<String> = tx
         .query_row("SELECT value FROM kv WHERE key = ?1", [crate::audit::HEAD_KEY], |r| r.get(0))
         .optional()?;
-    if let Some(head) = head {
-        kv_put_sealed(tx, key, crate::audit::HEAD_KEY, &head)?;
+    match head {
+        Some(head) => kv_put_sealed(tx, key, crate::audit::HEAD_KEY, &head)?,
+        // A headless log accepted as it is (the user's reseal after `audit-reset`) goes on from
+        // its newest entry, or begins again when it has none.
+        None if keep_safe => {
+            let newest: Option<(i64, Vec<u8>)> = tx
+                .query_row("SELECT seq, mac FROM audit ORDER BY seq DESC LIMIT 1", [], |r| {
+                    Ok((r.get(0)?, r.get(1)?))
+                })
+                .optional()?;
+            match newest {
+                Some((seq, mac)) => {
+                    let head = format!("{seq}:{}", to_hex(&mac));
+                    tx.execute(
+                        "INSERT INTO kv (key, value) VALUES (?1, ?2)
+                         ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                        params![crate::audit::HEAD_KEY, head],
+                    )?;
+                    kv_put_sealed(tx, key, crate::audit::HEAD_KEY, &head)?;
+                }
+                None => {
+                    begin_audit_log(tx, key)?;
+                }
+            }
+        }
+        None => {
+            begin_audit_log(tx, key)?;
+        }
     }
     kv_put_sealed(tx, key, MARKER_KEY, SEALED)?;
     Ok(counts)
+}
+
+/// Writes the genesis head (sequence 0, the chain's zero MAC) of a log without entries, sealed;
+/// `false` (nothing written) when the log has entries.
+fn begin_audit_log(tx: &Connection, key: &[u8; 32]) -> Result<bool, StoreError> {
+    let entries: bool = tx.query_row("SELECT EXISTS (SELECT 1 FROM audit)", [], |r| r.get(0))?;
+    if entries {
+        return Ok(false);
+    }
+    let head = crate::audit::genesis_head();
+    tx.execute(
+        "INSERT INTO kv (key, value) VALUES (?1, ?2)
+         ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+        params![crate::audit::HEAD_KEY, head],
+    )?;
+    kv_put_sealed(tx, key, crate::audit::HEAD_KEY, &head)?;
+    Ok(true)
+}
+
+fn kv_exists(conn: &Connection, key: &str) -> Result<bool, StoreError> {
+    Ok(conn.query_row("SELECT EXISTS (SELECT 1 FROM kv WHERE key = ?1)", [key], |r| r.get(0))?)
+}
+
+/// Whether this database was put back to before sealing while the secret says sealing began
+/// (`seal-reset`): nothing is begun or sealed in it until the user reseals.
+fn storage_sealed_but_reset(conn: &Connection, storage_sealed: bool) -> Result<bool, StoreError> {
+    let marker: Option<String> = conn
+        .query_row("SELECT value FROM kv WHERE key = ?1", [MARKER_KEY], |r| r.get(0))
+        .optional()?;
+    Ok(storage_sealed && marker.as_deref() != Some(SEALED))
 }
 
 /// Whether any seal exists: a row's seal column or a sealed kv value.

@@ -15,9 +15,10 @@
 //! and does not switch sources behind the user's back.
 //!
 //! The stored form is the secret in hex, followed by [`SEALED_SUFFIX`] once this data folder's
-//! state has been sealed ([`crate::seal`]): that fact must live where the secret lives, since
-//! anything in the database can be put back by whoever edits it (case PC-02). The bare form
-//! (every secret stored before) is still read.
+//! state has been sealed ([`crate::seal`]), then by [`AUDIT_SUFFIX`] once its audit log has
+//! begun (its head record exists): those facts must live where the secret lives, since anything
+//! in the database can be put back, or emptied, by whoever edits it (case PC-02). The shorter
+//! forms (every secret stored before) are still read.
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -42,6 +43,17 @@ pub const KEYCHAIN_TIMEOUT: Duration = Duration::from_secs(2);
 const SOURCE_KEY: &str = "sluice.secret.source";
 /// What follows the hex in the stored form once the data folder's state was sealed.
 pub const SEALED_SUFFIX: &str = ":sealed";
+/// What follows [`SEALED_SUFFIX`] once the data folder's audit log has begun.
+pub const AUDIT_SUFFIX: &str = ":audit";
+
+/// What the secret's stored form records about its data folder.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Marks {
+    /// The state has been sealed.
+    pub(crate) sealed: bool,
+    /// The audit log has begun: its head record was written.
+    pub(crate) audit: bool,
+}
 
 /// The install secret, and where it was loaded from. Zeroed on drop; never printed.
 pub struct InstallSecret {
@@ -51,10 +63,10 @@ pub struct InstallSecret {
     kept: Option<Kept>,
 }
 
-/// Where a loaded secret is kept, and whether its stored form there carries the seal marker.
+/// Where a loaded secret is kept, and what its stored form there records.
 struct Kept {
     place: Place,
-    sealed: bool,
+    marks: Marks,
 }
 
 enum Place {
@@ -97,12 +109,17 @@ impl InstallSecret {
 
     /// Whether the secret's stored form says this data folder's state was sealed.
     pub fn storage_says_sealed(&self) -> bool {
-        self.kept.as_ref().is_some_and(|k| k.sealed)
+        self.kept.as_ref().is_some_and(|k| k.marks.sealed)
     }
 
-    /// Adds the seal marker to the secret's stored form (keychain entry or file) and checks it
-    /// was kept. `Ok(false)` for a secret kept nowhere; an error when the storage refuses.
-    pub(crate) fn record_sealing(&self) -> Result<bool, StoreError> {
+    /// Whether the secret's stored form says this data folder's audit log has begun.
+    pub fn storage_says_audit_begun(&self) -> bool {
+        self.kept.as_ref().is_some_and(|k| k.marks.audit)
+    }
+
+    /// Writes `marks` into the secret's stored form (keychain entry or file) and checks they
+    /// were kept. `Ok(false)` for a secret kept nowhere; an error when the storage refuses.
+    pub(crate) fn record(&self, marks: Marks) -> Result<bool, StoreError> {
         let Some(kept) = &self.kept else { return Ok(false) };
         match &kept.place {
             Place::Keychain { store, account } => {
@@ -111,13 +128,14 @@ impl InstallSecret {
                 bounded(move || {
                     let entry = Entry::new_in_store(&store, SERVICE, &account)
                         .map_err(|e| format!("cannot address the keychain ({e})"))?;
-                    keychain_store(&entry, &bytes, true)
+                    keychain_store(&entry, &bytes, marks)
                 })
                 .and_then(|stored| stored)
                 .map_err(|why| {
                     StoreError::Secret(format!(
                         "cannot record in the OS keychain that this data folder's state is \
-                         sealed: {why}. Unlock or start the keychain and try again."
+                         sealed and its audit log begun: {why}. Unlock or start the keychain and \
+                         try again."
                     ))
                 })?;
             }
@@ -125,7 +143,7 @@ impl InstallSecret {
                 // A new file renamed over the old one: the secret is never half-written.
                 let name = format!("{SECRET_FILE}.{}.new", to_hex(&random_bytes::<8>()));
                 let new = path.with_file_name(name);
-                write_secret_file(&new, &self.bytes, true)
+                write_secret_file(&new, &self.bytes, marks)
                     .and_then(|()| std::fs::rename(&new, path))
                     .map_err(|e| {
                         let _ = std::fs::remove_file(&new);
@@ -135,7 +153,9 @@ impl InstallSecret {
                         )
                     })?;
                 match read_secret_file(path)? {
-                    Some(s) if s.bytes == self.bytes && s.storage_says_sealed() => {}
+                    Some(s)
+                        if s.bytes == self.bytes
+                            && s.kept.as_ref().is_some_and(|k| k.marks == marks) => {}
                     _ => {
                         return Err(StoreError::Secret(format!(
                             "{} did not keep the record that the state is sealed",
@@ -148,28 +168,38 @@ impl InstallSecret {
         Ok(true)
     }
 
-    /// Parses a stored form: the secret (kept nowhere yet) and whether it carries the seal
-    /// marker.
-    fn parse_stored(text: &str) -> Option<(InstallSecret, bool)> {
+    /// Parses a stored form: the secret (kept nowhere yet) and the marks it carries.
+    fn parse_stored(text: &str) -> Option<(InstallSecret, Marks)> {
         let text = text.trim();
+        let (text, audit) = match text.strip_suffix(AUDIT_SUFFIX) {
+            Some(rest) => (rest, true),
+            None => (text, false),
+        };
         let (hex, sealed) = match text.strip_suffix(SEALED_SUFFIX) {
             Some(hex) => (hex, true),
             None => (text, false),
         };
-        Some((InstallSecret::from_bytes(from_hex(hex)?), sealed))
+        // The audit mark is only ever written after the seal mark.
+        if audit && !sealed {
+            return None;
+        }
+        Some((InstallSecret::from_bytes(from_hex(hex)?), Marks { sealed, audit }))
     }
 
-    fn kept_at(mut self, place: Place, sealed: bool) -> InstallSecret {
-        self.kept = Some(Kept { place, sealed });
+    fn kept_at(mut self, place: Place, marks: Marks) -> InstallSecret {
+        self.kept = Some(Kept { place, marks });
         self
     }
 }
 
-/// The stored form of `bytes`.
-fn stored_text(bytes: &[u8; 32], sealed: bool) -> Zeroizing<String> {
+/// The stored form of `bytes` with `marks`.
+fn stored_text(bytes: &[u8; 32], marks: Marks) -> Zeroizing<String> {
     let mut text = Zeroizing::new(to_hex(bytes));
-    if sealed {
+    if marks.sealed {
         text.push_str(SEALED_SUFFIX);
+        if marks.audit {
+            text.push_str(AUDIT_SUFFIX);
+        }
     }
     text
 }
@@ -409,13 +439,13 @@ fn keychain_attempt(
     let place = || Place::Keychain { store: store.clone(), account: account.clone() };
     match entry.get_password().map(Zeroizing::new) {
         Ok(text) => match InstallSecret::parse_stored(&text) {
-            Some((secret, sealed)) => Found(secret.kept_at(place(), sealed)),
+            Some((secret, marks)) => Found(secret.kept_at(place(), marks)),
             None => Corrupt("the keychain entry is not a Sluice install secret".into()),
         },
         Err(keyring_core::Error::NoEntry) if may_create => {
             let secret = InstallSecret::generate();
-            match keychain_store(&entry, &secret.bytes, false) {
-                Ok(()) => Created(secret.kept_at(place(), false)),
+            match keychain_store(&entry, &secret.bytes, Marks::default()) {
+                Ok(()) => Created(secret.kept_at(place(), Marks::default())),
                 Err(why) => Unusable(why),
             }
         }
@@ -427,17 +457,16 @@ fn keychain_attempt(
     }
 }
 
-/// Stores `bytes` in `entry` (with the seal marker when `sealed`) and reads it back: a store
-/// that accepts writes and loses them must not be trusted with the one key that everything
-/// else depends on.
-fn keychain_store(entry: &Entry, bytes: &[u8; 32], sealed: bool) -> Result<(), String> {
+/// Stores `bytes` in `entry` (with `marks`) and reads it back: a store that accepts writes and
+/// loses them must not be trusted with the one key that everything else depends on.
+fn keychain_store(entry: &Entry, bytes: &[u8; 32], marks: Marks) -> Result<(), String> {
     entry
-        .set_password(&stored_text(bytes, sealed))
+        .set_password(&stored_text(bytes, marks))
         .map_err(|e| format!("the keychain refused to store the secret ({e})"))?;
     match entry.get_password().map(Zeroizing::new) {
         Ok(text)
             if InstallSecret::parse_stored(&text)
-                .is_some_and(|(s, kept_sealed)| s.bytes == *bytes && kept_sealed == sealed) =>
+                .is_some_and(|(s, kept)| s.bytes == *bytes && kept == marks) =>
         {
             Ok(())
         }
@@ -559,8 +588,8 @@ fn from_file(path: &Path, may_create: bool, reason: String) -> Result<LoadedSecr
         )));
     }
     let secret = InstallSecret::generate();
-    match write_secret_file(path, &secret.bytes, false) {
-        Ok(()) => Ok(loaded(secret.kept_at(Place::File(path.to_owned()), false), true)),
+    match write_secret_file(path, &secret.bytes, Marks::default()) {
+        Ok(()) => Ok(loaded(secret.kept_at(Place::File(path.to_owned()), Marks::default()), true)),
         // Another process created it between our read and our create: use theirs.
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => match read_secret_file(path)? {
             Some(secret) => Ok(loaded(secret, false)),
@@ -572,9 +601,9 @@ fn from_file(path: &Path, may_create: bool, reason: String) -> Result<LoadedSecr
 
 /// Writes the stored form of `bytes` to a new owner-only file `path` (`AlreadyExists` if there
 /// is one) and syncs it.
-fn write_secret_file(path: &Path, bytes: &[u8; 32], sealed: bool) -> std::io::Result<()> {
+fn write_secret_file(path: &Path, bytes: &[u8; 32], marks: Marks) -> std::io::Result<()> {
     let mut f = create_new_private(path)?;
-    let mut text = stored_text(bytes, sealed);
+    let mut text = stored_text(bytes, marks);
     text.push('\n');
     f.write_all(text.as_bytes())?;
     f.sync_all()
@@ -608,7 +637,7 @@ fn read_secret_file(path: &Path) -> Result<Option<InstallSecret>, StoreError> {
         .and_then(|f| f.take(256).read_to_string(&mut text))
         .map_err(|e| StoreError::io("cannot read the install secret file", e))?;
     match InstallSecret::parse_stored(&text) {
-        Some((secret, sealed)) => Ok(Some(secret.kept_at(Place::File(path.to_owned()), sealed))),
+        Some((secret, marks)) => Ok(Some(secret.kept_at(Place::File(path.to_owned()), marks))),
         None => {
             Err(StoreError::Secret(format!("{} is not a Sluice install secret", path.display())))
         }

@@ -477,5 +477,5 @@ pub fn back_to_schema_13(sb: &Sandbox) {
     .unwrap();
     let path = sb.data.join("install-secret");
     let secret = std::fs::read_to_string(&path).unwrap();
-    std::fs::write(&path, secret.replace(":sealed", "")).unwrap();
+    std::fs::write(&path, secret.replace(":audit", "").replace(":sealed", "")).unwrap();
 }

@@ -49,8 +49,12 @@ fn an_untouched_chain_verifies() {
     let (_tmp, store, secret, _raw) = log_of(10);
     let report = store.audit_verify(&secret).unwrap();
     assert_eq!(report, ChainReport { entries: 10, intact: true, first_break: None });
-    let empty = open(&data_dir().1);
-    assert!(empty.audit_verify(&secret).unwrap().intact);
+    // A log without entries verifies under the secret it was opened with (its genesis head is
+    // sealed with it), and not under another.
+    let (_tmp, dir) = data_dir();
+    let empty = open(&dir);
+    assert!(empty.audit_verify(&crate::test_secret()).unwrap().intact);
+    assert!(!empty.audit_verify(&secret).unwrap().intact);
 }
 
 #[test]

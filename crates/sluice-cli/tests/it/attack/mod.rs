@@ -113,8 +113,8 @@ impl Rig {
         std::fs::write(sb.data.join("rt_canary.txt"), &canaries[4]).unwrap();
         let secret = std::fs::read_to_string(sb.data.join("install-secret")).unwrap();
         let mut canaries = canaries;
-        // The hex itself, without the record that sealing began after it.
-        canaries.push(secret.trim().trim_end_matches(":sealed").to_owned());
+        // The hex itself, without the records (sealing, the audit log) after it.
+        canaries.push(secret.trim().split(':').next().unwrap().to_owned());
         canaries.push(token.clone());
 
         let port = free_port();
