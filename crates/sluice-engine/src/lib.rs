@@ -397,17 +397,30 @@ impl Engine {
                 .into_iter()
                 .map(|f| (f.kind, f.subject))
                 .collect();
-            if ((paused || stopped) != (cache.paused || cache.stopped)
-                || findings != cache.findings)
-                && cache.data_version != i64::MIN
-            {
-                self.emit(EngineEvent::AccessChanged { paused: paused || stopped });
+            let reach = reach::load(&self.store).map_err(store_failure)?;
+            let tokens: HashMap<_, _> = tokens.into_iter().map(|t| (t.hash, t)).collect();
+            // What another process changed (the CLI, the window of another engine, an
+            // assistant's `drop_privileges` served elsewhere) reaches the window as the same
+            // events as a change made here; the first load announces nothing.
+            if cache.data_version != i64::MIN {
+                if (paused || stopped) != (cache.paused || cache.stopped)
+                    || findings != cache.findings
+                    || reach != cache.reach
+                {
+                    self.emit(EngineEvent::AccessChanged { paused: paused || stopped });
+                }
+                if projects != cache.projects {
+                    self.emit(EngineEvent::ProjectsChanged);
+                }
+                if !same_tokens(&tokens, &cache.tokens) {
+                    self.emit(EngineEvent::TokensChanged);
+                }
             }
-            cache.reach = reach::load(&self.store).map_err(store_failure)?;
+            cache.reach = reach;
             cache.findings = findings;
             cache.stopped = stopped;
             cache.projects = projects;
-            cache.tokens = tokens.into_iter().map(|t| (t.hash, t)).collect();
+            cache.tokens = tokens;
             cache.paused = paused;
             cache.data_version = version;
         }
@@ -614,6 +627,16 @@ impl Engine {
             EngineEvent::ProjectsChanged
         });
     }
+}
+
+/// Whether two token lists differ in anything the user sees or that decides access; the time of
+/// last use moves with every request and is not announced.
+fn same_tokens(a: &HashMap<[u8; 32], TokenRecord>, b: &HashMap<[u8; 32], TokenRecord>) -> bool {
+    a.len() == b.len()
+        && a.iter().all(|(hash, t)| {
+            b.get(hash)
+                .is_some_and(|u| TokenRecord { last_used_ms: u.last_used_ms, ..t.clone() } == *u)
+        })
 }
 
 /// Action names can come from the client (a tool or method name): short and printable before

@@ -343,6 +343,38 @@ fn pc02_the_window_hears_when_the_integrity_findings_change() {
     assert!(!heard(&mut rx));
 }
 
+/// A change made by another process (the CLI, as the README suggests, while the window is open)
+/// reaches the window as the event that makes it reload that view, once the serving engine
+/// looks (at the nudge the CLI leaves, or its next tick; here, the next check).
+#[test]
+fn the_window_hears_projects_and_tokens_changed_by_another_process() {
+    let f = fixture();
+    f.engine.check_access().unwrap();
+    let mut rx = f.engine.subscribe();
+    let mut heard = || -> Vec<UiEvent> {
+        f.engine.check_access().unwrap();
+        std::iter::from_fn(|| rx.try_recv().ok()).map(|e| event(&e)).collect()
+    };
+    let cli =
+        Engine::open(&EngineConfig::new(f.engine.data_dir().into(), SecretPreference::FileOnly))
+            .unwrap();
+    use sluice_core::{AccessMode, ExecMode};
+    cli.add_project(&f.folder, None, AccessMode::ReadOnly, ExecMode::Off).unwrap();
+    assert_eq!(heard(), [UiEvent::ProjectsChanged]);
+    cli.set_modes("my-app", Some(AccessMode::ReadWrite), None).unwrap();
+    assert_eq!(heard(), [UiEvent::ProjectsChanged]);
+    assert_eq!(list_projects(&f.engine).unwrap()[0].access, Access::ReadWrite);
+    cli.create_token("Cursor", None, None).unwrap();
+    assert_eq!(heard(), [UiEvent::TokensChanged]);
+    cli.revoke_token("Cursor").unwrap();
+    assert_eq!(heard(), [UiEvent::TokensChanged]);
+    cli.remove_project("my-app").unwrap();
+    assert_eq!(heard(), [UiEvent::ProjectsChanged]);
+    assert!(list_projects(&f.engine).unwrap().is_empty());
+    // Nothing changed since: no event.
+    assert_eq!(heard(), []);
+}
+
 #[test]
 fn network_for_commands_follows_the_mode_until_set() {
     let f = fixture();
