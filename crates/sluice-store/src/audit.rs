@@ -24,9 +24,35 @@ use crate::{InstallSecret, Store, StoreError};
 /// The kv key holding the newest entry as `<seq>:<mac hex>`.
 pub(crate) const HEAD_KEY: &str = "sluice.audit.head";
 
-/// The head record of a log without entries: sequence 0 and the chain's starting MAC.
-pub(crate) fn genesis_head() -> String {
-    format!("0:{}", to_hex(&[0u8; 32]))
+/// Writes the genesis head (sequence 0, the chain's starting MAC) of a log without entries,
+/// sealed: the log has begun. `false` (nothing written) when the log has entries.
+pub(crate) fn begin_log(tx: &rusqlite::Connection, key: &[u8; 32]) -> Result<bool, StoreError> {
+    let entries: bool = tx.query_row("SELECT EXISTS (SELECT 1 FROM audit)", [], |r| r.get(0))?;
+    if !entries {
+        put_head(tx, key, &format!("0:{}", to_hex(&[0u8; 32])))?;
+    }
+    Ok(!entries)
+}
+
+/// The user's acceptance of a log whose head is gone: it goes on from its newest entry, or
+/// begins again when it has none.
+pub(crate) fn accept_headless_log(
+    tx: &rusqlite::Connection,
+    key: &[u8; 32],
+) -> Result<(), StoreError> {
+    let newest: Option<(i64, Vec<u8>)> = tx
+        .query_row("SELECT seq, mac FROM audit ORDER BY seq DESC LIMIT 1", [], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })
+        .optional()?;
+    match newest {
+        Some((seq, mac)) => put_head(tx, key, &format!("{seq}:{}", to_hex(&mac))),
+        None => begin_log(tx, key).map(|_| ()),
+    }
+}
+
+fn put_head(tx: &rusqlite::Connection, key: &[u8; 32], head: &str) -> Result<(), StoreError> {
+    crate::seal::kv_put_sealed(tx, key, HEAD_KEY, head)
 }
 const MAX_TEXT: usize = 256;
 const MAX_DETAIL: usize = 2048;

@@ -23,6 +23,7 @@ mod credential;
 mod db;
 mod error;
 pub mod fsperm;
+mod hex;
 mod jobs;
 mod kv;
 mod oauth;

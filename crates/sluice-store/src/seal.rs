@@ -375,13 +375,14 @@ impl Store {
                 tracing::info!(projects = p, rules = r, tokens = t, "sealed the state");
             }
         }
-        // The audit log begins with a head record (an empty log's is the genesis head), which
-        // the secret then records; from then on a missing head is the finding `audit-reset`,
-        // never a new beginning. Legacy logs that have entries but lost their head stay broken.
+        // The audit log begins with a head record (the genesis head, for an empty log), which
+        // the secret then records: from then on a missing head is `audit-reset`, not a start.
         let audit_said = secret.storage_says_audit_begun();
-        let mut has_head = kv_exists(&tx, crate::audit::HEAD_KEY)?;
-        if !has_head && !audit_said && !storage_sealed_but_reset(&tx, storage_sealed)? {
-            has_head = begin_audit_log(&tx, &key)?;
+        let exists = "SELECT EXISTS (SELECT 1 FROM kv WHERE key = ?1)";
+        let mut has_head: bool = tx.query_row(exists, [crate::audit::HEAD_KEY], |r| r.get(0))?;
+        let reset = storage_sealed && marker.as_deref() != Some(SEALED);
+        if !(has_head || audit_said || reset) {
+            has_head = crate::audit::begin_log(&tx, &key)?;
         }
         tx.commit()?;
         drop(conn);
@@ -652,65 +653,14 @@ fn seal_everything(
         .optional()?;
     match head {
         Some(head) => kv_put_sealed(tx, key, crate::audit::HEAD_KEY, &head)?,
-        // A headless log accepted as it is (the user's reseal after `audit-reset`) goes on from
-        // its newest entry, or begins again when it has none.
-        None if keep_safe => {
-            let newest: Option<(i64, Vec<u8>)> = tx
-                .query_row("SELECT seq, mac FROM audit ORDER BY seq DESC LIMIT 1", [], |r| {
-                    Ok((r.get(0)?, r.get(1)?))
-                })
-                .optional()?;
-            match newest {
-                Some((seq, mac)) => {
-                    let head = format!("{seq}:{}", to_hex(&mac));
-                    tx.execute(
-                        "INSERT INTO kv (key, value) VALUES (?1, ?2)
-                         ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-                        params![crate::audit::HEAD_KEY, head],
-                    )?;
-                    kv_put_sealed(tx, key, crate::audit::HEAD_KEY, &head)?;
-                }
-                None => {
-                    begin_audit_log(tx, key)?;
-                }
-            }
-        }
+        // The user's reseal accepts a headless log as it is (`audit-reset`).
+        None if keep_safe => crate::audit::accept_headless_log(tx, key)?,
         None => {
-            begin_audit_log(tx, key)?;
+            crate::audit::begin_log(tx, key)?;
         }
     }
     kv_put_sealed(tx, key, MARKER_KEY, SEALED)?;
     Ok(counts)
-}
-
-/// Writes the genesis head (sequence 0, the chain's zero MAC) of a log without entries, sealed;
-/// `false` (nothing written) when the log has entries.
-fn begin_audit_log(tx: &Connection, key: &[u8; 32]) -> Result<bool, StoreError> {
-    let entries: bool = tx.query_row("SELECT EXISTS (SELECT 1 FROM audit)", [], |r| r.get(0))?;
-    if entries {
-        return Ok(false);
-    }
-    let head = crate::audit::genesis_head();
-    tx.execute(
-        "INSERT INTO kv (key, value) VALUES (?1, ?2)
-         ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-        params![crate::audit::HEAD_KEY, head],
-    )?;
-    kv_put_sealed(tx, key, crate::audit::HEAD_KEY, &head)?;
-    Ok(true)
-}
-
-fn kv_exists(conn: &Connection, key: &str) -> Result<bool, StoreError> {
-    Ok(conn.query_row("SELECT EXISTS (SELECT 1 FROM kv WHERE key = ?1)", [key], |r| r.get(0))?)
-}
-
-/// Whether this database was put back to before sealing while the secret says sealing began
-/// (`seal-reset`): nothing is begun or sealed in it until the user reseals.
-fn storage_sealed_but_reset(conn: &Connection, storage_sealed: bool) -> Result<bool, StoreError> {
-    let marker: Option<String> = conn
-        .query_row("SELECT value FROM kv WHERE key = ?1", [MARKER_KEY], |r| r.get(0))
-        .optional()?;
-    Ok(storage_sealed && marker.as_deref() != Some(SEALED))
 }
 
 /// Whether any seal exists: a row's seal column or a sealed kv value.
@@ -746,30 +696,5 @@ fn tampered_error(table: &SealedTable, id: &str) -> StoreError {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Values are type-tagged and length-prefixed, and the table and the extra strings are
-    /// bound too: no two different rows share a seal.
-    #[test]
-    fn no_two_rows_encode_alike() {
-        let key = [1u8; 32];
-        let t = |s: &'static str| ValueRef::Text(s.as_bytes());
-        let seals = [
-            seal_of(&key, "projects", &[t("ab"), t("c")], &[]),
-            seal_of(&key, "projects", &[t("a"), t("bc")], &[]),
-            seal_of(&key, "projects", &[t(""), ValueRef::Null], &[]),
-            seal_of(&key, "projects", &[ValueRef::Null, t("")], &[]),
-            seal_of(&key, "projects", &[ValueRef::Integer(1), ValueRef::Null], &[]),
-            seal_of(&key, "projects", &[t("1"), ValueRef::Null], &[]),
-            seal_of(&key, "projects", &[ValueRef::Blob(b"1"), ValueRef::Null], &[]),
-            seal_of(&key, "tokens", &[t("ab"), t("c")], &[]),
-            seal_of(&key, "tokens", &[t("ab"), t("c")], &["proj_a"]),
-            seal_of(&key, "tokens", &[t("ab")], &["c"]),
-            seal_of(&[2u8; 32], "projects", &[t("ab"), t("c")], &[]),
-        ];
-        for (i, a) in seals.iter().enumerate() {
-            assert!(seals[i + 1..].iter().all(|b| a != b), "seal {i} collides");
-        }
-    }
-}
+#[path = "seal_tests.rs"]
+mod tests;

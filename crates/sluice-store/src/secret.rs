@@ -31,6 +31,7 @@ use subtle::ConstantTimeEq;
 use zeroize::{Zeroize, Zeroizing};
 
 use crate::fsperm::{create_new_private, ensure_private_dir, foreign_access_bits, mode_bits};
+pub(crate) use crate::hex::{from_hex, from_hex_vec, to_hex};
 use crate::{Store, StoreError};
 
 /// The keychain service name of every Sluice entry.
@@ -684,33 +685,4 @@ impl Store {
         }
         Ok(loaded)
     }
-}
-
-pub(crate) fn to_hex(bytes: &[u8]) -> String {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    let mut out = String::with_capacity(bytes.len() * 2);
-    for b in bytes {
-        out.push(DIGITS[usize::from(b >> 4)] as char);
-        out.push(DIGITS[usize::from(b & 15)] as char);
-    }
-    out
-}
-
-pub(crate) fn from_hex(text: &str) -> Option<[u8; 32]> {
-    from_hex_vec(text)?.try_into().ok()
-}
-
-/// Hex (either case) to bytes; `None` for an odd length or a non-hex character.
-pub(crate) fn from_hex_vec(text: &str) -> Option<Vec<u8>> {
-    let nibble = |c: u8| match c {
-        b'0'..=b'9' => Some(c - b'0'),
-        b'a'..=b'f' => Some(c - b'a' + 10),
-        b'A'..=b'F' => Some(c - b'A' + 10),
-        _ => None,
-    };
-    let text = text.as_bytes();
-    if !text.len().is_multiple_of(2) {
-        return None;
-    }
-    text.chunks_exact(2).map(|pair| Some(nibble(pair[0])? << 4 | nibble(pair[1])?)).collect()
 }
