@@ -14,6 +14,8 @@
 //! on, a connection request made over its real port approved, and reach turned off
 //! (`reach.rs`). Every step asserts on what the window shows.
 //!
+//! The window follows changes made from the CLI while it is open (`follow.rs`).
+//!
 //! The tray menu has a test of its own (`tray.rs`): the tray process under a stand-in
 //! desktop panel on a private D-Bus (`tray_host.rs`), its menu read and clicked over D-Bus.
 //!
@@ -26,6 +28,7 @@
 mod client;
 mod connect;
 mod driver;
+mod follow;
 mod reach;
 mod tray;
 mod tray_host;

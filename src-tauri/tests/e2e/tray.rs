@@ -60,7 +60,7 @@ fn cli() -> PathBuf {
 }
 
 /// Runs `sluice ARGS` on the test's data folder, asserting success; returns stdout.
-fn sluice(data: &Path, args: &[&str]) -> String {
+pub(crate) fn sluice(data: &Path, args: &[&str]) -> String {
     let out = Command::new(cli())
         .args(args)
         .env("SLUICE_DATA_DIR", data)
