@@ -46,6 +46,13 @@ error_codes! {
     TooLarge = "too_large",
     /// The file looks binary and the tool reads text.
     BinaryFile = "binary_file",
+    /// The image is larger than `read_media` decodes: the file, or the dimensions or memory its
+    /// header declares (a decompression bomb is refused before anything is allocated).
+    ImageTooLarge = "image_too_large",
+    /// The file starts like an image but does not decode: truncated, corrupt or unsupported.
+    ImageInvalid = "image_invalid",
+    /// The file is text and the tool reads images and binary files (`read_file` reads text).
+    TextFile = "text_file",
     /// No project with that id or name is visible to this token.
     ProjectNotFound = "project_not_found",
     /// The project exists but is disabled or its root is lost.

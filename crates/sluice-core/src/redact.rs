@@ -63,6 +63,28 @@ pub fn redact(text: &str) -> Cow<'_, str> {
     redact_each(text)
 }
 
+/// [`redact`] for bytes that are not text (a range of a binary file): every known secret format
+/// found in the bytes' ASCII is overwritten in place with `*`, so the length and every offset
+/// stay what they were. Bytes outside ASCII count as a character no rule matches. True when
+/// something was masked.
+pub fn mask_bytes(bytes: &mut [u8]) -> bool {
+    // Every byte becomes one ASCII character, so a match's byte range in `view` is its byte
+    // range in `bytes`.
+    let view: String =
+        bytes.iter().map(|&b| if b.is_ascii() { char::from(b) } else { '\x7f' }).collect();
+    if !ANCHORS.is_match(&view) {
+        return false;
+    }
+    let mut masked = false;
+    for rule in RULES.iter() {
+        for m in rule.re.find_iter(&view) {
+            bytes[m.range()].fill(b'*');
+            masked = true;
+        }
+    }
+    masked
+}
+
 /// [`redact`] without the anchor scan: each rule in turn.
 fn redact_each(text: &str) -> Cow<'_, str> {
     let mut out = Cow::Borrowed(text);

@@ -1,6 +1,6 @@
 //! Tests of the redactor: each secret format, the anchors, and streaming across chunk boundaries.
 
-use super::redact;
+use super::{mask_bytes, redact};
 
 /// Plain base64 of `bytes` (standard alphabet, padded): the tests' independent encoder.
 fn b64(bytes: &[u8]) -> String {
@@ -160,4 +160,27 @@ fn stream_catches_secrets_split_across_chunks() {
     out.push_str(&r.push("VATE KEY-----\nafter"));
     out.push_str(&r.finish());
     assert_eq!(out, "a [redacted:private-key]\nafter");
+}
+
+#[test]
+fn mask_bytes_overwrites_secrets_in_binary_in_place() {
+    let token = format!("slc_{}", "a1".repeat(16));
+    let key = "-----BEGIN RSA PRIVATE KEY-----\nMIIB\n-----END RSA PRIVATE KEY-----";
+    let mut bytes = vec![0u8, 0xff, 0x89];
+    bytes.extend_from_slice(token.as_bytes());
+    bytes.extend_from_slice(&[0, 0xfe]);
+    bytes.extend_from_slice(key.as_bytes());
+    bytes.push(0xc3);
+    let len = bytes.len();
+    assert!(mask_bytes(&mut bytes));
+    assert_eq!(bytes.len(), len);
+    assert_eq!(&bytes[..3], &[0, 0xff, 0x89]);
+    assert!(bytes[3..3 + token.len()].iter().all(|&b| b == b'*'));
+    assert_eq!(&bytes[3 + token.len()..5 + token.len()], &[0, 0xfe]);
+    assert!(!String::from_utf8_lossy(&bytes).contains("MIIB"));
+    assert_eq!(bytes[len - 1], 0xc3);
+
+    let mut clean = vec![0x89, b'P', b'N', b'G', 0, 1, 2, 0xff];
+    assert!(!mask_bytes(&mut clean));
+    assert_eq!(clean, [0x89, b'P', b'N', b'G', 0, 1, 2, 0xff]);
 }

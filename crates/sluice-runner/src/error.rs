@@ -17,9 +17,26 @@ pub enum RunnerError {
     TooLarge(String),
     /// The file looks binary.
     #[error(
-        "`{path}` looks like a binary file (it contains NUL bytes); read_file returns text only"
+        "`{path}` looks like a binary file (it contains NUL bytes); read_file returns text only. \
+         Use read_media: it returns an image (PNG, JPEG, GIF, WebP) as a picture and any other \
+         binary file as a byte range"
     )]
     BinaryFile { path: String },
+    /// The file is text; `read_media` reads images and binary files.
+    #[error(
+        "`{path}` is a text file (SVG included); read it with read_file, which returns text \
+         with secrets redacted. read_media returns images and binary files"
+    )]
+    TextFile { path: String },
+    /// The image is over a bound of `read_media` (file size, dimensions, decoder memory).
+    #[error("{0}")]
+    ImageTooLarge(String),
+    /// The file starts like an image but does not decode.
+    #[error(
+        "`{path}` starts like an image but could not be decoded ({reason}); it may be truncated \
+         or corrupt. Its raw bytes can be read with read_media's offset and length"
+    )]
+    ImageInvalid { path: String, reason: String },
     /// An I/O failure while reading; the physical path is never included.
     #[error("could not read `{path}`: {kind}")]
     Io { path: String, kind: std::io::ErrorKind },
@@ -60,6 +77,9 @@ impl Coded for RunnerError {
             RunnerError::InvalidArgument(_) => ErrorCode::InvalidArgument,
             RunnerError::TooLarge(_) => ErrorCode::TooLarge,
             RunnerError::BinaryFile { .. } => ErrorCode::BinaryFile,
+            RunnerError::TextFile { .. } => ErrorCode::TextFile,
+            RunnerError::ImageTooLarge(_) => ErrorCode::ImageTooLarge,
+            RunnerError::ImageInvalid { .. } => ErrorCode::ImageInvalid,
             RunnerError::Io { .. } => ErrorCode::Internal,
             RunnerError::Conflict(_) => ErrorCode::Conflict,
             RunnerError::LimitExceeded(_) => ErrorCode::LimitExceeded,

@@ -1,5 +1,5 @@
-//! The file tools: the read-only `list_directory`, `stat`, `read_file`, `find_files` and
-//! `search_text`, and the mutations (`write_file`, `edit_file`, `apply_patch`, `move_path`,
+//! The file tools: the read-only `list_directory`, `stat`, `read_file`, `read_media`,
+//! `find_files` and `search_text`, and the mutations (`write_file`, `edit_file`, `apply_patch`, `move_path`,
 //! `create_directory`, `delete_path`, `restore`, `list_backups`) as a plan/commit API in
 //! [`Mutations`].
 //!
@@ -21,6 +21,7 @@
 mod error;
 mod find;
 mod list;
+mod media;
 mod model;
 mod mutate;
 mod read;
@@ -36,6 +37,10 @@ use sluice_guard::{AutoRun, RelPath, Root, Shield};
 pub use error::RunnerError;
 pub use find::{FindFilesArgs, FindFilesOutput, FoundEntry, find_files};
 pub use list::{ListDirectoryArgs, ListDirectoryOutput, ListedEntry, list_directory};
+pub use media::{
+    DEFAULT_MAX_DIMENSION, MAX_DECODE_ALLOC, MAX_IMAGE_FILE_BYTES, MAX_IMAGE_SIDE, MAX_RANGE_BYTES,
+    Media, MediaKind, ReadMediaArgs, ReadMediaOutput, decode_dimensions, read_media,
+};
 pub use model::EntryKind;
 pub use mutate::{
     ApplyPatchArgs, BackupEntry, BackupLimits, BackupRef, CreateDirectoryArgs, DeletePathArgs,

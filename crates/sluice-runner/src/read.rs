@@ -185,6 +185,16 @@ fn line_range(
     (content, end_line, truncated)
 }
 
+/// Whether a file starting with `head` is text as [`read_file`] sees it: a UTF-16 byte-order
+/// mark, or no NUL byte in its first [`BINARY_SNIFF`] bytes (after a UTF-8 byte-order mark).
+pub(crate) fn is_text(head: &[u8]) -> bool {
+    if head.starts_with(&[0xFF, 0xFE]) || head.starts_with(&[0xFE, 0xFF]) {
+        return true;
+    }
+    let body = head.strip_prefix(&[0xEF, 0xBB, 0xBF]).unwrap_or(head);
+    !body[..body.len().min(BINARY_SNIFF)].contains(&0)
+}
+
 /// Decodes by BOM; `None` for binary (a NUL byte near the start of a non-UTF-16 file).
 fn decode(raw: Vec<u8>) -> Option<(String, &'static str, bool)> {
     if let Some(rest) = raw.strip_prefix(&[0xFF, 0xFE]) {
@@ -227,7 +237,7 @@ fn decode_utf16(
 }
 
 /// The longest prefix of `s` that is at most `max` bytes and ends on a char boundary.
-fn floor_char(s: &str, max: usize) -> &str {
+pub(crate) fn floor_char(s: &str, max: usize) -> &str {
     let mut end = max.min(s.len());
     while !s.is_char_boundary(end) {
         end -= 1;
@@ -235,7 +245,7 @@ fn floor_char(s: &str, max: usize) -> &str {
     &s[..end]
 }
 
-fn human(bytes: u64) -> String {
+pub(crate) fn human(bytes: u64) -> String {
     const KIB: u64 = 1024;
     const MIB: u64 = 1024 * 1024;
     if bytes >= MIB {

@@ -17,6 +17,10 @@ fn links_out_of_the_project_are_refused_by_every_tool() {
         let err = read(&rig.ws, path).unwrap_err();
         assert_eq!(err.code(), ErrorCode::PathOutsideProject, "read {path}: {err}");
         assert_clean(&rig, &err.to_string());
+        let err = read_media(&rig.ws, &ReadMediaArgs { path: path.into(), ..Default::default() })
+            .unwrap_err();
+        assert_eq!(err.code(), ErrorCode::PathOutsideProject, "read_media {path}: {err}");
+        assert_clean(&rig, &err.to_string());
         let err = search_text(
             &rig.ws,
             &SearchTextArgs {

@@ -22,6 +22,7 @@ fn argument_schemas_are_documented_and_plain() {
     check_schema::<ListDirectoryArgs>(true);
     check_schema::<StatArgs>(true);
     check_schema::<ReadFileArgs>(true);
+    check_schema::<ReadMediaArgs>(true);
     check_schema::<FindFilesArgs>(true);
     check_schema::<SearchTextArgs>(true);
     check_schema::<WriteFileArgs>(true);
@@ -38,6 +39,7 @@ fn argument_schemas_are_documented_and_plain() {
     check_schema::<ListDirectoryOutput>(false);
     check_schema::<StatOutput>(false);
     check_schema::<ReadFileOutput>(false);
+    check_schema::<ReadMediaOutput>(true);
     check_schema::<FindFilesOutput>(false);
     check_schema::<SearchTextOutput>(false);
 }
