@@ -9,8 +9,8 @@ use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 use sluice_runner::{
     ApplyPatchArgs, CreateDirectoryArgs, DeletePathArgs, EditFileArgs, FindFilesArgs,
-    ListBackupsArgs, ListDirectoryArgs, MovePathArgs, ReadFileArgs, RestoreArgs, SearchTextArgs,
-    StatArgs, WriteFileArgs,
+    ListBackupsArgs, ListDirectoryArgs, MovePathArgs, ReadFileArgs, ReadMediaArgs, RestoreArgs,
+    SearchTextArgs, StatArgs, WriteFileArgs,
 };
 
 use crate::dto::DropPrivilegesArgs;
@@ -41,6 +41,7 @@ pub const TOOLS: &[&str] = &[
     "list_projects",
     "move_path",
     "read_file",
+    "read_media",
     "restore",
     "run_build",
     "run_command",
@@ -69,6 +70,7 @@ pub fn check(tool: &str, arguments: Map<String, Value>) -> Option<Result<(), Str
         "list_directory" => project::<ListDirectoryArgs>(value),
         "stat" => project::<StatArgs>(value),
         "read_file" => project::<ReadFileArgs>(value),
+        "read_media" => project::<ReadMediaArgs>(value),
         "find_files" => project::<FindFilesArgs>(value),
         "search_text" => project::<SearchTextArgs>(value),
         "git_status" => project::<sluice_git::GitStatusArgs>(value),

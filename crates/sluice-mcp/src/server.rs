@@ -9,8 +9,9 @@ use rmcp::handler::server::common::{Extension, schema_for_output};
 use rmcp::handler::server::tool::{ToolCallContext, ToolRouter};
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, ListToolsResult,
-    MetaObject, PaginatedRequestParams, ResultType, ServerCapabilities, ServerConfig,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
+    ListToolsResult, MetaObject, PaginatedRequestParams, ResourceContents, ResultType,
+    ServerCapabilities, ServerConfig,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, tool, tool_router};
@@ -20,8 +21,9 @@ use serde_json::{Value, json};
 use sluice_core::{Coded, Failure};
 use sluice_engine::{AuditOutcome, Caller, Durability, Engine, ProjectHandle, RequestAudit};
 use sluice_runner::{
-    FindFilesArgs, FindFilesOutput, ListDirectoryArgs, ListDirectoryOutput, ReadFileArgs,
-    ReadFileOutput, SearchTextArgs, SearchTextOutput, StatArgs, StatOutput,
+    FindFilesArgs, FindFilesOutput, ListDirectoryArgs, ListDirectoryOutput, Media, MediaKind,
+    ReadFileArgs, ReadFileOutput, ReadMediaArgs, ReadMediaOutput, SearchTextArgs, SearchTextOutput,
+    StatArgs, StatOutput,
 };
 
 use crate::dto;
@@ -113,6 +115,24 @@ impl SluiceServer {
         E: Coded + Send + 'static,
         F: FnOnce(&ProjectHandle) -> Result<T, E> + Send + 'static,
     {
+        self.in_project_as(caller, project, work, f, |output| succeeded(&output)).await
+    }
+
+    /// [`SluiceServer::in_project`] for a tool whose result is more than its structured output
+    /// (`read_media`'s picture or bytes): `answer` makes the result of a success.
+    pub(crate) async fn in_project_as<T, E, F>(
+        &self,
+        caller: &Caller,
+        project: &str,
+        work: Work,
+        f: F,
+        answer: fn(T) -> CallToolResult,
+    ) -> Result<CallToolResult, ErrorData>
+    where
+        T: Send + 'static,
+        E: Coded + Send + 'static,
+        F: FnOnce(&ProjectHandle) -> Result<T, E> + Send + 'static,
+    {
         // `call_tool` refreshed the engine's state for its access check an instant ago.
         let handle = match self.engine.project_as_loaded(caller, project) {
             Ok(handle) => handle,
@@ -121,10 +141,10 @@ impl SluiceServer {
         let run = move || f(&handle).map_err(|e| Failure::new(e.code(), e.to_string()));
         let outcome = match work {
             Work::OneFile => Ok(run()),
-            Work::Walk => tokio::task::spawn_blocking(run).await,
+            Work::Walk | Work::Decode => tokio::task::spawn_blocking(run).await,
         };
         Ok(match outcome {
-            Ok(Ok(output)) => succeeded(&output),
+            Ok(Ok(output)) => answer(output),
             Ok(Err(failure)) => failed(&failure),
             Err(join) => {
                 tracing::error!(%join, "tool task failed");
@@ -190,6 +210,9 @@ pub(crate) enum Work {
     OneFile,
     /// Walks, searches and git: unbounded in time, so on a blocking thread.
     Walk,
+    /// Decoding and scaling an image: bounded, but up to a second of CPU for a large one, so on
+    /// a blocking thread too.
+    Decode,
 }
 
 /// Who answers: `initialize`'s `serverInfo`, and the same in every result's `_meta`.
@@ -252,6 +275,82 @@ fn admit_refusals(schema: &rmcp::model::JsonObject) -> rmcp::model::JsonObject {
     });
     top.insert("anyOf".to_owned(), json!([Value::Object(output), refusal]));
     top
+}
+
+/// `read_media`'s result: the picture as image content or the bytes as an embedded blob
+/// resource (named `sluice://<project id>/<path>`, never a physical path), a line saying what
+/// was returned, and the same as structured content.
+fn media_result(project: &sluice_core::ProjectId, media: Media) -> CallToolResult {
+    use base64::Engine as _;
+    let Media { output, data } = media;
+    let blob = base64::engine::general_purpose::STANDARD.encode(&data);
+    let (content, summary) = match output.kind {
+        MediaKind::Image => (
+            ContentBlock::image(blob, output.mime.clone()),
+            format!(
+                "{}: {} image, {}x{} px, {} bytes; returned as {} at {}x{} px",
+                output.path,
+                output.source_mime.as_deref().unwrap_or("unknown"),
+                output.width.unwrap_or(0),
+                output.height.unwrap_or(0),
+                output.size,
+                output.mime,
+                output.returned_width.unwrap_or(0),
+                output.returned_height.unwrap_or(0),
+            ),
+        ),
+        MediaKind::Bytes => {
+            let offset = output.offset.unwrap_or(0);
+            let uri = format!("sluice://{}/{}", project.as_str(), uri_path(&output.path));
+            let resource = ResourceContents::BlobResourceContents {
+                uri,
+                mime_type: Some(output.mime.clone()),
+                blob,
+                meta: None,
+            };
+            let next = match output.next_offset {
+                Some(next) => format!("; continue at offset {next}"),
+                None => "; that is the end of the file".to_owned(),
+            };
+            let masked = if output.redacted { "; known secrets masked with *" } else { "" };
+            (
+                ContentBlock::resource(resource),
+                format!(
+                    "{}: {}, {} bytes in all; returned bytes {}..{} ({} bytes){next}{masked}",
+                    output.path,
+                    output.mime,
+                    output.size,
+                    offset,
+                    offset + output.length,
+                    output.length,
+                ),
+            )
+        }
+    };
+    let mut result = CallToolResult::success(vec![content, ContentBlock::text(summary)]);
+    match serde_json::to_value(&output) {
+        Ok(value) => result.structured_content = Some(value),
+        Err(err) => {
+            tracing::error!(%err, "read_media output did not serialize");
+            return failed(&Failure::internal());
+        }
+    }
+    result.meta = Some(result_meta());
+    result
+}
+
+/// A project-relative path as a URI path: every byte but unreserved characters and `/`
+/// percent-encoded, so any file name makes a valid URI.
+fn uri_path(path: &str) -> String {
+    let mut out = String::with_capacity(path.len());
+    for b in path.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~' | b'/') {
+            out.push(char::from(b));
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
 }
 
 pub(crate) fn failed(failure: &Failure) -> CallToolResult {
@@ -380,8 +479,9 @@ impl SluiceServer {
     }
 
     #[tool(
-        description = "Read a text file of a project, whole or a range of lines. Returns the \
-        text, the line range, the total line count and a content hash.",
+        description = "Read a text file of a project (source, config, SVG, …), whole or a \
+        range of lines. Returns the text, the line range, the total line count and a content \
+        hash. For images and other binary files use read_media.",
         annotations(read_only_hint = true, open_world_hint = false),
         output_schema = schema_for_output::<ReadFileOutput>()
     )]
@@ -393,6 +493,31 @@ impl SluiceServer {
         let args = call.args;
         self.in_project(&caller, &call.project, Work::OneFile, move |p| {
             sluice_runner::read_file(&p.workspace, &args)
+        })
+        .await
+    }
+
+    #[tool(
+        description = "Look at an image of a project, or read bytes of a binary file. A PNG, \
+        JPEG, GIF (first frame) or WebP — known by its content — comes back as an image you can \
+        see, scaled down so its longest side is at most `max_dimension` (default 1568 px), with \
+        its original size. Any other binary file comes back as a base64 blob of `length` bytes \
+        from `offset` (at most 1 MiB a call) with the next offset. Text files, SVG included, \
+        are refused: use read_file.",
+        annotations(read_only_hint = true, open_world_hint = false),
+        output_schema = schema_for_output::<ReadMediaOutput>()
+    )]
+    async fn read_media(
+        &self,
+        Extension(caller): Extension<Caller>,
+        Parameters(call): Parameters<ProjectCall<ReadMediaArgs>>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let args = call.args;
+        let work = move |p: &ProjectHandle| {
+            sluice_runner::read_media(&p.workspace, &args).map(|media| (p.id.clone(), media))
+        };
+        self.in_project_as(&caller, &call.project, Work::Decode, work, |(project, media)| {
+            media_result(&project, media)
         })
         .await
     }
