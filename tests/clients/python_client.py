@@ -9,9 +9,12 @@ auto|legacy, --url (http) or --sluice BIN (stdio), --project NAME.
 
 import argparse
 import asyncio
+import base64
 import getpass
 import json
 import os
+import struct
+import zlib
 
 import httpx2
 from mcp import Client
@@ -23,7 +26,7 @@ from common import call, check, ok, refused
 
 READ_TOOLS = {
     "list_projects", "server_info", "system_info", "list_directory", "stat", "read_file",
-    "find_files", "search_text", "git_status", "git_diff", "git_log", "git_show", "list_backups",
+    "read_media", "find_files", "search_text", "git_status", "git_diff", "git_log", "git_show", "list_backups",
 }
 WRITE_TOOLS = {
     "write_file", "edit_file", "apply_patch", "move_path", "create_directory", "delete_path",
@@ -36,6 +39,89 @@ READ_TOOLS = READ_TOOLS | EXEC_READ_TOOLS
 # The assistant's own panic switch: lowers its token's privileges, never raises them.
 SELF_TOOLS = {"drop_privileges"}
 EXPECTED_TOOLS = READ_TOOLS | WRITE_TOOLS | EXEC_WRITE_TOOLS | SELF_TOOLS
+
+
+def png_size(data):
+    """A PNG's width and height, after checking it decodes: its IDAT inflates to exactly the
+    rows its header declares."""
+    check(data[:8] == b"\x89PNG\r\n\x1a\n", "a PNG signature", data[:8])
+    pos, idat, header = 8, b"", None
+    while pos < len(data):
+        (n,) = struct.unpack(">I", data[pos:pos + 4])
+        kind, body = data[pos + 4:pos + 8], data[pos + 8:pos + 8 + n]
+        check(zlib.crc32(kind + body) == struct.unpack(">I", data[pos + 8 + n:pos + 12 + n])[0],
+              "a PNG chunk's CRC", kind)
+        if kind == b"IHDR":
+            header = struct.unpack(">IIBB", body[:10])
+        elif kind == b"IDAT":
+            idat += body
+        pos += 12 + n
+    width, height, depth, color = header
+    channels = {0: 1, 2: 3, 4: 2, 6: 4}[color]
+    check(len(zlib.decompress(idat)) == height * (1 + width * channels * depth // 8),
+          "the PNG's pixels are all there", (width, height, depth, color))
+    return width, height
+
+
+def jpeg_size(data):
+    """A JPEG's width and height from its frame header."""
+    check(data[:2] == b"\xff\xd8", "a JPEG start marker", data[:2])
+    pos = 2
+    while pos < len(data):
+        marker, (n,) = data[pos + 1], struct.unpack(">H", data[pos + 2:pos + 4])
+        if 0xC0 <= marker <= 0xC3:
+            height, width = struct.unpack(">HH", data[pos + 5:pos + 9])
+            return width, height
+        pos += 2 + n
+    check(False, "a JPEG frame header", data[:64])
+
+
+async def media(client, p):
+    """read_media through the SDK: pictures as image content it decodes, bytes as a blob."""
+    async def image(path, args=None):
+        res = await call(client, "read_media", {**p, "path": path, **(args or {})})
+        check(not res.is_error, f"read_media({path}) succeeds", res.structured_content)
+        picture, text = res.content
+        check(picture.type == "image" and text.type == "text", "an image and a line", res.content)
+        check(path in text.text, "the line names the file", text.text)
+        return res.structured_content, picture.mime_type, base64.b64decode(picture.data)
+
+    out, mime, data = await image("media/dot.png")
+    check(mime == "image/png" and png_size(data) == (1, 1), "a 1x1 PNG comes back", out)
+    check((out["width"], out["height"], out["kind"]) == (1, 1, "image"), "its size", out)
+    out, mime, data = await image("media/photo.jpg")
+    check(mime == "image/jpeg" and jpeg_size(data) == (64, 48), "a JPEG comes back as one", out)
+    out, mime, data = await image("media/shot.png")
+    w, h = png_size(data)
+    check((out["width"], out["height"]) == (5000, 4000), "the original size is told", out)
+    check(w == 1568 and 1253 <= h <= 1255 and (w, h) == (out["returned_width"],
+          out["returned_height"]), "20 megapixels come back at 1568 px", (w, h, out))
+    out, mime, data = await image("media/shot.png", {"max_dimension": 200})
+    check(png_size(data)[0] == 200, "a smaller bound on request", out)
+
+    await refused(client, "read_media", {**p, "path": "media/cut.png"}, {"image_invalid"})
+    await refused(client, "read_media", {**p, "path": "media/bomb.png"}, {"image_too_large"})
+    await refused(client, "read_media", {**p, "path": "media/id_rsa.png"}, {"path_shielded"})
+    await refused(client, "read_media", {**p, "path": ".env"}, {"path_shielded"})
+    await refused(client, "read_media", {**p, "path": "../outside.txt"},
+                  {"path_invalid", "path_outside_project"})
+    await refused(client, "read_media", {**p, "path": "README.md"}, {"text_file"})
+    rf = await refused(client, "read_file", {**p, "path": "media/dot.png"}, {"binary_file"})
+    check("read_media" in rf["message"], "read_file points to read_media", rf)
+
+    res = await call(client, "read_media", {**p, "path": "media/blob.bin", "offset": 100,
+                                            "length": 50})
+    check(not res.is_error, "read_media of a byte range succeeds", res.structured_content)
+    blob, text = res.content
+    check(blob.type == "resource" and text.type == "text", "a resource and a line", res.content)
+    check(str(blob.resource.uri).startswith("sluice://proj_")
+          and str(blob.resource.uri).endswith("/media/blob.bin"), "the blob's URI", blob.resource)
+    check(blob.resource.mime_type == "application/octet-stream", "the blob's type", blob.resource)
+    check(base64.b64decode(blob.resource.blob) == bytes(i % 251 for i in range(100, 150)),
+          "the blob holds the bytes asked for", blob.resource.blob)
+    out = res.structured_content
+    check((out["offset"], out["length"], out["next_offset"], out["size"]) == (100, 50, 150, 3000),
+          "the range, the next offset and the size", out)
 
 
 async def exercise(client, project, mode):
@@ -83,6 +169,8 @@ async def exercise(client, project, mode):
     check("hello world" in rf["content"], "read_file content", rf)
     rf = await ok(client, "read_file", {**p, "path": "README.md", "start_line": 2, "max_lines": 1})
     check(rf["content"].strip() == "hello world", "read_file line range", rf)
+
+    await media(client, p)
 
     ff = await ok(client, "find_files", {**p, "globs": ["**/*.rs"]})
     check([f["path"] for f in ff["matches"]] == ["src/main.rs"], "find_files", ff)

@@ -51,9 +51,13 @@ await refused("write_file", { ...p, path: "x.txt", content: "x" }, "read_only_pr
 await refused("run_command", { ...p, program: "true" }, "forbidden");
 await refused("job_status", { job_id: "job_nope" }, "not_found");
 await refused("git_show", { ...p, rev: "--output=/tmp/x" }, "invalid_argument");
+await refused("read_media", { ...p, path: "media/bomb.png" }, "image_too_large");
+await refused("read_media", { ...p, path: "media/cut.png" }, "image_invalid");
 // And a success still validates against the schema.
 const ok = await client.callTool({ name: "read_file", arguments: { ...p, path: "README.md" } });
 check(!ok.isError && typeof ok.structuredContent?.content === "string", "read_file succeeds", ok);
+const picture = await client.callTool({ name: "read_media", arguments: { ...p, path: "media/dot.png" } });
+check(!picture.isError && picture.structuredContent?.kind === "image" && picture.content[0].type === "image", "read_media succeeds", picture.structuredContent);
 
 await client.close();
 console.log(`OK ${checks} checks`);

@@ -26,7 +26,7 @@ import zipfile
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
-EXPECTED_TOOLS = 29
+EXPECTED_TOOLS = 30
 
 
 def fail(what, got=None):

@@ -76,6 +76,33 @@ impl Sandbox {
         String::from_utf8(out.stderr).unwrap()
     }
 
+    /// Writes the files `read_media` is tried on into `media/`: a 1×1 PNG (`dot.png`), a 64×48
+    /// JPEG (`photo.jpg`), a 5000×4000 PNG (`shot.png`), a truncated PNG (`cut.png`), a PNG of
+    /// a few dozen bytes declaring 100000×100000 pixels (`bomb.png`), 3000 bytes of `i % 251`
+    /// (`blob.bin`) and a PNG the shield covers by name (`id_rsa.png`).
+    pub fn add_media(&self) {
+        use image::{ImageFormat, Rgb, RgbImage};
+        let dir = self.project.join("media");
+        std::fs::create_dir_all(&dir).unwrap();
+        let encode = |img: RgbImage, format: ImageFormat| {
+            let mut out = std::io::Cursor::new(Vec::new());
+            image::DynamicImage::ImageRgb8(img).write_to(&mut out, format).unwrap();
+            out.into_inner()
+        };
+        let pattern = |w, h| RgbImage::from_fn(w, h, |x, y| Rgb([x as u8, y as u8, (x ^ y) as u8]));
+        let dot = encode(pattern(1, 1), ImageFormat::Png);
+        std::fs::write(dir.join("dot.png"), &dot).unwrap();
+        std::fs::write(dir.join("id_rsa.png"), &dot).unwrap();
+        std::fs::write(dir.join("photo.jpg"), encode(pattern(64, 48), ImageFormat::Jpeg)).unwrap();
+        let big = RgbImage::from_fn(5000, 4000, |x, y| Rgb([(x / 20) as u8, (y / 16) as u8, 99]));
+        std::fs::write(dir.join("shot.png"), encode(big, ImageFormat::Png)).unwrap();
+        let cut = encode(pattern(64, 64), ImageFormat::Png);
+        std::fs::write(dir.join("cut.png"), &cut[..cut.len() / 2]).unwrap();
+        std::fs::write(dir.join("bomb.png"), png_declaring(100_000, 100_000)).unwrap();
+        let blob: Vec<u8> = (0..3000u32).map(|i| (i % 251) as u8).collect();
+        std::fs::write(dir.join("blob.bin"), blob).unwrap();
+    }
+
     /// Authorizes the project as "demo" and returns its id.
     pub fn add_project(&self) -> String {
         self.add_project_with(&[])
@@ -112,6 +139,37 @@ impl Sandbox {
     pub fn serve_env(&self, env: &[(&str, &str)]) -> Server {
         Server::start_env(self, &[], env)
     }
+}
+
+/// A PNG whose header (with valid CRCs) declares `width`×`height` RGBA pixels, and whose data
+/// is a few bytes: a decompression bomb.
+pub fn png_declaring(width: u32, height: u32) -> Vec<u8> {
+    fn crc32(bytes: &[u8]) -> u32 {
+        let mut crc = 0xFFFF_FFFFu32;
+        for &b in bytes {
+            crc ^= u32::from(b);
+            for _ in 0..8 {
+                crc = if crc & 1 == 1 { (crc >> 1) ^ 0xEDB8_8320 } else { crc >> 1 };
+            }
+        }
+        !crc
+    }
+    let mut png = b"\x89PNG\r\n\x1a\n".to_vec();
+    let mut chunk = |kind: &[u8; 4], data: &[u8]| {
+        png.extend_from_slice(&(data.len() as u32).to_be_bytes());
+        let start = png.len();
+        png.extend_from_slice(kind);
+        png.extend_from_slice(data);
+        let crc = crc32(&png[start..]);
+        png.extend_from_slice(&crc.to_be_bytes());
+    };
+    let mut ihdr = width.to_be_bytes().to_vec();
+    ihdr.extend_from_slice(&height.to_be_bytes());
+    ihdr.extend_from_slice(&[8, 6, 0, 0, 0]);
+    chunk(b"IHDR", &ihdr);
+    chunk(b"IDAT", &[0x78, 0x9c, 0x63, 0x00, 0x00, 0x00, 0x01, 0x00, 0x01]);
+    chunk(b"IEND", &[]);
+    png
 }
 
 fn rand_suffix() -> u64 {

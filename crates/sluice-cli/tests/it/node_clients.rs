@@ -27,6 +27,7 @@ fn node_dir() -> PathBuf {
 fn run_client(script: &str, label: &str) {
     let sb = Sandbox::new();
     sb.add_project();
+    sb.add_media();
     let token = sb.token(label, &[]);
     let server = sb.serve();
     let out = Command::new(node())

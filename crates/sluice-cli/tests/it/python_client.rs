@@ -14,6 +14,7 @@ fn script() -> PathBuf {
 fn run(transport: &str, mode: &str) {
     let sb = Sandbox::new();
     sb.add_project();
+    sb.add_media();
     let token = sb.token("python", &[]);
     let server = sb.serve();
     let out = Command::new(python())

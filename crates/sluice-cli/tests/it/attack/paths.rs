@@ -14,6 +14,7 @@ use crate::harness::{result, wait_pending};
 fn path_calls(path: &str) -> Vec<(&'static str, Value)> {
     vec![
         ("read_file", json!({"project": "demo", "path": path})),
+        ("read_media", json!({"project": "demo", "path": path})),
         ("stat", json!({"project": "demo", "path": path})),
         ("list_directory", json!({"project": "demo", "path": path})),
         ("find_files", json!({"project": "demo", "path": path})),

@@ -119,8 +119,10 @@ fn es02_shielded_files_stay_shut_through_every_tool_and_git_history() {
         for rel in
             ["id_rsa", "server.pem", ".npmrc", ".git-credentials", ".aws/credentials", "a/.env"]
         {
-            let (code, _) = rig.denied(via, "read_file", json!({"project": "demo", "path": rel}));
-            assert_eq!(code, "path_shielded", "{rel}");
+            for tool in ["read_file", "read_media"] {
+                let (code, _) = rig.denied(via, tool, json!({"project": "demo", "path": rel}));
+                assert_eq!(code, "path_shielded", "{tool} {rel}");
+            }
         }
         for (tool, args) in [
             (
