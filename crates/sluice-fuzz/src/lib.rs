@@ -11,6 +11,7 @@
 
 mod command;
 mod config;
+mod media;
 mod patch;
 mod paths;
 mod redact;
@@ -19,6 +20,7 @@ mod tool_args;
 
 pub use command::command_classifier;
 pub use config::config_edit;
+pub use media::image_decode;
 pub use patch::patch;
 pub use paths::{path_parse, path_resolve};
 pub use redact::{ansi_strip, redact_stream};
@@ -39,4 +41,5 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("ansi_strip", ansi_strip),
     ("visible_text", visible_text),
     ("config_edit", config_edit),
+    ("image_decode", image_decode),
 ];
