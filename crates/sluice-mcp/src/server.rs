@@ -211,7 +211,8 @@ pub(crate) enum Work {
     /// Walks, searches and git: unbounded in time, so on a blocking thread.
     Walk,
     /// Decoding and scaling an image: bounded, but up to a second of CPU for a large one, so on
-    /// a blocking thread too.
+    /// a blocking thread too — where a decoder bug that panics ends only its own task (the call
+    /// is refused as `internal`), never the server.
     Decode,
 }
 

@@ -12,8 +12,8 @@
 //!   [`DEFAULT_MAX_DIMENSION`], the size models take without scaling it again); a JPEG comes back
 //!   as JPEG (a photo as PNG would be several times larger), everything else as PNG (screenshots
 //!   and diagrams stay sharp and keep transparency) unless that PNG is over
-//!   [`MAX_ENCODED_BYTES`], when it is sent as JPEG, then smaller, until it fits. The picture is always re-encoded, so no
-//!   metadata (EXIF with GPS, text chunks) is passed on.
+//!   [`MAX_ENCODED_BYTES`], when it is sent as JPEG, then smaller, until it fits. The picture is
+//!   always re-encoded, so no metadata (EXIF with GPS, text chunks) is passed on.
 //! - Text files, SVG included, are refused with `text_file`: `read_file` reads them, and only it
 //!   applies the text redaction. Byte ranges have known secret formats masked in place
 //!   (`sluice_core::redact::mask_bytes`), looking [`MASK_MARGIN`] bytes past both ends so a
