@@ -11,6 +11,7 @@ pub mod dto;
 mod exec;
 pub mod http;
 pub mod limits;
+mod media;
 mod openai;
 pub mod reach;
 pub mod server;
