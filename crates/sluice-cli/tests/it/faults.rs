@@ -206,8 +206,10 @@ fn pc01_kill_9_after_any_step_of_a_patch_rolls_back_to_fully_before() {
         let s = open_call(server.port, &token, &body);
         let deadline = Instant::now() + Duration::from_secs(20);
         loop {
-            let done =
-                snapshot(&sb.project).values().filter(|b| b.starts_with(b"one\nTWO")).count();
+            let done = snapshot_while_writing(&sb.project)
+                .values()
+                .filter(|b| b.starts_with(b"one\nTWO"))
+                .count();
             if done == stall && journals(&sb.data) > 0 {
                 break;
             }

@@ -495,24 +495,42 @@ pub fn survivors(marker: &str) -> Vec<u32> {
 }
 
 /// Every regular file under `dir` with its bytes (`.git` left out), for before/after
-/// comparisons.
+/// comparisons (nothing may be writing there).
 pub fn snapshot(dir: &Path) -> std::collections::BTreeMap<String, Vec<u8>> {
-    fn walk(base: &Path, dir: &Path, out: &mut std::collections::BTreeMap<String, Vec<u8>>) {
-        for e in std::fs::read_dir(dir).unwrap().flatten() {
+    snapshot_of(dir, false)
+}
+
+/// [`snapshot`] while a server commits there: a file renamed or removed between the listing
+/// and its read (a commit's temp file) is left out instead of failing the walk.
+pub fn snapshot_while_writing(dir: &Path) -> std::collections::BTreeMap<String, Vec<u8>> {
+    snapshot_of(dir, true)
+}
+
+fn snapshot_of(dir: &Path, live: bool) -> std::collections::BTreeMap<String, Vec<u8>> {
+    type Files = std::collections::BTreeMap<String, Vec<u8>>;
+    fn walk(base: &Path, dir: &Path, live: bool, out: &mut Files) {
+        let entries = match std::fs::read_dir(dir) {
+            Err(e) if live && e.kind() == std::io::ErrorKind::NotFound => return,
+            entries => entries.unwrap(),
+        };
+        for e in entries.flatten() {
             let p = e.path();
             let name = p.strip_prefix(base).unwrap().to_string_lossy().into_owned();
             if name.starts_with(".git") {
                 continue;
             }
-            if e.file_type().unwrap().is_dir() {
-                walk(base, &p, out);
-            } else {
-                out.insert(name, std::fs::read(&p).unwrap());
+            match (e.file_type().map(|t| t.is_dir()), std::fs::read(&p)) {
+                (Ok(true), _) => walk(base, &p, live, out),
+                (_, Ok(bytes)) => {
+                    out.insert(name, bytes);
+                }
+                (_, Err(e)) if live && e.kind() == std::io::ErrorKind::NotFound => {}
+                (_, Err(e)) => panic!("cannot read {}: {e}", p.display()),
             }
         }
     }
-    let mut out = std::collections::BTreeMap::new();
-    walk(dir, dir, &mut out);
+    let mut out = Files::new();
+    walk(dir, dir, live, &mut out);
     out
 }
 
