@@ -420,6 +420,27 @@ impl Engine {
         }
     }
 
+    /// The job `id`, for a caller that wants to end it: found as [`Engine::job_for`] finds it,
+    /// and refused unless the caller may run commands in its project now. Ending a job is a
+    /// change: a token that limited itself, a hosted assistant reach exposes read-only, or any
+    /// caller of a project whose execution is off ends nothing (also no finished job).
+    pub fn job_to_cancel(&self, caller: &Caller, id: &str) -> Result<JobStatus, Failure> {
+        let status = self.job_for(caller, id)?;
+        let handle = self.project(caller, &status.project)?;
+        if caller.read_only && !handle.self_limited {
+            return Err(Failure::new(
+                ErrorCode::Forbidden,
+                format!(
+                    "reach exposes project {:?} read-only: a hosted assistant changes, runs and \
+                     ends nothing there; only the user can widen reach in Sluice",
+                    handle.name
+                ),
+            ));
+        }
+        refuse_exec_off(&handle)?;
+        Ok(status)
+    }
+
     /// The jobs of the projects this caller sees, oldest first: the stored history (the newest
     /// [`STORED_JOBS_LISTED`], also from before a restart) followed by the registry's jobs.
     pub fn jobs_for(&self, caller: &Caller) -> Vec<JobStatus> {

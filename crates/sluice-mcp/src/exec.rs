@@ -631,7 +631,7 @@ impl SluiceServer {
 
     async fn cancel(&self, caller: &Caller, job_id: &str) -> Result<JobOutput, Failure> {
         let engine = self.engine().clone();
-        let status = engine.job_for(caller, job_id)?;
+        let status = engine.job_to_cancel(caller, job_id)?;
         if status.state.is_final() {
             // Finished (or remembered from before a restart): nothing to kill.
             return Ok(JobOutput::from(status));

@@ -361,6 +361,33 @@ fn a_job_outlives_its_client_and_cancel_leaves_no_survivors() {
     wait_no_survivors(&m, Duration::from_secs(5));
 }
 
+/// Ending a job is a change: a token that limited itself to read-only cannot cancel another
+/// client's job (found or finished), which keeps running; the client that may run commands
+/// still can.
+#[test]
+fn a_read_only_token_cannot_cancel_a_job() {
+    let (sb, token) = executable("any");
+    let limited = sb.token("limited", &[]);
+    let server = sb.serve();
+    let port = server.port;
+    let m = marker();
+    let job = json!({"project": "demo", "program": "sleep", "args": [m.clone()]});
+    let started = ok(&approved(&sb, port, &token, "start_job", job, &[]));
+    let id = started["job_id"].as_str().unwrap().to_owned();
+    let drop = json!({"to": "read-only", "reason": "only looking"});
+    ok(&call(port, &limited, "drop_privileges", drop));
+    let msg = refused(&call(port, &limited, "cancel_job", json!({"job_id": id})), "forbidden");
+    assert!(msg.contains("read-only"), "{msg}");
+    assert!(!survivors(&m).is_empty(), "the job still runs");
+    let st = ok(&call(port, &limited, "job_status", json!({"job_id": id})));
+    assert_eq!(st["state"], "running", "reading its state is still allowed: {st}");
+    let done = ok(&call(port, &token, "cancel_job", json!({"job_id": id})));
+    assert_eq!(done["state"], "cancelled", "{done}");
+    wait_no_survivors(&m, Duration::from_secs(5));
+    // A finished job is not the read-only token's to touch either.
+    refused(&call(port, &limited, "cancel_job", json!({"job_id": id})), "forbidden");
+}
+
 #[test]
 fn emergency_stop_kills_jobs_denies_approvals_refuses_requests_and_survives_restart() {
     let (sb, token) = executable("any");
