@@ -101,3 +101,35 @@ fn pc02_the_keychain_entry_records_sealing_so_a_database_put_back_to_before_it_g
     let said = run(format!("{sluice} doctor --reseal >/dev/null && {sluice} doctor"));
     assert!(said.contains("every sealed record verifies") && said.contains("(1 available)"));
 }
+
+/// The audit log's beginning is recorded in the keychain entry too (where whatever can only
+/// write the data folder cannot reach it): a log emptied with its head while Sluice is stopped
+/// is `audit-reset` for the next process that reads the keychain, and `audit verify` fails.
+#[test]
+fn pc02_the_keychain_entry_records_that_the_audit_log_began() {
+    let sb = Sandbox::new();
+    let sluice = r#""$SLUICE_BIN" --secret-store keychain"#;
+    let run = |script: String| in_keyring_session(&sb, &script);
+    let text = |out: &std::process::Output| {
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr)
+    };
+    let project = sb.project.to_str().unwrap();
+    let out = run(format!(
+        "{sluice} project add '{project}' --name demo >/dev/null && {sluice} audit verify"
+    ));
+    assert!(out.status.success() && text(&out).contains("intact"), "{}", text(&out));
+    assert!(!sb.data.join("install-secret").exists(), "fell back to a file");
+    let db = rusqlite::Connection::open(sb.data.join("sluice.db")).unwrap();
+    db.execute_batch(
+        "DROP TRIGGER audit_no_delete;
+         DELETE FROM audit;
+         DELETE FROM kv WHERE key LIKE '%sluice.audit.head%';",
+    )
+    .unwrap();
+    drop(db);
+    let out = run(format!("{sluice} audit verify"));
+    assert!(!out.status.success(), "{}", text(&out));
+    assert!(text(&out).contains("emptied or replaced outside Sluice"), "{}", text(&out));
+    let out = run(format!("{sluice} doctor"));
+    assert!(text(&out).contains("[audit-reset]"), "{}", text(&out));
+}
