@@ -200,6 +200,12 @@ async def main():
             client, "write_file", {"project": "demo", "path": "x.txt", "content": "x"},
             {"read_only_project"},
         )
+        # Read-only touches nothing: not even a job the person's local client started.
+        job_id = os.environ["SLUICE_JOB_ID"]
+        err = await refused(client, "cancel_job", {"job_id": job_id}, {"forbidden"})
+        check("read-only" in err.get("message", ""), "the refusal says why", err)
+        status = await ok(client, "job_status", {"job_id": job_id})
+        check(status["state"] == "running", "the job runs on", status)
     access1 = storage.tokens.access_token
     refresh1 = storage.tokens.refresh_token
     check(access1.startswith("slr_") and refresh1.startswith("slf_"), "token kinds", storage.tokens)

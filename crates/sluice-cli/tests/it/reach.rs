@@ -78,8 +78,8 @@ fn gone_within(pid: u32, secs: u64) -> bool {
 #[test]
 fn a_hosted_assistant_connects_through_a_tunnel_with_oauth_and_every_attack_fails() {
     let sb = Sandbox::new();
-    // Read-write for local tokens; reach exposes it read-only.
-    sb.add_project_with(&["--access", "read-write"]);
+    // Read-write, commands in `any` mode, for local tokens; reach exposes it read-only.
+    sb.add_project_with(&["--access", "read-write", "--exec", "any"]);
     let local = sb.token("local", &[]);
     let backend = free_port();
     let certs = sb.root().join("edge-certs");
@@ -90,6 +90,11 @@ fn a_hosted_assistant_connects_through_a_tunnel_with_oauth_and_every_attack_fail
     let status = status_until(&sb, "the tunnel announces its address", announced);
     let (url, pid) = address_and_pid(&status);
     assert!(url.starts_with("https://localhost:"), "{status}");
+    // A job the local client started (and the person approved): the hosted assistant, read-only,
+    // must not be able to end it.
+    let job = serde_json::json!({"project": "demo", "program": "sleep", "args": ["600"]});
+    let job = ok(&approved(&sb, server.port, &local, "start_job", job, &[]));
+    let job_id = job["job_id"].as_str().unwrap().to_owned();
     let out = Command::new(python())
         .arg(script("reach_client.py"))
         .args(["--base", &url, "--ca", &certs.join("edge.pem").to_string_lossy()])
@@ -97,6 +102,7 @@ fn a_hosted_assistant_connects_through_a_tunnel_with_oauth_and_every_attack_fail
         .env("SLUICE_TOKEN", &local)
         .env("SLUICE_CANARY", &sb.canary)
         .env("SLUICE_DATA_DIR", &sb.data)
+        .env("SLUICE_JOB_ID", &job_id)
         .output()
         .expect("run the Python OAuth client");
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -105,6 +111,10 @@ fn a_hosted_assistant_connects_through_a_tunnel_with_oauth_and_every_attack_fail
     assert!(stdout.starts_with("OK "), "{stdout}");
     // The script turned reach off: the tunnel Sluice ran is gone with it.
     assert!(gone_within(pid, 10), "the tunnel process {pid} outlived reach");
+    // The job the hosted assistant tried to end runs on; its own client ends it.
+    let job = serde_json::json!({"job_id": job_id});
+    assert_eq!(ok(&call(server.port, &local, "job_status", job.clone()))["state"], "running");
+    assert_eq!(ok(&call(server.port, &local, "cancel_job", job))["state"], "cancelled");
     server.stop();
 
     // Reach is off and every remote token it issued is revoked; the local token is not.
