@@ -59,6 +59,9 @@ error_codes! {
     ProjectUnavailable = "project_unavailable",
     /// The project's access mode forbids the operation.
     ReadOnlyProject = "read_only_project",
+    /// The tool is not in the token's profile (`review`, `edit`, `agent`); the user can change
+    /// the profile in Sluice.
+    OutsideProfile = "outside_profile",
     /// The project is not a git repository (or git is unavailable).
     NotAGitRepository = "not_a_git_repository",
     /// A git command failed.

@@ -54,6 +54,35 @@ pub enum SelfLimit {
     Paused,
 }
 
+/// Which tools a token offers, ordered from the least to the most: each profile has every tool
+/// of the ones below it. A profile only narrows what the project's access and execution modes
+/// allow, never widens it. Which tool needs which profile is `sluice_mcp`'s table (it owns the
+/// tool names); the meta tools (`server_info`, `list_projects`, …) are in every profile.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Profile {
+    /// List, read, search and read git history.
+    Review,
+    /// Review, and change files (write, edit, patch, move, create, delete, restore).
+    Edit,
+    /// Edit, and run commands and jobs.
+    Agent,
+    /// Everything the project's modes allow: the profile of tokens made before profiles existed.
+    Full,
+}
+
+impl Profile {
+    /// What a profile lets a token do, in one line for people.
+    pub const fn describe(self) -> &'static str {
+        match self {
+            Profile::Review => "list, read, search and read git history",
+            Profile::Edit => "review, and change files",
+            Profile::Agent => "edit, and run commands and jobs",
+            Profile::Full => "everything the project's modes allow",
+        }
+    }
+}
+
 /// Whether tools may use a project right now.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "state", content = "reason", rename_all = "kebab-case")]
@@ -107,6 +136,7 @@ macro_rules! str_enum {
 str_enum!(AccessMode { ReadOnly = "read-only", ReadWrite = "read-write" });
 str_enum!(ExecMode { Off = "off", Safe = "safe", Project = "project", Any = "any" });
 str_enum!(NetworkMode { Off = "off", Registries = "registries", On = "on" });
+str_enum!(Profile { Review = "review", Edit = "edit", Agent = "agent", Full = "full" });
 str_enum!(SelfLimit { ReadOnly = "read-only", Paused = "paused" });
 
 impl ExecMode {
@@ -118,7 +148,19 @@ impl ExecMode {
 
 #[cfg(test)]
 mod tests {
-    use super::ExecMode;
+    use super::{ExecMode, Profile};
+
+    #[test]
+    fn profiles_order_by_what_they_allow_and_parse_back() {
+        assert!(Profile::Review < Profile::Edit);
+        assert!(Profile::Edit < Profile::Agent);
+        assert!(Profile::Agent < Profile::Full);
+        for &p in Profile::ALL {
+            assert_eq!(p.as_str().parse::<Profile>(), Ok(p));
+        }
+        let err = "root".parse::<Profile>().unwrap_err();
+        assert!(err.contains("review, edit, agent, full"), "{err}");
+    }
 
     #[test]
     fn exec_modes_order_by_what_they_allow() {

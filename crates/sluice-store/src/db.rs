@@ -56,6 +56,11 @@ impl Store {
         self.schema >= SEALED_SCHEMA
     }
 
+    /// Whether the schema has tokens' profiles.
+    pub(crate) fn profile_schema(&self) -> bool {
+        self.schema >= crate::schema::PROFILE_SCHEMA
+    }
+
     /// Whether the schema has the grants of remote tokens.
     pub(crate) fn grants_schema(&self) -> bool {
         self.schema >= GRANTS_SCHEMA

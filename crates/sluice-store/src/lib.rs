@@ -31,6 +31,7 @@ mod projects;
 mod rules;
 mod schema;
 mod seal;
+mod sealed_table;
 pub mod secret;
 mod tasks;
 mod tokens;

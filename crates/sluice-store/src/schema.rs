@@ -322,18 +322,44 @@ CREATE TABLE IF NOT EXISTS oauth_refresh (
 ) STRICT, WITHOUT ROWID;
 "#;
 
+/// Version 16: each token's profile, the tools it offers (`sluice_core::Profile`). Tokens made
+/// before are `full`, what every token was. Sealed as the tail of the token's seal (see
+/// `sealed_table`), bound only when it is not `full`, so seals made before this step still
+/// verify. Run by [`v16`], which adds the column only when it is missing, so a database whose
+/// version was put back (PC-02) still migrates.
+const V16: &str = r#"
+ALTER TABLE tokens ADD COLUMN profile TEXT NOT NULL DEFAULT 'full'
+    CHECK (profile IN ('review', 'edit', 'agent', 'full'));
+"#;
+
+/// The schema version that added each token's profile.
+pub(crate) const PROFILE_SCHEMA: usize = 16;
+
+fn v16(tx: &rusqlite::Transaction) -> rusqlite_migration::HookResult {
+    let present: bool = tx.query_row(
+        "SELECT EXISTS (SELECT 1 FROM pragma_table_info('tokens') WHERE name = 'profile')",
+        [],
+        |r| r.get(0),
+    )?;
+    if !present {
+        tx.execute_batch(V16)?;
+    }
+    Ok(())
+}
+
 /// Every migration, oldest first.
 pub(crate) fn migrations() -> Migrations<'static> {
     let steps = [V1, V2, V3, V4, V5, V6, V7, V8, V9, V10, V11, V12, V13, V14, V15];
-    let all: Vec<M<'static>> = steps.iter().map(|sql| M::up(sql)).collect();
+    let mut all: Vec<M<'static>> = steps.iter().map(|sql| M::up(sql)).collect();
     #[cfg(debug_assertions)]
-    let mut all = all;
-    #[cfg(debug_assertions)]
-    if std::env::var_os("SLUICE_FAILPOINT_STALL_MIGRATION").is_some()
-        && let Some(last) = all.last_mut()
-    {
-        *last = M::up_with_hook(steps[steps.len() - 1], stall_in_migration);
+    if std::env::var_os("SLUICE_FAILPOINT_STALL_MIGRATION").is_some() {
+        all.push(M::up_with_hook("", |tx: &rusqlite::Transaction| {
+            v16(tx)?;
+            stall_in_migration(tx)
+        }));
+        return Migrations::new(all);
     }
+    all.push(M::up_with_hook("", v16));
     Migrations::new(all)
 }
 
@@ -350,4 +376,4 @@ fn stall_in_migration(_tx: &rusqlite::Transaction) -> rusqlite_migration::HookRe
 }
 
 /// The schema version this build writes.
-pub(crate) const LATEST: usize = 15;
+pub(crate) const LATEST: usize = 16;

@@ -27,11 +27,12 @@
 use std::sync::atomic::Ordering;
 
 use rusqlite::types::ValueRef;
-use rusqlite::{Connection, OptionalExtension, Row, params};
+use rusqlite::{Connection, OptionalExtension, params};
 use subtle::ConstantTimeEq;
 use zeroize::Zeroizing;
 
 use crate::audit::put_str;
+pub(crate) use crate::sealed_table::{PROJECTS, RULES, SealedTable, TOKENS};
 use crate::secret::{Marks, from_hex, to_hex};
 use crate::{InstallSecret, Store, StoreError};
 
@@ -110,7 +111,7 @@ pub struct IntegrityFinding {
 
 /// The seal of one row: `values` are its sealed columns in a fixed order, `extra` further
 /// strings bound to it (a token's scope).
-fn seal_of(key: &[u8; 32], table: &str, values: &[ValueRef<'_>], extra: &[&str]) -> [u8; 32] {
+pub(crate) fn seal_of(key: &[u8; 32], table: &str, values: &[ValueRef<'_>], extra: &[&str]) -> [u8; 32] {
     let mut h = blake3::Hasher::new_keyed(key);
     h.update(b"sluice.seal.v1\0");
     put_str(&mut h, Some(table));
@@ -131,20 +132,8 @@ fn seal_of(key: &[u8; 32], table: &str, values: &[ValueRef<'_>], extra: &[&str])
     *h.finalize().as_bytes()
 }
 
-/// The seal of the first `n` columns of `row`.
-fn seal_of_row(
-    key: &[u8; 32],
-    table: &str,
-    row: &Row<'_>,
-    n: usize,
-    extra: &[&str],
-) -> rusqlite::Result<[u8; 32]> {
-    let values = (0..n).map(|i| row.get_ref(i)).collect::<rusqlite::Result<Vec<_>>>()?;
-    Ok(seal_of(key, table, &values, extra))
-}
-
 /// Whether `stored` (a seal column, maybe NULL) is the seal `computed`.
-fn matches(computed: &[u8; 32], stored: Option<&[u8]>) -> bool {
+pub(crate) fn matches(computed: &[u8; 32], stored: Option<&[u8]>) -> bool {
     stored.is_some_and(|s| bool::from(computed.as_slice().ct_eq(s)))
 }
 
@@ -186,154 +175,6 @@ pub(crate) fn kv_get_sealed(
     let good = from_hex(&seal).is_some_and(|s| matches(&kv_seal(key, name, &value), Some(&s)));
     Ok(good.then_some(value))
 }
-
-/// A table whose rows carry a `seal` column, and how a row's seal is computed.
-#[derive(Clone, Copy)]
-pub(crate) struct SealedTable {
-    pub table: &'static str,
-    /// The key column.
-    pub id: &'static str,
-    /// The sealed columns, in order.
-    pub columns: &'static str,
-    pub n_columns: usize,
-    /// Whether the token's scope rows are bound too.
-    pub scope: bool,
-}
-
-impl SealedTable {
-    /// The seal `row` (its first `n_columns` columns) should carry.
-    pub(crate) fn compute(
-        &self,
-        conn: &Connection,
-        key: &[u8; 32],
-        row: &Row<'_>,
-    ) -> Result<[u8; 32], StoreError> {
-        let scope = if self.scope {
-            let id: String = row.get(0)?;
-            scope_of(conn, &id)?
-        } else {
-            Vec::new()
-        };
-        let scope: Vec<&str> = scope.iter().map(String::as_str).collect();
-        Ok(seal_of_row(key, self.table, row, self.n_columns, &scope)?)
-    }
-
-    /// Whether the row `id` carries the seal it should (false when it is missing).
-    pub(crate) fn verify(
-        &self,
-        conn: &Connection,
-        key: &[u8; 32],
-        id: &dyn rusqlite::ToSql,
-    ) -> Result<bool, StoreError> {
-        let sql =
-            format!("SELECT {}, seal FROM {} WHERE {} = ?1", self.columns, self.table, self.id);
-        let mut stmt = conn.prepare_cached(&sql)?;
-        let mut rows = stmt.query([id])?;
-        let Some(row) = rows.next()? else { return Ok(false) };
-        let computed = self.compute(conn, key, row)?;
-        let stored: Option<Vec<u8>> = row.get(self.n_columns)?;
-        Ok(matches(&computed, stored.as_deref()))
-    }
-
-    /// Recomputes the seal of row `id` after a legitimate write, in the caller's transaction.
-    pub(crate) fn reseal(
-        &self,
-        conn: &Connection,
-        key: &[u8; 32],
-        id: &dyn rusqlite::ToSql,
-    ) -> Result<(), StoreError> {
-        let sql = format!("SELECT {} FROM {} WHERE {} = ?1", self.columns, self.table, self.id);
-        let seal = {
-            let mut stmt = conn.prepare_cached(&sql)?;
-            let mut rows = stmt.query([id])?;
-            let Some(row) = rows.next()? else { return Ok(()) };
-            self.compute(conn, key, row)?
-        };
-        conn.prepare_cached(&format!(
-            "UPDATE {} SET seal = ?2 WHERE {} = ?1",
-            self.table, self.id
-        ))?
-        .execute(params![id, &seal[..]])?;
-        Ok(())
-    }
-
-    /// Every row's key and whether its seal verifies.
-    pub(crate) fn check_all(
-        &self,
-        conn: &Connection,
-        key: &[u8; 32],
-    ) -> Result<Vec<(String, bool)>, StoreError> {
-        let sql = format!("SELECT {}, seal FROM {} ORDER BY {}", self.columns, self.table, self.id);
-        let mut stmt = conn.prepare(&sql)?;
-        let mut rows = stmt.query([])?;
-        let mut out = Vec::new();
-        while let Some(row) = rows.next()? {
-            let computed = self.compute(conn, key, row)?;
-            let stored: Option<Vec<u8>> = row.get(self.n_columns)?;
-            let id = match row.get_ref(0)? {
-                ValueRef::Integer(i) => i.to_string(),
-                other => other.as_str().unwrap_or("?").to_owned(),
-            };
-            out.push((id, matches(&computed, stored.as_deref())));
-        }
-        Ok(out)
-    }
-
-    /// Reseals every row (the migration's first sealing, or the user's `reseal`).
-    pub(crate) fn reseal_all(
-        &self,
-        conn: &Connection,
-        key: &[u8; 32],
-    ) -> Result<usize, StoreError> {
-        let ids: Vec<rusqlite::types::Value> = {
-            let mut stmt = conn.prepare(&format!("SELECT {} FROM {}", self.id, self.table))?;
-            stmt.query_map([], |r| r.get(0))?.collect::<Result<_, _>>()?
-        };
-        for id in &ids {
-            self.reseal(conn, key, id)?;
-        }
-        Ok(ids.len())
-    }
-}
-
-/// A token's scope rows, sorted, as its seal binds them.
-fn scope_of(conn: &Connection, token: &str) -> Result<Vec<String>, StoreError> {
-    let mut stmt = conn.prepare_cached(
-        "SELECT project_id FROM token_scopes WHERE token_id = ?1 ORDER BY project_id",
-    )?;
-    let ids = stmt.query_map([token], |r| r.get(0))?;
-    Ok(ids.collect::<Result<_, _>>()?)
-}
-
-/// The project rows: every column but `updated_ms` (the root, the modes, the lists, the state).
-pub(crate) const PROJECTS: SealedTable = SealedTable {
-    table: "projects",
-    id: "id",
-    columns: "id, name, root, access, exec, state, state_reason, shield_patterns, root_dev, \
-              root_ino, created_ms, ask_deletes, ask_writes, network_mode, autorun_rules, \
-              hide_paths, unhide_paths, grants, sockets, require_full, network",
-    n_columns: 21,
-    scope: false,
-};
-
-/// The allow rules: the whole rule.
-pub(crate) const RULES: SealedTable = SealedTable {
-    table: "allow_rules",
-    id: "id",
-    columns: "id, project_id, argv, created_ms, cwd, env, content, added_from, asked_by",
-    n_columns: 9,
-    scope: false,
-};
-
-/// The tokens: all but `last_used_ms` (written on use), and their scope rows.
-pub(crate) const TOKENS: SealedTable = SealedTable {
-    table: "tokens",
-    id: "id",
-    columns: "id, label, hash, all_projects, created_ms, expires_ms, revoked_ms, self_limit, \
-              self_limited_ms",
-    n_columns: 9,
-    scope: true,
-};
 
 /// Whether a write of a sealed row first checks the row it changes.
 #[derive(Clone, Copy, PartialEq, Eq)]

@@ -5,7 +5,7 @@
 //! projects ends with an empty set — it sees nothing; it never turns into "all projects".
 
 use rusqlite::{Connection, OptionalExtension, Row, params};
-use sluice_core::{ProjectId, SelfLimit, TokenId};
+use sluice_core::{Profile, ProjectId, SelfLimit, TokenId};
 use subtle::ConstantTimeEq;
 
 use crate::error::{is_foreign_key_violation, unique_violation};
@@ -28,6 +28,8 @@ pub struct TokenRecord {
     /// The limit the assistant put on this token itself (`drop_privileges`), and when; only the
     /// user lifts it ([`Store::lift_token_limit`]).
     pub self_limit: Option<(SelfLimit, i64)>,
+    /// The tools it offers (`full` for tokens made before profiles existed); sealed.
+    pub profile: Profile,
     /// Its seal does not match: it was changed outside Sluice, and is refused.
     pub tampered: bool,
     /// Issued to a hosted assistant (reach from the web): it has a grant beside it.
@@ -45,6 +47,7 @@ impl std::fmt::Debug for TokenRecord {
             .field("expires_ms", &self.expires_ms)
             .field("revoked_ms", &self.revoked_ms)
             .field("self_limit", &self.self_limit)
+            .field("profile", &self.profile)
             .field("tampered", &self.tampered)
             .field("remote", &self.remote)
             .finish_non_exhaustive()
@@ -76,6 +79,7 @@ pub struct NewToken {
     /// `None`: every project. `Some(list)`: at least one existing project.
     pub scope: Option<Vec<ProjectId>>,
     pub expires_ms: Option<i64>,
+    pub profile: Profile,
 }
 
 const COLUMNS: &str = "id, label, hash, all_projects, created_ms, last_used_ms, expires_ms, \
@@ -107,6 +111,7 @@ impl Store {
                     new.expires_ms
                 ],
             )
+            .and_then(|_| self.write_profile(tx, &id, new.profile))
             .map_err(|e| match unique_violation(&e) {
                 Some("tokens.label") => {
                     StoreError::Conflict(format!("a token labelled {label:?} already exists"))
@@ -219,6 +224,45 @@ impl Store {
         self.load_token(&conn, "id", id.as_str())?.ok_or_else(|| token_not_found(id.as_str()))
     }
 
+    /// Sets the token's profile (the user's decision; widening it is theirs to confirm).
+    pub fn set_token_profile(
+        &self,
+        id: &TokenId,
+        profile: Profile,
+    ) -> Result<TokenRecord, StoreError> {
+        self.write_sealed(&TOKENS, id.as_str(), Before::MustVerify, |tx| {
+            if !self.profile_schema() {
+                return Err(StoreError::Invalid("this database predates token profiles".into()));
+            }
+            let n = tx.execute(
+                "UPDATE tokens SET profile = ?2 WHERE id = ?1",
+                params![id.as_str(), profile.as_str()],
+            )?;
+            if n == 0 {
+                return Err(token_not_found(id.as_str()));
+            }
+            Ok(())
+        })?;
+        let conn = self.conn();
+        self.load_token(&conn, "id", id.as_str())?.ok_or_else(|| token_not_found(id.as_str()))
+    }
+
+    /// Writes a new token's profile; a database from before profiles holds only `full` ones.
+    fn write_profile(
+        &self,
+        tx: &Connection,
+        id: &TokenId,
+        profile: Profile,
+    ) -> rusqlite::Result<usize> {
+        if !self.profile_schema() {
+            return Ok(0);
+        }
+        tx.execute(
+            "UPDATE tokens SET profile = ?2 WHERE id = ?1",
+            params![id.as_str(), profile.as_str()],
+        )
+    }
+
     /// Lifts the limit a token put on itself (the user's decision).
     pub fn lift_token_limit(&self, id: &TokenId) -> Result<TokenRecord, StoreError> {
         self.write_sealed(&TOKENS, id.as_str(), Before::MustVerify, |tx| {
@@ -279,7 +323,8 @@ impl Store {
         } else {
             "0"
         };
-        format!("{COLUMNS}, {remote}")
+        let profile = if self.profile_schema() { "profile" } else { "'full'" };
+        format!("{COLUMNS}, {remote}, {profile}")
     }
 
     fn load_token(
@@ -320,6 +365,8 @@ fn token_from_row(r: &Row<'_>) -> rusqlite::Result<TokenRecord> {
     let hash: [u8; 32] =
         hash.try_into().map_err(|_| decode_error(2, "token hash is not 32 bytes".into()))?;
     let all: bool = r.get(3)?;
+    let profile: String = r.get(11)?;
+    let profile = profile.parse().map_err(|e: String| decode_error(11, e))?;
     let limit: Option<String> = r.get(8)?;
     let self_limit = match limit {
         None => None,
@@ -339,6 +386,7 @@ fn token_from_row(r: &Row<'_>) -> rusqlite::Result<TokenRecord> {
         expires_ms: r.get(6)?,
         revoked_ms: r.get(7)?,
         self_limit,
+        profile,
         tampered: false,
         remote: r.get(10)?,
     })

@@ -89,6 +89,7 @@ fn pc02_a_grant_rebound_in_the_database_is_no_grant_and_refresh_rotates_once() {
             hash: [4; 32],
             scope: None,
             expires_ms: Some(now_ms() + 3_600_000),
+            profile: sluice_core::Profile::Full,
         })
         .unwrap();
     let grant = OAuthGrant {

@@ -125,6 +125,7 @@ fn pc02_a_widened_token_is_refused_until_revoked_or_accepted() {
             hash: [3; 32],
             scope: Some(vec![a.id.clone()]),
             expires_ms: Some(i64::MAX),
+            profile: sluice_core::Profile::Full,
         })
         .unwrap();
     assert!(s.find_token_by_hash(&[3; 32]).unwrap().unwrap().is_active(0));
@@ -230,6 +231,7 @@ fn pc02_writes_from_another_process_verify_and_a_store_without_the_secret_writes
             hash: [4; 32],
             scope: Some(vec![p.id.clone()]),
             expires_ms: None,
+            profile: sluice_core::Profile::Full,
         })
         .unwrap();
     cli.limit_token(&t.id, sluice_core::SelfLimit::ReadOnly).unwrap();
@@ -260,6 +262,7 @@ fn pc02_a_schema_13_database_is_sealed_as_it_was_at_the_first_start() {
             hash: [9; 32],
             scope: Some(vec![p.id.clone()]),
             expires_ms: None,
+            profile: sluice_core::Profile::Full,
         })
         .unwrap();
     old.kv_set_bool("stopped", true).unwrap();
@@ -267,7 +270,7 @@ fn pc02_a_schema_13_database_is_sealed_as_it_was_at_the_first_start() {
     drop(old);
 
     let s = open(&dir);
-    assert_eq!(s.schema_version().unwrap(), 15);
+    assert_eq!(s.schema_version().unwrap(), 16);
     assert!(s.integrity().unwrap().is_empty(), "{:?}", s.integrity());
     let migrated = s.project(&p.id).unwrap().unwrap();
     assert!(migrated.state.is_available() && migrated.exec == ExecMode::Any);
@@ -333,6 +336,7 @@ fn sealed_folder(dir: &std::path::Path) -> sluice_core::ProjectId {
         hash: [7; 32],
         scope: Some(vec![p.id.clone()]),
         expires_ms: None,
+        profile: sluice_core::Profile::Full,
     })
     .unwrap();
     s.set_sealed_flag("stopped", true).unwrap();
@@ -414,7 +418,7 @@ fn pc02_a_database_put_back_to_schema_13_is_not_sealed_as_genuine() {
         )
         .unwrap();
     let s = open_kept(&dir);
-    assert_eq!(s.schema_version().unwrap(), 15, "migrated again");
+    assert_eq!(s.schema_version().unwrap(), 16, "migrated again");
     assert_reset_and_nothing_granted(&s, &id);
     drop(s);
     assert_reseal_restores(&dir, &id);
@@ -457,4 +461,75 @@ fn pc02_a_database_sealed_before_the_secret_recorded_it_gets_the_record_at_the_n
     assert!(s.integrity().unwrap().is_empty());
     assert!(secret_file(&dir).trim_end().contains(":sealed"));
     assert!(s.project(&id).unwrap().unwrap().state.is_available());
+}
+
+#[test]
+fn pc02_a_widened_profile_is_refused_until_revoked_or_accepted() {
+    let (_tmp, dir) = data_dir();
+    let s = open(&dir);
+    let t = s
+        .insert_token(&NewToken {
+            label: "Claude".into(),
+            hash: [5; 32],
+            scope: None,
+            expires_ms: None,
+            profile: sluice_core::Profile::Review,
+        })
+        .unwrap();
+    assert_eq!(t.profile, sluice_core::Profile::Review);
+    assert!(s.find_token_by_hash(&[5; 32]).unwrap().unwrap().is_active(0));
+    // Set by the user through the store, it verifies.
+    let t = s.set_token_profile(&t.id, sluice_core::Profile::Edit).unwrap();
+    assert!(t.is_active(0) && t.profile == sluice_core::Profile::Edit);
+    for widened in ["agent", "full"] {
+        raw(&dir).execute("UPDATE tokens SET profile = ?1", [widened]).unwrap();
+        let read = s.find_token_by_hash(&[5; 32]).unwrap().unwrap();
+        assert!(read.tampered && !read.is_active(0), "{widened}");
+        let found = s.integrity().unwrap();
+        assert_eq!(kinds(&found), [FindingKind::Token], "{widened}");
+        // And the store changes it no further.
+        let err = s.set_token_profile(&t.id, sluice_core::Profile::Review).unwrap_err();
+        assert_eq!(sluice_core::Coded::code(&err), sluice_core::ErrorCode::Forbidden);
+    }
+    raw(&dir).execute("UPDATE tokens SET profile = 'edit'", []).unwrap();
+    assert!(s.find_token_by_hash(&[5; 32]).unwrap().unwrap().is_active(0), "undone, it verifies");
+    // A name that is no profile fails loudly at the database.
+    assert!(raw(&dir).execute("UPDATE tokens SET profile = 'root'", []).is_err());
+}
+
+#[test]
+fn pc02_tokens_sealed_before_profiles_existed_keep_verifying_after_the_migration() {
+    let (_tmp, dir) = data_dir();
+    let s = open(&dir);
+    let p = add_project(&s, "a");
+    let t = s
+        .insert_token(&NewToken {
+            label: "old".into(),
+            hash: [6; 32],
+            scope: Some(vec![p.id.clone()]),
+            expires_ms: None,
+            profile: sluice_core::Profile::Full,
+        })
+        .unwrap();
+    drop(s);
+    // Schema 15 as it was: no profile column, the seal computed without it.
+    raw(&dir)
+        .execute_batch("ALTER TABLE tokens DROP COLUMN profile; PRAGMA user_version = 15;")
+        .unwrap();
+    let s = open(&dir);
+    assert_eq!(s.schema_version().unwrap(), 16);
+    assert!(s.integrity().unwrap().is_empty(), "{:?}", s.integrity());
+    let read = s.find_token_by_hash(&[6; 32]).unwrap().unwrap();
+    assert!(read.is_active(0) && read.profile == sluice_core::Profile::Full);
+    assert_eq!(read.id, t.id);
+    // Its seal was not blessed anew: an edit made before the upgrade still shows.
+    drop(s);
+    raw(&dir)
+        .execute_batch(
+            "ALTER TABLE tokens DROP COLUMN profile; UPDATE tokens SET expires_ms = NULL, \
+             all_projects = 1; PRAGMA user_version = 15;",
+        )
+        .unwrap();
+    let s = open(&dir);
+    assert_eq!(kinds(&s.integrity().unwrap()), [FindingKind::Token]);
 }

@@ -22,7 +22,13 @@ fn fingerprint(secret: &InstallSecret) -> [u8; 32] {
 }
 
 fn add_token(store: &Store) {
-    let t = NewToken { label: "t".into(), hash: [1; 32], scope: None, expires_ms: None };
+    let t = NewToken {
+        label: "t".into(),
+        hash: [1; 32],
+        scope: None,
+        expires_ms: None,
+        profile: sluice_core::Profile::Full,
+    };
     store.insert_token(&t).unwrap();
 }
 

@@ -6,7 +6,13 @@ use sluice_store::{InstallSecret, NewToken, token_hash};
 use crate::{add_project, data_dir, open};
 
 fn new(label: &str, hash: [u8; 32], scope: Option<Vec<sluice_core::ProjectId>>) -> NewToken {
-    NewToken { label: label.into(), hash, scope, expires_ms: None }
+    NewToken {
+        label: label.into(),
+        hash,
+        scope,
+        expires_ms: None,
+        profile: sluice_core::Profile::Full,
+    }
 }
 
 #[test]
