@@ -193,6 +193,7 @@ pub fn connect(dir: PathBuf, pref: SecretPreference, args: ConnectArgs) -> Resul
     let done = engine.connect(&req, &preview).map_err(|e| anyhow!(e))?;
     if let (Some(id), Some(label)) = (&done.token_id, &done.token_label) {
         outln!("Created token {label} ({id}).");
+        profile_note(client, label);
     }
     match &done.stored {
         Some(clients::Stored::Keychain(backend)) => {
@@ -360,6 +361,7 @@ fn repair(engine: &Engine, client: Client, port: u16, args: &ConnectArgs) -> Res
     let c = &done.connected;
     if let (Some(id), Some(label)) = (&c.token_id, &c.token_label) {
         outln!("Created token {label} ({id}).");
+        profile_note(client, label);
     }
     if let Some(clients::Stored::Keychain(_) | clients::Stored::File(_)) = &c.stored {
         outln!("Token kept for the connection {:?}.", plan.request.name);
@@ -386,6 +388,18 @@ fn repair(engine: &Engine, client: Client, port: u16, args: &ConnectArgs) -> Res
     }
 }
 
+/// Says which profile a token made for `client` has, why, and how to change it.
+fn profile_note(client: Client, label: &str) {
+    let (profile, why) = client.default_profile();
+    outln!(
+        "Profile: {profile} ({}) — {} is {why}. Change it with `sluice token set-profile {:?} \
+         review|edit|agent|full`.",
+        profile.describe(),
+        client.title(),
+        sluice_core::text::visible(label),
+    );
+}
+
 fn capitalized(s: &str) -> String {
     let mut c = s.chars();
     c.next().map(|f| f.to_uppercase().chain(c).collect()).unwrap_or_default()
@@ -399,10 +413,12 @@ fn generic_snippet(engine: &Engine, client: Client, port: u16, args: &ConnectArg
         (false, TokenChoice::Existing(t)) => t,
         (false, TokenChoice::Create { label, projects }) => {
             let label = label.unwrap_or_else(|| format!("{} (sluice connect)", client.title()));
+            let (profile, _) = client.default_profile();
             let (record, plaintext) = engine
-                .create_token(&label, projects, None)
+                .create_token_with_profile(&label, projects, None, profile)
                 .map_err(|f| anyhow!("{}", f.message))?;
             outln!("Created token {} ({}).", record.label, record.id);
+            profile_note(client, &record.label);
             plaintext
         }
     };

@@ -19,6 +19,8 @@ mod snippet;
 mod value;
 pub mod write;
 
+use sluice_core::Profile;
+
 pub use entry::{Endpoint, Entry, document, entry};
 pub use paths::{Dirs, Os};
 pub use snippet::{
@@ -155,6 +157,46 @@ impl Client {
         Client::GenericHttp,
         Client::GenericStdio,
     ];
+
+    /// The profile `sluice connect` gives a new token for this client, and why (the user can
+    /// pick another with `--profile`, or change it later). Coding agents work in a loop of
+    /// edits and commands, so `agent`; a chat app changes files at the user's request but has
+    /// no terminal of its own, so `edit`; a local-model chat app or an unknown client gets
+    /// `review`, the safe start. `full` is never a default.
+    pub fn default_profile(self) -> (Profile, &'static str) {
+        match self {
+            Client::ClaudeCode
+            | Client::Cursor
+            | Client::VsCode
+            | Client::VsCodeInsiders
+            | Client::Codex
+            | Client::Windsurf
+            | Client::Zed
+            | Client::Goose
+            | Client::GeminiCli
+            | Client::QwenCode
+            | Client::OpenCode
+            | Client::CopilotCli
+            | Client::Cline
+            | Client::RooCode
+            | Client::KiloCode
+            | Client::Crush
+            | Client::Kiro
+            | Client::Junie
+            | Client::Augment => {
+                (Profile::Agent, "a coding agent: it edits files and runs tests and builds")
+            }
+            Client::ClaudeDesktop => {
+                (Profile::Edit, "a chat app: it changes files when asked and runs no commands")
+            }
+            Client::LmStudio => {
+                (Profile::Review, "a chat app for local models: it reads and searches to start")
+            }
+            Client::GenericHttp | Client::GenericStdio => {
+                (Profile::Review, "an unknown client: it reads and searches to start")
+            }
+        }
+    }
 
     /// Stable id, used on the command line and by the window.
     pub fn id(self) -> &'static str {

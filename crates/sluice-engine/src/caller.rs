@@ -2,7 +2,7 @@
 //! remote ([`RemoteCaller`]: a hosted assistant through the tunnel), and one of its requests as
 //! the audit log records it ([`RequestAudit`]).
 
-use sluice_core::{ProjectId, SelfLimit, TokenId};
+use sluice_core::{Profile, ProjectId, SelfLimit, TokenId};
 
 use crate::{AuditOutcome, Durability};
 
@@ -39,6 +39,10 @@ pub struct Caller {
     /// Reach exposes projects read-only (the default): this remote caller changes and runs
     /// nothing, whatever the project allows.
     pub read_only: bool,
+    /// The tools this caller is offered: its token's profile, read from the store at this
+    /// request (so a change made by another process applies at once), `review` for a hosted
+    /// assistant that reach exposes read-only. Only ever narrows the project's modes.
+    pub profile: Profile,
 }
 
 /// Where a remote caller came from: the OAuth client its grant names and the public address
@@ -64,6 +68,16 @@ impl Caller {
             Some(r) => format!("oauth:{}", r.client_id),
             None => self.token_id.as_str().to_owned(),
         }
+    }
+
+    /// Whether this caller's profile lets it change files (`edit` and above).
+    pub fn may_change(&self) -> bool {
+        self.profile >= Profile::Edit
+    }
+
+    /// Whether this caller's profile lets it run commands (`agent` and above).
+    pub fn may_run(&self) -> bool {
+        self.profile >= Profile::Agent
     }
 
     pub(crate) fn sees(&self, project: &ProjectId) -> bool {

@@ -217,8 +217,9 @@ impl Engine {
                     Some(l) => l.clone(),
                     None => self.free_label(req.client)?,
                 };
+                let (profile, _) = req.client.default_profile();
                 let (record, plaintext) = self
-                    .create_token(&label, projects.clone(), None)
+                    .create_token_with_profile(&label, projects.clone(), None, profile)
                     .map_err(ConnectFailure::Engine)?;
                 (plaintext, Some(record.id), Some(record.label))
             }

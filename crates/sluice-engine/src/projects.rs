@@ -71,7 +71,7 @@ impl Engine {
                 ProjectSummary {
                     id: p.id.clone(),
                     name: p.name.clone(),
-                    access: if limited || caller.read_only {
+                    access: if limited || caller.read_only || !caller.may_change() {
                         AccessMode::ReadOnly
                     } else {
                         p.access
@@ -141,7 +141,7 @@ impl Engine {
         Ok(ProjectHandle {
             id: project.id,
             name: project.name,
-            access: if self_limited || caller.read_only {
+            access: if self_limited || caller.read_only || !caller.may_change() {
                 AccessMode::ReadOnly
             } else {
                 project.access
@@ -437,10 +437,14 @@ pub(crate) fn validate_name(name: &str) -> Result<String, Failure> {
 
 /// The project `reference` names, if this caller may see it.
 /// The commands a caller may run in a project whose mode is `exec`: none for a token that
-/// limited itself or that reach exposes read-only, and none in `any` mode for a hosted
-/// assistant's token.
+/// limited itself, that reach exposes read-only or whose profile is below `agent`, and none in
+/// `any` mode for a hosted assistant's token.
 fn exec_for(caller: &Caller, exec: ExecMode) -> ExecMode {
-    if caller.limit.is_some() || caller.read_only || (caller.is_remote() && exec == ExecMode::Any) {
+    if caller.limit.is_some()
+        || caller.read_only
+        || !caller.may_run()
+        || (caller.is_remote() && exec == ExecMode::Any)
+    {
         ExecMode::Off
     } else {
         exec

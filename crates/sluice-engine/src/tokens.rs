@@ -3,7 +3,7 @@
 
 use std::time::{Duration, Instant};
 
-use sluice_core::{ErrorCode, Failure, SelfLimit, TokenId, id::base32, random_bytes};
+use sluice_core::{ErrorCode, Failure, Profile, SelfLimit, TokenId, id::base32, random_bytes};
 use sluice_store::{ActorKind, AuditRecord, NewToken, TokenRecord};
 
 use crate::projects::validate_name;
@@ -74,6 +74,7 @@ impl Engine {
             limit,
             remote: None,
             read_only: false,
+            profile: record.profile,
         })
     }
 
@@ -91,13 +92,25 @@ impl Engine {
         }
     }
 
-    /// Creates a token and returns it with its plaintext, which exists only in this return
-    /// value: the store keeps a keyed hash.
+    /// [`Engine::create_token_with_profile`] for a `full` token, what every token was before
+    /// profiles (the surfaces the user creates tokens from name the profile).
     pub fn create_token(
         &self,
         label: &str,
         scope: Option<Vec<String>>,
         expires_in: Option<Duration>,
+    ) -> Result<(TokenRecord, String), Failure> {
+        self.create_token_with_profile(label, scope, expires_in, Profile::Full)
+    }
+
+    /// Creates a token and returns it with its plaintext, which exists only in this return
+    /// value: the store keeps a keyed hash.
+    pub fn create_token_with_profile(
+        &self,
+        label: &str,
+        scope: Option<Vec<String>>,
+        expires_in: Option<Duration>,
+        profile: Profile,
     ) -> Result<(TokenRecord, String), Failure> {
         let label = validate_name(label)?;
         let scope = match scope {
@@ -117,7 +130,7 @@ impl Engine {
         });
         let record = self
             .store
-            .insert_token(&NewToken { label, hash, scope, expires_ms })
+            .insert_token(&NewToken { label, hash, scope, expires_ms, profile })
             .map_err(store_failure)?;
         self.after_change("token.create", None);
         Ok((record, plaintext))
@@ -182,6 +195,43 @@ impl Engine {
             Durability::Now,
         );
         self.emit(EngineEvent::TokensChanged);
+        Ok(t)
+    }
+
+    /// Sets a token's profile: the user's decision (the window confirms a widening natively
+    /// first). A running engine sees it at the token's next request, whichever process made it.
+    pub fn set_token_profile(
+        &self,
+        reference: &str,
+        profile: Profile,
+    ) -> Result<TokenRecord, Failure> {
+        let t =
+            self.store.find_token(reference).map_err(store_failure)?.ok_or_else(|| {
+                Failure::new(ErrorCode::NotFound, format!("no token {reference:?}"))
+            })?;
+        if t.remote {
+            return Err(Failure::invalid(format!(
+                "token {} belongs to a hosted assistant: reach's own read-only or write setting \
+                 decides what it may do",
+                sluice_core::text::visible(&t.label)
+            )));
+        }
+        let before = t.profile;
+        let t = self.store.set_token_profile(&t.id, profile).map_err(store_failure)?;
+        if profile < before {
+            // What the token waits for was asked under the wider profile; narrowing ends it, and
+            // below `agent` its running jobs too.
+            let why = format!("the user set the token's profile to {profile}");
+            self.deny_pending(
+                |a| a.token_id == t.id,
+                &why,
+                exec::EndedBy::User("profile narrowed"),
+            );
+            if profile < Profile::Agent {
+                self.jobs.kill_owned(t.id.as_str());
+            }
+        }
+        self.after_change("token.set_profile", None);
         Ok(t)
     }
 

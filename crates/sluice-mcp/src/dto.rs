@@ -64,6 +64,9 @@ pub struct ServerInfo {
     /// user can restore it); absent otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub self_limit: Option<&'static str>,
+    /// This token's profile, the tools it is offered: `review` (read and search), `edit`
+    /// (and change files), `agent` (and run commands) or `full`. Only the user changes it.
+    pub profile: &'static str,
     /// The largest file `read_file` returns whole, in bytes; use line ranges beyond it.
     pub read_file_max_bytes: u64,
     /// How many matches `search_text` returns at most in one call.
@@ -78,6 +81,7 @@ impl ServerInfo {
             paused: engine.check_access().is_err(),
             token_label: caller.label.clone(),
             self_limit: caller.limit.map(SelfLimit::as_str),
+            profile: caller.profile.as_str(),
             read_file_max_bytes: sluice_runner::READ_FILE_HARD_MAX_BYTES,
             search_max_results: sluice_runner::SEARCH_MAX_RESULTS_CAP,
         }
@@ -134,6 +138,8 @@ impl SystemInfo {
 pub enum DropTo {
     /// Keep reading and searching; change no file and run nothing.
     ReadOnly,
+    /// The `review` profile's rung: the same limit as `read-only`.
+    Review,
     /// Every later request with this token is refused.
     Paused,
 }
@@ -141,7 +147,7 @@ pub enum DropTo {
 impl From<DropTo> for SelfLimit {
     fn from(d: DropTo) -> SelfLimit {
         match d {
-            DropTo::ReadOnly => SelfLimit::ReadOnly,
+            DropTo::ReadOnly | DropTo::Review => SelfLimit::ReadOnly,
             DropTo::Paused => SelfLimit::Paused,
         }
     }
@@ -150,7 +156,7 @@ impl From<DropTo> for SelfLimit {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DropPrivilegesArgs {
-    /// `read-only` or `paused`.
+    /// `read-only` (or `review`, the same) or `paused`.
     pub to: DropTo,
     /// Why, in a sentence: shown to the user and kept in the audit log.
     #[serde(default)]

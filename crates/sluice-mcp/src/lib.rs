@@ -13,6 +13,7 @@ pub mod http;
 pub mod limits;
 mod media;
 mod openai;
+mod profile;
 pub mod reach;
 pub mod server;
 pub mod stdio;

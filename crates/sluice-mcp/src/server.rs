@@ -585,7 +585,10 @@ impl ServerHandler for SluiceServer {
         });
         Ok(ListToolsResult {
             result_type: Some(ResultType::COMPLETE),
-            tools: self.tool_router.list_all(),
+            // Each token is shown only the tools of its profile.
+            tools: (self.tool_router.list_all().into_iter())
+                .filter(|t| crate::profile::offers(&caller, &t.name))
+                .collect(),
             meta: Some(result_meta()),
             next_cursor: None,
             cache_scope: None,
@@ -608,7 +611,10 @@ impl ServerHandler for SluiceServer {
         // A client that declared the Tasks extension gets a task for a call that may take a
         // while — unless it would be refused at once (paused, unknown project), which it hears
         // now, as any client would.
-        if tasks::TASK_TOOLS.contains(&request.name.as_ref()) && tasks::declared(&context) {
+        if tasks::TASK_TOOLS.contains(&request.name.as_ref())
+            && tasks::declared(&context)
+            && crate::profile::offers(&caller, &request.name)
+        {
             let project = request.arguments.as_ref().and_then(|a| a.get("project"));
             let handle = match (self.engine.check_access(), project.and_then(Value::as_str)) {
                 (Ok(()), Some(project)) => self.engine.project_as_loaded(&caller, project).ok(),
@@ -660,8 +666,10 @@ impl SluiceServer {
         let arguments = request.arguments.clone().map(Value::Object).unwrap_or(Value::Null);
         let project = arguments.get("project").and_then(Value::as_str).map(str::to_owned);
         // The gate checked access when the request arrived; check again where the action starts,
-        // so a pause that lands in between still stops it.
-        let result = match self.engine.check_access() {
+        // so a pause that lands in between still stops it. Then the token's profile.
+        let allowed =
+            self.engine.check_access().and_then(|()| crate::profile::check(&caller, &tool));
+        let result = match allowed {
             Err(failure) => Ok(CallToolResponse::Complete(failed(&failure))),
             Ok(()) => {
                 context.extensions.insert(caller.clone());

@@ -111,7 +111,12 @@ pub struct IntegrityFinding {
 
 /// The seal of one row: `values` are its sealed columns in a fixed order, `extra` further
 /// strings bound to it (a token's scope).
-pub(crate) fn seal_of(key: &[u8; 32], table: &str, values: &[ValueRef<'_>], extra: &[&str]) -> [u8; 32] {
+pub(crate) fn seal_of(
+    key: &[u8; 32],
+    table: &str,
+    values: &[ValueRef<'_>],
+    extra: &[&str],
+) -> [u8; 32] {
     let mut h = blake3::Hasher::new_keyed(key);
     h.update(b"sluice.seal.v1\0");
     put_str(&mut h, Some(table));

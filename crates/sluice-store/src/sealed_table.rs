@@ -198,4 +198,3 @@ pub(crate) const TOKENS: SealedTable = SealedTable {
     scope: true,
     tail: Some(("profile", "full")),
 };
-

@@ -120,7 +120,14 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
     output(
         sluice(&bin, &data).args(["project", "add"]).arg(&registry).args(["--name", "registry"]),
     )?;
-    let created = output(sluice(&bin, &data).args(["token", "create", "--label", "bench"]))?;
+    let created = output(sluice(&bin, &data).args([
+        "token",
+        "create",
+        "--label",
+        "bench",
+        "--profile",
+        "full",
+    ]))?;
     let token = created
         .split_whitespace()
         .find(|w| w.starts_with("slc_") && w.len() == 56)

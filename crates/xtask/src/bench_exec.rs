@@ -61,7 +61,14 @@ pub fn run(bin: &Path, work: &Path) -> Result<String> {
         ]))?;
         projects.push((name, dir));
     }
-    let created = output(sluice(bin, &data).args(["token", "create", "--label", "bench-exec"]))?;
+    let created = output(sluice(bin, &data).args([
+        "token",
+        "create",
+        "--label",
+        "bench-exec",
+        "--profile",
+        "full",
+    ]))?;
     let token = created
         .split_whitespace()
         .find(|w| w.starts_with("slc_") && w.len() == 56)

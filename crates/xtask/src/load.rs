@@ -109,7 +109,7 @@ fn phases(bin: &Path, work: &Path, opts: &Options, build: &str) -> Result<()> {
     let dir = project.to_str().context("utf-8 path")?;
     sluice(&["project", "add", dir, "--name", "demo", "--access", "read-write"])?;
     let token = |label: &str| -> Result<String> {
-        let out = sluice(&["token", "create", "--label", label])?;
+        let out = sluice(&["token", "create", "--label", label, "--profile", "full"])?;
         out.split_whitespace()
             .find(|w| w.starts_with("slc_"))
             .map(str::to_owned)

@@ -356,7 +356,7 @@ fn tray_menu_approves_denies_always_allows_pauses_and_stops() {
     let path = project.to_str().unwrap();
     let add = ["project", "add", path, "--name", "demo", "--access", "read-write", "--exec", "any"];
     sluice(&data, &add);
-    let out = sluice(&data, &["token", "create", "--label", TOKEN_LABEL]);
+    let out = sluice(&data, &["token", "create", "--label", TOKEN_LABEL, "--profile", "full"]);
     let token = out
         .split_whitespace()
         .find(|w| w.starts_with("slc_") && w.len() == 56)

@@ -7,7 +7,7 @@ use std::time::Duration;
 use anyhow::Result;
 use clap::Subcommand;
 use serde::Serialize;
-use sluice_core::TokenId;
+use sluice_core::{Profile, TokenId};
 use sluice_engine::{Engine, clients};
 
 use super::{fail, print_json, shown, time};
@@ -24,6 +24,12 @@ pub enum TokenCmd {
         /// Expire after this long, e.g. 30d, 12h.
         #[arg(long, value_parser = humantime::parse_duration)]
         expires: Option<Duration>,
+        /// The tools it offers: review (list, read, search, git), edit (and change files),
+        /// agent (and run commands and jobs) or full (everything the projects' modes allow).
+        /// Default: review, the safe start — a token does no more than read until you choose
+        /// more (`sluice connect` picks per client). Only ever narrows the projects' modes.
+        #[arg(long, default_value = "review", value_parser = parse_profile)]
+        profile: Profile,
         /// Port to put in the client configuration.
         #[arg(long, default_value_t = sluice_engine::DEFAULT_PORT)]
         port: u16,
@@ -36,6 +42,13 @@ pub enum TokenCmd {
     List {
         #[arg(long)]
         json: bool,
+    },
+    /// Set a token's profile (review, edit, agent, full), by id or label; a running Sluice
+    /// applies it at the token's next request.
+    SetProfile {
+        token: String,
+        #[arg(value_parser = parse_profile)]
+        profile: Profile,
     },
     /// Revoke a token by id or label; takes effect on its next request.
     Revoke { token: String },
@@ -56,17 +69,25 @@ struct TokenJson<'a> {
     revoked_ms: Option<i64>,
     self_limit: Option<&'static str>,
     self_limited_ms: Option<i64>,
+    profile: &'static str,
+}
+
+/// A profile's name, or an error listing the names.
+fn parse_profile(s: &str) -> Result<Profile, String> {
+    s.parse()
 }
 
 pub fn token(engine: Engine, cmd: TokenCmd) -> Result<()> {
     match cmd {
-        TokenCmd::Create { label, projects, expires, port, client } => {
-            let (record, plaintext) =
-                engine.create_token(&label, projects, expires).map_err(fail)?;
+        TokenCmd::Create { label, projects, expires, profile, port, client } => {
+            let (record, plaintext) = engine
+                .create_token_with_profile(&label, projects, expires, profile)
+                .map_err(fail)?;
             let binary = std::env::current_exe()
                 .and_then(std::fs::canonicalize)
                 .unwrap_or_else(|_| PathBuf::from("sluice"));
             outln!("Created token {} ({}).", record.label, record.id);
+            outln!("Profile: {profile} ({}).", profile.describe());
             outln!("This is the only time it is shown; copy it now:\n");
             outln!("  {plaintext}\n");
             let endpoint = clients::Endpoint { port, token: &plaintext, binary: &binary };
@@ -105,6 +126,7 @@ pub fn token(engine: Engine, cmd: TokenCmd) -> Result<()> {
                         revoked_ms: t.revoked_ms,
                         self_limit: t.self_limit.map(|(l, _)| l.as_str()),
                         self_limited_ms: t.self_limit.map(|(_, at)| at),
+                        profile: t.profile.as_str(),
                     })
                     .collect();
                 print_json(&list)?;
@@ -126,6 +148,7 @@ pub fn token(engine: Engine, cmd: TokenCmd) -> Result<()> {
                         }
                     };
                     outln!("{}  {}  [{status}]", t.id, shown(&t.label));
+                    outln!("  profile:   {} ({})", t.profile, t.profile.describe());
                     outln!("  scope:     {}", scope(&t.scope));
                     outln!("  created:   {}", time(Some(t.created_ms)));
                     outln!("  last used: {}", time(t.last_used_ms));
@@ -135,6 +158,15 @@ pub fn token(engine: Engine, cmd: TokenCmd) -> Result<()> {
                     }
                 }
             }
+        }
+        TokenCmd::SetProfile { token, profile } => {
+            let t = engine.set_token_profile(&token, profile).map_err(fail)?;
+            outln!(
+                "Set {} ({}) to the {profile} profile: {}.",
+                shown(&t.label),
+                t.id,
+                profile.describe()
+            );
         }
         TokenCmd::Revoke { token } => {
             let t = engine.revoke_token(&token).map_err(fail)?;

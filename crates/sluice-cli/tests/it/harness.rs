@@ -116,10 +116,14 @@ impl Sandbox {
         out.split_whitespace().find(|w| w.starts_with("proj_")).expect("project id").to_owned()
     }
 
-    /// Creates a token and returns its plaintext.
+    /// Creates a token and returns its plaintext: `full` unless `extra` names a profile, so
+    /// tests of what the projects' modes allow are not narrowed by the default (`review`).
     pub fn token(&self, label: &str, extra: &[&str]) -> String {
         let mut args = vec!["token", "create", "--label", label];
         args.extend_from_slice(extra);
+        if !extra.contains(&"--profile") {
+            args.extend_from_slice(&["--profile", "full"]);
+        }
         let out = self.ok(&args);
         out.split_whitespace()
             .find(|w| w.starts_with("slc_") && w.len() == 56)

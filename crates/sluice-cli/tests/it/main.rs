@@ -22,6 +22,7 @@ mod http_guards;
 mod keychain;
 mod node_clients;
 mod pipes;
+mod profiles;
 mod python_client;
 // Tunnels in process groups, /proc, and (CIMD) a network namespace: Linux only.
 #[cfg(target_os = "linux")]

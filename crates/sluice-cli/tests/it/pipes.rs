@@ -109,6 +109,7 @@ fn every_command_ends_quietly_when_its_reader_goes_away() {
             "token create" => Run::Prints(v(&["--label", "piped"])),
             "token revoke" => Run::Prints(v(&["piped"])),
             "token restore" => Run::Prints(v(&["limited"])),
+            "token set-profile" => Run::Prints(v(&["limited", "edit"])),
             "reach on" => Run::Prints(v(&[
                 "--url",
                 "https://sluice.example.com",

@@ -622,6 +622,10 @@ impl Engine {
         };
         caller.remote = Some(crate::RemoteCaller { client_id: grant.client_id, via });
         caller.read_only = !reach.write;
+        // Reach keeps its own read-only or write setting; read-only is the `review` profile.
+        if caller.read_only {
+            caller.profile = caller.profile.min(sluice_core::Profile::Review);
+        }
         Ok(caller)
     }
 }

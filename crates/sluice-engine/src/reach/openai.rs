@@ -130,6 +130,8 @@ impl Engine {
                 hash: sluice_store::token_hash(&self.secret, &access),
                 scope: Some(reach.projects.clone()),
                 expires_ms: None,
+                // Reach's own setting (read-only or not) narrows a remote caller.
+                profile: sluice_core::Profile::Full,
             })
             .map_err(store_failure)?;
         let grant = OAuthGrant {

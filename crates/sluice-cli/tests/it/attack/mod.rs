@@ -105,7 +105,7 @@ impl Rig {
         };
         cmd(&["project", "add", &project, "--name", "demo", "--access", "read-write"]);
         cmd(&["project", "set", "demo", "--exec", exec]);
-        let token = cmd(&["token", "create", "--label", "attacker"])
+        let token = cmd(&["token", "create", "--label", "attacker", "--profile", "full"])
             .split_whitespace()
             .find(|w| w.starts_with("slc_") && w.len() == 56)
             .unwrap()

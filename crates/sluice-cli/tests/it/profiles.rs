@@ -1,0 +1,108 @@
+//! Token profiles end to end: chosen with the CLI, shown in `token list`, enforced by the real
+//! server on `tools/list` and `tools/call`, changed by another process while it serves.
+
+use serde_json::{Value, json};
+
+use crate::harness::{Sandbox, bearer, call, ok, post, refused};
+
+/// The tool names `tools/list` offers this token.
+fn tool_names(port: u16, token: &str) -> Vec<String> {
+    let body = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/list"}).to_string();
+    let r = post(port, &bearer(token), &body);
+    assert_eq!(r.status, 200, "{}", r.body);
+    let v = r.json();
+    let mut names: Vec<String> = v["result"]["tools"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no tools: {v}"))
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn token_profiles_are_chosen_listed_changed_and_checked_by_the_cli() {
+    let sb = Sandbox::new();
+    sb.add_project();
+    // The default for a new token is review, and it says so.
+    let out = sb.ok(&["token", "create", "--label", "plain"]);
+    assert!(out.contains("Profile: review"), "{out}");
+    sb.token("builder", &["--profile", "agent"]);
+    let list = sb.ok(&["token", "list"]);
+    assert!(list.contains("profile:   review") && list.contains("profile:   agent"), "{list}");
+    let json: Value = serde_json::from_str(&sb.ok(&["token", "list", "--json"])).unwrap();
+    let profile_of = |json: &Value, label: &str| {
+        json.as_array().unwrap().iter().find(|t| t["label"] == label).unwrap()["profile"].clone()
+    };
+    assert_eq!(profile_of(&json, "builder"), "agent");
+    let out = sb.ok(&["token", "set-profile", "builder", "edit"]);
+    assert!(out.contains("edit profile"), "{out}");
+    let json: Value = serde_json::from_str(&sb.ok(&["token", "list", "--json"])).unwrap();
+    assert_eq!(profile_of(&json, "builder"), "edit");
+    // A bad name is a clear error and changes nothing.
+    let err = sb.err(&["token", "set-profile", "builder", "root"]);
+    assert!(err.contains("review, edit, agent, full"), "{err}");
+    let err = sb.err(&["token", "create", "--label", "x", "--profile", "admin"]);
+    assert!(err.contains("review, edit, agent, full"), "{err}");
+    assert!(!sb.ok(&["token", "list"]).contains("  x  "));
+    let json: Value = serde_json::from_str(&sb.ok(&["token", "list", "--json"])).unwrap();
+    assert_eq!(profile_of(&json, "builder"), "edit");
+    let err = sb.err(&["token", "set-profile", "nobody", "edit"]);
+    assert!(err.contains("nobody"), "{err}");
+}
+
+#[test]
+fn a_review_token_sees_and_calls_only_read_tools_until_the_user_widens_it() {
+    let sb = Sandbox::new();
+    sb.add_project_with(&["--access", "read-write", "--exec", "any"]);
+    let token = sb.token("reviewer", &["--profile", "review"]);
+    let server = sb.serve();
+    let names = tool_names(server.port, &token);
+    for read in ["read_file", "search_text", "git_log", "list_projects", "server_info"] {
+        assert!(names.contains(&read.to_owned()), "{read} missing: {names:?}");
+    }
+    for other in ["write_file", "delete_path", "run_command", "start_job", "list_jobs"] {
+        assert!(!names.contains(&other.to_owned()), "{other} offered: {names:?}");
+    }
+    let write = json!({"project": "demo", "path": "new.txt", "content": "x"});
+    let msg = refused(&call(server.port, &token, "write_file", write.clone()), "outside_profile");
+    assert!(msg.contains("review") && msg.contains("write_file"), "{msg}");
+    assert!(!sb.project.join("new.txt").exists());
+    let info = ok(&call(server.port, &token, "server_info", json!({})));
+    assert_eq!(info["profile"], "review");
+    let listed = ok(&call(server.port, &token, "list_projects", json!({})));
+    assert_eq!(listed["projects"][0]["access"], "read-only", "{listed}");
+    // Audited like other refusals.
+    let audit = sb.ok(&["audit", "list", "--json", "--limit", "100"]);
+    assert!(audit.contains("outside_profile"), "{audit}");
+
+    // Changed by another process (the CLI) while the server runs: applied at the next request.
+    sb.ok(&["token", "set-profile", "reviewer", "edit"]);
+    let names = tool_names(server.port, &token);
+    assert!(names.contains(&"write_file".to_owned()) && !names.contains(&"run_command".into()));
+    ok(&call(server.port, &token, "write_file", write));
+    assert!(sb.project.join("new.txt").exists());
+    let run = json!({"project": "demo", "program": "true"});
+    refused(&call(server.port, &token, "run_command", run), "outside_profile");
+    // And narrowed again, at once.
+    sb.ok(&["token", "set-profile", "reviewer", "review"]);
+    let edit = json!({"project": "demo", "path": "new.txt", "old": "x", "new": "y"});
+    refused(&call(server.port, &token, "edit_file", edit), "outside_profile");
+    server.stop();
+}
+
+#[test]
+fn a_profile_never_widens_the_project_modes() {
+    let sb = Sandbox::new();
+    sb.add_project();
+    let token = sb.token("agent", &["--profile", "agent"]);
+    let server = sb.serve();
+    assert!(tool_names(server.port, &token).contains(&"write_file".to_owned()));
+    let write = json!({"project": "demo", "path": "new.txt", "content": "x"});
+    refused(&call(server.port, &token, "write_file", write), "read_only_project");
+    let run = json!({"project": "demo", "program": "true"});
+    refused(&call(server.port, &token, "run_command", run), "forbidden");
+    assert!(!sb.project.join("new.txt").exists());
+    server.stop();
+}

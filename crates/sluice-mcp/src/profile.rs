@@ -1,0 +1,71 @@
+//! Which tool needs which profile: the one table of it. The ladder itself is
+//! `sluice_core::Profile`; the tool names are this crate's. A profile only narrows what the
+//! project's modes allow (the engine's checks stay); this is the extra check, made in
+//! `SluiceServer::call_now` for every call and in `list_tools` for what a token is shown.
+
+use sluice_core::{ErrorCode, Failure, Profile};
+use sluice_engine::Caller;
+
+/// The least profile that offers `tool`; `None` for a name that is no tool (rmcp refuses it).
+/// Exhaustive over the tool list: a test fails when a tool has no entry.
+pub(crate) fn minimum(tool: &str) -> Option<Profile> {
+    Some(match tool {
+        // Meta tools: in every profile. `drop_privileges` only takes away.
+        "server_info" | "system_info" | "list_projects" | "drop_privileges" => Profile::Review,
+        // Reading.
+        "list_directory" | "stat" | "read_file" | "find_files" | "search_text" | "git_status"
+        | "git_diff" | "git_log" | "git_show" => Profile::Review,
+        // Changing files.
+        "write_file" | "edit_file" | "apply_patch" | "move_path" | "create_directory"
+        | "delete_path" | "restore" | "list_backups" => Profile::Edit,
+        // Commands and jobs.
+        "run_command" | "run_tests" | "run_build" | "start_job" | "job_status" | "job_logs"
+        | "cancel_job" | "list_jobs" => Profile::Agent,
+        _ => return None,
+    })
+}
+
+/// Whether `caller`'s profile offers `tool` (a name that is no tool passes: rmcp refuses it).
+pub(crate) fn offers(caller: &Caller, tool: &str) -> bool {
+    minimum(tool).is_none_or(|needed| caller.profile >= needed)
+}
+
+/// The refusal of a call outside the caller's profile, naming both.
+pub(crate) fn check(caller: &Caller, tool: &str) -> Result<(), Failure> {
+    match minimum(tool) {
+        Some(needed) if caller.profile < needed => Err(Failure::new(
+            ErrorCode::OutsideProfile,
+            format!(
+                "{tool} is not in this token's profile ({profile}: {what}); it needs the {needed} \
+                 profile, which only the user can give this token in Sluice",
+                profile = caller.profile,
+                what = caller.profile.describe(),
+            ),
+        )),
+        _ => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::server::SluiceServer;
+
+    #[test]
+    fn every_tool_has_a_profile_and_the_ladder_only_adds() {
+        let router = SluiceServer::all_tools();
+        let tools = router.list_all();
+        assert!(!tools.is_empty());
+        for tool in &tools {
+            assert!(minimum(&tool.name).is_some(), "{} has no profile in profile.rs", tool.name);
+        }
+        // Review is read-only tools only, by their own annotation.
+        for tool in tools.iter().filter(|t| minimum(&t.name) == Some(Profile::Review)) {
+            let read_only = tool.annotations.as_ref().and_then(|a| a.read_only_hint);
+            assert!(read_only == Some(true) || tool.name == "drop_privileges", "{}", tool.name);
+        }
+        assert_eq!(minimum("write_file"), Some(Profile::Edit));
+        assert_eq!(minimum("run_command"), Some(Profile::Agent));
+        assert_eq!(minimum("no_such_tool"), None);
+    }
+}
