@@ -40,8 +40,9 @@ pub struct Caller {
     /// nothing, whatever the project allows.
     pub read_only: bool,
     /// The tools this caller is offered: its token's profile, read from the store at this
-    /// request (so a change made by another process applies at once), `review` for a hosted
-    /// assistant that reach exposes read-only. Only ever narrows the project's modes.
+    /// request (so a change made by another process applies at once); `full` for a hosted
+    /// assistant's token, which reach's own setting narrows. Only ever narrows the project's
+    /// modes.
     pub profile: Profile,
 }
 

@@ -28,6 +28,7 @@ pub const COMMANDS: &[(&str, &str, &str)] = &[
     ("create_token", "{ args: CreateToken }", "CreatedToken"),
     ("revoke_token", "{ id: string }", "TokenDto"),
     ("restore_token", "{ id: string }", "TokenDto"),
+    ("set_token_profile", "{ id: string; profile: Profile }", "TokenDto"),
     ("audit", "{ query: AuditQuery }", "AuditPage"),
     ("verify_audit", "Record<string, never>", "ChainStatus"),
     ("set_project_policy", "{ args: SetPolicy }", "ProjectDto"),
@@ -134,6 +135,18 @@ pub fn typescript() -> String {
     let codes: Vec<String> =
         sluice_core::ErrorCode::ALL.iter().map(|c| format!("{:?}", c.as_str())).collect();
     out.push_str(&format!("export type ErrorCode = {};\n\n", codes.join(" | ")));
+    // The token profiles (sluice_core::Profile), from the least to the most they offer, with
+    // what each lets a token do.
+    let profiles: Vec<String> =
+        sluice_core::Profile::ALL.iter().map(|p| format!("{:?}", p.as_str())).collect();
+    out.push_str(&format!("export type Profile = {};\n\n", profiles.join(" | ")));
+    let described: Vec<String> = (sluice_core::Profile::ALL.iter())
+        .map(|p| format!("{{ profile: {:?}, describe: {:?} }}", p.as_str(), p.describe()))
+        .collect();
+    out.push_str(&format!(
+        "export const PROFILES: {{ profile: Profile; describe: string }}[] = [{}];\n\n",
+        described.join(", ")
+    ));
     for d in decls {
         out.push_str("export ");
         out.push_str(d.trim());

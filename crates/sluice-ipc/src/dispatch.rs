@@ -113,6 +113,12 @@ pub fn call(api: &Api<'_>, cmd: &str, args: Value) -> Result<Value, IpcError> {
             api.ask(question::restore_token(e, &id)?)?;
             out(restore_token(e, &id))
         }
+        "set_token_profile" => {
+            let (id, profile) = arg!(args, id: String, profile: String);
+            let profile = crate::parse_profile(&profile)?;
+            api.ask(question::token_profile(e, &id, profile)?)?;
+            out(set_token_profile(e, &id, profile))
+        }
         "audit" => out(audit(e, arg!(args, query: AuditQuery))),
         "verify_audit" => out(verify_audit(e)),
         "set_project_policy" => {

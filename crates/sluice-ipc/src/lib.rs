@@ -15,7 +15,7 @@ pub mod wire;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use sluice_core::{ErrorCode, Failure, NetworkMode};
+use sluice_core::{ErrorCode, Failure, NetworkMode, Profile};
 use sluice_engine::{AuditFilter, Decision, Engine, EngineEvent, clients};
 
 pub use connect::*;
@@ -290,7 +290,9 @@ pub fn create_token(engine: &Engine, ctx: &Context, args: CreateToken) -> Res<Cr
     if args.scope.as_ref().is_some_and(Vec::is_empty) {
         return Err(invalid("choose at least one project, or all projects"));
     }
-    let (record, secret) = engine.create_token(&args.label, args.scope, expires_in)?;
+    let profile = args.profile.as_deref().map_or(Ok(Profile::Review), parse_profile)?;
+    let (record, secret) =
+        engine.create_token_with_profile(&args.label, args.scope, expires_in, profile)?;
     let names = project_names(engine)?;
     let endpoint = clients::Endpoint { port: ctx.port, token: &secret, binary: &ctx.sluice_binary };
     let snippets = clients::all(&endpoint)
@@ -339,6 +341,16 @@ pub fn restore_token_question(engine: &Engine, id: &str) -> Res<String> {
 }
 
 /// Lifts the limit an assistant put on its own token (after [`restore_token_question`]).
+/// A profile's name, or `invalid_argument` naming the profiles.
+pub(crate) fn parse_profile(s: &str) -> Res<Profile> {
+    s.parse().map_err(|e: String| invalid(e))
+}
+
+pub fn set_token_profile(engine: &Engine, id: &str, profile: Profile) -> Res<TokenDto> {
+    let names = project_names(engine)?;
+    Ok(TokenDto::new(&engine.set_token_profile(id, profile)?, &names))
+}
+
 pub fn restore_token(engine: &Engine, id: &str) -> Res<TokenDto> {
     let names = project_names(engine)?;
     Ok(TokenDto::new(&engine.lift_token_limit(id)?, &names))

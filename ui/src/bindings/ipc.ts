@@ -1,7 +1,11 @@
 // Generated from crates/sluice-ipc by `UPDATE_BINDINGS=1 cargo test -p sluice-ipc`.
 // Do not edit by hand: a test fails when this file is stale.
 
-export type ErrorCode = "invalid_argument" | "path_invalid" | "path_outside_project" | "path_shielded" | "not_found" | "wrong_kind" | "too_large" | "binary_file" | "image_too_large" | "image_invalid" | "text_file" | "project_not_found" | "project_unavailable" | "read_only_project" | "not_a_git_repository" | "git_failed" | "unauthorized" | "rate_limited" | "paused" | "stopped" | "limit_exceeded" | "conflict" | "forbidden" | "denied" | "approval_expired" | "cancelled" | "confinement_unavailable" | "no_config_file" | "config_unparseable" | "config_unsafe_edit" | "config_changed" | "not_configured" | "preview_not_found" | "preview_expired" | "sluice_binary_missing" | "secret_store" | "io" | "internal";
+export type ErrorCode = "invalid_argument" | "path_invalid" | "path_outside_project" | "path_shielded" | "not_found" | "wrong_kind" | "too_large" | "binary_file" | "project_not_found" | "project_unavailable" | "read_only_project" | "outside_profile" | "not_a_git_repository" | "git_failed" | "unauthorized" | "rate_limited" | "paused" | "stopped" | "limit_exceeded" | "conflict" | "forbidden" | "denied" | "approval_expired" | "cancelled" | "confinement_unavailable" | "no_config_file" | "config_unparseable" | "config_unsafe_edit" | "config_changed" | "not_configured" | "preview_not_found" | "preview_expired" | "sluice_binary_missing" | "secret_store" | "io" | "internal";
+
+export type Profile = "review" | "edit" | "agent" | "full";
+
+export const PROFILES: { profile: Profile; describe: string }[] = [{ profile: "review", describe: "list, read, search and read git history" }, { profile: "edit", describe: "review, and change files" }, { profile: "agent", describe: "edit, and run commands and jobs" }, { profile: "full", describe: "everything the project's modes allow" }];
 
 export type IpcError = { 
 /**
@@ -256,7 +260,11 @@ selfLimit: string | null, selfLimitedMs: number | null,
  * Issued to a hosted assistant through reach from the web (OAuth), not created by the
  * user; turning reach off revokes it.
  */
-remote: boolean, };
+remote: boolean, 
+/**
+ * The tools it is offered (`full` for tokens made before profiles existed).
+ */
+profile: Profile, };
 
 export type CreateToken = { label: string, 
 /**
@@ -266,7 +274,11 @@ scope: Array<string> | null,
 /**
  * `null`: never expires.
  */
-expiresInDays: number | null, };
+expiresInDays: number | null, 
+/**
+ * The tools it offers; `null` is `review`, the safe start (as `sluice token create`).
+ */
+profile: Profile | null, };
 
 export type ClientSnippetDto = { client: string, title: string, target: string, text: string, holdsToken: boolean, 
 /**
@@ -823,6 +835,7 @@ export type Commands = {
   create_token: { args: { args: CreateToken }; result: CreatedToken };
   revoke_token: { args: { id: string }; result: TokenDto };
   restore_token: { args: { id: string }; result: TokenDto };
+  set_token_profile: { args: { id: string; profile: Profile }; result: TokenDto };
   audit: { args: { query: AuditQuery }; result: AuditPage };
   verify_audit: { args: Record<string, never>; result: ChainStatus };
   set_project_policy: { args: { args: SetPolicy }; result: ProjectDto };

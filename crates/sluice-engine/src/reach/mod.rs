@@ -621,11 +621,10 @@ impl Engine {
             None => reach.host().to_owned(),
         };
         caller.remote = Some(crate::RemoteCaller { client_id: grant.client_id, via });
+        // Reach keeps its own read-only or write setting, with its own refusals
+        // (`read_only_project`); a remote token's profile stays `full`, and its tools/list is
+        // every tool, as before profiles.
         caller.read_only = !reach.write;
-        // Reach keeps its own read-only or write setting; read-only is the `review` profile.
-        if caller.read_only {
-            caller.profile = caller.profile.min(sluice_core::Profile::Review);
-        }
         Ok(caller)
     }
 }

@@ -130,7 +130,7 @@ impl Engine {
                 hash: sluice_store::token_hash(&self.secret, &access),
                 scope: Some(reach.projects.clone()),
                 expires_ms: None,
-                // Reach's own setting (read-only or not) narrows a remote caller.
+                // Reach's own setting (read-only or write) narrows a remote caller instead.
                 profile: sluice_core::Profile::Full,
             })
             .map_err(store_failure)?;

@@ -78,6 +78,29 @@ pub(super) fn restore_token(e: &Engine, id: &str) -> Res<Question> {
     Ok(Question { title: WIDEN_TITLE, text, yes: "Restore", no: "Keep limited" })
 }
 
+/// Before widening a token's profile (narrowing is not asked).
+pub(super) fn token_profile(
+    e: &Engine,
+    id: &str,
+    profile: sluice_core::Profile,
+) -> Res<Option<Question>> {
+    let t =
+        e.tokens()?.into_iter().find(|t| t.id.as_str() == id).ok_or_else(|| {
+            Failure::new(ErrorCode::NotFound, format!("no token {:?}", visible(id)))
+        })?;
+    if profile <= t.profile {
+        return Ok(None);
+    }
+    let text = format!(
+        "Let the assistant with token {} {}?\n\nIt now may {}. The projects' own modes \
+         still decide what is allowed in each.",
+        visible(&t.label),
+        profile.describe(),
+        t.profile.describe()
+    );
+    Ok(Some(Question { title: WIDEN_TITLE, text, yes: "Allow", no: "Keep it as it is" }))
+}
+
 pub(super) fn policy(e: &Engine, args: &SetPolicy) -> Res<Option<Question>> {
     if !widens_policy(e, args)? {
         return Ok(None);

@@ -35,6 +35,9 @@ pub struct TokenDto {
     /// Issued to a hosted assistant through reach from the web (OAuth), not created by the
     /// user; turning reach off revokes it.
     pub remote: bool,
+    /// The tools it is offered (`full` for tokens made before profiles existed).
+    #[ts(type = "Profile")]
+    pub profile: String,
 }
 
 impl TokenDto {
@@ -57,6 +60,7 @@ impl TokenDto {
             self_limit: t.self_limit.map(|(l, _)| l.as_str().to_owned()),
             self_limited_ms: t.self_limit.map(|(_, at)| at),
             remote: t.remote,
+            profile: t.profile.as_str().to_owned(),
         }
     }
 }
@@ -73,6 +77,9 @@ pub struct CreateToken {
     pub scope: Option<Vec<String>>,
     /// `null`: never expires.
     pub expires_in_days: Option<u32>,
+    /// The tools it offers; `null` is `review`, the safe start (as `sluice token create`).
+    #[ts(type = "Profile | null")]
+    pub profile: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]

@@ -220,6 +220,7 @@ fn create_list_and_revoke_a_token() {
             label: "Cursor".into(),
             scope: Some(vec![p.name.clone()]),
             expires_in_days: Some(30),
+            profile: Some("edit".into()),
         },
     )
     .unwrap();
@@ -228,6 +229,7 @@ fn create_list_and_revoke_a_token() {
     let scope = created.token.scope.clone().unwrap();
     assert_eq!(scope[0].name.as_deref(), Some("my-app"));
     assert!(created.token.expires_ms.is_some());
+    assert_eq!(created.token.profile, "edit");
     let ids: Vec<_> = created.snippets.iter().map(|s| s.client.as_str()).collect();
     assert!(ids.contains(&"cursor") && ids.contains(&"claude-desktop"), "{ids:?}");
     let cursor = created.snippets.iter().find(|s| s.client == "cursor").unwrap();
@@ -254,7 +256,7 @@ fn token_arguments_are_checked() {
         create_token(
             &f.engine,
             &f.ctx,
-            CreateToken { label: label.into(), scope, expires_in_days: days },
+            CreateToken { label: label.into(), scope, expires_in_days: days, profile: None },
         )
         .unwrap_err()
         .code

@@ -313,3 +313,47 @@ fn restoring_a_self_limited_token_waits_for_the_users_yes() {
         }
     }
 }
+
+/// A token's profile from the window: narrowing is done at once, widening waits for the user's
+/// native yes, a name that is no profile changes nothing; a new token is `review` unless the
+/// form says otherwise.
+#[test]
+fn widening_a_token_profile_waits_for_the_users_yes_and_narrowing_does_not_ask() {
+    for answer in [false, true] {
+        let f = Fixture::new(answer);
+        let engine = &f.base.engine;
+        let created = f
+            .call("create_token", json!({ "args": { "label": "Chat", "scope": null, "expiresInDays": null, "profile": null } }))
+            .unwrap();
+        assert_eq!(created["token"]["profile"], "review");
+        let id = created["token"]["id"].as_str().unwrap().to_owned();
+        let profile_of = || engine.tokens().unwrap()[0].profile;
+
+        let got = f.call("set_token_profile", json!({ "id": id, "profile": "agent" }));
+        let asked = f.user.asked.lock().unwrap().clone();
+        assert_eq!(asked.len(), 1);
+        assert_eq!(asked[0].title, WIDEN_TITLE);
+        assert!(asked[0].text.contains("run commands"), "{}", asked[0].text);
+        if answer {
+            assert_eq!(got.unwrap()["profile"], "agent");
+            assert_eq!(profile_of(), sluice_core::Profile::Agent);
+            // Narrowing is not asked.
+            let got = f.call("set_token_profile", json!({ "id": id, "profile": "edit" })).unwrap();
+            assert_eq!(got["profile"], "edit");
+            assert_eq!(f.user.asked.lock().unwrap().len(), 1);
+        } else {
+            assert_eq!(got.unwrap_err().code, "denied");
+            assert_eq!(profile_of(), sluice_core::Profile::Review);
+        }
+        let before = profile_of();
+        let e = f.call("set_token_profile", json!({ "id": id, "profile": "root" })).unwrap_err();
+        assert_eq!(e.code, "invalid_argument", "{}", e.message);
+        assert!(e.message.contains("review, edit, agent, full"), "{}", e.message);
+        let e = f.call("set_token_profile", json!({ "id": "tok_nope", "profile": "full" }));
+        assert_eq!(e.unwrap_err().code, "not_found");
+        assert_eq!(profile_of(), before);
+        let e = f.call("create_token", json!({ "args": { "label": "X", "scope": null, "expiresInDays": null, "profile": "admin" } }));
+        assert_eq!(e.unwrap_err().code, "invalid_argument");
+        assert_eq!(engine.tokens().unwrap().len(), 1, "nothing created");
+    }
+}
