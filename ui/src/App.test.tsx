@@ -353,7 +353,12 @@ describe("tokens", () => {
     await user.type(within(form).getByRole("textbox", { name: /Label/ }), "Cursor on laptop");
     await user.selectOptions(within(form).getByRole("combobox", { name: /Expires/ }), "30 days");
     await user.click(within(form).getByRole("button", { name: "Create token" }));
-    expect(m.createToken).toHaveBeenCalledWith({ label: "Cursor on laptop", scope: null, expiresInDays: 30 });
+    expect(m.createToken).toHaveBeenCalledWith({
+      label: "Cursor on laptop",
+      scope: null,
+      expiresInDays: 30,
+      profile: "review",
+    });
     const panel = await screen.findByRole("region", { name: "New token created" });
     expect(within(panel).getByTestId("new-token")).toHaveValue(created().secret);
     expect(panel).toHaveTextContent("only time");

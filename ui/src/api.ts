@@ -15,6 +15,7 @@ import type {
   ErrorCode,
   IpcError,
   JobLogsQuery,
+  Profile,
   ReachOn,
   SandboxSettingsDto,
   SetModes,
@@ -98,6 +99,8 @@ export const api = {
   createToken: (args: CreateToken) => call("create_token", { args }),
   revokeToken: (id: string) => call("revoke_token", { id }),
   restoreToken: (id: string) => call("restore_token", { id }),
+  /** Sets a token's profile; widening it asks natively first, narrowing does not. */
+  setTokenProfile: (id: string, profile: Profile) => call("set_token_profile", { id, profile }),
   audit: (query: AuditQuery) => call("audit", { query }),
   verifyAudit: () => call("verify_audit", {}),
   setProjectPolicy: (args: SetPolicy) => call("set_project_policy", { args }),

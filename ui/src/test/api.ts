@@ -38,6 +38,7 @@ export const api: Mocked = {
   createToken: vi.fn(),
   revokeToken: vi.fn(),
   restoreToken: vi.fn(),
+  setTokenProfile: vi.fn(),
   audit: vi.fn(),
   verifyAudit: vi.fn(),
   setProjectPolicy: vi.fn(),

@@ -94,6 +94,7 @@ export const token = (over: Partial<TokenDto> = {}): TokenDto => ({
   selfLimit: null,
   selfLimitedMs: null,
   remote: false,
+  profile: "full",
   ...over,
 });
 

@@ -1,9 +1,11 @@
-// Tokens: create (label, scope, expiry) → the token shown once with per-client snippets;
-// the list with last use; revoke; restore a token whose assistant limited itself.
+// Tokens: create (label, scope, profile, expiry) → the token shown once with per-client
+// snippets; the list with profile and last use; change a profile (widening asks natively);
+// revoke; restore a token whose assistant limited itself.
 
 import { useState } from "react";
 import { CLIPBOARD_CLEAR_MS, api } from "../api";
-import type { CreatedToken, ProjectDto, TokenDto } from "../bindings/ipc";
+import { PROFILES } from "../bindings/ipc";
+import type { CreatedToken, Profile, ProjectDto, TokenDto } from "../bindings/ipc";
 import { ConfirmButton, ErrorLine, FormActions, Text, Time, errorMessage } from "../components";
 import { visible } from "../format";
 
@@ -61,6 +63,7 @@ export function TokensView(props: {
             <tr>
               <th>Label</th>
               <th>Scope</th>
+              <th>Profile</th>
               <th>Created</th>
               <th>Last used</th>
               <th>Expires</th>
@@ -86,6 +89,22 @@ export function TokensView(props: {
                   {t.scope === null
                     ? "All projects"
                     : t.scope.map((s) => (s.name === null ? "(removed project)" : visible(s.name))).join(", ") || "No projects"}
+                </td>
+                <td>
+                  {t.revokedMs === null && !t.remote ? (
+                    <ProfileSelect
+                      label={`Profile of ${visible(t.label)}`}
+                      value={t.profile}
+                      onChange={(p) =>
+                        act(async () => {
+                          await api.setTokenProfile(t.id, p);
+                          await props.reload();
+                        })()
+                      }
+                    />
+                  ) : (
+                    <span data-testid="token-profile">{t.profile}</span>
+                  )}
                 </td>
                 <td>
                   <Time ms={t.createdMs} />
@@ -128,6 +147,23 @@ export function TokensView(props: {
   );
 }
 
+/** A profile as a select: each option says what the token may do. */
+function ProfileSelect(props: { label: string; value: Profile; onChange: (p: Profile) => void }) {
+  return (
+    <select
+      aria-label={props.label}
+      value={props.value}
+      onChange={(e) => props.onChange(e.target.value as Profile)}
+    >
+      {PROFILES.map((p) => (
+        <option key={p.profile} value={p.profile}>
+          {p.profile} — {p.describe}
+        </option>
+      ))}
+    </select>
+  );
+}
+
 const EXPIRY: { label: string; days: number | null }[] = [
   { label: "Never", days: null },
   { label: "30 days", days: 30 },
@@ -144,6 +180,8 @@ function NewTokenForm(props: {
   const [allProjects, setAllProjects] = useState(true);
   const [chosen, setChosen] = useState<string[]>([]);
   const [expiry, setExpiry] = useState<number | null>(null);
+  // Review is the safe start, as on the command line; the user picks more.
+  const [profile, setProfile] = useState<Profile>("review");
   const [error, setError] = useState<string | null>(null);
   const submit = async (e: React.FormEvent) => {
     e.preventDefault();
@@ -153,6 +191,7 @@ function NewTokenForm(props: {
           label,
           scope: allProjects ? null : chosen,
           expiresInDays: expiry,
+          profile,
         }),
       );
     } catch (err) {
@@ -203,6 +242,10 @@ function NewTokenForm(props: {
             </label>
           ))}
       </fieldset>
+      <label>
+        Profile <span className="muted">(what it may do; the projects' modes still apply)</span>
+        <ProfileSelect label="Profile" value={profile} onChange={setProfile} />
+      </label>
       <label>
         Expires
         <select
