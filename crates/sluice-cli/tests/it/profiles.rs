@@ -106,3 +106,35 @@ fn a_profile_never_widens_the_project_modes() {
     assert!(!sb.project.join("new.txt").exists());
     server.stop();
 }
+
+/// The official Python MCP SDK: a review token's `tools/list` and refusals, an agent token in a
+/// read-only project (tests/clients/python_profiles.py asserts).
+#[test]
+fn python_sdk_sees_a_review_token_read_only_and_an_agent_token_held_by_the_project_mode() {
+    let sb = Sandbox::new();
+    sb.add_project_with(&["--access", "read-write", "--exec", "any"]);
+    let other = sb.root().join("other");
+    std::fs::create_dir_all(&other).unwrap();
+    sb.ok(&["project", "add", other.to_str().unwrap(), "--name", "locked"]);
+    let review = sb.token("review", &["--profile", "review"]);
+    let agent = sb.token("agent", &["--profile", "agent"]);
+    let server = sb.serve();
+    let script = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/clients/python_profiles.py");
+    let out = std::process::Command::new(crate::harness::python())
+        .arg(script)
+        .args(["--url", &server.url(), "--writable", "demo", "--read-only", "locked"])
+        .env("SLUICE_REVIEW_TOKEN", &review)
+        .env("SLUICE_AGENT_TOKEN", &agent)
+        .env("SLUICE_CANARY", &sb.canary)
+        .output()
+        .expect("run the Python client");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "python client failed:\n{stdout}\n{stderr}");
+    assert!(stdout.starts_with("OK "), "{stdout}");
+    assert!(!sb.project.join("from-review.txt").exists());
+    assert!(!other.join("from-agent.txt").exists());
+    assert!(sb.project.join("from-agent.txt").exists());
+    server.stop();
+}
