@@ -104,6 +104,12 @@ fn a_profile_never_widens_the_project_modes() {
     let run = json!({"project": "demo", "program": "true"});
     refused(&call(server.port, &token, "run_command", run), "forbidden");
     assert!(!sb.project.join("new.txt").exists());
+    // The assistant can lower itself to the review rung (the read-only limit), never up.
+    let dropped = ok(&call(server.port, &token, "drop_privileges", json!({"to": "review"})));
+    assert_eq!(dropped["limit"], "read-only", "{dropped}");
+    let v = call(server.port, &token, "drop_privileges", json!({"to": "full"}));
+    assert!(v["error"].is_object() || v["result"]["isError"] == json!(true), "{v}");
+    assert_eq!(ok(&call(server.port, &token, "server_info", json!({})))["self_limit"], "read-only");
     server.stop();
 }
 
