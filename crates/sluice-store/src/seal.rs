@@ -400,8 +400,9 @@ impl Store {
                     kind: FindingKind::Token,
                     message: format!(
                         "token {label:?} ({id}) was changed outside Sluice (its scope, expiry, \
-                         revocation, limit or profile; its seal does not match): it is refused. Revoke it \
-                         and create a new one, or accept it with `sluice doctor --reseal`"
+                         revocation, limit or profile; its seal does not match): it is refused. \
+                         Revoke it and create a new one, or accept it with `sluice doctor \
+                         --reseal`"
                     ),
                     subject: id,
                 });
