@@ -18,6 +18,7 @@ pub const COMMAND_NAMES: &[&str] = &[
     "create_token",
     "revoke_token",
     "restore_token",
+    "set_token_profile",
     "audit",
     "verify_audit",
     "set_project_policy",
