@@ -13,8 +13,8 @@ pub(crate) fn minimum(tool: &str) -> Option<Profile> {
         // Meta tools: in every profile. `drop_privileges` only takes away.
         "server_info" | "system_info" | "list_projects" | "drop_privileges" => Profile::Review,
         // Reading.
-        "list_directory" | "stat" | "read_file" | "find_files" | "search_text" | "git_status"
-        | "git_diff" | "git_log" | "git_show" => Profile::Review,
+        "list_directory" | "stat" | "read_file" | "read_media" | "find_files" | "search_text"
+        | "git_status" | "git_diff" | "git_log" | "git_show" => Profile::Review,
         // Changing files.
         "write_file" | "edit_file" | "apply_patch" | "move_path" | "create_directory"
         | "delete_path" | "restore" | "list_backups" => Profile::Edit,
