@@ -167,8 +167,8 @@ async fn window_token_client_pause_resume_approvals_jobs_stop() {
     s.click(by_text("nav", "Tokens")).await;
     s.click(By::XPath("//section[@aria-label='Tokens']//div[@class='section-head']/button")).await;
     s.type_into(By::Css("form[aria-label='New token'] input[name=label]"), "e2e assistant").await;
-    // A new token is `review` unless chosen: this one will delete a file, so `edit`.
-    s.click(By::Css("form[aria-label='New token'] select[aria-label=Profile] option[value=edit]"))
+    // A new token is `review` unless chosen: this one deletes a file and runs jobs, so `agent`.
+    s.click(By::Css("form[aria-label='New token'] select[aria-label=Profile] option[value=agent]"))
         .await;
     s.click(By::Css("form[aria-label='New token'] button[type=submit]")).await;
     let token = s.wait_value(By::Css("[data-testid=new-token]"), "slc_").await;
