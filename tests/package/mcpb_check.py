@@ -109,7 +109,10 @@ def main():
         env = {"PATH": "/usr/bin:/bin", "HOME": tmp, "SLUICE_DATA_DIR": data,
                "SLUICE_SECRET_STORE": "file", "LANG": "C.UTF-8"}
         run([args.sluice, "project", "add", project, "--name", "bundled"], env=env)
-        out = run([args.sluice, "token", "create", "--label", "claude desktop bundle"], env=env)
+        # `full`: the check counts every tool the bundle's server can offer (a new token is
+        # `review` unless chosen).
+        out = run([args.sluice, "token", "create", "--label", "claude desktop bundle",
+                   "--profile", "full"], env=env)
         token = next((w for w in out.split() if w.startswith("slc_")), None)
         if token is None:
             fail("sluice prints a new token", out[:500])
