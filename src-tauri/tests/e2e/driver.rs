@@ -11,6 +11,7 @@ use std::net::{TcpListener, TcpStream};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use thirtyfour::prelude::*;
@@ -53,6 +54,28 @@ fn tauri_driver() -> PathBuf {
         .map(|c| c.join("bin/tauri-driver"))
         .filter(|p| p.is_file());
     in_cargo_home.unwrap_or_else(|| "tauri-driver".into())
+}
+
+/// One app at a time: on two cores, two WebKit windows (or a window and the tray with its bus)
+/// starve each other past the tests' 30 s steps — a WebDriver session that never started, a
+/// tray item that never registered. Each test holds its [`Turn`] for its whole run (across
+/// awaits, which a `MutexGuard` must not be); a failing test gives it back as it unwinds.
+pub fn one_at_a_time() -> Turn {
+    while BUSY.compare_exchange(false, true, Ordering::SeqCst, Ordering::SeqCst).is_err() {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    Turn
+}
+
+static BUSY: AtomicBool = AtomicBool::new(false);
+
+/// The right to run an app, until dropped.
+pub struct Turn;
+
+impl Drop for Turn {
+    fn drop(&mut self) {
+        BUSY.store(false, Ordering::SeqCst);
+    }
 }
 
 fn transient(e: &WebDriverError) -> bool {

@@ -30,6 +30,7 @@ async fn drawn(s: &Session, css: &str, text: &str, shown: bool, since: Instant, 
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_window_follows_projects_and_tokens_changed_from_the_cli() {
+    let _turn = crate::driver::one_at_a_time();
     let tmp = tempfile::tempdir().unwrap();
     let app = Path::new(env!("CARGO_BIN_EXE_sluice-app"));
     let (home, data, folder) =

@@ -50,6 +50,7 @@ const TICKS: &str = "i=0; while [ $i -lt 900 ]; do i=$((i+1)); echo \"tick $i\";
 /// xtask run --check` runs this test against the optimized build `cargo xtask run` starts.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn window_opens_on_the_projects_view() {
+    let _turn = crate::driver::one_at_a_time();
     let tmp = tempfile::tempdir().unwrap();
     let app = Path::new(env!("CARGO_BIN_EXE_sluice-app"));
     let home = tmp.path().join("home");
@@ -68,6 +69,7 @@ async fn window_opens_on_the_projects_view() {
 /// page. (WebKit may open a bare connection ahead of a clicked link; no request follows it.)
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ui02_the_window_never_leaves_its_own_page() {
+    let _turn = crate::driver::one_at_a_time();
     use std::io::Read;
     use std::sync::{Arc, Mutex};
     let tmp = tempfile::tempdir().unwrap();
@@ -116,6 +118,7 @@ async fn ui02_the_window_never_leaves_its_own_page() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn window_token_client_pause_resume_approvals_jobs_stop() {
+    let _turn = crate::driver::one_at_a_time();
     let tmp = tempfile::tempdir().unwrap();
     let folder: PathBuf = tmp.path().join("e2e-app");
     std::fs::create_dir(&folder).unwrap();

@@ -349,6 +349,7 @@ fn approval_id(data: &Path, summary: &str) -> String {
 
 #[test]
 fn tray_menu_approves_denies_always_allows_pauses_and_stops() {
+    let _turn = crate::driver::one_at_a_time();
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().canonicalize().unwrap();
     let (data, project) = (dir.join("data"), dir.join("proj"));
