@@ -301,17 +301,12 @@ fn python_sdk_meets_autorun_approvals_over_stdio() {
 fn run_python(transport: &str) {
     let (sb, token) = permissive();
     let server = sb.serve();
-    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../tests/clients/python_autorun.py");
-    let out = std::process::Command::new(python())
-        .arg(script)
+    let out = python_client("python_autorun.py")
         .args(["--transport", transport, "--url", &server.url(), "--sluice", BIN])
         .env("SLUICE_TOKEN", &token)
         .env("SLUICE_DATA_DIR", &sb.data)
         .env("SLUICE_CANARY", &sb.canary)
         .output()
         .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
-    assert!(stdout.starts_with("OK "), "{stdout}");
+    passed(&out);
 }

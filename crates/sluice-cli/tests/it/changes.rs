@@ -2,7 +2,6 @@
 //! side played through the real CLI, and the attacks on approvals tried over raw HTTP
 //! (SECURITY-CASES AP-01, AP-02, AP-06, PE-01, PC-01).
 
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
@@ -21,19 +20,14 @@ fn writable() -> (Sandbox, String) {
 fn run_python(transport: &str) {
     let (sb, token) = writable();
     let server = sb.serve();
-    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../tests/clients/python_writes.py");
-    let out = Command::new(python())
-        .arg(script)
+    let out = python_client("python_writes.py")
         .args(["--transport", transport, "--url", &server.url(), "--sluice", BIN])
         .env("SLUICE_TOKEN", &token)
         .env("SLUICE_DATA_DIR", &sb.data)
         .env("SLUICE_CANARY", &sb.canary)
         .output()
         .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
-    assert!(stdout.starts_with("OK "), "{stdout}");
+    passed(&out);
     let audit = sb.ok(&["audit", "list", "--json", "--limit", "1000"]);
     for action in ["approval.requested", "approval.approved", "approval.denied", "delete_path"] {
         assert!(audit.contains(action), "{action} not audited: {audit}");

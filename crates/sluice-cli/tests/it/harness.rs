@@ -472,6 +472,31 @@ pub fn approved(
     call.join().unwrap()
 }
 
+/// A client of `tests/clients` (the Python MCP SDK, written by others) run with the test Python:
+/// the caller adds its arguments and environment, then checks it with [`passed`].
+pub fn python_client(name: &str) -> Command {
+    let mut cmd = Command::new(python());
+    cmd.arg(client_script(name));
+    cmd
+}
+
+/// The path of a script in `tests/clients`.
+pub fn client_script(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/clients").join(name)
+}
+
+/// Asserts a client script passed (it exits 0 and prints "OK <n> checks"); returns its output.
+#[track_caller]
+pub fn passed(out: &std::process::Output) -> String {
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success() && stdout.starts_with("OK "),
+        "client failed:\n{stdout}\n{stderr}"
+    );
+    stdout
+}
+
 /// The test Python `cargo xtask test` installs (MCP SDK, jsonschema, PyYAML).
 pub fn python() -> String {
     std::env::var("SLUICE_TEST_PYTHON").unwrap_or_else(|_| {

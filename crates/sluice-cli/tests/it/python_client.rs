@@ -2,14 +2,7 @@
 //! Streamable HTTP and through `sluice stdio`, with both the 2026-07-28 discovery flow and the
 //! 2025-11-25 initialize handshake. The script itself asserts; see tests/clients/python_client.py.
 
-use std::path::PathBuf;
-use std::process::Command;
-
 use crate::harness::*;
-
-fn script() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/clients/python_client.py")
-}
 
 fn run(transport: &str, mode: &str) {
     let sb = Sandbox::new();
@@ -17,18 +10,14 @@ fn run(transport: &str, mode: &str) {
     sb.add_media();
     let token = sb.token("python", &[]);
     let server = sb.serve();
-    let out = Command::new(python())
-        .arg(script())
+    let out = python_client("python_client.py")
         .args(["--transport", transport, "--mode", mode, "--url", &server.url(), "--sluice", BIN])
         .env("SLUICE_TOKEN", &token)
         .env("SLUICE_CANARY", &sb.canary)
         .env("SLUICE_DATA_DIR", &sb.data)
         .output()
         .expect("run the Python client");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "python client failed:\n{stdout}\n{stderr}");
-    assert!(stdout.starts_with("OK "), "{stdout}");
+    passed(&out);
     // Every call reached the audit log, attributed to the token's label. Reads are batched; a
     // clean stop writes what is queued.
     server.stop();

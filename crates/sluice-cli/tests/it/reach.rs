@@ -4,15 +4,11 @@
 //! (see tests/clients/reach_client.py); this side checks the tunnel's life and what the run left
 //! behind.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
 use crate::harness::*;
-
-pub(crate) fn script(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/clients").join(name)
-}
 
 /// `sluice reach on` with the test edge as the tunnel Sluice runs, on tunnel port `backend`.
 pub(crate) fn reach_on_with_edge(
@@ -24,7 +20,7 @@ pub(crate) fn reach_on_with_edge(
     let command = format!(
         "{} {} --backend {{port}} --cert-dir {}{}",
         python(),
-        script("tunnel_edge.py").display(),
+        client_script("tunnel_edge.py").display(),
         certs.display(),
         extra.iter().map(|a| format!(" {a}")).collect::<String>()
     );
@@ -95,8 +91,7 @@ fn a_hosted_assistant_connects_through_a_tunnel_with_oauth_and_every_attack_fail
     let job = serde_json::json!({"project": "demo", "program": "sleep", "args": ["600"]});
     let job = ok(&approved(&sb, server.port, &local, "start_job", job, &[]));
     let job_id = job["job_id"].as_str().unwrap().to_owned();
-    let out = Command::new(python())
-        .arg(script("reach_client.py"))
+    let out = python_client("reach_client.py")
         .args(["--base", &url, "--ca", &certs.join("edge.pem").to_string_lossy()])
         .args(["--local-url", &server.url(), "--sluice", BIN])
         .env("SLUICE_TOKEN", &local)
@@ -105,10 +100,7 @@ fn a_hosted_assistant_connects_through_a_tunnel_with_oauth_and_every_attack_fail
         .env("SLUICE_JOB_ID", &job_id)
         .output()
         .expect("run the Python OAuth client");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "reach client failed:\n{stdout}\n{stderr}");
-    assert!(stdout.starts_with("OK "), "{stdout}");
+    passed(&out);
     // The script turned reach off: the tunnel Sluice ran is gone with it.
     assert!(gone_within(pid, 10), "the tunnel process {pid} outlived reach");
     // The job the hosted assistant tried to end runs on; its own client ends it.

@@ -10,7 +10,7 @@ use std::path::Path;
 use std::process::Command;
 
 use crate::harness::*;
-use crate::reach::{address_and_pid, announced, reach_on_with_edge, script, status_until};
+use crate::reach::{address_and_pid, announced, reach_on_with_edge, status_until};
 
 /// client.sluice.test's address: routable, so only the name decides where Sluice may fetch.
 const ADDRESS: &str = "11.22.33.44";
@@ -48,8 +48,11 @@ fn a_client_named_by_its_metadata_document_connects_and_nothing_local_is_ever_fe
     let sb = Sandbox::new();
     sb.add_project_with(&["--access", "read-write"]);
     let certs = sb.root().join("cimd-certs");
-    let made =
-        Command::new(python()).arg(script("cimd_client.py")).arg("certs").arg(&certs).status();
+    let made = Command::new(python())
+        .arg(client_script("cimd_client.py"))
+        .arg("certs")
+        .arg(&certs)
+        .status();
     assert!(made.unwrap().success(), "make the test CA");
     let hosts = sb.root().join("hosts");
     std::fs::write(
@@ -72,7 +75,7 @@ fn a_client_named_by_its_metadata_document_connects_and_nothing_local_is_ever_fe
     let out = Command::new("nsenter")
         .args(["--target", &server.child.id().to_string(), "--net", "--mount", "--"])
         .arg(python())
-        .arg(script("cimd_client.py"))
+        .arg(client_script("cimd_client.py"))
         .args(["--base", &url, "--ca", &edge.join("edge.pem").to_string_lossy()])
         .args(["--certs", &certs.to_string_lossy(), "--address", ADDRESS, "--sluice", BIN])
         .env("SLUICE_DATA_DIR", &sb.data)

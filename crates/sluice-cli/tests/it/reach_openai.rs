@@ -10,7 +10,6 @@ use std::io::Write;
 use std::process::{Command, Stdio};
 
 use crate::harness::*;
-use crate::reach::script;
 use crate::reach_cimd::serve_in_own_network;
 
 /// api.openai.com's address inside the namespace.
@@ -37,8 +36,11 @@ fn a_chatgpt_connector_reaches_sluice_through_openais_tunnel_and_nothing_it_forw
     let sb = Sandbox::new();
     sb.add_project_with(&["--access", "read-write"]);
     let certs = sb.root().join("openai-certs");
-    let made =
-        Command::new(python()).arg(script("openai_tunnel.py")).arg("certs").arg(&certs).status();
+    let made = Command::new(python())
+        .arg(client_script("openai_tunnel.py"))
+        .arg("certs")
+        .arg(&certs)
+        .status();
     assert!(made.unwrap().success(), "make the test CA");
     let hosts = sb.root().join("hosts");
     std::fs::write(
@@ -82,7 +84,7 @@ fn a_chatgpt_connector_reaches_sluice_through_openais_tunnel_and_nothing_it_forw
     let out = Command::new("nsenter")
         .args(["--target", &server.child.id().to_string(), "--net", "--mount", "--"])
         .arg(python())
-        .arg(script("openai_tunnel.py"))
+        .arg(client_script("openai_tunnel.py"))
         .args(["run", "--certs", &certs.to_string_lossy(), "--address", ADDRESS])
         .args(["--tunnel-id", TUNNEL, "--api-key", KEY, "--sluice", BIN])
         .env("SLUICE_DATA_DIR", &sb.data)
