@@ -213,6 +213,33 @@ async def landlock(client, binary, outside, port):
     check(out["stdout"].strip() in ("refused 13", "refused 111"), "connect() fails", out)
 
 
+async def es36_shield(client, binary, granted_path, granted_canary):
+    """A command never reads what the project's shield hides, whatever it does (the `.env` with
+    the run's canary: `no_canary_anywhere` checks every response); once the user grants one file
+    to the project's commands, a command reads that one, read-only, and the approval says so."""
+    probes = ("cat .env config/.env.local; ln .env h 2>/dev/null; cat h 2>/dev/null; "
+              "cp -r . /tmp/c 2>/dev/null; grep -r -h -a -e SECRET -e es36 . /tmp/c 2>/dev/null; "
+              "find . -name '.env*' -exec cat {} +; echo end")
+    out = await approved(client, binary, "run_command", run("demo", "sh", "-c", probes))
+    check("end" in out["stdout"], "the probes ran", out)
+    check(granted_canary not in json.dumps(out) and "SECRET" not in out["stdout"],
+          "no shielded content reaches the assistant", out)
+    code, _, err = await sluice(binary, "project", "sandbox", "demo", "--grant", granted_path,
+                                "--yes")
+    check(code == 0, "the user grants one shielded file to the project's commands", err)
+    res, shown = await decided(client, binary, "run_command",
+                               run("demo", "sh", "-c", "cat config/.env.local; cat .env; "
+                                   "echo x >> config/.env.local || echo read-only"), "approve")
+    out = res.structured_content
+    check(granted_canary in out["stdout"] and "read-only" in out["stdout"],
+          "the granted file is readable, read-only", out)
+    check(any("granted to the project's commands: config/.env.local" in s for s in shown),
+          "the approval names the granted file", shown)
+    code, _, err = await sluice(binary, "project", "sandbox", "demo", "--revoke", granted_path,
+                                "--yes")
+    check(code == 0, "the user takes the grant back", err)
+
+
 async def tree_cancel(client, binary, marker):
     script = (f"setsid sleep {marker} & echo $!; (sleep {marker} & echo $!); "
               f"sleep {marker} & echo $!; wait")
@@ -230,7 +257,12 @@ async def tree_cancel(client, binary, marker):
     check(st["state"] == "running" and st["confinement"], "running, confined", st)
     # The job prints its children's ids in its own PID namespace; here they are found by the
     # marker in their command lines.
+    # A child prints its id from the shell before it execs `sleep`: wait for all three to be
+    # `sleep` (on a loaded machine that takes a moment), then check there are exactly three.
     host_pids = marked(marker)
+    while len(host_pids) < 3 and loop.time() < end:
+        await asyncio.sleep(0.05)
+        host_pids = marked(marker)
     check(len(host_pids) == 3, "each descendant runs before the cancel", (pids, host_pids))
     done = await ok(client, "cancel_job", {"job_id": job_id})
     check(done["state"] == "cancelled", "the job is cancelled", done)
@@ -282,6 +314,7 @@ async def main():
     ap.add_argument("--sluice", required=True)
     ap.add_argument("--outside", required=True)
     ap.add_argument("--marker", required=True)
+    ap.add_argument("--granted", required=True)
     args = ap.parse_args()
     canaries = [tuple(p.split("=", 1)) for p in os.environ["SLUICE_ENV_CANARIES"].split(",")]
     token = os.environ["SLUICE_TOKEN"]
@@ -293,6 +326,7 @@ async def main():
         await ci01_literal_arguments(client, args.sluice)
         await es01_environment(client, args.sluice, canaries)
         await landlock(client, args.sluice, args.outside, urlparse(args.url).port)
+        await es36_shield(client, args.sluice, args.granted, f"es36granted{args.marker}")
         await tree_cancel(client, args.sluice, args.marker)
         await cancelled_call(client, args.sluice, args.marker)
     for _, value in canaries:

@@ -382,6 +382,7 @@ impl Engine {
                 policy: SandboxPolicy::Require,
                 namespaces: true,
                 limits: Default::default(),
+                shield: Some(handle.workspace.shield().clone()),
                 exposure: crate::sandbox::exposure(&project.sandbox),
             },
             path: TrustedPath::from_env(&roots),

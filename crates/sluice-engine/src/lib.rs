@@ -112,6 +112,7 @@ pub struct ProjectSummary {
 }
 
 /// A project resolved for one tool call: its modes and an open workspace.
+#[derive(Clone)]
 pub struct ProjectHandle {
     pub id: ProjectId,
     pub name: String,

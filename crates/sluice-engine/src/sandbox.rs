@@ -139,6 +139,60 @@ impl Engine {
         view(project)
     }
 
+    /// What a command in `handle`'s project will see of the files its shield hides, as a line
+    /// of the approval card; `None` when it sees none of them. With the cover in force, the
+    /// files granted to its commands; without it (Landlock alone, Windows), every one there is.
+    pub fn shielded_in_view(&self, handle: &crate::ProjectHandle) -> Option<String> {
+        const SHOWN: usize = 5;
+        let root = handle.workspace.root().path();
+        let project = self.find_project(handle.id.as_str()).ok()?;
+        let granted = exposure(&project.sandbox).granted;
+        let rel = |p: &Path| {
+            let r = p.strip_prefix(root).unwrap_or(p).to_string_lossy().into_owned();
+            sluice_core::text::visible(&r).into_owned()
+        };
+        let list = |names: Vec<String>| {
+            let more = names.len().saturating_sub(SHOWN);
+            let mut text = names.into_iter().take(SHOWN).collect::<Vec<_>>().join(", ");
+            if more > 0 {
+                text.push_str(&format!(" and {more} more"));
+            }
+            text
+        };
+        if sluice_exec::covers_shield(&crate::job_confinement()) {
+            let shown: Vec<String> = granted
+                .iter()
+                .filter(|g| {
+                    let inside = g.strip_prefix(root).ok().and_then(|r| r.to_str());
+                    inside
+                        .and_then(|r| sluice_guard::RelPath::parse(r).ok())
+                        .is_some_and(|r| !r.is_root() && handle.workspace.shield().is_shielded(&r))
+                })
+                .filter(|g| std::fs::symlink_metadata(g).is_ok())
+                .map(|g| rel(g))
+                .collect();
+            return (!shown.is_empty()).then(|| {
+                format!(
+                    "it can read files the shield hides from assistants, granted to the \
+                     project's commands: {}",
+                    list(shown)
+                )
+            });
+        }
+        let cover =
+            sluice_exec::cover::ShieldCover { shield: handle.workspace.shield(), granted: &[] };
+        let found = match sluice_exec::cover::covered(root, cover) {
+            Ok(found) => found.iter().map(|c| rel(&c.path)).collect::<Vec<_>>(),
+            Err(_) => vec!["(too many to list)".to_owned()],
+        };
+        (!found.is_empty()).then(|| {
+            format!(
+                "this system's sandbox cannot cover the files the shield hides: it can read {}",
+                list(found)
+            )
+        })
+    }
+
     /// Replaces a project's sandbox settings after checking every entry; a bad one changes
     /// nothing. Jobs started afterwards get them; running ones keep theirs.
     pub fn set_sandbox(
@@ -168,7 +222,12 @@ impl Engine {
         let home = home();
         let mut out = Vec::new();
         for g in next.grants.iter().filter(|g| !now.grants.contains(g)) {
-            let what = match g.resolve(home.as_deref()).as_deref().and_then(holds) {
+            let real = g.resolve(home.as_deref());
+            let inside = real.as_deref().is_some_and(|r| r.starts_with(&p.root));
+            let what = match real.as_deref().and_then(holds) {
+                _ if inside => "inside the project, which its sensitive-file shield hides from \
+                                assistants and otherwise from its commands"
+                    .to_owned(),
                 Some(h) => format!("which holds {h}"),
                 None => "which is not on Sluice's list of credential stores (it may still hold \
                          secrets)"
@@ -506,6 +565,50 @@ mod tests {
         engine.set_sandbox("demo", narrower).unwrap();
         let lines = engine.sandbox_widening("demo", &SandboxSettings::default()).unwrap();
         assert!(lines[0].contains("fallback sandbox"), "{lines:#?}");
+    }
+
+    #[test]
+    fn a_shielded_file_granted_to_commands_is_named_in_the_question_and_on_the_approval() {
+        let (_tmp, engine, root) = demo();
+        let (_, token) = engine.create_token("Cursor", None, None).unwrap();
+        let caller = engine.authenticate(&token).unwrap();
+        let env = root.join("proj/.env");
+        std::fs::write(&env, "SECRET=1").unwrap();
+        std::fs::write(root.join("proj/notes.txt"), "x").unwrap();
+        let h = engine.project(&caller, "demo").unwrap();
+        // Nothing granted: a command sees none of them where the cover holds; all where not.
+        let line = engine.shielded_in_view(&h);
+        if sluice_exec::covers_shield(&crate::job_confinement()) {
+            assert_eq!(line, None);
+        } else {
+            assert!(
+                line.unwrap().contains("cannot cover the files the shield hides: it can read .env")
+            );
+        }
+        let next = SandboxSettings {
+            grants: vec![path(&env), path(&root.join("proj/notes.txt"))],
+            ..Default::default()
+        };
+        let lines = engine.sandbox_widening("demo", &next).unwrap();
+        assert!(
+            lines[0].ends_with(
+                "/proj/.env, inside the project, which its sensitive-file shield hides from \
+                 assistants and otherwise from its commands. Read-only; a command could print \
+                 it, or with the network on send it elsewhere."
+            ),
+            "{lines:#?}"
+        );
+        engine.set_sandbox("demo", next).unwrap();
+        let h = engine.project(&caller, "demo").unwrap();
+        let line = engine.shielded_in_view(&h).unwrap();
+        if sluice_exec::covers_shield(&crate::job_confinement()) {
+            // Only the shielded one is named: notes.txt was never hidden.
+            assert_eq!(
+                line,
+                "it can read files the shield hides from assistants, granted to the project's \
+                 commands: .env"
+            );
+        }
     }
 
     #[test]

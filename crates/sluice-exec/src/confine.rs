@@ -136,6 +136,13 @@ pub struct Guarantee {
 }
 
 /// What holds for a job confined as `report` says (`sluice doctor`, Settings, approvals).
+/// Whether a job's view covers what its project's shield hides ([`crate::cover`]): in Linux
+/// namespaces, and under Seatbelt on macOS; not under Landlock alone, nor on Windows.
+pub fn covers_shield(report: &LandlockReport) -> bool {
+    let layer = report.status == Enforcement::FullyEnforced;
+    report.namespaces || (cfg!(target_os = "macos") && layer)
+}
+
 pub fn guarantees(report: &LandlockReport) -> Vec<Guarantee> {
     let layer = report.status == Enforcement::FullyEnforced;
     let ns = report.namespaces;
@@ -147,6 +154,11 @@ pub fn guarantees(report: &LandlockReport) -> Vec<Guarantee> {
         g("writes only in the project and the job's private folders", ns || layer),
         g("Sluice's data folder and the hidden credential stores unreadable", ns || layer),
         g("the rest of the machine out of sight (other projects, the rest of the home)", ns),
+        g(
+            "files the project's shield hides covered (but those granted), its git hooks and \
+             configuration read-only",
+            covers_shield(report),
+        ),
         g(
             "no host Unix socket (session bus, Docker, X11, agents) but those opted in",
             ns || seatbelt,

@@ -10,6 +10,7 @@
 #[cfg(target_os = "linux")]
 mod cgroup;
 pub mod confine;
+pub mod cover;
 pub mod detect;
 pub mod egress;
 pub mod error;
@@ -27,7 +28,8 @@ pub mod spec;
 pub mod winjob;
 
 pub use confine::{
-    Enforcement, Guarantee, LandlockReport, confinement, guarantees, is_full, landlock_status,
+    Enforcement, Guarantee, LandlockReport, confinement, covers_shield, guarantees, is_full,
+    landlock_status,
 };
 pub use egress::{DEFAULT_REGISTRIES, HostList};
 pub use error::ExecError;

@@ -36,6 +36,11 @@ pub struct Profile<'a> {
     pub granted: &'a [&'a Path],
     /// Host sockets the project opted in to.
     pub sockets: &'a [&'a Path],
+    /// What the project's shield hides beneath it ([`crate::cover::covered`]): neither read
+    /// nor written, a folder with everything that appears in it.
+    pub covered: &'a [crate::cover::Covered],
+    /// Beneath the project, never written: the programs of its `.git`.
+    pub read_only: &'a [&'a Path],
     pub network_off: bool,
 }
 
@@ -45,14 +50,15 @@ pub fn profile(
     hidden: &[&Path],
     network_off: bool,
 ) -> Result<String, ExecError> {
-    profile_with(&Profile { writable, hidden, granted: &[], sockets: &[], network_off })
+    profile_with(&Profile { writable, hidden, network_off, ..Profile::default() })
 }
 
 /// The Seatbelt profile of a job. Rules are evaluated last-match-wins: allow everything, then
 /// deny every write, then allow writes beneath `writable` again; then deny reading and writing
 /// beneath `hidden` (Sluice's data folder, the credential stores), allow reading the granted
 /// stores, deny again what is hidden beneath a granted folder, and allow `writable` once more
-/// for the job's own folders that lie inside a hidden one.
+/// for the job's own folders that lie inside a hidden one; last, deny what the project's shield
+/// hides and writes to its `.git` programs.
 pub fn profile_with(p: &Profile<'_>) -> Result<String, ExecError> {
     let (writable, hidden, network_off) = (p.writable, p.hidden, p.network_off);
     let mut out = String::from(
@@ -93,6 +99,21 @@ pub fn profile_with(p: &Profile<'_>) -> Result<String, ExecError> {
         out.push_str("(allow file-read* file-write*\n");
         for dir in writable {
             out.push_str(&format!("    (subpath {})\n", quote(dir)?));
+        }
+        out.push_str(")\n");
+    }
+    if !p.covered.is_empty() {
+        out.push_str("(deny file-read* file-write*\n");
+        for c in p.covered {
+            let kind = if c.dir { "subpath" } else { "literal" };
+            out.push_str(&format!("    ({kind} {})\n", quote(absolute(&c.path)?)?));
+        }
+        out.push_str(")\n");
+    }
+    if !p.read_only.is_empty() {
+        out.push_str("(deny file-write*\n");
+        for r in p.read_only {
+            out.push_str(&format!("    (subpath {})\n", quote(absolute(r)?)?));
         }
         out.push_str(")\n");
     }

@@ -126,6 +126,7 @@ fn a_granted_store_is_readable_but_what_is_hidden_beneath_it_is_not() {
         granted: &granted,
         sockets: &[docker],
         network_off: true,
+        ..Profile::default()
     })
     .unwrap();
     let deny = p.find("(deny file-read* file-write*\n    (subpath \"/Users/a/.ssh\")").unwrap();
@@ -136,6 +137,41 @@ fn a_granted_store_is_readable_but_what_is_hidden_beneath_it_is_not() {
     let unix = p.find("(deny network-outbound (remote unix-socket))").unwrap();
     let opted = p.find("(remote unix-socket (path-literal \"/private/var/run/docker.sock\"))");
     assert!(opted.is_some_and(|o| o > unix), "{p}");
+    assert_eq!(p.matches('(').count(), p.matches(')').count(), "{p}");
+}
+
+#[test]
+fn what_the_shield_hides_is_denied_after_the_project_is_allowed_and_git_programs_are_read_only() {
+    use crate::cover::Covered;
+    let app = Path::new("/Users/a/app");
+    let covered = [
+        Covered { path: app.join(".env"), dir: false, id: (1, 2) },
+        Covered { path: app.join("deploy/.ssh"), dir: true, id: (1, 3) },
+    ];
+    let (config, hooks) = (app.join(".git/config"), app.join(".git/hooks"));
+    let p = profile_with(&Profile {
+        writable: &[app],
+        hidden: &[Path::new("/Users/a/.ssh")],
+        covered: &covered,
+        read_only: &[config.as_path(), hooks.as_path()],
+        ..Profile::default()
+    })
+    .unwrap();
+    // Last match wins: the denial must come after the project's last allowance.
+    let allowed = p.rfind("(allow file-read* file-write*\n    (subpath \"/Users/a/app\")").unwrap();
+    let denied = p
+        .find(
+            "(deny file-read* file-write*\n    (literal \"/Users/a/app/.env\")\n    \
+             (subpath \"/Users/a/app/deploy/.ssh\")\n)",
+        )
+        .unwrap();
+    let git = p
+        .find(
+            "(deny file-write*\n    (subpath \"/Users/a/app/.git/config\")\n    \
+             (subpath \"/Users/a/app/.git/hooks\")\n)",
+        )
+        .unwrap();
+    assert!(allowed < denied && denied < git, "{p}");
     assert_eq!(p.matches('(').count(), p.matches(')').count(), "{p}");
 }
 

@@ -104,6 +104,13 @@ impl Shield {
         !path.is_root() && self.globs.is_match(path.as_str())
     }
 
+    /// [`Shield::matches_entry`] for a path as read from a disk, which need not be a valid
+    /// [`RelPath`] (a name with a backslash, a control character or a reserved device name): for
+    /// the walk that covers shielded files in a command's sandbox, where every name counts.
+    pub fn matches_text(&self, path: &str) -> bool {
+        !path.is_empty() && self.globs.is_match(path)
+    }
+
     /// `Err(Shielded)` if [`Shield::is_shielded`].
     pub fn check(&self, path: &RelPath) -> Result<(), GuardError> {
         if self.is_shielded(path) {

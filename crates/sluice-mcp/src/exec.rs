@@ -285,7 +285,7 @@ impl SluiceServer {
         if verdict.ask {
             let fingerprint = Engine::verdict_fingerprint(&verdict);
             let network = engine.network_for(&handle)?;
-            let summary = format!(
+            let mut summary = format!(
                 "run {} — risk {}: {}; writes confined to the project, network {}",
                 verdict.resolved.describe(),
                 verdict.risk,
@@ -296,6 +296,17 @@ impl SluiceServer {
                     NetworkMode::On => "on",
                 }
             );
+            // The shield's files it will see (granted, or all where nothing can cover them).
+            let line = {
+                let (engine, handle) = (engine.clone(), handle.clone());
+                tokio::task::spawn_blocking(move || engine.shielded_in_view(&handle))
+                    .await
+                    .map_err(|_| Failure::internal())?
+            };
+            if let Some(line) = line {
+                summary.push('\n');
+                summary.push_str(&line);
+            }
             engine.offer_rule(&handle.id, &fingerprint, &verdict);
             let request = AskRequest {
                 caller: &caller,

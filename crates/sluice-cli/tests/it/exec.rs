@@ -501,9 +501,15 @@ fn python_sdk_runs_commands_in_every_mode_over_http() {
     let env: Vec<(&str, &str)> = canaries.iter().map(|(n, v)| (*n, v.as_str())).collect();
     let server = sb.serve_env(&env);
     let pairs: Vec<String> = canaries.iter().map(|(n, v)| format!("{n}={v}")).collect();
+    // A shielded file the script grants to the project's commands, with a canary of its own.
+    let granted = sb.project.join("config/.env.local");
+    std::fs::create_dir_all(granted.parent().unwrap()).unwrap();
+    std::fs::write(&granted, format!("TOKEN=es36granted{m}\n")).unwrap();
     let out = python_client("python_exec.py")
         .args(["--url", &server.url(), "--sluice", BIN, "--marker", &m, "--outside"])
         .arg(&outside)
+        .arg("--granted")
+        .arg(&granted)
         .env("SLUICE_TOKEN", &token)
         .env("SLUICE_DATA_DIR", &sb.data)
         .env("SLUICE_CANARY", &sb.canary)

@@ -160,11 +160,22 @@ impl Jail {
                         data.as_ptr().cast(),
                     ))?;
                 }
-                Step::Hide { file, .. } => {
+                Step::Hide { file, id, .. } => {
                     let target = walk_parts(root, parts_ref, Make::No)?;
+                    if let Some((dev, ino)) = id {
+                        // Only what the walk found: another job may have moved its folder.
+                        let mut st: libc::stat = std::mem::zeroed();
+                        check(libc::fstat(target.0, &mut st))?;
+                        if st.st_dev != *dev || st.st_ino != *ino {
+                            return Err(std::io::Error::from_raw_os_error(libc::ESTALE));
+                        }
+                    }
                     let mut buf = FdPath::new();
                     if *file {
-                        let null = open_nofollow(c"/dev/null", 0)?;
+                        let null = match id {
+                            Some(_) => open_nofollow(&self.empty, 0)?,
+                            None => open_nofollow(c"/dev/null", 0)?,
+                        };
                         let mut src = FdPath::new();
                         check(libc::mount(
                             src.of(null.0),

@@ -120,8 +120,11 @@ enum Step {
     Link { dest: Dest, target: CString },
     /// A host folder or file (canonical path) at `dest`.
     Bind { src: CString, dest: Dest, file: bool, writable: bool, devices: bool },
-    /// Covers what an earlier bind exposed: an empty read-only tmpfs or `/dev/null`.
-    Hide { dest: Dest, file: bool },
+    /// Covers what an earlier bind exposed: an empty read-only tmpfs or `/dev/null`. With `id`
+    /// (a project's shielded entry, [`crate::cover`]), a file shows [`Jail::empty`] instead, a
+    /// regular file that refuses writes rather than swallowing them, and only the file or folder
+    /// with that device and inode is covered: anything else at `dest` fails the spawn.
+    Hide { dest: Dest, file: bool, id: Option<(u64, u64)> },
     /// A host folder (canonical path) copy-on-write at `dest`: an overlay whose upper layer is
     /// a tmpfs of the job's own, mounted at `scratch` (so it goes with the job, and no folder a
     /// job could have planted a link in is ever part of it).
@@ -142,6 +145,8 @@ impl Step {
 pub(crate) struct Jail {
     /// The job's root on disk (canonical; not writable by jobs).
     root: CString,
+    /// An empty file no job can write, shown in place of a covered project file.
+    empty: CString,
     steps: Vec<Step>,
     uid_map: Vec<u8>,
     gid_map: Vec<u8>,
@@ -155,6 +160,8 @@ pub(crate) struct Jail {
 /// The inputs of a jail, from the sandbox.
 pub(crate) struct JailSpec<'a> {
     pub root: &'a Path,
+    /// An empty regular file outside the job's view (canonical): what a covered file shows.
+    pub empty: &'a Path,
     pub project: &'a Path,
     pub project_writable: bool,
     pub state_dir: &'a Path,
@@ -173,6 +180,11 @@ pub(crate) struct JailSpec<'a> {
     pub granted: &'a [PathBuf],
     /// Host sockets the project opted in to: bound at the path named and at the socket's own.
     pub sockets: &'a [PathBuf],
+    /// What the project's shield hides beneath `project` ([`crate::cover::covered`]).
+    pub covered: &'a [crate::cover::Covered],
+    /// Beneath `project`, shown read-only: the programs of its `.git`
+    /// ([`crate::cover::git_programs`]).
+    pub read_only: &'a [PathBuf],
     /// The user's cargo home: it becomes the job's (`JOB_VIEW/cargo`), copy-on-write, so the
     /// crates and the configuration the user has are there and what cargo downloads is the
     /// job's own.
@@ -304,6 +316,24 @@ impl Jail {
         bind(&mut steps, &mut exposed, spec.project, spec.project_writable, false)?;
         // Granted stores at their own path, not through `bind`'s canonicalization: a link
         // along the path must not choose what is mounted (the child's open refuses one).
+        // Granted files of the project (shielded ones its commands may read) and its `.git`
+        // programs: read-only over the project's writable bind.
+        for g in spec.granted.iter().filter(|g| g.starts_with(spec.project)).chain(spec.read_only) {
+            let Ok(meta) = std::fs::symlink_metadata(g) else { continue };
+            if meta.file_type().is_symlink() || g == spec.project {
+                continue;
+            }
+            steps.push(Step::Bind {
+                src: cstr(g.as_os_str())?,
+                dest: dest(g)?,
+                file: !meta.is_dir(),
+                writable: false,
+                devices: false,
+            });
+        }
+        for c in spec.covered {
+            steps.push(Step::Hide { dest: dest(&c.path)?, file: !c.dir, id: Some(c.id) });
+        }
         for g in spec.granted {
             let Ok(meta) = std::fs::symlink_metadata(g) else { continue };
             if exposed.iter().any(|e| g.starts_with(e)) || meta.file_type().is_symlink() {
@@ -368,13 +398,17 @@ impl Jail {
                 continue;
             }
             if ro_exposed.iter().any(|e| h.starts_with(e) && *e != h) {
-                steps.push(Step::Hide { dest: dest(h)?, file: !meta.is_dir() });
+                steps.push(Step::Hide { dest: dest(h)?, file: !meta.is_dir(), id: None });
             }
             let in_cargo = cargo_home.as_ref().and_then(|(given, real)| {
                 h.strip_prefix(given).or_else(|_| h.strip_prefix(real)).ok()
             });
             if let Some(rel) = in_cargo.filter(|r| !r.as_os_str().is_empty()) {
-                steps.push(Step::Hide { dest: dest(&cargo.join(rel))?, file: !meta.is_dir() });
+                steps.push(Step::Hide {
+                    dest: dest(&cargo.join(rel))?,
+                    file: !meta.is_dir(),
+                    id: None,
+                });
             }
         }
         // Parents before children; a hide after the bind it covers.
@@ -385,6 +419,7 @@ impl Jail {
             .map_err(|e| ExecError::os("resolving the job's root folder", e))?;
         Ok(Jail {
             root: cstr(root.as_os_str())?,
+            empty: cstr(spec.empty.as_os_str())?,
             steps,
             uid_map: format!("{uid} {uid} 1\n").into_bytes(),
             gid_map: format!("{gid} {gid} 1\n").into_bytes(),

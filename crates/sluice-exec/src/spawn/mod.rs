@@ -104,6 +104,9 @@ pub struct Sandbox {
     /// The project's changes to the default view: stores hidden, un-hidden or granted, host
     /// sockets, whether every layer is required.
     pub exposure: Exposure,
+    /// The project's sensitive-file shield, applied to the job's view with the project's grants
+    /// ([`crate::cover`]); `None` shows the whole project (Sluice's own tests of the sandbox).
+    pub shield: Option<sluice_guard::Shield>,
 }
 
 /// What a project's jobs see of the user's secrets and the host's sockets beyond the default
@@ -135,6 +138,14 @@ impl Sandbox {
     pub fn jail_root(&self) -> PathBuf {
         let mut name = self.state_dir.file_name().unwrap_or_default().to_os_string();
         name.push(".root");
+        self.state_dir.with_file_name(name)
+    }
+
+    /// The empty file a covered project file shows in the job's view (Linux namespaces): beside
+    /// `state_dir` like [`Sandbox::jail_root`], out of every job's reach.
+    pub fn empty_file(&self) -> PathBuf {
+        let mut name = self.state_dir.file_name().unwrap_or_default().to_os_string();
+        name.push(".empty");
         self.state_dir.with_file_name(name)
     }
 }
@@ -324,11 +335,22 @@ fn seatbelt_argv(
     }
     let (writable, hidden) = (refs(&writable), refs(&hidden));
     let (granted, sockets) = (refs(&granted), refs(&sockets));
+    let (covered, read_only) = match &sandbox.shield {
+        Some(shield) => {
+            let project = &writable[0];
+            let cover = crate::cover::ShieldCover { shield, granted: &granted };
+            (crate::cover::covered(project, cover)?, crate::cover::git_programs(project))
+        }
+        None => (Vec::new(), Vec::new()),
+    };
+    let read_only = refs(&read_only);
     let profile = crate::seatbelt::profile_with(&crate::seatbelt::Profile {
         writable: &writable,
         hidden: &hidden,
         granted: &granted,
         sockets: &sockets,
+        covered: &covered,
+        read_only: &read_only,
         network_off: sandbox.network == Network::Off,
     })?;
     let args: Vec<OsString> = cmd.args.iter().map(OsString::from).collect();

@@ -202,8 +202,18 @@ fn linux_jail(
     let state = std::fs::canonicalize(&sandbox.state_dir)
         .map_err(|e| ExecError::os("resolving the job's private folders", e))?;
     let cargo_home = user_tool_home("CARGO_HOME", ".cargo").filter(|c| c.is_dir());
+    // Walked now, right before the fork: what the shield hides as the job starts.
+    let (covered, read_only) = match &sandbox.shield {
+        Some(shield) => {
+            let cover = crate::cover::ShieldCover { shield, granted: &sandbox.exposure.granted };
+            (crate::cover::covered(&project, cover)?, crate::cover::git_programs(&project))
+        }
+        None => (Vec::new(), Vec::new()),
+    };
+    let empty = empty_file(&sandbox.empty_file())?;
     crate::jail::Jail::new(&crate::jail::JailSpec {
         root: &sandbox.jail_root(),
+        empty: &empty,
         project: &project,
         project_writable: true,
         state_dir: &state,
@@ -215,11 +225,26 @@ fn linux_jail(
         credentials: crate::hide::effective_stores(home.as_deref(), &sandbox.exposure),
         granted: &sandbox.exposure.granted,
         sockets: &sandbox.exposure.sockets,
+        covered: &covered,
+        read_only: &read_only,
         cargo_home: cargo_home.as_deref(),
         own_network: sandbox.network != Network::Allowed,
         proxy,
         cwd,
     })
+}
+
+/// The empty file at `at`, made (or emptied) now: a plain file, never a link.
+#[cfg(target_os = "linux")]
+fn empty_file(at: &Path) -> Result<PathBuf, ExecError> {
+    let fail = |e| ExecError::os("preparing the job's empty file", e);
+    match std::fs::symlink_metadata(at) {
+        Ok(m) if m.is_file() && m.len() == 0 => {}
+        Ok(m) if m.is_file() => std::fs::File::create(at).map(drop).map_err(fail)?,
+        Ok(_) => std::fs::remove_file(at).and_then(|()| std::fs::write(at, "")).map_err(fail)?,
+        Err(_) => std::fs::write(at, "").map_err(fail)?,
+    }
+    std::fs::canonicalize(at).map_err(fail)
 }
 
 /// How many processes the engine's user runs now (for `RLIMIT_NPROC`, which counts them all).

@@ -25,7 +25,7 @@ fn try_run(
 
 /// Re-runs one test of this binary with `HOME` at a fake home (the engine reads `HOME`), as
 /// root or — `unprivileged` — as `nobody`, the fake home then owned by it.
-fn rerun_with_home(test: &str, unprivileged: bool, populate: impl FnOnce(&Path)) {
+pub(crate) fn rerun_with_home(test: &str, unprivileged: bool, populate: impl FnOnce(&Path)) {
     let home = tempfile::tempdir().expect("tempdir");
     populate(home.path());
     let exe = std::env::current_exe().expect("current exe");

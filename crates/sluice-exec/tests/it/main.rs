@@ -9,5 +9,7 @@ mod jobs;
 mod output;
 mod policy;
 mod sandbox;
+#[cfg(target_os = "linux")]
+mod shield;
 mod support;
 mod tree;

@@ -39,6 +39,7 @@ impl Fixture {
             namespaces: true,
             limits: ResourceLimits::default(),
             exposure: Default::default(),
+            shield: None,
         }
     }
 
