@@ -1,5 +1,5 @@
 //! `cargo xtask attack [--long]`: the red-team suite as one command. It runs every test named
-//! after a SECURITY-CASES id, in every crate (`ps01_…` to `ui04_…`: the rig in
+//! after a case id of `docs/THREATS.md`, in every crate (`ps01_…` to `ui04_…`: the rig in
 //! `crates/sluice-cli/tests/it/attack/` against a running engine over HTTP and stdio, the
 //! library-level attacks, the window end to end) and the window's unit tests named after one
 //! (`UI-03: …`), then prints the cases attempted and passed by group, the figures the cases
@@ -14,7 +14,7 @@ use std::process::{Command, Stdio};
 
 use anyhow::{Result, bail};
 
-/// The groups of SECURITY-CASES, by id prefix.
+/// The groups of `docs/THREATS.md`, by id prefix.
 const GROUPS: &[(&str, &str)] = &[
     ("PS", "path sandbox"),
     ("SL", "links and races"),
@@ -30,14 +30,13 @@ const GROUPS: &[(&str, &str)] = &[
     ("UI", "window and IPC"),
 ];
 
-/// Every case id the suite must attempt: SECURITY-CASES' and the ones added here (TA-02 timing,
-/// AP-07 approval texts, PC-02 state tampering).
+/// Every case id the suite must attempt: those of `docs/THREATS.md`, where each is described.
 const CASES: &[&str] = &[
     "PS-01", "PS-02", "PS-03", "PS-05", "PS-06", "SL-01", "SL-02", "SL-03", "TA-01", "TA-02",
     "TA-03", "TA-05", "HS-01", "HS-02", "HS-03", "HS-05", "HS-07", "AP-01", "AP-02", "AP-03",
     "AP-05", "AP-06", "AP-07", "CI-01", "CI-02", "CI-03", "CI-06", "CI-07", "ES-01", "ES-02",
-    "ES-04", "OR-01", "PE-01", "PE-02", "PE-03", "RX-01", "RX-02", "PC-01", "PC-02", "UI-01",
-    "UI-02", "UI-03", "UI-04",
+    "ES-04", "OR-01", "PE-01", "PE-02", "PE-03", "RX-01", "RX-02", "PC-01", "PC-02", "PC-03",
+    "UI-01", "UI-02", "UI-03", "UI-04",
 ];
 
 pub fn run(root: &Path, args: &[String]) -> Result<()> {
