@@ -1,5 +1,5 @@
 //! Generates the app's ACL: one `allow-<command>` permission per command, so a window gets
-//! only the commands its capability lists (SECURITY-CASES UI-04).
+//! only the commands its capability lists (docs/THREATS.md UI-04).
 //!
 //! With `custom-protocol` the page in `ui/dist` is embedded at compile time. Cargo does not
 //! know that, so a binary built before `npm run build` finished (or while `ui/dist` was empty)

@@ -16,7 +16,7 @@ mod acl {
 }
 
 mod security_config {
-    //! SECURITY-CASES UI-02..04 as configuration checks: a strict CSP, a frozen prototype,
+    //! docs/THREATS.md UI-02..04 as configuration checks: a strict CSP, a frozen prototype,
     //! capabilities for the main window only, no shell or fs plugin, no remote URLs.
 
     fn json(text: &str) -> serde_json::Value {

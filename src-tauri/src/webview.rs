@@ -147,7 +147,7 @@ fn open(app: &AppHandle, view: Option<&str>) -> tauri::Result<()> {
     window.set_focus()
 }
 
-/// Whether `url` is one of the window's own pages, the only ones it may show (SECURITY-CASES
+/// Whether `url` is one of the window's own pages, the only ones it may show (docs/THREATS.md
 /// UI-02): a link in tool output, a `location` set by a script, a form or a frame never takes
 /// the window (and its IPC) to another page, and `window.open` opens nothing. The page has no
 /// external links; Sluice opens none.

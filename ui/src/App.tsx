@@ -23,7 +23,7 @@ import { ProjectsView } from "./views/Projects";
 import { SettingsView } from "./views/Settings";
 import { TokensView } from "./views/Tokens";
 
-// In the brief's order (Ctrl+1…6), then Clients (Ctrl+7).
+// The sidebar's order (Ctrl+1…6), then Clients (Ctrl+7).
 export { VIEWS };
 export type View = (typeof VIEWS)[number];
 
@@ -158,7 +158,7 @@ export function App() {
       if (!state) return;
       setState(await api.setPaused(!state.paused));
     });
-  // Stopping is one click (UI.md: in an emergency nothing may stand in the way); resuming asks.
+  // Stopping is one click (in an emergency nothing may stand in the way); resuming asks.
   const [resumeAsk, setResumeAsk] = useState(false);
   const [stopped, setStopped] = useState<StopResult | null>(null);
   const emergencyStop = () =>

@@ -1,5 +1,5 @@
 //! Client configuration, in one place: for every supported MCP client, the exact entry its
-//! current documentation expects (see `shared/CLIENTS.md`), ready-made snippets and install
+//! current documentation expects (see `docs/CLIENTS.md`), ready-made snippets and install
 //! links, where its config file lives on each OS ([`paths`]), and a writer that merges Sluice's
 //! entry into that file without touching anything else ([`write`]).
 //!

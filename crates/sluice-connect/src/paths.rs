@@ -1,5 +1,6 @@
-//! Where each client keeps its user-level config, per OS (`shared/CLIENTS.md`). Computed from
-//! the folders passed in ([`Dirs`]), so every OS's answer is testable on any OS.
+//! Where each client keeps its user-level config, per OS, as each client's documentation gives it
+//! (`docs/CLIENTS.md`). Computed from the folders passed in ([`Dirs`]), so every OS's answer is
+//! testable on any OS.
 
 use std::path::{Path, PathBuf};
 

@@ -1,6 +1,6 @@
 //! Watches project roots so a folder that is moved, deleted or replaced makes its project
 //! unavailable at once (and the window can say so). inotify reports a renamed root only as an
-//! event on the old path and a deleted one as the watch dying (PLATFORM-NOTES), so every event
+//! event on the old path and a deleted one as the watch dying, so every event
 //! and a slow periodic tick both lead to the same check: re-resolve the root and compare its
 //! identity with the one recorded at authorization.
 

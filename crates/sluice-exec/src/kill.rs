@@ -1,8 +1,8 @@
 //! Killing whole process trees: timeout, cancel, project downgrade and emergency stop must leave
 //! nothing of a job running, including descendants that called `setsid` or double-forked.
 //!
-//! Linux, as measured in PLATFORM-NOTES: process groups alone miss `setsid` children, and a
-//! descendant walk misses double-forked ones (re-parented away from the job). So:
+//! On Linux, process groups alone miss `setsid` children, and a descendant walk misses
+//! double-forked ones (re-parented away from the job). So:
 //! - every job leader starts its own session (`setsid`), so its pid is also its group and
 //!   session id;
 //! - every job process carries a **marker**: the job's unique `RLIMIT_RTTIME` hard limit, set

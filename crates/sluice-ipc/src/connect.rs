@@ -409,7 +409,7 @@ impl Connector {
             ctx.sluice_binary.clone(),
         );
         // A client started from the desktop has no login PATH: a stdio entry needs the
-        // binary's absolute path (shared/CLIENTS.md).
+        // binary's absolute path.
         if req.transport == Transport::Stdio && !ctx.sluice_binary.is_absolute() {
             return Err(IpcError::from(Failure::new(
                 ErrorCode::SluiceBinaryMissing,

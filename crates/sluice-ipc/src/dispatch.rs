@@ -4,7 +4,7 @@
 //! The desktop app's window lives in a process of its own, which forwards every command to the
 //! tray process over a pipe; the tray process answers through [`call`]. Commands that widen
 //! what assistants may do are confirmed first through [`Desktop::confirm`], a native dialog
-//! the page's script cannot answer (SECURITY-CASES UI-04).
+//! the page's script cannot answer (docs/THREATS.md UI-04).
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;

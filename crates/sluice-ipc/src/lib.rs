@@ -420,7 +420,7 @@ pub fn widens_modes(engine: &Engine, args: &SetModes) -> Res<Option<String>> {
 }
 
 /// The question the native confirmation asks before a folder is authorized (adding a project
-/// is the widest change there is: SECURITY-CASES UI-04). Checks what can be checked without
+/// is the widest change there is: docs/THREATS.md UI-04). Checks what can be checked without
 /// the engine first, so a mistyped path is an error, not a dialog.
 pub fn authorize_question(args: &AddProject) -> Res<String> {
     use sluice_core::{AccessMode, ExecMode};

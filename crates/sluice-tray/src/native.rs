@@ -1,5 +1,5 @@
 //! What Sluice shows natively rather than in the page: confirmations the page's script cannot
-//! answer (SECURITY-CASES UI-04), a clipboard that a copied secret leaves on time, and
+//! answer (docs/THREATS.md UI-04), a clipboard that a copied secret leaves on time, and
 //! notifications.
 
 use sluice_ipc::IpcError;
@@ -7,7 +7,7 @@ use sluice_ipc::IpcError;
 use crate::App;
 
 /// The desktop the window's commands ask ([`sluice_ipc::dispatch`]): native confirmations,
-/// which the window's script cannot click (SECURITY-CASES UI-04), and the clipboard.
+/// which the window's script cannot click (docs/THREATS.md UI-04), and the clipboard.
 pub struct Desktop(pub App);
 
 impl sluice_ipc::dispatch::Desktop for Desktop {

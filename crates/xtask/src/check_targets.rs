@@ -3,8 +3,7 @@
 //! on this Linux machine, with warnings as errors. The Windows and macOS branches ship in the
 //! MSI and the DMG; this is the only place they are compiled before a release.
 //!
-//! Nothing here needs rustup targets or an SDK (recipe and costs measured in
-//! `shared/PLATFORM-NOTES.md`): Debian's `rustc-web` with its exact library source
+//! Nothing here needs rustup targets or an SDK: Debian's `rustc-web` with its exact library source
 //! (`rust-web-src`), fetched with `apt-get download` and unpacked with `dpkg -x` into a private
 //! folder — never installed, they conflict with rustup — builds std for each target
 //! (`-Zbuild-std`, allowed by `RUSTC_BOOTSTRAP=1`); PyPI's `ziglang` compiles the C that build

@@ -7,7 +7,7 @@
 //! - `cargo xtask test`  — install test dependencies, build the window, then run every test
 //!   (Rust, the window's vitest suite, and the app end to end in WebKit).
 //! - `cargo xtask attack [--long]` — the red-team suite: every test named after a
-//!   SECURITY-CASES id, with a summary by group (`--long`: the 10 000-iteration races).
+//!   docs/THREATS.md id, with a summary by group (`--long`: the 10 000-iteration races).
 //! - `cargo xtask deps`  — only install the dependencies.
 //! - `cargo xtask screenshots` — PNGs of every view of the real app in docs/screenshots/.
 //! - `cargo xtask bench` — the benchmarks, beside their peers (see docs/BENCHMARKS.md);

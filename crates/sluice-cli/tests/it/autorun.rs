@@ -3,7 +3,7 @@
 //! folder whose contents land there), `create_directory` then a write, a delete, case variants,
 //! and the refused agent settings. Each ends in an approval the user answers through the CLI, or
 //! in a refusal — never a silent success — in a project whose policy asks for nothing; and an
-//! ordinary write still lands without asking. (Issue 15; SECURITY-CASES AP-05, PS-06.)
+//! ordinary write still lands without asking. (Issue 15; docs/THREATS.md AP-05, PS-06.)
 
 use serde_json::{Value, json};
 

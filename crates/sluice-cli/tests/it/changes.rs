@@ -1,6 +1,6 @@
 //! Write tools and approvals end to end: the Python MCP SDK over HTTP and stdio with the human
 //! side played through the real CLI, and the attacks on approvals tried over raw HTTP
-//! (SECURITY-CASES AP-01, AP-02, AP-06, PE-01, PC-01).
+//! (docs/THREATS.md AP-01, AP-02, AP-06, PE-01, PC-01).
 
 use std::time::{Duration, Instant};
 

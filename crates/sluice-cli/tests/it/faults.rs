@@ -3,7 +3,7 @@
 //! start and an approval decision; a full disk under the data folder and under a project; and
 //! the database held locked by another process. After each: SQLite's `integrity_check` is ok,
 //! `sluice audit verify` says intact, every file is whole (its bytes from before or from after,
-//! nothing in between), nothing is replayed and no process is left behind (SECURITY-CASES
+//! nothing in between), nothing is replayed and no process is left behind (docs/THREATS.md
 //! PC-01, PC-03, PE-03).
 
 use std::io::{Read, Write};

@@ -1,4 +1,4 @@
-//! Attacks on the HTTP surface, tried for real against `sluice serve` (SECURITY-CASES HS-*,
+//! Attacks on the HTTP surface, tried for real against `sluice serve` (docs/THREATS.md HS-*,
 //! TA-01, TA-03, UI-01) plus pause, revocation, expiry and scope taking effect at once.
 
 use serde_json::{Value, json};

@@ -1,6 +1,6 @@
 //! Brute force, exhaustion, header/body mismatch, the stdio bridge under pause, root loss while
 //! serving, what reaches the logs, and state edited in the database while Sluice is stopped
-//! (SECURITY-CASES TA-05, HS-07, AP-02, PE-01, ES-*, PC-02).
+//! (docs/THREATS.md TA-05, HS-07, AP-02, PE-01, ES-*, PC-02).
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;

@@ -1,4 +1,4 @@
-//! Integration tests of sluice-exec with real processes. Attacks from SECURITY-CASES are named
+//! Integration tests of sluice-exec with real processes. Attacks from docs/THREATS.md are named
 //! after their ids.
 
 #[cfg(target_os = "linux")]

@@ -112,7 +112,7 @@ pub fn survivors(marker: &str) -> Vec<u32> {
     out
 }
 
-/// The escape tree of PLATFORM-NOTES: a background sleep, a busy loop, a setsid'd sleep and
+/// The escape tree: a background sleep, a busy loop, a setsid'd sleep and
 /// a double-forked setsid'd sleep; prints "ready" once all are started.
 pub fn escape_tree_script(marker: &str) -> String {
     format!(

@@ -1,4 +1,4 @@
-//! The red-team suite (SECURITY-CASES, issue 18): each case performed against a running
+//! The red-team suite (docs/THREATS.md, issue 18): each case performed against a running
 //! `sluice serve`, over Streamable HTTP and over `sluice stdio` where the case applies, inside
 //! one rig with a canary wherever a secret lives — a fake `~/.ssh/id_rsa` and a canary file in
 //! a temporary HOME, a variable in the engine's environment, a file in the data folder, the
