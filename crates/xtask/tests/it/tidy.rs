@@ -2,6 +2,10 @@
 //! a crate says what it is for (a `//!` module doc), no test is switched off with `#[ignore]`,
 //! and no product file grows past [`MAX_LINES`]: one that would is split at its seams first (a
 //! folder module, one file per concern, as `sluice-cli`'s `admin/` and `sluice-exec`'s `jail/`).
+//!
+//! The docs stand on their own: every path the README and `docs/` name exists, no tracked file
+//! sends a reader to documents a clone does not have, and `docs/THREATS.md` describes every case
+//! id the suite uses.
 
 use std::path::{Path, PathBuf};
 
@@ -89,4 +93,196 @@ fn no_product_file_grows_past_the_limit() {
         .filter(|(_, n)| *n > MAX_LINES)
         .collect();
     assert!(long.is_empty(), "over {MAX_LINES} lines (split at a seam): {long:?}");
+}
+
+/// The documents a newcomer reads: the README and everything in `docs/`.
+fn documents() -> Vec<(String, String)> {
+    let root = repo_root();
+    let mut docs =
+        vec![("README.md".to_owned(), std::fs::read_to_string(root.join("README.md")).unwrap())];
+    for entry in std::fs::read_dir(root.join("docs")).unwrap().flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if name.ends_with(".md") {
+            docs.push((format!("docs/{name}"), std::fs::read_to_string(entry.path()).unwrap()));
+        }
+    }
+    docs.sort();
+    docs
+}
+
+/// The paths a document names, each relative to the repository's root: every code span that
+/// starts with one of the root's own folders (`crates/…`, `docs/…`) and is a literal path (no
+/// glob, placeholder or ellipsis), and every relative link (`[x](SANDBOX.md)`, resolved from
+/// the document's folder). Spans starting with a dot folder are left out: `.github/…` or
+/// `.cargo/…` in the docs mostly names a file of the user's project, not of this repository.
+fn named_paths(doc: &str, text: &str) -> Vec<String> {
+    let root = repo_root();
+    let top: Vec<String> = std::fs::read_dir(&root)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| !n.starts_with('.') && !matches!(n.as_str(), "target" | "node_modules"))
+        .collect();
+    let literal = |p: &str| {
+        !p.is_empty() && !p.contains(|c: char| c.is_whitespace() || "*<>{}$|?:…()[]\"'".contains(c))
+    };
+    let mut paths = Vec::new();
+    // Odd pieces between backticks are code spans (a fence's three backticks keep the parity).
+    for span in text.split('`').skip(1).step_by(2) {
+        let first = span.split('/').next().unwrap_or_default();
+        if span.contains('/') && literal(span) && top.iter().any(|t| t == first) {
+            paths.push(span.trim_end_matches('/').to_owned());
+        }
+    }
+    let dir = Path::new(doc).parent().unwrap_or(Path::new(""));
+    for (_, rest) in text.match_indices("](").map(|(i, _)| ((), &text[i + 2..])) {
+        let target = rest.split([')', ' ']).next().unwrap_or_default();
+        let target = target.split('#').next().unwrap_or_default();
+        if target.contains("://") || target.starts_with("mailto:") || !literal(target) {
+            continue;
+        }
+        // Resolve `..` lexically, so a link out of the repository is caught as well.
+        let mut parts: Vec<&str> = dir.iter().map(|c| c.to_str().unwrap()).collect();
+        for part in target.split('/') {
+            match part {
+                "" | "." => {}
+                ".." => {
+                    parts.pop();
+                }
+                p => parts.push(p),
+            }
+        }
+        paths.push(parts.join("/"));
+    }
+    paths
+}
+
+/// Whether `path` is something a build makes (`ui/dist`), which git ignores.
+fn build_output(path: &str) -> bool {
+    // Also as a folder: git cannot tell that a missing `ui/dist` would be one.
+    [path.to_owned(), format!("{path}/")].iter().any(|p| {
+        std::process::Command::new("git")
+            .args(["check-ignore", "-q", "--no-index", p])
+            .current_dir(repo_root())
+            .status()
+            .is_ok_and(|s| s.success())
+    })
+}
+
+#[test]
+fn every_path_a_document_names_exists() {
+    let root = repo_root();
+    let mut missing = Vec::new();
+    for (doc, text) in documents() {
+        for path in named_paths(&doc, &text) {
+            if !root.join(&path).exists() && !build_output(&path) {
+                missing.push(format!("{doc}: {path}"));
+            }
+        }
+    }
+    assert!(missing.is_empty(), "paths named in the docs that do not exist: {missing:#?}");
+}
+
+#[test]
+fn named_paths_are_found_in_spans_and_links() {
+    let text = "See `crates/xtask/src/main.rs`, `crates/*/tests/it/`, `docs/gone.md:12`, `a/b`,\n\
+        `.github/hooks/x.json`,\n\
+        ```sh\ncargo xtask test\n```\n[the sandbox](SANDBOX.md), [up](../README.md#top), \
+        [web](https://example.com/x), `projects/<id>/`.";
+    assert_eq!(
+        named_paths("docs/X.md", text),
+        ["crates/xtask/src/main.rs", "docs/SANDBOX.md", "README.md"]
+    );
+}
+
+/// The folder of documents the project was first written from, which a clone does not have:
+/// nothing in the repository may send a reader there. Spelled in two pieces so that this file
+/// does not name it.
+const OUTSIDE_DOCS: &str = concat!("shared", "/");
+
+#[test]
+fn no_tracked_file_cites_the_outside_documents() {
+    let root = repo_root();
+    let out = std::process::Command::new("git")
+        .args(["ls-files", "-z"])
+        .current_dir(&root)
+        .output()
+        .expect("git lists the tracked files");
+    assert!(out.status.success(), "git ls-files: {}", String::from_utf8_lossy(&out.stderr));
+    let citing: Vec<String> = out
+        .stdout
+        .split(|b| *b == 0)
+        .filter(|p| !p.is_empty())
+        .map(|p| String::from_utf8_lossy(p).into_owned())
+        .filter(|p| !p.split('/').any(|c| c == "node_modules"))
+        .filter(|p| {
+            let bytes = std::fs::read(root.join(p)).unwrap_or_default();
+            bytes.windows(OUTSIDE_DOCS.len()).any(|w| w == OUTSIDE_DOCS.as_bytes())
+        })
+        .collect();
+    assert!(
+        citing.is_empty(),
+        "files citing {OUTSIDE_DOCS}… (cite docs/THREATS.md, docs/CLIENTS.md or the like): {citing:?}"
+    );
+}
+
+/// Every case id `cargo xtask attack` requires or a test carries (`ps01_…`), as two letters of
+/// a group, a dash and two digits.
+fn case_ids_in(text: &str, rust_names: bool) -> Vec<String> {
+    const GROUPS: [&str; 12] =
+        ["PS", "SL", "TA", "HS", "AP", "CI", "ES", "OR", "PE", "RX", "PC", "UI"];
+    let b = text.as_bytes();
+    let mut ids = Vec::new();
+    for i in 0..b.len().saturating_sub(4) {
+        let (group, rest) = (&text[i..i + 2], &b[i + 2..]);
+        let is_group = GROUPS.iter().any(|g| g.eq_ignore_ascii_case(group));
+        let boundary = i == 0 || !b[i - 1].is_ascii_alphanumeric();
+        let id = match (rust_names, rest) {
+            (true, [c, d, b'_', ..]) if c.is_ascii_digit() && d.is_ascii_digit() => {
+                format!("{}-{}{}", group.to_ascii_uppercase(), *c as char, *d as char)
+            }
+            (false, [b'-', c, d, ..]) if c.is_ascii_digit() && d.is_ascii_digit() => {
+                format!("{group}-{}{}", *c as char, *d as char)
+            }
+            _ => continue,
+        };
+        if is_group && boundary && (!rust_names || group.bytes().all(|c| c.is_ascii_lowercase())) {
+            ids.push(id);
+        }
+    }
+    ids.sort();
+    ids.dedup();
+    ids
+}
+
+#[test]
+fn the_threat_catalogue_describes_every_case_the_suite_uses() {
+    let root = repo_root();
+    let catalogue = std::fs::read_to_string(root.join("docs/THREATS.md")).unwrap();
+    let attack = std::fs::read_to_string(root.join("crates/xtask/src/attack.rs")).unwrap();
+    let list = attack.split("const CASES").nth(1).unwrap().split("];").next().unwrap();
+    let mut used = case_ids_in(list, false);
+    for (_, text) in sources() {
+        for line in text.lines().filter(|l| l.trim_start().starts_with("fn ")) {
+            used.extend(case_ids_in(line.trim_start().trim_start_matches("fn "), true));
+        }
+    }
+    used.sort();
+    used.dedup();
+    let described: Vec<String> = catalogue
+        .lines()
+        .filter_map(|l| l.trim_start().strip_prefix("- **"))
+        .flat_map(|l| case_ids_in(&l[..5.min(l.len())], false))
+        .collect();
+    let undescribed: Vec<&String> = used.iter().filter(|id| !described.contains(id)).collect();
+    let unlisted: Vec<&String> =
+        described.iter().filter(|id| !case_ids_in(list, false).contains(id)).collect();
+    assert!(
+        undescribed.is_empty(),
+        "case ids without an entry in docs/THREATS.md: {undescribed:?}"
+    );
+    assert!(
+        unlisted.is_empty(),
+        "docs/THREATS.md cases missing from attack.rs' CASES: {unlisted:?}"
+    );
 }
