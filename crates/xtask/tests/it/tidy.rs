@@ -135,8 +135,8 @@ fn named_paths(doc: &str, text: &str) -> Vec<String> {
         }
     }
     let dir = Path::new(doc).parent().unwrap_or(Path::new(""));
-    for (_, rest) in text.match_indices("](").map(|(i, _)| ((), &text[i + 2..])) {
-        let target = rest.split([')', ' ']).next().unwrap_or_default();
+    for (i, _) in text.match_indices("](") {
+        let target = text[i + 2..].split([')', ' ']).next().unwrap_or_default();
         let target = target.split('#').next().unwrap_or_default();
         if target.contains("://") || target.starts_with("mailto:") || !literal(target) {
             continue;
@@ -234,20 +234,19 @@ fn case_ids_in(text: &str, rust_names: bool) -> Vec<String> {
     let b = text.as_bytes();
     let mut ids = Vec::new();
     for i in 0..b.len().saturating_sub(4) {
-        let (group, rest) = (&text[i..i + 2], &b[i + 2..]);
-        let is_group = GROUPS.iter().any(|g| g.eq_ignore_ascii_case(group));
+        let (group, rest) = (&b[i..i + 2], &b[i + 2..]);
+        // Upper case in the list and the catalogue, lower case in a Rust test's name.
+        let spelled = if rust_names { group.to_ascii_uppercase() } else { group.to_vec() };
+        let is_group = GROUPS.iter().any(|g| g.as_bytes() == spelled);
         let boundary = i == 0 || !b[i - 1].is_ascii_alphanumeric();
-        let id = match (rust_names, rest) {
-            (true, [c, d, b'_', ..]) if c.is_ascii_digit() && d.is_ascii_digit() => {
-                format!("{}-{}{}", group.to_ascii_uppercase(), *c as char, *d as char)
-            }
-            (false, [b'-', c, d, ..]) if c.is_ascii_digit() && d.is_ascii_digit() => {
-                format!("{group}-{}{}", *c as char, *d as char)
-            }
+        let digits = match (rust_names, rest) {
+            (true, [c, d, b'_', ..]) | (false, [b'-', c, d, ..]) => [*c, *d],
             _ => continue,
         };
-        if is_group && boundary && (!rust_names || group.bytes().all(|c| c.is_ascii_lowercase())) {
-            ids.push(id);
+        let lower = group.iter().all(|c| c.is_ascii_lowercase());
+        if is_group && boundary && digits.iter().all(u8::is_ascii_digit) && lower == rust_names {
+            let [g0, g1] = [spelled[0] as char, spelled[1] as char];
+            ids.push(format!("{g0}{g1}-{}{}", digits[0] as char, digits[1] as char));
         }
     }
     ids.sort();
