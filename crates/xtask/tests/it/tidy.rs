@@ -261,10 +261,15 @@ fn the_threat_catalogue_describes_every_case_the_suite_uses() {
     let attack = std::fs::read_to_string(root.join("crates/xtask/src/attack.rs")).unwrap();
     let list = attack.split("const CASES").nth(1).unwrap().split("];").next().unwrap();
     let mut used = case_ids_in(list, false);
-    for (_, text) in sources() {
-        for line in text.lines().filter(|l| l.trim_start().starts_with("fn ")) {
-            used.extend(case_ids_in(line.trim_start().trim_start_matches("fn "), true));
-        }
+    // The functions of every Rust source, by name (tests are `fn` or `async fn`).
+    let fns: Vec<String> = sources()
+        .iter()
+        .flat_map(|(_, text)| text.lines().map(str::trim_start).collect::<Vec<_>>())
+        .filter_map(|l| l.strip_prefix("async ").unwrap_or(l).strip_prefix("fn "))
+        .map(|l| l.split(['(', '<']).next().unwrap().to_owned())
+        .collect();
+    for name in &fns {
+        used.extend(case_ids_in(name, true));
     }
     used.sort();
     used.dedup();
@@ -280,6 +285,15 @@ fn the_threat_catalogue_describes_every_case_the_suite_uses() {
         undescribed.is_empty(),
         "case ids without an entry in docs/THREATS.md: {undescribed:?}"
     );
+    // Every Rust test the catalogue cites as proof exists under that name.
+    let cited: Vec<&str> = catalogue
+        .split('`')
+        .skip(1)
+        .step_by(2)
+        .filter(|s| !case_ids_in(s, true).is_empty() && !s.contains(['…', ' ', '/']))
+        .collect();
+    let gone: Vec<&&str> = cited.iter().filter(|t| !fns.iter().any(|f| f == *t)).collect();
+    assert!(gone.is_empty(), "tests docs/THREATS.md cites that do not exist: {gone:?}");
     assert!(
         unlisted.is_empty(),
         "docs/THREATS.md cases missing from attack.rs' CASES: {unlisted:?}"
