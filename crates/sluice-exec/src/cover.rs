@@ -214,6 +214,25 @@ fn other_names(
     Ok(())
 }
 
+/// What a job of the project at `root` sees read-only over its writable project: the programs
+/// of its `.git` ([`git_programs`]) and the shielded files or folders granted to its commands (a
+/// granted folder the shield does not hide only leaves the walk, and stays writable).
+pub fn read_only(root: &Path, cover: ShieldCover<'_>) -> Vec<PathBuf> {
+    let mut out = git_programs(root);
+    for g in cover.granted {
+        let Ok(rel) = g.strip_prefix(root) else { continue };
+        let rel = rel.to_string_lossy();
+        let shielded = match sluice_guard::RelPath::parse(&rel) {
+            Ok(r) => !r.is_root() && cover.shield.is_shielded(&r),
+            Err(_) => cover.shield.matches_text(&rel),
+        };
+        if shielded {
+            out.push(g.clone());
+        }
+    }
+    out
+}
+
 /// The parts of the project's `.git` folder that name programs git runs: its configuration and
 /// its hooks (the repository's own and its submodules'), which a job sees read-only. A missing
 /// `hooks` folder is created empty first, as `git init` does, so a job cannot add one.
@@ -333,6 +352,20 @@ mod tests {
                 "src/config/.ENV.local"
             ]
         );
+    }
+
+    #[test]
+    fn a_granted_shielded_file_is_read_only_and_a_granted_plain_folder_stays_writable() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().canonicalize().unwrap();
+        std::fs::create_dir_all(root.join(".venv/certifi")).unwrap();
+        std::fs::write(root.join(".venv/certifi/cacert.pem"), "x").unwrap();
+        std::fs::write(root.join(".env"), "x").unwrap();
+        let granted = [root.join(".env"), root.join(".venv")];
+        let shield = Shield::default();
+        let cover = ShieldCover { shield: &shield, granted: &granted };
+        assert_eq!(read_only(&root, cover), [root.join(".env")]);
+        assert!(covered(&root, cover).unwrap().is_empty(), "nothing granted is covered");
     }
 
     #[cfg(unix)]

@@ -39,7 +39,8 @@ pub struct Profile<'a> {
     /// What the project's shield hides beneath it ([`crate::cover::covered`]): neither read
     /// nor written, a folder with everything that appears in it.
     pub covered: &'a [crate::cover::Covered],
-    /// Beneath the project, never written: the programs of its `.git`.
+    /// Beneath the project, never written: the programs of its `.git` and the shielded files
+    /// granted to its commands ([`crate::cover::read_only`]).
     pub read_only: &'a [&'a Path],
     pub network_off: bool,
 }

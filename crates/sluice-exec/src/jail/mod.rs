@@ -182,8 +182,8 @@ pub(crate) struct JailSpec<'a> {
     pub sockets: &'a [PathBuf],
     /// What the project's shield hides beneath `project` ([`crate::cover::covered`]).
     pub covered: &'a [crate::cover::Covered],
-    /// Beneath `project`, shown read-only: the programs of its `.git`
-    /// ([`crate::cover::git_programs`]).
+    /// Beneath `project`, shown read-only: the programs of its `.git` and the shielded files
+    /// granted to its commands ([`crate::cover::read_only`]).
     pub read_only: &'a [PathBuf],
     /// The user's cargo home: it becomes the job's (`JOB_VIEW/cargo`), copy-on-write, so the
     /// crates and the configuration the user has are there and what cargo downloads is the
@@ -314,11 +314,9 @@ impl Jail {
             }
         }
         bind(&mut steps, &mut exposed, spec.project, spec.project_writable, false)?;
-        // Granted stores at their own path, not through `bind`'s canonicalization: a link
-        // along the path must not choose what is mounted (the child's open refuses one).
-        // Granted files of the project (shielded ones its commands may read) and its `.git`
-        // programs: read-only over the project's writable bind.
-        for g in spec.granted.iter().filter(|g| g.starts_with(spec.project)).chain(spec.read_only) {
+        // Shielded files granted to the project's commands and its `.git` programs: read-only
+        // over the project's writable bind. Then what the shield hides, covered.
+        for g in spec.read_only.iter().filter(|g| g.starts_with(spec.project)) {
             let Ok(meta) = std::fs::symlink_metadata(g) else { continue };
             if meta.file_type().is_symlink() || g == spec.project {
                 continue;
@@ -334,6 +332,8 @@ impl Jail {
         for c in spec.covered {
             steps.push(Step::Hide { dest: dest(&c.path)?, file: !c.dir, id: Some(c.id) });
         }
+        // Granted stores at their own path, not through `bind`'s canonicalization: a link
+        // along the path must not choose what is mounted (the child's open refuses one).
         for g in spec.granted {
             let Ok(meta) = std::fs::symlink_metadata(g) else { continue };
             if exposed.iter().any(|e| g.starts_with(e)) || meta.file_type().is_symlink() {

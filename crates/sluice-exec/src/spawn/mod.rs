@@ -339,7 +339,7 @@ fn seatbelt_argv(
         Some(shield) => {
             let project = &writable[0];
             let cover = crate::cover::ShieldCover { shield, granted: &granted };
-            (crate::cover::covered(project, cover)?, crate::cover::git_programs(project))
+            (crate::cover::covered(project, cover)?, crate::cover::read_only(project, cover))
         }
         None => (Vec::new(), Vec::new()),
     };

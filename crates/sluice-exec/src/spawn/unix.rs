@@ -206,7 +206,7 @@ fn linux_jail(
     let (covered, read_only) = match &sandbox.shield {
         Some(shield) => {
             let cover = crate::cover::ShieldCover { shield, granted: &sandbox.exposure.granted };
-            (crate::cover::covered(&project, cover)?, crate::cover::git_programs(&project))
+            (crate::cover::covered(&project, cover)?, crate::cover::read_only(&project, cover))
         }
         None => (Vec::new(), Vec::new()),
     };
