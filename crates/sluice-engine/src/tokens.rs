@@ -178,6 +178,13 @@ impl Engine {
             Some(r) => format!("{in_force}: {r}"),
             None => in_force.to_string(),
         };
+        self.audit_self_limit(caller, &detail);
+        self.emit(EngineEvent::TokensChanged);
+        Ok(t)
+    }
+
+    /// The audit record of a limit an assistant put on its own token.
+    fn audit_self_limit(&self, caller: &Caller, detail: &str) {
         self.audit.append(
             AuditRecord {
                 time_ms: sluice_store::now_ms(),
@@ -190,12 +197,10 @@ impl Engine {
                 error_code: None,
                 duration_ms: Some(0),
                 params_hash: None,
-                detail: Some(sluice_core::text::visible(&detail).into_owned()),
+                detail: Some(sluice_core::text::visible(detail).into_owned()),
             },
             Durability::Now,
         );
-        self.emit(EngineEvent::TokensChanged);
-        Ok(t)
     }
 
     /// Sets a token's profile: the user's decision (the window confirms a widening natively
@@ -219,19 +224,59 @@ impl Engine {
         let before = t.profile;
         let t = self.store.set_token_profile(&t.id, profile).map_err(store_failure)?;
         if profile < before {
-            // What the token waits for was asked under the wider profile; narrowing ends it, and
-            // below `agent` its running jobs too.
             let why = format!("the user set the token's profile to {profile}");
-            self.deny_pending(
-                |a| a.token_id == t.id,
-                &why,
-                exec::EndedBy::User("profile narrowed"),
-            );
-            if profile < Profile::Agent {
-                self.jobs.kill_owned(t.id.as_str());
-            }
+            self.after_narrowing(&t, &why, exec::EndedBy::User("profile narrowed"));
         }
         self.after_change("token.set_profile", None);
+        Ok(t)
+    }
+
+    /// What the token waited for was asked under the wider profile: narrowing ends it, and below
+    /// `agent` its running jobs too.
+    fn after_narrowing(&self, t: &TokenRecord, why: &str, by: exec::EndedBy<'_>) {
+        self.deny_pending(|a| a.token_id == t.id, why, by);
+        if t.profile < Profile::Agent {
+            self.jobs.kill_owned(t.id.as_str());
+        }
+    }
+
+    /// Lowers the caller's own profile (`drop_privileges` to `edit` or `agent`), never up: a
+    /// profile at or below `to` is kept. A hosted assistant's token is limited by reach's own
+    /// setting, so it can only drop to read-only or paused. Only the user widens it again.
+    pub fn drop_profile(
+        &self,
+        caller: &Caller,
+        to: Profile,
+        reason: Option<&str>,
+    ) -> Result<TokenRecord, Failure> {
+        if caller.remote.is_some() {
+            return Err(Failure::invalid(
+                "a hosted assistant's token follows reach's read-only or write setting: drop to \
+                 `read-only` or `paused` instead",
+            ));
+        }
+        let t = self
+            .store
+            .find_token(caller.token_id.as_str())
+            .map_err(store_failure)?
+            .ok_or_else(|| Failure::new(ErrorCode::Unauthorized, "this token no longer exists"))?;
+        let t = if to < t.profile {
+            let t = self.store.set_token_profile(&t.id, to).map_err(store_failure)?;
+            let why = format!("the assistant lowered its own token to the {to} profile");
+            self.after_narrowing(&t, &why, exec::EndedBy::Assistant(&caller.label));
+            self.invalidate();
+            paths::nudge(&self.data_dir);
+            t
+        } else {
+            t
+        };
+        let reason = reason.map(clean_reason).filter(|r| !r.is_empty());
+        let detail = match &reason {
+            Some(r) => format!("profile {}: {r}", t.profile),
+            None => format!("profile {}", t.profile),
+        };
+        self.audit_self_limit(caller, &detail);
+        self.emit(EngineEvent::TokensChanged);
         Ok(t)
     }
 

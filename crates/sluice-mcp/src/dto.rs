@@ -3,7 +3,7 @@
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use sluice_core::SelfLimit;
+use sluice_core::{Profile, SelfLimit};
 use sluice_engine::{Caller, Engine, ProjectSummary, TokenRecord};
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -132,10 +132,14 @@ impl SystemInfo {
     }
 }
 
-/// What `drop_privileges` lowers the calling token to.
+/// What `drop_privileges` lowers the calling token to: a rung of the profile ladder, or a limit.
 #[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum DropTo {
+    /// The `agent` profile: files and commands, no more than that.
+    Agent,
+    /// The `edit` profile: read and change files; run nothing.
+    Edit,
     /// Keep reading and searching; change no file and run nothing.
     ReadOnly,
     /// The `review` profile's rung: the same limit as `read-only`.
@@ -144,11 +148,19 @@ pub enum DropTo {
     Paused,
 }
 
-impl From<DropTo> for SelfLimit {
-    fn from(d: DropTo) -> SelfLimit {
+/// What a [`DropTo`] asks of the engine.
+pub enum Lowering {
+    Profile(Profile),
+    Limit(SelfLimit),
+}
+
+impl From<DropTo> for Lowering {
+    fn from(d: DropTo) -> Lowering {
         match d {
-            DropTo::ReadOnly | DropTo::Review => SelfLimit::ReadOnly,
-            DropTo::Paused => SelfLimit::Paused,
+            DropTo::Agent => Lowering::Profile(Profile::Agent),
+            DropTo::Edit => Lowering::Profile(Profile::Edit),
+            DropTo::ReadOnly | DropTo::Review => Lowering::Limit(SelfLimit::ReadOnly),
+            DropTo::Paused => Lowering::Limit(SelfLimit::Paused),
         }
     }
 }
@@ -156,7 +168,7 @@ impl From<DropTo> for SelfLimit {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DropPrivilegesArgs {
-    /// `read-only` (or `review`, the same) or `paused`.
+    /// `agent`, `edit`, `read-only` (or `review`, the same) or `paused`.
     pub to: DropTo,
     /// Why, in a sentence: shown to the user and kept in the audit log.
     #[serde(default)]
@@ -165,28 +177,38 @@ pub struct DropPrivilegesArgs {
 
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct DroppedPrivileges {
-    /// The limit now on this token: `read-only` or `paused` (a stricter limit already in force
-    /// is kept).
+    /// The limit now on this token: `read-only`, `paused`, or `none` when only its profile was
+    /// lowered (a stricter limit already in force is kept).
     pub limit: &'static str,
+    /// The token's profile now: `review`, `edit`, `agent` or `full` (a lower one is kept).
+    pub profile: String,
     /// What that means and how it is undone.
     pub message: String,
 }
 
 impl DroppedPrivileges {
     pub fn new(token: &TokenRecord) -> DroppedPrivileges {
-        let limit = token.self_limit.map_or(SelfLimit::ReadOnly, |(l, _)| l);
-        let what = match limit {
-            SelfLimit::ReadOnly => {
-                "this token can still read and search, but changes no file \
-                                    and runs nothing"
+        let what = match token.self_limit.map(|(l, _)| l) {
+            Some(SelfLimit::ReadOnly) => {
+                "this token can still read and search, but changes no file and runs nothing"
             }
-            SelfLimit::Paused => "every later request with this token is refused",
+            Some(SelfLimit::Paused) => "every later request with this token is refused",
+            None => match token.profile {
+                Profile::Review => "this token can read and search, but changes no file and runs \
+                                    nothing",
+                Profile::Edit => "this token can read and change files, but runs nothing",
+                Profile::Agent | Profile::Full => {
+                    "this token can change files and run commands where the project allows"
+                }
+            },
         };
         DroppedPrivileges {
-            limit: limit.as_str(),
+            limit: token.self_limit.map_or("none", |(l, _)| l.as_str()),
+            profile: token.profile.to_string(),
             message: format!(
-                "{what}; anything it was waiting for was denied and the commands it started were \
-                 stopped. Only the user can restore it in Sluice."
+                "{what}; anything it was waiting for that its new rung does not allow was denied \
+                 and, below `agent`, the commands it started were stopped. Only the user can \
+                 restore it in Sluice."
             ),
         }
     }

@@ -318,10 +318,12 @@ impl SluiceServer {
 
     #[tool(
         description = "Lower your own privileges, for instance when you are unsure what you are \
-        doing or something went wrong: `read-only` (keep reading and searching, but change no \
-        file and run nothing) or `paused` (every later request with this token is refused). \
-        Whatever this token was waiting for is denied and the commands it started are stopped. \
-        You cannot undo it: only the user can restore the token in Sluice.",
+        doing or something went wrong: `agent` (files and commands, no more), `edit` (read and \
+        change files, run nothing), `read-only` (keep reading and searching, but change no file \
+        and run nothing) or `paused` (every later request with this token is refused). A lower \
+        rung already in force is kept. Whatever this token was waiting for is denied and, below \
+        `agent`, the commands it started are stopped. You cannot undo it: only the user can \
+        restore the token in Sluice.",
         annotations(
             read_only_hint = false,
             destructive_hint = false,
@@ -338,7 +340,11 @@ impl SluiceServer {
         let engine = self.engine.clone();
         // Cancelling the token's jobs waits for their trees to die.
         let dropped = tokio::task::spawn_blocking(move || {
-            engine.drop_privileges(&caller, args.to.into(), args.reason.as_deref())
+            let reason = args.reason.as_deref();
+            match dto::Lowering::from(args.to) {
+                dto::Lowering::Limit(limit) => engine.drop_privileges(&caller, limit, reason),
+                dto::Lowering::Profile(profile) => engine.drop_profile(&caller, profile, reason),
+            }
         })
         .await;
         Ok(match dropped {

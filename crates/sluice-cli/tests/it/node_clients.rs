@@ -25,10 +25,16 @@ fn node_dir() -> PathBuf {
 /// Runs `script` (in tests/node) against a fresh server with a project and a token; it prints
 /// "OK <n> checks" and exits 0 when every check passed.
 fn run_client(script: &str, label: &str) {
+    run_client_with(script, label, &[], &[]);
+}
+
+/// [`run_client`] with the project added with `project_args` and a token made with
+/// `token_args` (e.g. its profile).
+fn run_client_with(script: &str, label: &str, project_args: &[&str], token_args: &[&str]) {
     let sb = Sandbox::new();
-    sb.add_project();
+    sb.add_project_with(project_args);
     sb.add_media();
-    let token = sb.token(label, &[]);
+    let token = sb.token(label, token_args);
     let server = sb.serve();
     let out = Command::new(node())
         .arg(node_dir().join(script))
@@ -54,6 +60,15 @@ fn typescript_sdk_v2_calls_every_tool() {
 #[test]
 fn typescript_sdk_v1_sees_every_refusal_as_a_result() {
     run_client("ts_v1_client.mjs", "ts-v1");
+}
+
+/// A `review` token through the TypeScript SDK v2: only read tools listed, a write refused with
+/// `outside_profile` in a read-write project, nothing written.
+#[test]
+fn typescript_sdk_sees_a_review_token_offered_only_read_tools() {
+    run_client_with("ts_profiles.mjs", "ts-review", &["--access", "read-write"], &[
+        "--profile", "review",
+    ]);
 }
 
 /// Scenarios of 2025-11-25 (the last version with `initialize` and `ping`) that need no fixture

@@ -138,3 +138,40 @@ fn python_sdk_sees_a_review_token_read_only_and_an_agent_token_held_by_the_proje
     assert!(sb.project.join("from-agent.txt").exists());
     server.stop();
 }
+
+/// `drop_privileges` moves a token down the profile ladder, never up, audited with its reason;
+/// only the user moves it back up.
+#[test]
+fn an_assistant_lowers_its_own_profile_down_the_ladder_and_never_up() {
+    let sb = Sandbox::new();
+    sb.add_project_with(&["--access", "read-write", "--exec", "any"]);
+    let token = sb.token("helper", &["--profile", "full"]);
+    let server = sb.serve();
+    let drop = |to: &str| ok(&call(server.port, &token, "drop_privileges", json!({"to": to})));
+    let dropped = drop("agent");
+    assert_eq!((&dropped["limit"], &dropped["profile"]), (&json!("none"), &json!("agent")));
+    let args = json!({"to": "edit", "reason": "only edits from here"});
+    let dropped = ok(&call(server.port, &token, "drop_privileges", args));
+    assert_eq!(dropped["profile"], "edit", "{dropped}");
+    assert!(dropped["message"].as_str().unwrap().contains("runs nothing"), "{dropped}");
+    let names = tool_names(server.port, &token);
+    assert!(names.contains(&"write_file".to_owned()), "{names:?}");
+    assert!(!names.contains(&"run_command".to_owned()), "{names:?}");
+    let run = json!({"project": "demo", "program": "true"});
+    refused(&call(server.port, &token, "run_command", run), "outside_profile");
+    // Up the ladder: the lower rung is kept.
+    assert_eq!(drop("agent")["profile"], "edit");
+    assert_eq!(drop("edit")["profile"], "edit");
+    let list = sb.ok(&["token", "list"]);
+    assert!(list.contains("profile:   edit"), "{list}");
+    let audit = sb.ok(&["audit", "list", "--json", "--limit", "100"]);
+    assert!(audit.contains("profile edit: only edits from here"), "{audit}");
+    // The user restores it.
+    sb.ok(&["token", "set-profile", "helper", "agent"]);
+    assert!(tool_names(server.port, &token).contains(&"run_command".to_owned()));
+    // A bad rung is a clear refusal that changes nothing.
+    let v = call(server.port, &token, "drop_privileges", json!({"to": "root"}));
+    assert!(v["error"].is_object() || v["result"]["isError"] == json!(true), "{v}");
+    assert!(sb.ok(&["token", "list"]).contains("profile:   agent"));
+    server.stop();
+}
