@@ -255,11 +255,10 @@ impl Engine {
                  `read-only` or `paused` instead",
             ));
         }
-        let t = self
-            .store
-            .find_token(caller.token_id.as_str())
-            .map_err(store_failure)?
-            .ok_or_else(|| Failure::new(ErrorCode::Unauthorized, "this token no longer exists"))?;
+        let t =
+            self.store.find_token(caller.token_id.as_str()).map_err(store_failure)?.ok_or_else(
+                || Failure::new(ErrorCode::Unauthorized, "this token no longer exists"),
+            )?;
         let t = if to < t.profile {
             let t = self.store.set_token_profile(&t.id, to).map_err(store_failure)?;
             let why = format!("the assistant lowered its own token to the {to} profile");

@@ -194,8 +194,9 @@ impl DroppedPrivileges {
             }
             Some(SelfLimit::Paused) => "every later request with this token is refused",
             None => match token.profile {
-                Profile::Review => "this token can read and search, but changes no file and runs \
-                                    nothing",
+                Profile::Review => {
+                    "this token can read and search, but changes no file and runs nothing"
+                }
                 Profile::Edit => "this token can read and change files, but runs nothing",
                 Profile::Agent | Profile::Full => {
                     "this token can change files and run commands where the project allows"

@@ -66,9 +66,12 @@ fn typescript_sdk_v1_sees_every_refusal_as_a_result() {
 /// `outside_profile` in a read-write project, nothing written.
 #[test]
 fn typescript_sdk_sees_a_review_token_offered_only_read_tools() {
-    run_client_with("ts_profiles.mjs", "ts-review", &["--access", "read-write"], &[
-        "--profile", "review",
-    ]);
+    run_client_with(
+        "ts_profiles.mjs",
+        "ts-review",
+        &["--access", "read-write"],
+        &["--profile", "review"],
+    );
 }
 
 /// Scenarios of 2025-11-25 (the last version with `initialize` and `ping`) that need no fixture
