@@ -23,7 +23,7 @@ use std::time::Duration;
 
 use client::{Pending, client, client_step, start_job_argv};
 use driver::{Session, by_text};
-use sluice_core::{AccessMode, ExecMode};
+use sluice_core::{AccessMode, ExecMode, Profile};
 use sluice_engine::{Engine, EngineConfig, SecretPreference};
 use thirtyfour::By;
 
@@ -80,9 +80,12 @@ fn seed(code: &Path, data: &Path) -> (String, String) {
     add("api-server", AccessMode::ReadWrite, ExecMode::Project);
     add("notes", AccessMode::ReadOnly, ExecMode::Off);
     let days = |d: u64| Some(Duration::from_secs(d * 86_400));
-    let (_, claude) = engine.create_token("Claude Code", None, None).unwrap();
+    // Two rungs of the ladder: a coding agent, and a client limited to editing one project.
+    let (_, claude) =
+        engine.create_token_with_profile("Claude Code", None, None, Profile::Agent).unwrap();
+    let scope = Some(vec!["api-server".into()]);
     let (_, cursor) =
-        engine.create_token("Cursor", Some(vec!["api-server".into()]), days(90)).unwrap();
+        engine.create_token_with_profile("Cursor", scope, days(90), Profile::Edit).unwrap();
     let (old, _) = engine.create_token("Old laptop", None, days(30)).unwrap();
     engine.revoke_token(old.id.as_str()).unwrap();
     (claude, cursor)
