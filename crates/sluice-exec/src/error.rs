@@ -23,6 +23,21 @@ pub enum ExecError {
     /// No known toolchain was found for `run_tests` / `run_build`.
     #[error("{0}")]
     NoToolchain(String),
+    /// Input for a job that takes none.
+    #[error("{0}")]
+    NotInteractive(String),
+    /// Input for a job that has ended (or whose input was closed).
+    #[error("{0}")]
+    Ended(String),
+    /// One write carries more than the limit.
+    #[error("{0}")]
+    InputTooLarge(String),
+    /// More input in one second than the limit.
+    #[error("{0}")]
+    InputRate(String),
+    /// The program did not read its input in time; part of a write may have been sent.
+    #[error("{0}")]
+    InputStalled(String),
     /// No job with that id.
     #[error("no job with id {0}")]
     NoSuchJob(String),
@@ -56,6 +71,11 @@ impl Coded for ExecError {
                 ErrorCode::NotFound
             }
             ExecError::Limit(_) => ErrorCode::LimitExceeded,
+            ExecError::NotInteractive(_) => ErrorCode::NotInteractive,
+            ExecError::Ended(_) => ErrorCode::JobEnded,
+            ExecError::InputTooLarge(_) => ErrorCode::TooLarge,
+            ExecError::InputRate(_) => ErrorCode::RateLimited,
+            ExecError::InputStalled(_) => ErrorCode::Conflict,
             ExecError::ConfinementUnavailable(_) => ErrorCode::ConfinementUnavailable,
             ExecError::Stopped => ErrorCode::Stopped,
             ExecError::Os { .. } => ErrorCode::Internal,

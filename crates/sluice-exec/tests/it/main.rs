@@ -5,6 +5,7 @@
 mod exposure;
 #[cfg(target_os = "linux")]
 mod jail;
+mod interactive;
 mod jobs;
 mod output;
 mod policy;
