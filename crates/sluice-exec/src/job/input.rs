@@ -173,7 +173,10 @@ impl InputMeter {
     /// Takes `n` bytes from this second's allowance, or refuses without taking any.
     pub(super) fn take(&mut self, n: usize, per_second: usize) -> Result<(), ExecError> {
         let now = Instant::now();
-        while self.sent.front().is_some_and(|(t, _)| now.duration_since(*t) >= Duration::from_secs(1))
+        while self
+            .sent
+            .front()
+            .is_some_and(|(t, _)| now.duration_since(*t) >= Duration::from_secs(1))
         {
             self.sent.pop_front();
         }
@@ -210,7 +213,9 @@ pub(super) fn write(
             }
             (Step::Interrupt, _) => {
                 if !interrupt() {
-                    return Err(ExecError::Ended("the job has ended; nothing more was sent".into()));
+                    return Err(ExecError::Ended(
+                        "the job has ended; nothing more was sent".into(),
+                    ));
                 }
             }
             (Step::Close, InputEnd::Pipe(fd)) => {

@@ -324,10 +324,13 @@ fn running(reg: &Registry, project: Option<&str>) -> usize {
 
 /// Refuses an interactive job beyond the per-project and per-owner limits (queued and
 /// running interactive jobs count).
-fn check_interactive(reg: &Registry, limits: &JobLimits, req: &JobRequest) -> Result<(), ExecError> {
-    let live = || {
-        reg.jobs.values().filter(|j| j.interactive.is_some() && !j.state.borrow().is_final())
-    };
+fn check_interactive(
+    reg: &Registry,
+    limits: &JobLimits,
+    req: &JobRequest,
+) -> Result<(), ExecError> {
+    let live =
+        || reg.jobs.values().filter(|j| j.interactive.is_some() && !j.state.borrow().is_final());
     let in_project = live().filter(|j| j.project == req.project).count();
     if in_project >= limits.max_interactive_per_project {
         return Err(ExecError::Limit(format!(

@@ -9,9 +9,9 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::broadcast;
 
-use super::registry::dispatch_queue;
 #[cfg(unix)]
 use super::input::InputEnd;
+use super::registry::dispatch_queue;
 use super::{Control, Inner, Job, JobEvent, JobRequest, JobState, Stream, lock};
 
 use crate::error::ExecError;

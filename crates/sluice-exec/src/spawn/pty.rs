@@ -20,8 +20,8 @@ const SIZE: Winsize = Winsize { ws_row: 40, ws_col: 120, ws_xpixel: 0, ws_ypixel
 pub(super) fn open() -> Result<(OwnedFd, OwnedFd), ExecError> {
     let fail = |e: rustix::io::Errno| ExecError::os("opening the job's terminal", e.into());
     #[cfg(target_os = "linux")]
-    let master = openpt(OpenptFlags::RDWR | OpenptFlags::NOCTTY | OpenptFlags::CLOEXEC)
-        .map_err(fail)?;
+    let master =
+        openpt(OpenptFlags::RDWR | OpenptFlags::NOCTTY | OpenptFlags::CLOEXEC).map_err(fail)?;
     #[cfg(not(target_os = "linux"))]
     let master = openpt(OpenptFlags::RDWR | OpenptFlags::NOCTTY).map_err(fail)?;
     grantpt(&master).map_err(fail)?;

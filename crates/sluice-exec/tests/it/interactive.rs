@@ -37,9 +37,9 @@ fn a_python_repl_on_its_own_terminal_answers_and_survives_ctrl_c() {
     output_with(&jobs, &id, ">>> ");
     jobs.write_input(&id, &[text("6*7"), InputPart::Key(Key::Enter)]).expect("write");
     output_with(&jobs, &id, "42\n");
-    let loop_ = "import time\nwhile True: time.sleep(0.05)\n\n";
+    let loop_ = "import time\nwhile True: print('tick', flush=True) or time.sleep(0.2)\n\n";
     jobs.write_input(&id, &[text(loop_)]).expect("write the loop");
-    output_with(&jobs, &id, "... ");
+    output_with(&jobs, &id, "tick\n");
     jobs.write_input(&id, &[InputPart::Key(Key::CtrlC)]).expect("ctrl-c");
     output_with(&jobs, &id, "KeyboardInterrupt");
     jobs.write_input(&id, &[text("print(6*9)\r")]).expect("write after ctrl-c");

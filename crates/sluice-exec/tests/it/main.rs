@@ -3,9 +3,9 @@
 
 #[cfg(target_os = "linux")]
 mod exposure;
+mod interactive;
 #[cfg(target_os = "linux")]
 mod jail;
-mod interactive;
 mod jobs;
 mod output;
 mod policy;
