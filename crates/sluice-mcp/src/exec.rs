@@ -181,7 +181,7 @@ pub struct JobOutput {
     pub dropped_bytes: u64,
     /// How the job is confined (Landlock), in a sentence.
     pub confinement: Option<String>,
-    /// `terminal` or `pipe` when this token can type into it (write_job_input); absent
+    /// `terminal` or `pipe` when its owner can type into it (write_job_input); null
     /// otherwise.
     pub interactive: Option<String>,
     /// CPU use of the job's process tree at the last sample, percent.

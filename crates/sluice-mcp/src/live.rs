@@ -159,7 +159,7 @@ pub struct JobLogsOutput {
     pub at_end: bool,
     /// The job's state now; once it is final and `at_end` is true, there is nothing more.
     pub state: String,
-    /// How a wait ended: `output`, `pattern`, `end` or `deadline`; absent without a wait.
+    /// How a wait ended: `output`, `pattern`, `end` or `deadline`; null without a wait.
     pub waited: Option<String>,
 }
 
