@@ -29,7 +29,14 @@ impl Engine {
 
     /// Records input sent to a job: its size and a keyed hash of its bytes, never the bytes
     /// (an audit reader learns neither what was typed nor, by guessing, a short answer).
-    pub fn record_job_input(&self, caller: &Caller, job: &JobStatus, input: &[u8], sent: usize) {
+    /// `sent` is `None` when the program stopped reading part-way (some bytes may have gone).
+    pub fn record_job_input(
+        &self,
+        caller: &Caller,
+        job: &JobStatus,
+        input: &[u8],
+        sent: Option<usize>,
+    ) {
         let hash = sluice_store::params_hash(&self.secret, input);
         let hex: String = hash[..8].iter().map(|b| format!("{b:02x}")).collect();
         let record = AuditRecord {
@@ -44,7 +51,8 @@ impl Engine {
             duration_ms: None,
             params_hash: Some(hash),
             detail: Some(format!(
-                "{sent} of {} bytes to {} (keyed hash {hex}…)",
+                "{} of {} bytes to {} (keyed hash {hex}…)",
+                sent.map_or_else(|| "some".to_owned(), |n| n.to_string()),
                 input.len(),
                 job.id
             )),

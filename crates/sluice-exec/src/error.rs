@@ -35,9 +35,10 @@ pub enum ExecError {
     /// More input in one second than the limit.
     #[error("{0}")]
     InputRate(String),
-    /// The program did not read its input in time; part of a write may have been sent.
+    /// The job takes no input right now: it is still queued, or its program stopped reading
+    /// (then part of the write may have been sent; the message says how much).
     #[error("{0}")]
-    InputStalled(String),
+    InputNotTaken(String),
     /// No job with that id.
     #[error("no job with id {0}")]
     NoSuchJob(String),
@@ -75,7 +76,7 @@ impl Coded for ExecError {
             ExecError::Ended(_) => ErrorCode::JobEnded,
             ExecError::InputTooLarge(_) => ErrorCode::TooLarge,
             ExecError::InputRate(_) => ErrorCode::RateLimited,
-            ExecError::InputStalled(_) => ErrorCode::Conflict,
+            ExecError::InputNotTaken(_) => ErrorCode::Conflict,
             ExecError::ConfinementUnavailable(_) => ErrorCode::ConfinementUnavailable,
             ExecError::Stopped => ErrorCode::Stopped,
             ExecError::Os { .. } => ErrorCode::Internal,

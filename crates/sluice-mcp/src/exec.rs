@@ -291,6 +291,9 @@ impl SluiceServer {
                 summary: summary.clone(),
                 tally: None,
                 asked_because: match verdict.form {
+                    _ if interactive.is_some() => {
+                        "an interactive job always asks: the assistant will type into it".to_owned()
+                    }
                     sluice_exec::Form::Inspection => {
                         "the project picks the program this inspection runs".to_owned()
                     }

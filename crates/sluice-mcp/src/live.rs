@@ -288,9 +288,10 @@ impl SluiceServer {
             // Where the output stood before the write: the echo and the answer come after it.
             let next = engine.jobs().status(&id).map(|s| s.stdout_bytes).unwrap_or(0);
             let result = engine.jobs().write_input(&id, &parts);
+            // A stalled write may have sent part of its bytes: recorded as attempted.
             let sent = match &result {
-                Ok(report) => report.bytes,
-                Err(ExecError::InputStalled(_)) => 0,
+                Ok(report) => Some(report.bytes),
+                Err(ExecError::InputNotTaken(_)) => None,
                 Err(_) => return result.map_err(Failure::from).map(|r| (r, 0)),
             };
             let bytes: Vec<u8> = parts

@@ -253,7 +253,7 @@ fn write_within(
             Err(Errno::AGAIN) => {
                 let left = deadline.saturating_duration_since(Instant::now());
                 if left.is_zero() {
-                    return Err(ExecError::InputStalled(format!(
+                    return Err(ExecError::InputNotTaken(format!(
                         "the program is not reading its input: {} of this write's bytes were \
                          sent; read its output, then send the rest",
                         before + total - bytes.len()

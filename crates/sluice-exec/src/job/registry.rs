@@ -147,14 +147,16 @@ impl Jobs {
         let job = self.job(id)?;
         let Some(kind) = job.interactive else {
             return Err(ExecError::NotInteractive(format!(
-                "job {id} was not started as interactive, so it takes no input (its stdin is                  empty); start it with `interactive` to type into it"
+                "job {id} was not started as interactive, so it takes no input (its stdin is \
+                 empty); start it with `interactive` to type into it"
             )));
         };
         let limits = &self.inner.limits;
         let n = input::size(kind, parts);
         if n > limits.max_input_per_write {
             return Err(ExecError::InputTooLarge(format!(
-                "this write carries {n} bytes and one write takes at most {}; nothing was sent,                  split it into smaller writes",
+                "this write carries {n} bytes and one write takes at most {}; nothing was sent, \
+                 split it into smaller writes",
                 limits.max_input_per_write
             )));
         }
@@ -162,8 +164,9 @@ impl Jobs {
         let state = *job.state.borrow();
         let Some(end) = end.as_mut() else {
             return Err(match state {
-                JobState::Queued => ExecError::Ended(format!(
-                    "job {id} is queued and has not started yet; nothing was sent, wait until                      it runs"
+                JobState::Queued => ExecError::InputNotTaken(format!(
+                    "job {id} is queued and has not started yet; nothing was sent, wait until \
+                     it runs"
                 )),
                 _ => ExecError::Ended(format!(
                     "job {id} has ended ({}); nothing was sent",
@@ -334,14 +337,16 @@ fn check_interactive(
     let in_project = live().filter(|j| j.project == req.project).count();
     if in_project >= limits.max_interactive_per_project {
         return Err(ExecError::Limit(format!(
-            "this project already has {in_project} interactive jobs, the most it may have;              cancel one (cancel_job) before starting another"
+            "this project already has {in_project} interactive jobs, the most it may have; \
+             cancel one (cancel_job) before starting another"
         )));
     }
     if let Some(owner) = &req.owner {
         let owned = live().filter(|j| j.owner.as_ref() == Some(owner)).count();
         if owned >= limits.max_interactive_per_owner {
             return Err(ExecError::Limit(format!(
-                "you already have {owned} interactive jobs, the most one token may have; cancel                  one (cancel_job) before starting another"
+                "you already have {owned} interactive jobs, the most one token may have; cancel \
+                 one (cancel_job) before starting another"
             )));
         }
     }

@@ -1,6 +1,7 @@
 //! Starting one confined process: `execve` of an absolute program with an argv — no shell — in
-//! a folder inside the project, with an environment built from nothing, stdin from `/dev/null`,
-//! its own session and process group, resource limits, and (Linux) Landlock.
+//! a folder inside the project, with an environment built from nothing, stdin from `/dev/null`
+//! (an interactive job: a pipe, or a terminal of its own, `pty.rs`), its own session and process
+//! group, resource limits, and (Linux) Landlock.
 //!
 //! Between fork and exec the child runs only async-signal-safe calls on data prepared in the
 //! parent: `setsid`, `prctl(PR_SET_PDEATHSIG)`, `setrlimit`, and Landlock's `restrict_self` on a
