@@ -177,6 +177,9 @@ fn until_of(args: &JobLogsArgs) -> Result<Option<Until>, Failure> {
         (Some("end"), None) => Until::End,
         (Some("pattern") | None, Some(p)) => Until::Pattern(pattern(p)?),
         (Some("pattern"), None) => return Err(Failure::invalid("`wait: pattern` needs `pattern`")),
+        (Some("output" | "end"), Some(_)) => {
+            return Err(Failure::invalid("`pattern` goes with `wait: pattern` (or no `wait`)"));
+        }
         (Some(other), _) => {
             return Err(Failure::invalid(format!(
                 "wait must be `output`, `pattern` (with `pattern`) or `end`, not {other:?}"
@@ -411,5 +414,46 @@ fn bytes_of(status: &JobStatus, stream: Stream) -> u64 {
     match stream {
         Stream::Stdout => status.stdout_bytes,
         Stream::Stderr => status.stderr_bytes,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(wait: Option<&str>, pattern: Option<&str>) -> JobLogsArgs {
+        JobLogsArgs {
+            job_id: "job_x".into(),
+            stream: None,
+            cursor: None,
+            max_bytes: None,
+            wait: wait.map(str::to_owned),
+            pattern: pattern.map(str::to_owned),
+            wait_seconds: None,
+        }
+    }
+
+    #[test]
+    fn waits_are_read_from_their_arguments_and_odd_ones_refused() {
+        assert!(matches!(until_of(&args(None, None)), Ok(None)));
+        assert!(matches!(until_of(&args(Some("output"), None)), Ok(Some(Until::Output))));
+        assert!(matches!(until_of(&args(Some("end"), None)), Ok(Some(Until::End))));
+        assert!(matches!(until_of(&args(None, Some("a+"))), Ok(Some(Until::Pattern(_)))));
+        for (wait, pattern) in [
+            (Some("pattern"), None),
+            (Some("output"), Some("a")),
+            (Some("soon"), None),
+            (None, Some("(")),
+            (None, Some("")),
+        ] {
+            let err = until_of(&args(wait, pattern)).err().map(|f| f.code);
+            assert_eq!(err, Some(ErrorCode::InvalidArgument), "{wait:?} {pattern:?}");
+        }
+        let long = "a".repeat(MAX_PATTERN_LEN + 1);
+        assert!(until_of(&args(None, Some(&long))).is_err());
+        // A pattern whose compiled form would be huge is refused, not built.
+        assert!(until_of(&args(None, Some("\\w{1000}{1000}"))).is_err());
+        assert_eq!(wait_for(Some(3600)), MAX_WAIT);
+        assert_eq!(wait_for(None), DEFAULT_WAIT);
     }
 }
