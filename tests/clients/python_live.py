@@ -3,7 +3,7 @@ interactive job asks the user first and the card (and `sluice approvals show`) s
 will be able to type into it; a Python REPL on a terminal of its own computes 6*7; Ctrl-C stops
 a loop inside it and the session goes on; a `read -p` prompt is answered; a program checking
 isatty gets a terminal; a wait returns on new output before its deadline and at its deadline
-otherwise; another token can neither read nor type into the session; a review token cannot type
+otherwise, and a cancelled wait leaves the job running; another token can neither read nor type into the session; a review token cannot type
 at all; writes to a job that ended or is not interactive are refused. The human side is played
 through the real CLI. Exits non-zero on the first failed check.
 
@@ -105,6 +105,20 @@ async def repl(client, binary, other, review):
     page = await waiting
     check(page["waited"] == "output" and page["text"], "new output ends the wait", page)
     check(time.monotonic() - began < 25, "well before the deadline", time.monotonic() - began)
+
+    # A cancelled wait ends the wait, not the job: the session still answers.
+    waiting = asyncio.create_task(until(client, job, 0, pattern="never-printed", wait_seconds=30))
+    await asyncio.sleep(0.5)
+    waiting.cancel()
+    try:
+        await waiting
+    except asyncio.CancelledError:
+        pass
+    st = await ok(client, "job_status", {"job_id": job})
+    check(st["state"] == "running", "the job outlives a cancelled wait", st)
+    sent = await type_in(client, job, "1+1", ["enter"])
+    page = await until(client, job, sent["next_cursor"], pattern=r"\n2\s", wait_seconds=30)
+    check(page["waited"] == "pattern", "the session answers after a cancelled wait", page)
 
     # Another token neither reads nor types; a review token cannot type.
     await refused(other, "job_logs", {"job_id": job}, "forbidden")

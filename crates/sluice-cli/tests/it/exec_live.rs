@@ -1,7 +1,8 @@
 //! Live jobs end to end with the official Python MCP SDK (tests/clients/python_live.py): an
 //! interactive start asks and says the assistant will type into the program; a Python REPL on a
 //! terminal of its own answers 6*7, survives Ctrl-C; a prompt is answered; a program checking
-//! isatty gets a terminal; waits end on new output or at their deadline; another token neither
+//! isatty gets a terminal; waits end on new output or at their deadline, and a cancelled wait
+//! leaves the job running; another token neither
 //! reads nor types into the session; a review token cannot type. What was typed reaches the
 //! audit log as a size and a keyed hash only.
 
