@@ -2,9 +2,8 @@
 //! interactive start asks and says the assistant will type into the program; a Python REPL on a
 //! terminal of its own answers 6*7, survives Ctrl-C; a prompt is answered; a program checking
 //! isatty gets a terminal; waits end on new output or at their deadline, and a cancelled wait
-//! leaves the job running; another token neither
-//! reads nor types into the session; a review token cannot type. What was typed reaches the
-//! audit log as a size and a keyed hash only.
+//! leaves the job running; another token neither reads nor types into the session; a review
+//! token cannot type. What was typed reaches the audit log as a size and a keyed hash only.
 
 use crate::harness::*;
 
