@@ -81,7 +81,9 @@ fn sl03_directory_swapped_for_outside_link_never_leaks() {
     stop.store(true, Ordering::Relaxed);
     swapper.join().unwrap();
     let swaps = swaps.load(Ordering::Relaxed);
-    eprintln!("SL-03: {swaps} swaps; {inside_reads} reads met the folder, {refused_reads} the link");
+    eprintln!(
+        "SL-03: {swaps} swaps; {inside_reads} reads met the folder, {refused_reads} the link"
+    );
     // Not a timing assertion: only that the attack was really attempted both ways.
     assert!(swaps > 0 && inside_reads > 0 && refused_reads > 0, "the race never happened");
 }
