@@ -63,12 +63,12 @@ fn es01_a_jobs_environment_and_view_of_the_engine_hold_no_secret() {
 
 /// The engine's process holds nothing a job can read: its environment, mappings and memory.
 /// Run as users run Sluice (as themselves, here `nobody`): a root engine's process is shut to a
-/// job without capabilities whatever the sandbox does, a same-user one is not. Two guards: the
-/// job's own process namespace, where the engine has no pid, and the engine made non-dumpable,
-/// which shuts all but its `cmdline` (no secret in it) to the same user. Where jobs run without
-/// namespaces (as `nobody` on this machine they do) the second alone holds, and is what this
-/// tests. The probes work: run as `nobody` outside Sluice against a dumpable process of
-/// `nobody`, they read its environment, mappings and memory.
+/// job without capabilities whatever the sandbox does, a same-user one is not. Guards stand in
+/// layers: the job's own process namespace, where the engine has no pid; the engine made
+/// non-dumpable, which shuts all but its `cmdline` (no secret in it) to the same user; and,
+/// without namespaces (as `nobody` on this machine), Landlock, which keeps a job from
+/// inspecting a process outside its domain. The probes work: run as `nobody` outside Sluice
+/// against a dumpable process of `nobody`, they read its environment, mappings and memory.
 #[test]
 fn es01_the_engines_process_is_out_of_a_jobs_sight() {
     let rig = Rig::unprivileged("any");
