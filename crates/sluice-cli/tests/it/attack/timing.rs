@@ -76,7 +76,7 @@ fn ta02_refusal_time_does_not_depend_on_where_a_token_differs() {
     while pairs.len() < pairs_wanted {
         assert!(i < pairs_wanted * 20, "the throttle let only {} pairs through", pairs.len());
         // Alternate which goes first, so an order effect cancels out.
-        let pair = if i % 2 == 0 {
+        let pair = if i.is_multiple_of(2) {
             refusal(&first).zip(refusal(&last))
         } else {
             refusal(&last).zip(refusal(&first)).map(|(b, a)| (a, b))
