@@ -229,25 +229,59 @@ fn pc01_kill_9_after_any_step_of_a_patch_rolls_back_to_fully_before() {
     }
 }
 
+/// Journals under `dir` still `prepared`: a commit the kill interrupted (`begin` writes the
+/// journal before the first step, `finish` removes it after the last; recovery marks it
+/// `rolled_back`).
+fn prepared_journals(dir: &Path) -> usize {
+    let Ok(entries) = std::fs::read_dir(dir) else { return 0 };
+    let prepared = |p: &Path| {
+        let v: Option<Value> = std::fs::read(p).ok().and_then(|b| serde_json::from_slice(&b).ok());
+        v.is_some_and(|v| v["status"] == "prepared")
+    };
+    entries
+        .flatten()
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+        .map(|e| {
+            if e.file_name() == "journal" {
+                std::fs::read_dir(e.path())
+                    .map(|r| r.flatten().filter(|j| prepared(&j.path())).count())
+                    .unwrap_or(0)
+            } else {
+                prepared_journals(&e.path())
+            }
+        })
+        .sum()
+}
+
 #[test]
 fn pc01_kill_9_at_random_moments_of_a_patch_leaves_all_before_or_all_after() {
     let (sb, token) = executable("off");
     let body = patch_project(&sb);
     let before = snapshot(&sb.project);
     // Every millisecond of the first 12 (the patch's whole commit on this machine), more with
-    // `cargo xtask attack --long`.
+    // `cargo xtask attack --long`; then, until a kill has landed inside the commit (its journal
+    // still `prepared`), quarter milliseconds across the same span, a bounded number of times.
     let rounds = sluice_core::attack_scale(12, 150) as u64;
-    for delay_ms in 0..rounds {
+    let delays = (0..rounds)
+        .map(|ms| ms * 1000)
+        .chain((0..rounds * 16).map(|q| (q % (rounds * 4)) * 250 + 125 + q / (rounds * 4) * 60));
+    let (mut mid_commit, mut kills) = (0usize, 0u64);
+    for delay_us in delays {
+        if kills >= rounds && mid_commit > 0 {
+            break;
+        }
+        kills += 1;
         let server = sb.serve();
         let s = open_call(server.port, &token, &body);
-        std::thread::sleep(Duration::from_millis(delay_ms));
+        std::thread::sleep(Duration::from_micros(delay_us));
         kill_9(server);
         drop(s);
+        mid_commit += usize::from(prepared_journals(&sb.data) > 0);
         let server = sb.serve();
         let now = snapshot(&sb.project);
         let changed = now.values().filter(|b| b.starts_with(b"one\nTWO")).count();
         if now != before {
-            assert_eq!(changed, 4, "after {delay_ms} ms: half a patch survived");
+            assert_eq!(changed, 4, "after {delay_us} µs: half a patch survived");
             assert_eq!(now["added.txt"], b"new\n");
             // Put the files back for the next round (outside Sluice, as an editor would).
             for i in 0..4 {
@@ -259,6 +293,8 @@ fn pc01_kill_9_at_random_moments_of_a_patch_leaves_all_before_or_all_after() {
         drop(server);
         assert_sound(&sb);
     }
+    eprintln!("PC-01: {mid_commit} of {kills} kills landed inside the commit");
+    assert!(mid_commit > 0, "no kill of {kills} landed inside the commit: the race never ran");
 }
 
 // ----- (c) a schema migration ---------------------------------------------------------------

@@ -3,6 +3,7 @@
 //! SDK) over HTTP and `sluice stdio`.
 
 // The red-team rig: /proc, setpriv, symlinks, abstract sockets and Linux's job sandbox.
+mod at_rest;
 #[cfg(target_os = "linux")]
 mod attack;
 mod autorun;
@@ -34,4 +35,5 @@ mod reach_cimd;
 mod reach_openai;
 mod resilience;
 mod sandbox;
+mod slow;
 mod tasks;

@@ -413,23 +413,45 @@ fn sb_mounts_a_planted_link_does_not_redirect_the_next_job() {
 }
 
 /// Without namespaces (a kernel or container without user namespaces), Landlock alone still
-/// hides the credential stores and the data folder, and seccomp keeps IP sockets closed.
+/// hides the credential stores and the data folder, and seccomp keeps IP sockets closed. Each
+/// probe would succeed without its guard: the engine (root here) reads /etc/shadow, and the
+/// same connect to a listener on the host's loopback goes through once the network is allowed.
 #[test]
 fn sb_fallback_landlock_alone_still_hides_and_blocks() {
     let fx = Fixture::new();
-    let out = run_with(
-        &fx,
-        "sh",
-        &[
-            "-c",
-            "cat /etc/shadow > /dev/null && echo SHADOW; echo x > /dev/tcp/127.0.0.1/9 || echo no-net",
-        ],
-        |r| {
-            r.sandbox.namespaces = false;
-        },
+    let host = std::net::TcpListener::bind("127.0.0.1:0").expect("listen");
+    host.set_nonblocking(true).expect("nonblocking");
+    let probe = format!(
+        "import socket\n\
+         try:\n    open('/etc/shadow').read(); print('SHADOW')\n\
+         except OSError as e: print('shadow refused', e.errno)\n\
+         try:\n    socket.create_connection(('127.0.0.1', {port}), timeout=5).sendall(b'hi'); \
+         print('HOST-TCP')\n\
+         except OSError as e: print('no-net', e.errno)\n",
+        port = host.local_addr().expect("addr").port(),
     );
-    assert!(!out.stdout.contains("SHADOW"), "{out:?}");
-    assert!(out.stdout.contains("no-net"), "{out:?}");
+    let fallback = |network| {
+        run_with(&fx, "python3", &["-c", &probe], |r| {
+            r.sandbox.namespaces = false;
+            r.sandbox.network = network;
+        })
+    };
+    let out = fallback(Network::Off);
+    assert!(out.stdout.contains("shadow refused") && !out.stdout.contains("SHADOW"), "{out:?}");
+    assert!(out.stdout.contains("no-net") && !out.stdout.contains("HOST-TCP"), "{out:?}");
+    assert!(host.accept().is_err(), "the host's listener was reached");
+    // The probes can succeed: the shadow file is readable to the engine, and the connect,
+    // network allowed, reaches the listener.
+    if std::fs::read("/etc/shadow").is_err() {
+        eprintln!("/etc/shadow is not readable to this user: that half proves nothing here");
+    }
+    let out = fallback(Network::Allowed);
+    assert!(out.stdout.contains("HOST-TCP"), "the probe cannot connect at all: {out:?}");
+    host.set_nonblocking(false).expect("blocking");
+    let (mut conn, _) = host.accept().expect("the allowed probe reached the listener");
+    let mut got = String::new();
+    std::io::Read::read_to_string(&mut conn, &mut got).expect("read");
+    assert_eq!(got, "hi");
 }
 
 /// `cargo build` and `cargo test` of a workspace with a build script and a crate from the

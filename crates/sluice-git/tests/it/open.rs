@@ -139,8 +139,9 @@ fn borrowed_objects_through_alternates_are_refused() {
     assert!(err.to_string().contains("alternates"), "{err}");
 }
 
-/// The same through links inside `.git/objects`: the whole folder, one fan-out folder, or a
-/// pack file and its index.
+/// The same through links inside `.git/objects`: the whole folder, the fan-out folders of a
+/// repository whose objects are loose, or a pack file and its index. Each link does bring the
+/// foreign commit in: plain git reads it through the project.
 #[cfg(unix)]
 #[test]
 fn objects_reached_through_links_are_refused() {
@@ -154,31 +155,49 @@ fn objects_reached_through_links_are_refused() {
         .map(|e| e.path())
         .find(|p| p.extension().is_some_and(|e| e == "pack"))
         .expect("a pack");
+    // A second foreign repository left unpacked: its commit, tree and blob are loose objects,
+    // each in a fan-out folder named by its id's first two digits.
+    let (loose, loose_id) = foreign_commit();
+    let loose_objects = loose.root().join(".git/objects");
+    let fanouts: Vec<_> = std::fs::read_dir(&loose_objects)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().len() == 2)
+        .map(|e| e.path())
+        .collect();
+    assert!(fanouts.iter().any(|f| f.ends_with(&loose_id[..2])), "{fanouts:?}");
     for how in ["objects", "fanout", "pack"] {
         let project = TestRepo::new();
         project.write("a.txt", "a");
         project.commit_all("own");
         let objects = project.root().join(".git/objects");
-        match how {
+        let id = match how {
             "objects" => {
                 std::fs::remove_dir_all(&objects).unwrap();
                 symlink(&foreign_objects, &objects).unwrap();
+                &id
             }
             "fanout" => {
-                let loose = foreign_objects.join(&id[..2]);
-                std::fs::create_dir_all(&loose).unwrap();
-                let _ = std::fs::remove_dir_all(objects.join(&id[..2]));
-                // Unpack the commit again so a loose copy exists to link to.
-                foreign.git(&["cat-file", "-p", &id]);
-                symlink(&loose, objects.join(&id[..2])).unwrap();
+                // The project's own objects into a pack, so no fan-out folder of its own is in
+                // the way; then every foreign fan-out folder linked in.
+                project.git(&["repack", "-a", "-d", "-q"]);
+                for fanout in &fanouts {
+                    let name = fanout.file_name().unwrap();
+                    let _ = std::fs::remove_dir(objects.join(name));
+                    symlink(fanout, objects.join(name)).unwrap();
+                }
+                &loose_id
             }
             _ => {
                 let name = pack.file_name().unwrap();
                 symlink(&pack, objects.join("pack").join(name)).unwrap();
                 let idx = pack.with_extension("idx");
                 symlink(&idx, objects.join("pack").join(idx.file_name().unwrap())).unwrap();
+                &id
             }
-        }
-        foreign_object_unreachable(&project, &id);
+        };
+        let plain = project.git(&["show", "--stat", id]);
+        assert!(plain.contains("foreign-canary-commit"), "{how}: the link brings nothing in");
+        foreign_object_unreachable(&project, id);
     }
 }

@@ -253,9 +253,41 @@ fn fork_bomb(rig: &Rig) -> usize {
     said.parse().unwrap_or_else(|_| panic!("{out}"))
 }
 
+/// The job cgroups (`job-…` under `sluice-jobs`, cgroup v2 or v1's pids hierarchy) holding a
+/// process descended from `engine`.
+fn job_cgroups_of(engine: u32) -> Vec<std::path::PathBuf> {
+    let descends = |mut pid: u32| {
+        for _ in 0..64 {
+            if pid == engine {
+                return true;
+            }
+            let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+                return false;
+            };
+            // The parent is the second field after the command's closing parenthesis.
+            let after = &stat[stat.rfind(')').map_or(0, |i| i + 1)..];
+            match after.split_whitespace().nth(1).and_then(|p| p.parse().ok()) {
+                Some(parent) if parent > 1 => pid = parent,
+                _ => return false,
+            }
+        }
+        false
+    };
+    ["/sys/fs/cgroup/sluice-jobs", "/sys/fs/cgroup/pids/sluice-jobs"]
+        .iter()
+        .filter_map(|base| std::fs::read_dir(base).ok())
+        .flat_map(|dir| dir.flatten().map(|e| e.path()))
+        .filter(|p| p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("job-")))
+        .filter(|p| {
+            std::fs::read_to_string(p.join("cgroup.procs"))
+                .is_ok_and(|procs| procs.lines().filter_map(|l| l.parse().ok()).any(descends))
+        })
+        .collect()
+}
+
 /// RX-02 both ways: as users run Sluice (as themselves, here `nobody`) `RLIMIT_NPROC` stops a
-/// fork bomb; as root, which the kernel exempts from it, the job's cgroup (`pids.max`) does.
-/// Either way the job's cgroup is gone once it ends.
+/// fork bomb; as root, which the kernel exempts from it, the job's cgroup (`pids.max`) does,
+/// and that cgroup, seen holding the bomb while it ran, is gone once the job has ended.
 #[test]
 fn rx02_a_fork_bomb_stops_at_the_jobs_process_cap() {
     let rig = Rig::unprivileged("any");
@@ -264,19 +296,27 @@ fn rx02_a_fork_bomb_stops_at_the_jobs_process_cap() {
     assert!(forked <= 1024 + 64, "no process cap: {forked} forks");
     rig.finish(&[]);
     let rig = Rig::new("any");
-    let forked = fork_bomb(&rig);
+    let engine = rig.engine_pid();
+    let (forked, seen) = std::thread::scope(|s| {
+        let bomb = s.spawn(|| fork_bomb(&rig));
+        let mut seen = std::collections::BTreeSet::new();
+        while !bomb.is_finished() {
+            seen.extend(job_cgroups_of(engine));
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        (bomb.join().unwrap(), seen)
+    });
     eprintln!("RX-02: as root, a job forked {forked} processes before its cgroup's cap");
     assert!(forked < 1024, "no process cap for root: {forked} forks");
+    assert!(!seen.is_empty(), "the job was never seen in a cgroup of its own");
+    // Removed when the job ends (the engine may still be reaping: a bounded wait).
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while seen.iter().any(|c| c.exists()) {
+        assert!(Instant::now() < deadline, "the job's cgroup outlived it: {seen:?}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    eprintln!("RX-02: the job's cgroup {seen:?} is gone after the job");
     rig.finish(&[]);
-    let left: Vec<_> = ["/sys/fs/cgroup/sluice-jobs", "/sys/fs/cgroup/pids/sluice-jobs"]
-        .iter()
-        .filter_map(|base| std::fs::read_dir(base).ok())
-        .flat_map(|dir| dir.flatten().map(|e| e.file_name()))
-        .filter(|n| n.to_string_lossy().starts_with("job-"))
-        .collect();
-    eprintln!(
-        "RX-02: job cgroups present after the runs (other tests' jobs may be live): {left:?}"
-    );
 }
 
 #[test]

@@ -306,7 +306,7 @@ impl Drop for Rig {
 const NOBODY: u32 = 65534;
 
 /// `cmd` as it is, or the same program run as `nobody` through `setpriv`.
-fn as_user(cmd: Command, unprivileged: bool) -> Command {
+pub fn as_user(cmd: Command, unprivileged: bool) -> Command {
     if !unprivileged {
         return cmd;
     }

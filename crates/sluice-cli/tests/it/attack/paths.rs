@@ -3,7 +3,7 @@
 
 use std::os::unix::fs::symlink;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use serde_json::{Value, json};
 
@@ -259,7 +259,9 @@ fn sl03_a_folder_swapped_for_a_link_mid_operation_never_lets_an_operation_out() 
     let iterations = scale(300, 10_000);
     let deletes = scale(5, 100);
     let (stop, gate) = (AtomicBool::new(false), Mutex::new(()));
-    let mut calls = 0usize;
+    let swaps = AtomicUsize::new(0);
+    // Reads of `sub/f.txt` (there whenever `sub` is the folder) that met `sub` swapped out.
+    let (mut calls, mut met_swap) = (0usize, 0usize);
     /// Stops the swapper when the calls end, also by a panic (else the scope would wait on it).
     struct StopOnDrop<'a>(&'a AtomicBool);
     impl Drop for StopOnDrop<'_> {
@@ -279,14 +281,20 @@ fn sl03_a_folder_swapped_for_a_link_mid_operation_never_lets_an_operation_out() 
                     std::thread::yield_now();
                     let _ = std::fs::remove_file(&sub);
                     std::fs::rename(&parked, &sub).unwrap();
+                    swaps.fetch_add(1, Ordering::Relaxed);
                 }
                 drop(_cycle);
                 // A breath between swaps, so the swapper does not starve the calls it races.
                 std::thread::sleep(std::time::Duration::from_micros(200));
             }
         });
-        for i in 0..iterations {
-            let (tool, args) = match i % 8 {
+        // The set length, then reads alone until one met the swap (bounded).
+        for i in 0..iterations * 10 {
+            if i >= iterations && met_swap > 0 {
+                break;
+            }
+            let which = if i < iterations { i % 8 } else { 1 };
+            let (tool, args) = match which {
                 0 => ("read_file", json!({"project": "demo", "path": "sub/.bashrc"})), // HOME's, if it escaped
                 1 => ("read_file", json!({"project": "demo", "path": "sub/f.txt"})),
                 2 => ("list_directory", json!({"project": "demo", "path": "sub", "depth": 3})),
@@ -304,7 +312,10 @@ fn sl03_a_folder_swapped_for_a_link_mid_operation_never_lets_an_operation_out() 
                 6 => ("create_directory", json!({"project": "demo", "path": "sub/d/new"})),
                 _ => ("stat", json!({"project": "demo", "path": "sub/.ssh/id_rsa"})),
             };
-            rig.call(Via::Http, tool, args);
+            let v = rig.call(Via::Http, tool, args);
+            if which == 1 && result(&v).1 {
+                met_swap += 1;
+            }
             calls += 1;
         }
         // Moves and recursive deletes (they ask): planned with `sub` a folder, approved while
@@ -329,9 +340,12 @@ fn sl03_a_folder_swapped_for_a_link_mid_operation_never_lets_an_operation_out() 
             calls += 1;
         }
     });
+    let swaps = swaps.load(Ordering::Relaxed);
     eprintln!(
-        "SL-03: {calls} calls ({deletes} approved moves and deletes) under a folder/link swap"
+        "SL-03: {calls} calls ({deletes} approved moves and deletes) under {swaps} folder/link \
+         swaps; {met_swap} reads of sub/f.txt met the swap"
     );
+    assert!(swaps > 0 && met_swap > 0, "the race never happened");
     assert!(rig.home.join(".ssh/id_rsa").exists() && rig.home.join(".bashrc").exists());
     rig.finish(&[]);
 }

@@ -2,9 +2,11 @@
 //! (HOME's keys, the engine's environment and process, host sockets, shielded files, the data
 //! folder), and what output shows of a secret a job prints.
 
+use std::time::{Duration, Instant};
+
 use serde_json::{Value, json};
 
-use super::{BOTH, PYTHON, Rig, Via};
+use super::{BOTH, PYTHON, Rig, Via, as_user};
 use crate::harness::{git, ok, result};
 
 /// Runs `program args` in the project (asks in `any` mode: approved as the user would).
@@ -18,13 +20,22 @@ fn run(rig: &Rig, via: Via, program: &str, args: &[&str]) -> Value {
     ok(&v)
 }
 
+/// Reads one readable page of process `pid`'s memory (the first readable mapping its `maps`
+/// lists): prints `MEM-READ` if it could, else `refused` and why.
+const MEM_PROBE: &str = "import sys\n\
+    pid=sys.argv[1]\n\
+    try:\n\
+    \x20 lo=[int(l.split('-')[0],16) for l in open('/proc/%s/maps'%pid) if l.split()[1][0]=='r'][0]\n\
+    \x20 f=open('/proc/%s/mem'%pid,'rb'); f.seek(lo); print('MEM-READ', len(f.read(64)))\n\
+    except Exception as e:\n\
+    \x20 print('refused', type(e).__name__)\n";
+
 #[test]
 fn es01_a_jobs_environment_and_view_of_the_engine_hold_no_secret() {
     let rig = Rig::new("any");
     // A project file that would redirect a tool's endpoint if anything loaded it.
     std::fs::write(rig.project().join(".env.example"), "HTTP_PROXY=http://evil.example:1\n")
         .unwrap();
-    let pid = rig.engine_pid().to_string();
     for via in BOTH {
         let out = run(&rig, via, "env", &[]);
         let env = out["stdout"].as_str().unwrap();
@@ -32,24 +43,69 @@ fn es01_a_jobs_environment_and_view_of_the_engine_hold_no_secret() {
         for name in ["SLUICE_", "RT_CANARY", "HTTP_PROXY", "RUST_LOG"] {
             assert!(!env.contains(name), "{name} reached the job: {env}");
         }
-        // The engine's process: not visible, so neither its environment nor its memory.
-        for file in ["environ", "cmdline", "mem", "maps"] {
-            let out = run(&rig, via, "cat", &[&format!("/proc/{pid}/{file}")]);
-            assert_ne!(out["exit_code"], 0, "{file} of the engine was readable: {out}");
-        }
-        // HOME's keys and the data folder.
+        // HOME's keys and the data folder, by the paths the engine knows them by. Each is
+        // readable outside Sluice by the user the job runs as (the probe can succeed).
         let home = rig.home.to_str().unwrap().to_owned();
         let data = rig.sb.data.to_str().unwrap().to_owned();
         for path in [
             format!("{home}/.ssh/id_rsa"),
-            "~/.ssh/id_rsa".to_owned(),
             format!("{data}/install-secret"),
             format!("{data}/rt_canary.txt"),
             rig.sb.evil.join("x.txt").to_str().unwrap().to_owned(),
         ] {
+            assert!(std::fs::read(&path).is_ok(), "{path} is not there to be read");
             let out = run(&rig, via, "cat", &[&path]);
             assert_ne!(out["exit_code"], 0, "{path} was readable from a job: {out}");
         }
+    }
+    rig.finish(&[]);
+}
+
+/// The engine's process holds nothing a job can read: its environment, mappings and memory.
+/// Run as users run Sluice (as themselves, here `nobody`): a root engine's process is shut to a
+/// job without capabilities whatever the sandbox does, a same-user one is not. Guards stand in
+/// layers: the job's own process namespace, where the engine has no pid; the engine made
+/// non-dumpable, which shuts all but its `cmdline` (no secret in it) to the same user; and,
+/// without namespaces (as `nobody` on this machine), Landlock, which keeps a job from
+/// inspecting a process outside its domain. The probes work: run as `nobody` outside Sluice
+/// against a dumpable process of `nobody`, they read its environment, mappings and memory.
+#[test]
+fn es01_the_engines_process_is_out_of_a_jobs_sight() {
+    let rig = Rig::unprivileged("any");
+    let pid = rig.engine_pid().to_string();
+    let outside = |program: &str, args: &[&str]| {
+        let out = as_user(std::process::Command::new(program), true).args(args).output().unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let mut other = as_user(std::process::Command::new("sleep"), true)
+        .arg("120")
+        .env("PROBE_CANARY", "probe-reached-it")
+        .spawn()
+        .unwrap();
+    let other_pid = other.id().to_string();
+    // Once `setpriv` has become `nobody` and run `sleep` (a bounded wait).
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let environ = loop {
+        let environ = outside("cat", &[&format!("/proc/{other_pid}/environ")]);
+        if environ.contains("probe-reached-it") || Instant::now() > deadline {
+            break environ;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let maps = outside("cat", &[&format!("/proc/{other_pid}/maps")]);
+    let mem = outside(PYTHON, &["-c", MEM_PROBE, &other_pid]);
+    let _ = other.kill();
+    let _ = other.wait();
+    assert!(environ.contains("probe-reached-it") && !maps.is_empty(), "{environ} {maps}");
+    assert!(mem.starts_with("MEM-READ"), "the memory probe cannot read memory at all: {mem}");
+    for via in BOTH {
+        for file in ["environ", "maps"] {
+            let out = run(&rig, via, "cat", &[&format!("/proc/{pid}/{file}")]);
+            assert_ne!(out["exit_code"], 0, "{file} of the engine was readable: {out}");
+        }
+        let out = run(&rig, via, PYTHON, &["-c", MEM_PROBE, &pid]);
+        let said = out["stdout"].as_str().unwrap();
+        assert!(said.starts_with("refused"), "the engine's memory was readable: {out}");
     }
     rig.finish(&[]);
 }
