@@ -6,7 +6,7 @@ use sluice_core::AccessMode;
 use tokio_util::sync::CancellationToken;
 
 use super::*;
-use crate::{AskOutcome, AskRequest, EngineConfig, SecretPreference};
+use crate::{AskOutcome, AskRequest, Caller, EngineConfig, SecretPreference};
 
 fn open(dir: &std::path::Path) -> Engine {
     Engine::open(&EngineConfig::new(dir.join("data"), SecretPreference::FileOnly)).unwrap()

@@ -67,7 +67,8 @@ impl Fixture {
     /// A hosted assistant registers as `name` and asks to connect; returns the request's id.
     fn ask_to_connect(&self, name: &str) -> String {
         let e = &self.base.engine;
-        let client = e.register_oauth_client(Some(name), &[CALLBACK.to_owned()], None).unwrap();
+        let client =
+            e.register_oauth_client(Some(name), &[CALLBACK.to_owned()], None, None).unwrap();
         let params = AuthorizeParams {
             response_type: Some("code".into()),
             client_id: Some(client.id.clone()),
@@ -77,7 +78,7 @@ impl Fixture {
             code_challenge_method: Some("S256".into()),
             ..AuthorizeParams::default()
         };
-        e.begin_authorization(&params).unwrap().id
+        e.begin_authorization(&params, None).unwrap().id
     }
 }
 
