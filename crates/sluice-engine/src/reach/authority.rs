@@ -1,8 +1,10 @@
 //! What a remote caller may do, derived again at every request: the grant's own record (the
-//! projects and the read-only or write setting the person consented to, sealed with its token)
-//! intersected with reach as it is set now. Narrowing reach narrows every grant at its next
-//! request, whatever token (first or refreshed) it presents; widening reaches only grants
-//! consented to afterwards. And who a client is, as every surface shows it ([`ClientIdentity`]).
+//! projects and the read-only or write setting the person consented to: its token's scope and
+//! profile, sealed) intersected with reach as it is set now. Narrowing reach narrows every
+//! grant at its next request, whatever token (first or refreshed) it presents, and is written
+//! into the grants for good ([`Engine::narrow_grants`]): widening reach later reaches only
+//! grants consented to afterwards. And who a client is, as every surface shows it
+//! ([`ClientIdentity`]).
 
 use sluice_core::{ErrorCode, Failure, Profile, ProjectId};
 
@@ -78,21 +80,42 @@ fn narrowing(old: &Reach, new: &Reach) -> Vec<String> {
 }
 
 impl Engine {
-    /// Records in the audit log how turning reach on again narrowed the grants already
-    /// issued; each applies at the grant's next request ([`Engine::authenticate_remote`]).
-    pub(super) fn record_narrowing(&self, old: Option<&Reach>, new: &Reach) {
+    /// Turning reach on again narrowed it: every live grant is narrowed for good (its token's
+    /// scope and profile, sealed), so that widening reach later gives it nothing back, and the
+    /// audit log says so. Until this runs (another process, a moment), each request already
+    /// intersects the grant with the setting ([`Engine::authenticate_remote`]).
+    pub(super) fn narrow_grants(&self, old: Option<&Reach>, new: &Reach) {
         let Some(old) = old else { return };
         let what = narrowing(old, new);
         if what.is_empty() {
             return;
         }
-        let live = self
-            .tokens()
-            .map(|t| t.iter().filter(|t| t.remote && t.revoked_ms.is_none()).count())
-            .unwrap_or(0);
-        let detail = format!("{live} remote grant(s) narrowed at their next request: {}", {
-            what.join("; ")
-        });
+        let mut narrowed = 0;
+        for token in self.tokens().unwrap_or_default() {
+            if !token.remote || token.revoked_ms.is_some() {
+                continue;
+            }
+            let dropped =
+                token.scope.as_ref().is_some_and(|s| s.iter().any(|p| !new.projects.contains(p)));
+            let writes = !new.write && token.profile >= Profile::Edit;
+            let result = (|| {
+                if dropped && self.store.narrow_token_scope(&token.id, &new.projects)? == 0 {
+                    self.store.revoke_token(&token.id)?;
+                } else if writes {
+                    self.store.set_token_profile(&token.id, Profile::Review)?;
+                }
+                Ok::<_, sluice_store::StoreError>(())
+            })();
+            match result {
+                Ok(()) if dropped || writes => narrowed += 1,
+                Ok(()) => {}
+                Err(err) => tracing::warn!(%err, "could not narrow a remote grant"),
+            }
+        }
+        if narrowed > 0 {
+            self.invalidate();
+        }
+        let detail = format!("{narrowed} remote grant(s) narrowed for good: {}", what.join("; "));
         self.record_human_detail("reach.narrow", None, AuditOutcome::Ok, None, Some(detail));
     }
 

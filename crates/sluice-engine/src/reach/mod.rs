@@ -293,7 +293,7 @@ impl Engine {
         self.keep_openai_key(Some(&reach), req.api_key.as_ref().map(ApiKey::as_str))?;
         self.store_reach(&reach)?;
         self.record_human("reach.on", None, AuditOutcome::Ok, None);
-        self.record_narrowing(before.as_ref(), &reach);
+        self.narrow_grants(before.as_ref(), &reach);
         Ok(reach)
     }
 

@@ -210,6 +210,8 @@ fn approving_a_connection_asks_with_the_code_and_a_visible_name() {
     assert_eq!(code.len(), 9, "ABCD-EFGH: {code}");
     let shown = r["clientName"].as_str().unwrap();
     assert!(!shown.contains('\u{202E}') && !shown.contains('\u{200B}'), "{shown:?}");
+    // It registered itself: nothing verified its name.
+    assert_eq!(r["verifiedHost"], serde_json::Value::Null);
 
     // "No" to the native question: the request still waits.
     f.answer(false);
@@ -217,7 +219,8 @@ fn approving_a_connection_asks_with_the_code_and_a_visible_name() {
     assert_eq!(e.code, "denied");
     let q = &f.asked()[0];
     assert_eq!((q.title, q.yes, q.no), (CONNECT_TITLE, "Approve", "Don't approve"));
-    for part in [code.as_str(), "claude.ai", "my-app", "read", "⟨U+202E⟩"] {
+    for part in [code.as_str(), "claude.ai", "my-app", "read", "⟨U+202E⟩", "(unverified name)"]
+    {
         assert!(q.text.contains(part), "{part:?} in {:?}", q.text);
     }
     for raw in ['\u{202E}', '\u{200B}', '\n'] {
@@ -307,7 +310,8 @@ fn remote_tokens_are_marked_and_revoked_when_reach_goes_off() {
             .cloned()
             .unwrap()
     };
-    assert_eq!(by_label("remote: Claude")["remote"], true);
+    // The label says the name is the client's own claim.
+    assert_eq!(by_label("remote: \u{201C}Claude\u{201D} (unverified name) ")["remote"], true);
     assert_eq!(by_label("local")["remote"], false);
     assert_eq!(by_label("local")["id"], local.id.as_str());
 
