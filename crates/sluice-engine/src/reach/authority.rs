@@ -9,6 +9,7 @@
 use sluice_core::{ErrorCode, Failure, Profile, ProjectId};
 
 use super::{REMOTE_TOKEN_PREFIX, Reach, Tunnel, cimd};
+use crate::exec::EndedBy;
 use crate::{AuditOutcome, Caller, Engine, store_failure};
 
 /// Who a client is, as far as Sluice knows: the host of the metadata document it fetched, or
@@ -99,10 +100,24 @@ impl Engine {
                 token.scope.as_ref().is_some_and(|s| s.iter().any(|p| !new.projects.contains(p)));
             let writes = !new.write && token.profile >= Profile::Edit;
             let result = (|| {
-                if dropped && self.store.narrow_token_scope(&token.id, &new.projects)? == 0 {
-                    self.store.revoke_token(&token.id)?;
-                } else if writes {
-                    self.store.set_token_profile(&token.id, Profile::Review)?;
+                if dropped {
+                    if self.store.narrow_token_scope(&token.id, &new.projects)? == 0 {
+                        self.store.revoke_token(&token.id)?;
+                        return Ok(());
+                    }
+                    // What it waits for in a project it no longer sees was asked under the
+                    // wider grant.
+                    self.deny_pending(
+                        |a| a.token_id == token.id && !new.projects.contains(&a.project_id),
+                        "the user narrowed reach from the web",
+                        EndedBy::User("reach narrowed"),
+                    );
+                }
+                if writes {
+                    // The user's path for a narrower profile: what it waits for is denied and
+                    // its jobs are ended, as reach read-only allows none.
+                    self.set_token_profile(token.id.as_str(), Profile::Review)
+                        .map_err(|f| sluice_store::StoreError::Invalid(f.message))?;
                 }
                 Ok::<_, sluice_store::StoreError>(())
             })();
