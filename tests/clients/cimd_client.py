@@ -103,10 +103,11 @@ class Person(rc.Person):
     async def start(self, url):
         consent = await super().start(url)
         page = await self.http.get(self.base + consent)
-        shown = "CIMD &lt;Test&gt; (client.sluice.test)"
+        shown = "<strong>CIMD &lt;Test&gt;</strong> (verified: its metadata document is at client.sluice.test)"
         check(shown in page.text, "the consent page names the client and its document's host", page.text)
+        check("unverified" not in page.text, "a client named by its document is not called unverified", page.text)
         listed = rc.sluice("reach", "requests")
-        check(f"{NAME} ({HOST})" in listed, "Sluice shows the same name and host", listed)
+        check(f"{NAME} (verified: {HOST})" in listed, "Sluice shows the same name and host", listed)
         return consent
 
 

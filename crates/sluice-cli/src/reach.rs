@@ -5,7 +5,9 @@
 use anyhow::{Result, bail};
 use clap::Subcommand;
 use sluice_engine::Engine;
-use sluice_engine::reach::{ApiKey, REQUEST_TTL, ReachRequest, Tunnel, TunnelStatus};
+use sluice_engine::reach::{
+    ApiKey, ClientIdentity, REQUEST_TTL, ReachRequest, Tunnel, TunnelStatus,
+};
 
 #[derive(Subcommand)]
 pub enum ReachCmd {
@@ -184,13 +186,17 @@ pub fn reach(engine: Engine, cmd: ReachCmd) -> Result<()> {
                     "{}  code {}  {} (returns to {}){}",
                     r.id,
                     r.user_code,
-                    sluice_core::text::visible(&r.client_name),
+                    sluice_core::text::visible(
+                        &ClientIdentity::of(&r.client_id, &r.client_name).label()
+                    ),
                     sluice_core::text::visible(r.redirect_host()),
                     if r.tampered { "  [changed outside Sluice]" } else { "" }
                 );
             }
             outln!(
-                "Approve only a request whose code your browser shows; requests expire after {} minutes.",
+                "Approve only a request whose code your browser shows; requests expire after {} minutes. \
+                 A name marked unverified is what the client registered itself as: anyone can \
+                 register any name.",
                 REQUEST_TTL.as_secs() / 60
             );
             Ok(())
@@ -203,7 +209,9 @@ pub fn reach(engine: Engine, cmd: ReachCmd) -> Result<()> {
             outln!(
                 "Approved {} ({}); the browser continues to the assistant.",
                 r.id,
-                sluice_core::text::visible(&r.client_name)
+                sluice_core::text::visible(
+                    &ClientIdentity::of(&r.client_id, &r.client_name).label()
+                )
             );
             Ok(())
         }

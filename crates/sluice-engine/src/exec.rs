@@ -14,14 +14,12 @@ use std::sync::Arc;
 use sluice_core::ChangeTally;
 use sluice_core::{ErrorCode, ExecMode, Failure, NetworkMode, ProjectId};
 use sluice_exec::{
-    AllowRule, CommandSpec, Enforcement, Form, HostList, JobRequest, JobStatus, Jobs, Network,
-    Policy, ProjectFacts, Risk, Sandbox, SandboxPolicy, TrustedPath, Verdict,
+    AllowRule, CommandSpec, Enforcement, Form, HostList, JobRequest, Jobs, Network, Policy,
+    ProjectFacts, Risk, Sandbox, SandboxPolicy, TrustedPath, Verdict,
 };
 use sluice_store::{ApprovalRecord, ApprovalState, Project, RuleOrigin};
 
-use crate::{
-    AuditOutcome, Caller, Engine, EngineEvent, KV_PAUSED, ProjectHandle, lock, store_failure,
-};
+use crate::{AuditOutcome, Engine, EngineEvent, KV_PAUSED, ProjectHandle, lock, store_failure};
 
 pub(crate) const KV_STOPPED: &str = "stopped";
 /// The user's list of registries (JSON array of hosts); absent: the default list.
@@ -151,7 +149,7 @@ impl RuleInfo {
     }
 }
 
-fn refuse_exec_off(handle: &ProjectHandle) -> Result<(), Failure> {
+pub(crate) fn refuse_exec_off(handle: &ProjectHandle) -> Result<(), Failure> {
     if handle.self_limited {
         return Err(Failure::new(
             ErrorCode::Forbidden,
@@ -406,61 +404,6 @@ impl Engine {
             self.jobs.resume();
         }
         Ok(())
-    }
-
-    /// A job of a project this caller sees, running or remembered (also from before a
-    /// restart); any other is "not found".
-    pub fn job_for(&self, caller: &Caller, id: &str) -> Result<JobStatus, Failure> {
-        let not_found = || Failure::new(ErrorCode::NotFound, format!("no job {id:?}"));
-        let status = match self.jobs.status(&sluice_exec::JobId(id.to_owned())) {
-            Ok(status) => status,
-            Err(_) => self.stored_job(id).ok_or_else(not_found)?,
-        };
-        match ProjectId::parse(&status.project) {
-            Some(p) if caller.sees(&p) && self.find_project(p.as_str()).is_ok() => Ok(status),
-            _ => Err(not_found()),
-        }
-    }
-
-    /// The job `id`, for a caller that wants to end it: found as [`Engine::job_for`] finds it,
-    /// and refused unless the caller may run commands in its project now. Ending a job is a
-    /// change: a token that limited itself, a hosted assistant reach exposes read-only, or any
-    /// caller of a project whose execution is off ends nothing (also no finished job).
-    pub fn job_to_cancel(&self, caller: &Caller, id: &str) -> Result<JobStatus, Failure> {
-        let status = self.job_for(caller, id)?;
-        let handle = self.project(caller, &status.project)?;
-        if caller.read_only && !handle.self_limited {
-            return Err(Failure::new(
-                ErrorCode::Forbidden,
-                format!(
-                    "reach exposes project {:?} read-only: a hosted assistant changes, runs and \
-                     ends nothing there; only the user can widen reach in Sluice",
-                    handle.name
-                ),
-            ));
-        }
-        refuse_exec_off(&handle)?;
-        Ok(status)
-    }
-
-    /// The jobs of the projects this caller sees, oldest first: the stored history (the newest
-    /// [`STORED_JOBS_LISTED`], also from before a restart) followed by the registry's jobs.
-    pub fn jobs_for(&self, caller: &Caller) -> Vec<JobStatus> {
-        let visible: Vec<ProjectId> =
-            self.visible_projects(caller).into_iter().map(|p| p.id).collect();
-        let live: Vec<JobStatus> = self
-            .jobs
-            .list()
-            .into_iter()
-            .filter(|j| visible.iter().any(|p| p.as_str() == j.project))
-            .collect();
-        let mut all: Vec<JobStatus> = self
-            .stored_jobs(&visible, STORED_JOBS_LISTED)
-            .into_iter()
-            .filter(|s| !live.iter().any(|l| l.id == s.id))
-            .collect();
-        all.extend(live);
-        all
     }
 
     // ----- emergency stop ---------------------------------------------------------------------

@@ -6,7 +6,7 @@ use sluice_core::AccessMode;
 use tokio_util::sync::CancellationToken;
 
 use super::*;
-use crate::{AskOutcome, AskRequest, EngineConfig, SecretPreference};
+use crate::{AskOutcome, AskRequest, Caller, EngineConfig, SecretPreference};
 
 fn open(dir: &std::path::Path) -> Engine {
     Engine::open(&EngineConfig::new(dir.join("data"), SecretPreference::FileOnly)).unwrap()
@@ -333,4 +333,36 @@ fn exec_off_is_refused_with_a_clear_code() {
     let err = engine.plan_exec(&handle, &CommandSpec::new("git", &["--version"])).unwrap_err();
     assert_eq!(err.code, ErrorCode::Forbidden);
     assert!(err.message.contains("execution is off"));
+}
+
+/// Ending a job is a change: a hosted assistant that reach lets write ends only the jobs it
+/// started, a read-only one (or one whose grant was consented to read-only) ends none, and
+/// each refusal says why. The job runs on through all of it.
+#[tokio::test]
+async fn a_hosted_assistant_ends_only_its_own_jobs_and_a_read_only_one_none() {
+    let (_tmp, engine, local) = demo(AccessMode::ReadWrite, ExecMode::Any);
+    let handle = engine.project(&local, "demo").unwrap();
+    let verdict = engine.plan_exec(&handle, &CommandSpec::new("sleep", &["600"])).unwrap();
+    let mut request = engine.job_request(&handle, &verdict).unwrap();
+    request.owner = Some(local.token_id.as_str().to_owned());
+    let job = engine.jobs().start(request).unwrap();
+    // Commands in `any` mode are never a hosted assistant's: the project runs its own.
+    engine.set_modes("demo", None, Some(ExecMode::Project)).unwrap();
+    let (_, other) = engine.create_token("remote stand-in", None, None).unwrap();
+    let remote = |read_only| Caller {
+        remote: Some(crate::RemoteCaller { client_id: "slcl_x".into(), via: "h".into() }),
+        read_only,
+        ..engine.authenticate(&other).unwrap()
+    };
+    let refusal = |caller: &Caller| engine.job_to_cancel(caller, &job.0).unwrap_err();
+    let writer = refusal(&remote(false));
+    assert_eq!(writer.code, ErrorCode::Forbidden);
+    assert!(writer.message.contains("ends only the jobs it started"), "{}", writer.message);
+    let reader = refusal(&remote(true));
+    assert_eq!(reader.code, ErrorCode::Forbidden);
+    assert!(reader.message.contains("read-only"), "{}", reader.message);
+    assert!(!engine.jobs().status(&job).unwrap().state.is_final(), "the job runs on");
+    // Its own client may end it.
+    assert!(engine.job_to_cancel(&local, &job.0).is_ok());
+    engine.jobs().cancel(&job).unwrap();
 }

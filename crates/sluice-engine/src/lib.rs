@@ -9,6 +9,7 @@
 mod approvals;
 mod audit;
 mod caller;
+mod caller_jobs;
 pub mod clients;
 pub mod clients_health;
 mod events;
@@ -173,6 +174,8 @@ pub struct Engine {
     /// Held while this engine serves, so two engines never serve one data folder.
     serving_lock: Mutex<Option<std::fs::File>>,
     touched: Mutex<HashMap<TokenId, Instant>>,
+    /// Where reach's waiting requests and registrations came from (`reach::budget`).
+    reach_sources: Mutex<reach::Sources>,
     events: broadcast::Sender<EngineEvent>,
     /// Every job this engine runs.
     jobs: sluice_exec::Jobs,
@@ -243,6 +246,7 @@ impl Engine {
             decided: tokio::sync::Notify::new(),
             serving_lock: Mutex::new(None),
             touched: Mutex::new(HashMap::new()),
+            reach_sources: Mutex::default(),
             events,
             jobs,
             exec_gate: Mutex::new(()),

@@ -7,7 +7,9 @@
 //! questions through [`visible`].
 
 use sluice_core::{ErrorCode, Failure};
-use sluice_engine::reach::{ApiKey, REQUEST_TTL, Reach, ReachRequest, Tunnel, TunnelStatus};
+use sluice_engine::reach::{
+    ApiKey, ClientIdentity, REQUEST_TTL, Reach, ReachRequest, Tunnel, TunnelStatus,
+};
 use sluice_engine::{Engine, OAuthDecision, OAuthRequest};
 
 use crate::dispatch::Question;
@@ -77,9 +79,11 @@ fn setting_dto(
 }
 
 fn request_dto(r: &OAuthRequest) -> ConnectionRequestDto {
+    let identity = ClientIdentity::of(&r.client_id, &r.client_name);
     ConnectionRequestDto {
         id: r.id.clone(),
-        client_name: visible(&r.client_name),
+        client_name: visible(identity.name()),
+        verified_host: identity.verified_host().map(visible),
         redirect_host: visible(r.redirect_host()),
         code: r.user_code.clone(),
         created_ms: r.created_ms,
@@ -255,7 +259,7 @@ pub fn connect_question(engine: &Engine, request: &OAuthRequest) -> Res<Question
     let text = format!(
         "Let {} connect to Sluice from the web?\n\nCode {} — approve only if your browser \
          shows this code. It returns to {}. {what}",
-        visible(&request.client_name),
+        visible(&ClientIdentity::of(&request.client_id, &request.client_name).label()),
         visible(&request.user_code),
         visible(request.redirect_host()),
     );

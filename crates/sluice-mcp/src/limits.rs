@@ -103,6 +103,40 @@ impl Limiter {
     }
 }
 
+/// Sources remembered by a [`SourceBudget`] before the ones back at a full bucket are forgotten.
+const MAX_SOURCES: usize = 4096;
+
+/// A token bucket per source (the client address a tunnel reports) for the unauthenticated
+/// OAuth endpoints, so one source's flood spends its own budget and not everyone's. A source
+/// whose bucket has refilled is forgotten: it is the same as a new one.
+pub struct SourceBudget {
+    rate: f64,
+    burst: f64,
+    buckets: Mutex<HashMap<String, Bucket>>,
+}
+
+impl SourceBudget {
+    pub fn new(rate: f64, burst: f64) -> SourceBudget {
+        SourceBudget { rate, burst, buckets: Mutex::new(HashMap::new()) }
+    }
+
+    /// Takes one request from `source`'s budget, or says how long until it has one.
+    pub fn take(&self, source: &str) -> Result<(), Duration> {
+        let (rate, burst) = (self.rate, self.burst);
+        let mut buckets = self.buckets.lock().unwrap_or_else(|e| e.into_inner());
+        if buckets.len() >= MAX_SOURCES && !buckets.contains_key(source) {
+            let now = Instant::now();
+            buckets.retain(|_, b| b.tokens + now.duration_since(b.at).as_secs_f64() * rate < burst);
+            if buckets.len() >= MAX_SOURCES {
+                // Only a flood from thousands of sources at once gets here; the global budget
+                // still holds it.
+                buckets.clear();
+            }
+        }
+        buckets.entry(source.to_owned()).or_insert_with(|| Bucket::full(burst)).take(rate, burst)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -126,5 +160,15 @@ mod tests {
         assert!(limiter.auth_failed().is_ok());
         assert!(limiter.auth_failed().is_ok());
         assert!(limiter.auth_failed().is_err());
+    }
+
+    #[test]
+    fn one_source_spends_only_its_own_budget() {
+        let budget = SourceBudget::new(0.001, 3.0);
+        for _ in 0..3 {
+            assert!(budget.take("203.0.113.9").is_ok());
+        }
+        assert!(budget.take("203.0.113.9").is_err());
+        assert!(budget.take("198.51.100.7").is_ok());
     }
 }

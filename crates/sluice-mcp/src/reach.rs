@@ -19,14 +19,14 @@ use axum::routing::{get, post};
 use serde_json::json;
 use sluice_engine::Engine;
 use sluice_engine::reach::{
-    AuthorizationState, AuthorizeParams, AuthorizeRefusal, OAuthError, Reach, TokenParams,
-    is_metadata_client_id,
+    AuthorizationState, AuthorizeParams, AuthorizeRefusal, ClientIdentity, OAuthError, Reach,
+    TokenParams, Tunnel, is_metadata_client_id,
 };
 use tokio_util::sync::CancellationToken;
 
 use crate::cimd::MetadataFetcher;
 use crate::http::{Front, bind, build_router, closing, content_type_is, serve};
-use crate::limits::{Limiter, Limits};
+use crate::limits::{Limiter, Limits, SourceBudget};
 use crate::tunnel::{self, TunnelRunner};
 
 /// How often the setting is read to follow it.
@@ -36,6 +36,10 @@ const MAX_FORM_BYTES: usize = 16 * 1024;
 /// Requests per second the unauthenticated OAuth endpoints answer, together (bursts of twice
 /// as many): a connection takes a handful, a flood from the internet is cut off here.
 const OAUTH_PER_SEC: f64 = 20.0;
+/// Requests per second one source may make of those endpoints (bursts of [`SOURCE_BURST`]):
+/// a connection takes a handful, so one source's flood cannot spend everyone's budget.
+const SOURCE_PER_SEC: f64 = 5.0;
+const SOURCE_BURST: f64 = 20.0;
 /// The consent page reloads itself this often while the user decides.
 const CONSENT_REFRESH_SECS: u32 = 2;
 
@@ -44,6 +48,8 @@ struct Door {
     reach: Reach,
     /// Unauthenticated requests (registration, authorization, token) share one budget.
     limiter: Limiter,
+    /// Each source's share of them, when the tunnel says where requests come from.
+    sources: SourceBudget,
     metadata: MetadataFetcher,
 }
 
@@ -188,6 +194,7 @@ pub(crate) fn remote_router(
         engine,
         reach: reach.clone(),
         limiter: Limiter::new(Limits { auth_failures_per_sec: OAUTH_PER_SEC, ..limits }),
+        sources: SourceBudget::new(SOURCE_PER_SEC, SOURCE_BURST),
         metadata: MetadataFetcher::new(),
     });
     let oauth = axum::Router::new()
@@ -237,9 +244,14 @@ fn refusal(door: &Door, req: &Request) -> Option<Response> {
     }
     // The endpoints that register, record or mint something share one budget; the consent
     // page only reads its request (it reloads itself while the person decides).
+    // One source's flood is cut off by its own budget before it spends the shared one.
+    let source = source_of(&door.reach, req.headers());
     if req.uri().path().starts_with("/oauth/")
         && !req.uri().path().starts_with("/oauth/consent/")
-        && let Err(wait) = door.limiter.auth_failed()
+        && let Err(wait) = source
+            .as_deref()
+            .map_or(Ok(()), |s| door.sources.take(s))
+            .and_then(|()| door.limiter.auth_failed())
     {
         let mut res = text(StatusCode::TOO_MANY_REQUESTS, "too many requests; slow down");
         let secs = wait.as_secs().max(1).to_string();
@@ -249,6 +261,33 @@ fn refusal(door: &Door, req: &Request) -> Option<Response> {
         return Some(res);
     }
     None
+}
+
+/// Where a request came from, as the tunnel in force reports it: Cloudflare's
+/// `CF-Connecting-IP` behind cloudflared (its edge sets it, replacing a client's own), else the
+/// last `X-Forwarded-For` address (the one a tunnel appends: ngrok, Tailscale, a reverse proxy).
+/// An IPv6 address counts by its /64, which one host holds whole. `None` when nothing
+/// (parseable) says: then only the shared budgets apply. Kept in memory, never logged.
+pub(crate) fn source_of(reach: &Reach, headers: &HeaderMap) -> Option<String> {
+    let cloudflare =
+        matches!(reach.tunnel, Some(Tunnel::Cloudflared | Tunnel::CloudflaredNamed { .. }));
+    let raw = if cloudflare {
+        let mut all = headers.get_all("cf-connecting-ip").iter();
+        match (all.next(), all.next()) {
+            (Some(one), None) => one.to_str().ok()?.trim().to_owned(),
+            _ => return None,
+        }
+    } else {
+        let last = headers.get_all("x-forwarded-for").iter().next_back()?;
+        last.to_str().ok()?.rsplit(',').next()?.trim().to_owned()
+    };
+    match raw.parse::<std::net::IpAddr>().ok()? {
+        std::net::IpAddr::V4(v4) => Some(v4.to_string()),
+        std::net::IpAddr::V6(v6) => {
+            let s = v6.segments();
+            Some(format!("{:x}:{:x}:{:x}:{:x}::/64", s[0], s[1], s[2], s[3]))
+        }
+    }
 }
 
 /// A 503 with `Retry-After: 1`.
@@ -344,10 +383,12 @@ async fn register(State(door): State<Arc<Door>>, headers: HeaderMap, body: Body)
         Ok(reg) => reg,
         Err(e) => return bad(format!("the registration is not valid JSON: {e}")),
     };
+    let source = source_of(&door.reach, &headers);
     match door.engine.register_oauth_client(
         reg.client_name.as_deref(),
         &reg.redirect_uris,
         reg.token_endpoint_auth_method.as_deref(),
+        source.as_deref(),
     ) {
         Ok(client) => no_store(
             StatusCode::CREATED,
@@ -398,7 +439,8 @@ async fn authorize(State(door): State<Arc<Door>>, req: Request) -> Response {
             return refusal_page(&why);
         }
     }
-    match door.engine.begin_authorization(&params) {
+    let source = source_of(&door.reach, req.headers());
+    match door.engine.begin_authorization(&params, source.as_deref()) {
         Ok(request) => redirect(&format!("/oauth/consent/{}", request.id)),
         Err(AuthorizeRefusal::Redirect(to)) => redirect(&to),
         Err(AuthorizeRefusal::Page(why)) => refusal_page(&why),
@@ -410,13 +452,26 @@ async fn consent(State(door): State<Arc<Door>>, Path(id): Path<String>) -> Respo
     let state = tokio::task::spawn_blocking(move || engine.authorization_state(&id)).await;
     match state {
         Ok(AuthorizationState::Pending(request)) => {
+            // Only a fetched metadata document vouches for a client; a registered name is its
+            // own claim, and says so here as everywhere else.
+            let who = match ClientIdentity::of(&request.client_id, &request.client_name) {
+                ClientIdentity::Verified { name, host } => format!(
+                    "<strong>{}</strong> (verified: its metadata document is at {})",
+                    escape(&name),
+                    escape(&host)
+                ),
+                ClientIdentity::Claimed { name } => format!(
+                    "A client calling itself <strong>\u{201C}{}\u{201D}</strong> (unverified \
+                     name: anyone can register any name)",
+                    escape(&name)
+                ),
+            };
             let body = format!(
-                "<p><strong>{}</strong> (returning to {}) asks to connect to Sluice on your \
-                 computer.</p><p>Approve it in Sluice (its window's Settings, its tray, or \
+                "<p>{who}, returning to {}, asks to connect to Sluice on your computer.</p>\
+                 <p>Approve it in Sluice (its window's Settings, its tray, or \
                  <code>sluice reach approve</code>) if Sluice shows this code:</p><p class=code>{}</p><p>This \
                  page continues by itself once you decide. Nothing on this page can approve \
                  it.</p>",
-                escape(&request.client_name),
                 escape(request.redirect_host()),
                 escape(&request.user_code),
             );

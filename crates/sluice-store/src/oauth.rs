@@ -197,12 +197,17 @@ impl Store {
                  redirect_uris = excluded.redirect_uris, created_ms = excluded.created_ms",
             params![client.id, client.name, uris, client.created_ms],
         )?;
+        // A registration a request still waits on is never the one dropped: the person may be
+        // about to approve it.
         tx.execute(
             "DELETE FROM oauth_clients WHERE id IN (
                  SELECT id FROM oauth_clients
                  WHERE id NOT IN (SELECT client_id FROM oauth_grants)
+                   AND id NOT IN (SELECT client_id FROM oauth_requests
+                                  WHERE decision != 'denied' AND token_id IS NULL
+                                    AND expires_ms > ?2)
                  ORDER BY created_ms DESC, id LIMIT -1 OFFSET ?1)",
-            params![MAX_OAUTH_CLIENTS as i64],
+            params![MAX_OAUTH_CLIENTS as i64, now_ms()],
         )?;
         tx.commit()?;
         Ok(())
@@ -228,6 +233,54 @@ impl Store {
         let redirect_uris = serde_json::from_str(&uris)
             .map_err(|_| StoreError::Corrupt(format!("oauth client {id:?}: redirect_uris")))?;
         Ok(Some(OAuthClient { id, name, redirect_uris, created_ms }))
+    }
+
+    /// The registrations that hold no grant, oldest first: their ids and when they were made.
+    pub fn unproven_oauth_clients(&self) -> Result<Vec<(String, i64)>, StoreError> {
+        let conn = self.conn();
+        let mut stmt = conn.prepare(
+            "SELECT id, created_ms FROM oauth_clients
+             WHERE id NOT IN (SELECT client_id FROM oauth_grants) ORDER BY created_ms, id",
+        )?;
+        let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// Drops a registration without a grant, and the requests it made.
+    pub fn delete_unproven_oauth_client(&self, id: &str) -> Result<bool, StoreError> {
+        let n = self.conn().execute(
+            "DELETE FROM oauth_clients WHERE id = ?1
+                 AND id NOT IN (SELECT client_id FROM oauth_grants)",
+            [id],
+        )?;
+        Ok(n == 1)
+    }
+
+    /// Drops the registrations made before `before_ms` that hold no grant and that no request
+    /// still waits on; returns how many.
+    pub fn prune_unproven_oauth_clients(&self, before_ms: i64) -> Result<usize, StoreError> {
+        Ok(self.conn().execute(
+            "DELETE FROM oauth_clients WHERE created_ms < ?1
+                 AND id NOT IN (SELECT client_id FROM oauth_grants)
+                 AND id NOT IN (SELECT client_id FROM oauth_requests
+                                WHERE decision != 'denied' AND token_id IS NULL
+                                  AND expires_ms > ?2)",
+            params![before_ms, now_ms()],
+        )?)
+    }
+
+    /// Ends a pending request now, undecided: it can no longer be approved, and its consent
+    /// page says it is over. `Ok(false)` when it was not pending any more.
+    pub fn expire_oauth_request(&self, id: &str) -> Result<bool, StoreError> {
+        let now = now_ms();
+        self.write_sealed(&OAUTH_REQUESTS, id, Before::MustVerify, |tx| {
+            let n = tx.execute(
+                "UPDATE oauth_requests SET expires_ms = ?2
+                 WHERE id = ?1 AND decision = 'pending' AND expires_ms > ?2",
+                params![id, now],
+            )?;
+            Ok(n == 1)
+        })
     }
 
     /// Requests still waiting for the user at `now`.

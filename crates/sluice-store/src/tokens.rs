@@ -263,6 +263,35 @@ impl Store {
         )
     }
 
+    /// Narrows a scoped token to the projects of its scope that are in `keep` (a token for
+    /// every project is left alone); returns how many projects it still sees.
+    pub fn narrow_token_scope(
+        &self,
+        id: &TokenId,
+        keep: &[sluice_core::ProjectId],
+    ) -> Result<usize, StoreError> {
+        self.write_sealed(&TOKENS, id.as_str(), Before::MustVerify, |tx| {
+            let scope: Vec<String> = {
+                let mut stmt =
+                    tx.prepare("SELECT project_id FROM token_scopes WHERE token_id = ?1")?;
+                let rows = stmt.query_map([id.as_str()], |r| r.get(0))?;
+                rows.collect::<Result<_, _>>()?
+            };
+            let mut left = 0;
+            for project in scope {
+                if keep.iter().any(|k| k.as_str() == project) {
+                    left += 1;
+                } else {
+                    tx.execute(
+                        "DELETE FROM token_scopes WHERE token_id = ?1 AND project_id = ?2",
+                        params![id.as_str(), project],
+                    )?;
+                }
+            }
+            Ok(left)
+        })
+    }
+
     /// Lifts the limit a token put on itself (the user's decision).
     pub fn lift_token_limit(&self, id: &TokenId) -> Result<TokenRecord, StoreError> {
         self.write_sealed(&TOKENS, id.as_str(), Before::MustVerify, |tx| {

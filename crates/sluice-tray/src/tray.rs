@@ -180,7 +180,14 @@ fn requests_menu(view: &View) -> Result<Submenu> {
         let deny = MenuItem::with_id(format!("reach-deny:{}", r.id), "Deny", true, None);
         entries.push(Submenu::with_id_and_items(
             format!("request:{}", r.id),
-            label(&format!("{} asks to connect", ipc::visible(&r.client_name))),
+            // A registered name is only a claim: the label says so (a verified client names the
+            // host of its metadata document).
+            label(&format!(
+                "{} asks to connect",
+                ipc::visible(
+                    &sluice_engine::reach::ClientIdentity::of(&r.client_id, &r.client_name).label()
+                )
+            )),
             true,
             &[&code, &back, &approve, &deny],
         )?);
@@ -510,7 +517,7 @@ mod tests {
         assert_eq!(menu.text(), "Connection requests (1)");
         let items = menu.items();
         let entry = items[0].as_submenu().unwrap();
-        assert_eq!(entry.text(), "Claude &&Co asks to connect");
+        assert_eq!(entry.text(), "\u{201C}Claude &&Co\u{201D} (unverified name) asks to connect");
         let texts: Vec<String> = entry
             .items()
             .iter()
@@ -524,6 +531,24 @@ mod tests {
                 "Approve",
                 "Deny"
             ]
+        );
+        // Only a client named by its fetched metadata document reads as verified; a registered
+        // one borrowing its look does not.
+        let verified = sluice_engine::OAuthRequest {
+            client_id: "https://claude.ai/oauth/client.json".into(),
+            client_name: "Claude (claude.ai)".into(),
+            ..request()
+        };
+        let borrowed =
+            sluice_engine::OAuthRequest { client_name: "Claude (claude.ai)".into(), ..request() };
+        let shown = |r| {
+            let menu = requests_menu(&View { requests: vec![r], ..v(false, 0) }).unwrap();
+            menu.items()[0].as_submenu().unwrap().text()
+        };
+        assert_eq!(shown(verified), "Claude (verified: claude.ai) asks to connect");
+        assert_eq!(
+            shown(borrowed),
+            "\u{201C}Claude (claude.ai)\u{201D} (unverified name) asks to connect"
         );
         let icons = [
             ICON_ACTIVE,

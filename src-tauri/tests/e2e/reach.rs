@@ -153,7 +153,10 @@ pub async fn on_approve_off(s: &Session, project: &str) {
     // The window shows it, with the code the browser's page shows, the name made visible.
     let card = "[data-testid=reach-request]";
     let shown = s.wait_text(By::Css(card), "asks to connect").await;
-    assert!(shown.contains("E2E⟨U+202E⟩Claude <b>x</b> asks to connect"), "{shown}");
+    assert!(
+        shown.contains("“E2E⟨U+202E⟩Claude <b>x</b>” (unverified name) asks to connect"),
+        "{shown}"
+    );
     assert!(shown.contains("Returns to claude.ai"), "{shown}");
     let code = s.wait_text(By::Css("[data-testid=reach-code]"), "Code").await;
     let code = code.trim_start_matches("Code").trim().to_owned();

@@ -600,7 +600,8 @@ fn tray_menu_approves_denies_always_allows_pauses_and_stops() {
     let consent = header(&head, "location");
     let (_, _, page) = through_tunnel("GET", &consent, "", "");
     let code = page.split("class=code>").nth(1).and_then(|r| r.split('<').next()).unwrap();
-    let asks = "Tray e2e asks to connect";
+    // A registered name is a claim, and the tray says so.
+    let asks = "\u{201C}Tray e2e\u{201D} (unverified name) asks to connect";
     let menu = wait_menu(&host, "the connection request", |m| {
         m.labelled("Connection requests (1)").is_some_and(|r| r.labelled(asks).is_some())
     });

@@ -748,7 +748,17 @@ write: boolean,
  */
 redirects: Array<string>, };
 
-export type ConnectionRequestDto = { id: string, clientName: string, 
+export type ConnectionRequestDto = { id: string, 
+/**
+ * The name the client's metadata document gives when `verified_host` is set; otherwise
+ * only what the client registered itself as, which nothing checked (show it as unverified).
+ */
+clientName: string, 
+/**
+ * The host of the metadata document Sluice fetched for this client: the one thing about
+ * its identity that is verified. `None` for a client that registered itself.
+ */
+verifiedHost: string | null, 
 /**
  * Where the browser returns after the decision (`claude.ai`).
  */

@@ -284,6 +284,7 @@ export const reachOff = (): ReachStateDto => ({ setting: null, requests: [], rem
 export const connectionRequest = (over: Partial<ConnectionRequestDto> = {}): ConnectionRequestDto => ({
   id: "slrq_aaaaaaaaaaaaaaaa",
   clientName: "Claude",
+  verifiedHost: null,
   redirectHost: "claude.ai",
   code: "ABCD-EFGH",
   createdMs: Date.now(),

@@ -206,7 +206,7 @@ describe("reach from the web, while on", () => {
     const { user, panel } = await openReach();
     const card = within(panel).getByTestId("reach-request");
     expect(within(card).getByTestId("reach-code")).toHaveTextContent("Code ABCD-EFGH");
-    expect(card).toHaveTextContent('Evil⟨U+202E⟩<img src=x onerror="alert(1)"> Claude asks to connect');
+    expect(card).toHaveTextContent('“Evil⟨U+202E⟩<img src=x onerror="alert(1)"> Claude” (unverified name) asks to connect');
     expect(card.textContent).not.toMatch(/\u202E/);
     expect(card.querySelector("img")).toBeNull();
     expect(card).toHaveTextContent("Returns to claude.ai");
@@ -222,6 +222,25 @@ describe("reach from the web, while on", () => {
     await user.click(approve);
     expect(m.reachDecide).toHaveBeenCalledWith("slrq_aaaaaaaaaaaaaaaa", true);
     expect(m.reachState).toHaveBeenCalledTimes(2);
+  });
+
+  it("shows a client verified only by its metadata document's host, and a borrowed name as unverified", async () => {
+    m.reachState.mockResolvedValue(
+      reachOn({
+        requests: [
+          connectionRequest({ id: "slrq_verified", clientName: "Claude", verifiedHost: "claude.ai" }),
+          connectionRequest({ id: "slrq_claimed", clientName: "Claude (claude.ai)", verifiedHost: null }),
+        ],
+      }),
+    );
+    const { panel } = await openReach();
+    const [verified, claimed] = within(panel).getAllByTestId("reach-request");
+    expect(verified).toHaveTextContent("Claude (verified: claude.ai) asks to connect");
+    expect(verified).not.toHaveTextContent("unverified");
+    expect(verified).toHaveAttribute("aria-label", "Connection request from Claude (verified: claude.ai)");
+    expect(claimed).toHaveTextContent("“Claude (claude.ai)” (unverified name) asks to connect");
+    expect(claimed).toHaveTextContent("anyone can register any name");
+    expect(within(claimed).getByTestId("reach-identity")).not.toHaveTextContent("verified:");
   });
 
   it("denies with Deny or Esc, and shows a refusal", async () => {

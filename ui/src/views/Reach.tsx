@@ -253,6 +253,14 @@ function Requests({ requests, reload }: { requests: ConnectionRequestDto[]; relo
   );
 }
 
+/** Who asks, as one line: a verified client with its metadata document's host, a registered
+ * name quoted and marked unverified (it is only the client's own claim). */
+function identityLabel(r: ConnectionRequestDto): string {
+  return r.verifiedHost === null
+    ? `“${visible(r.clientName)}” (unverified name)`
+    : `${visible(r.clientName)} (verified: ${visible(r.verifiedHost)})`;
+}
+
 function RequestCard(props: {
   request: ConnectionRequestDto;
   now: number;
@@ -285,7 +293,7 @@ function RequestCard(props: {
   return (
     <article
       className="card connection-request"
-      aria-label={`Connection request from ${visible(r.clientName)}`}
+      aria-label={`Connection request from ${identityLabel(r)}`}
       data-testid="reach-request"
       data-armed={armed ? "true" : "false"}
       onKeyDown={(e) => {
@@ -300,8 +308,29 @@ function RequestCard(props: {
         <Text mono>{r.code}</Text>
       </p>
       <h4>
-        <Text>{r.clientName}</Text> asks to connect
+        {r.verifiedHost === null ? (
+          <>
+            “<Text>{r.clientName}</Text>”{" "}
+            <span className="muted" data-testid="reach-identity">
+              (unverified name)
+            </span>
+          </>
+        ) : (
+          <>
+            <Text>{r.clientName}</Text>{" "}
+            <span className="muted" data-testid="reach-identity">
+              (verified: <Text mono>{r.verifiedHost}</Text>)
+            </span>
+          </>
+        )}{" "}
+        asks to connect
       </h4>
+      {r.verifiedHost === null && (
+        <p className="muted">
+          This is the name the client registered itself under; nothing checked it, and anyone can register any
+          name.
+        </p>
+      )}
       <p className="muted">
         Returns to <Text mono>{r.redirectHost}</Text> · asked <Time ms={r.createdMs} /> ·{" "}
         <span title={`Expires at ${exactTime(r.expiresMs)}; unanswered, nothing is granted`}>

@@ -30,6 +30,8 @@ mod python_client;
 #[cfg(target_os = "linux")]
 mod reach;
 #[cfg(target_os = "linux")]
+mod reach_authority;
+#[cfg(target_os = "linux")]
 mod reach_cimd;
 #[cfg(target_os = "linux")]
 mod reach_openai;

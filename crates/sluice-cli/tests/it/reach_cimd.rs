@@ -90,7 +90,7 @@ fn a_client_named_by_its_metadata_document_connects_and_nothing_local_is_ever_fe
 
     // The grant and the person's decision name the client by its document's host.
     let tokens = sb.ok(&["token", "list", "--json"]);
-    assert!(tokens.contains("remote: CIMD <Test> (client.sluice.test)"), "{tokens}");
+    assert!(tokens.contains("remote: CIMD <Test> (verified: client.sluice.test)"), "{tokens}");
     let audit = sb.ok(&["audit", "list", "--json", "--limit", "1000"]);
     assert!(audit.contains("reach.approve") && audit.contains("client.sluice.test"), "{audit}");
     // Each of its requests is marked remote, with the address, the tunnel and the client.

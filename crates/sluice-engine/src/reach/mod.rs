@@ -27,12 +27,17 @@ use serde::{Deserialize, Serialize};
 use sluice_core::{ErrorCode, Failure, ProjectId, id::base32, random_bytes};
 use sluice_store::{NewOAuthRequest, OAuthClient, OAuthDecision, OAuthRequest, REACH_KEY};
 
-use crate::{AuditOutcome, Caller, Engine, EngineEvent, paths, store_failure};
+use crate::{AuditOutcome, Engine, EngineEvent, paths, store_failure};
 
+mod authority;
+mod budget;
 mod cimd;
 mod openai;
 mod token;
 mod tunnel;
+pub use authority::ClientIdentity;
+pub(crate) use budget::Sources;
+pub use budget::{MAX_PENDING_PER_SOURCE, MAX_UNPROVEN_PER_SOURCE, UNPROVEN_CLIENT_TTL};
 pub use cimd::{MAX_DOCUMENT_BYTES, is_metadata_client_id, metadata_url_host};
 pub use openai::{ApiKey, OPENAI_ORIGIN};
 pub use token::{TokenParams, TokenResponse};
@@ -284,9 +289,11 @@ impl Engine {
     /// `any` mode is exposed without them.
     pub fn set_reach(&self, req: &ReachRequest) -> Result<Reach, Failure> {
         let reach = self.check_reach(req)?;
+        let before = self.reach()?;
         self.keep_openai_key(Some(&reach), req.api_key.as_ref().map(ApiKey::as_str))?;
         self.store_reach(&reach)?;
         self.record_human("reach.on", None, AuditOutcome::Ok, None);
+        self.narrow_grants(before.as_ref(), &reach);
         Ok(reach)
     }
 
@@ -399,12 +406,14 @@ impl Engine {
     }
 
     /// Dynamic client registration (RFC 7591): public clients only (`none` authentication),
-    /// the code grant, and redirect URIs on the allow-list.
+    /// the code grant, and redirect URIs on the allow-list; within `source`'s budget (see
+    /// [`budget`]; `None` when the tunnel does not say where requests come from).
     pub fn register_oauth_client(
         &self,
         name: Option<&str>,
         redirect_uris: &[String],
         auth_method: Option<&str>,
+        source: Option<&str>,
     ) -> Result<OAuthClient, OAuthError> {
         let reach = self.reach_on()?;
         if redirect_uris.is_empty() || redirect_uris.len() > 8 {
@@ -436,16 +445,19 @@ impl Engine {
             redirect_uris: redirect_uris.to_vec(),
             created_ms: sluice_store::now_ms(),
         };
+        self.make_room_for_client(source);
         self.store.put_oauth_client(&client).map_err(|e| OAuthError::internal(store_failure(e)))?;
+        self.client_from(&client.id, source);
         Ok(client)
     }
 
     /// Starts an authorization: validated in the order RFC 6749 asks (client and redirect URI
     /// first, shown on the page when wrong; then the rest, sent back to the client), then a
-    /// pending request for the user.
+    /// pending request for the user, within `source`'s budget (see [`budget`]).
     pub fn begin_authorization(
         &self,
         params: &AuthorizeParams,
+        source: Option<&str>,
     ) -> Result<OAuthRequest, AuthorizeRefusal> {
         let page = |why: &str| AuthorizeRefusal::Page(why.to_owned());
         let reach = self.reach_on().map_err(|e| page(&e.description))?;
@@ -490,7 +502,7 @@ impl Engine {
             .store
             .pending_oauth_requests(now)
             .map_err(|_| back("server_error", "Sluice could not read its pending requests"))?;
-        if pending.len() >= MAX_PENDING {
+        if let budget::Room::Full = self.make_room_for_request(&pending, source) {
             return Err(back(
                 "temporarily_unavailable",
                 "too many connection requests are waiting for the user",
@@ -516,6 +528,7 @@ impl Engine {
             .ok()
             .flatten()
             .ok_or_else(|| back("server_error", "the request vanished"))?;
+        self.request_from(&request.id, source);
         tracing::info!(request = %request.id, "a hosted assistant asks to connect");
         self.reach_changed();
         Ok(request)
@@ -554,7 +567,11 @@ impl Engine {
             None,
             AuditOutcome::Ok,
             None,
-            Some(format!("{} ({})", request.client_name, request.id)),
+            Some(format!(
+                "{} ({})",
+                ClientIdentity::of(&request.client_id, &request.client_name).label(),
+                request.id
+            )),
         );
         self.reach_changed();
         self.store
@@ -600,31 +617,5 @@ impl Engine {
                 }
             }
         }
-    }
-
-    /// Checks a bearer token presented on the remote port: a remote token, active, whose
-    /// sealed grant names this server's resource while reach is on.
-    pub fn authenticate_remote(&self, presented: &str) -> Result<Caller, Failure> {
-        let unauthorized = |m: &str| Failure::new(ErrorCode::Unauthorized, m);
-        let reach = self
-            .reach()?
-            .filter(Reach::ready)
-            .ok_or_else(|| unauthorized("reach from the web is off in Sluice"))?;
-        let mut caller = self.authenticate_with(presented, REMOTE_TOKEN_PREFIX)?;
-        let grant = self.store.oauth_grant(&caller.token_id).map_err(store_failure)?;
-        let Some(grant) = grant.filter(|g| g.resource == reach.resource()) else {
-            return Err(unauthorized("this token was not issued for this server"));
-        };
-        let via = match &reach.tunnel {
-            Some(tunnel @ Tunnel::OpenAi { .. }) => tunnel.describe(),
-            Some(tunnel) => format!("{} (tunnel: {})", reach.host(), tunnel.kind()),
-            None => reach.host().to_owned(),
-        };
-        caller.remote = Some(crate::RemoteCaller { client_id: grant.client_id, via });
-        // Reach keeps its own read-only or write setting, with its own refusals
-        // (`read_only_project`); a remote token's profile stays `full`, and its tools/list is
-        // every tool, as before profiles.
-        caller.read_only = !reach.write;
-        Ok(caller)
     }
 }

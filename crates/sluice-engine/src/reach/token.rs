@@ -6,8 +6,8 @@ use serde::{Deserialize, Serialize};
 use sluice_store::{CodeRedemption, NewToken, OAuthGrant, RefreshRotation};
 
 use super::{
-    ACCESS_TTL, OAuthError, REFRESH_TOKEN_PREFIX, REFRESH_TTL, REMOTE_TOKEN_PREFIX, Reach, millis,
-    pkce_matches, secret,
+    ACCESS_TTL, ClientIdentity, OAuthError, REFRESH_TOKEN_PREFIX, REFRESH_TTL, REMOTE_TOKEN_PREFIX,
+    Reach, millis, pkce_matches, secret,
 };
 use crate::{AuditOutcome, Engine, EngineEvent, store_failure};
 
@@ -95,11 +95,9 @@ impl Engine {
         let access = secret(REMOTE_TOKEN_PREFIX);
         let refresh = secret(REFRESH_TOKEN_PREFIX);
         let now = sluice_store::now_ms();
-        let label = format!(
-            "remote: {} {}",
-            request.client_name,
-            &request.id[request.id.len().saturating_sub(6)..]
-        );
+        let shown = ClientIdentity::of(&request.client_id, &request.client_name).label();
+        let label =
+            format!("remote: {shown} {}", &request.id[request.id.len().saturating_sub(6)..]);
         let token = self
             .store
             .insert_token(&NewToken {
@@ -107,8 +105,13 @@ impl Engine {
                 hash: sluice_store::token_hash(&self.secret, &access),
                 scope: Some(reach.projects.clone()),
                 expires_ms: Some(now.saturating_add(millis(ACCESS_TTL))),
-                // Reach's own setting (read-only or write) narrows a remote caller instead.
-                profile: sluice_core::Profile::Full,
+                // What the person consented to: writes only if reach allowed them then. Reach's
+                // setting at each request narrows it further (`authenticate_remote`).
+                profile: if reach.write {
+                    sluice_core::Profile::Full
+                } else {
+                    sluice_core::Profile::Review
+                },
             })
             .map_err(|e| OAuthError::internal(store_failure(e)))?;
         let grant = OAuthGrant {
@@ -127,7 +130,7 @@ impl Engine {
             None,
             AuditOutcome::Ok,
             None,
-            Some(format!("{} ({})", request.client_name, token.id)),
+            Some(format!("{shown} ({})", token.id)),
         );
         self.invalidate();
         self.emit(EngineEvent::TokensChanged);

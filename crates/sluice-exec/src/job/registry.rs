@@ -122,6 +122,11 @@ impl Jobs {
         Ok(self.job(id)?.status())
     }
 
+    /// Who started the job: the owner its request named (the engine's token id).
+    pub fn owner(&self, id: &JobId) -> Result<Option<String>, ExecError> {
+        Ok(self.job(id)?.owner.clone())
+    }
+
     /// Every remembered job, oldest first.
     pub fn list(&self) -> Vec<JobStatus> {
         let reg = lock(&self.inner.reg);

@@ -84,7 +84,12 @@ pub struct TunnelChoiceDto {
 #[serde(rename_all = "camelCase")]
 pub struct ConnectionRequestDto {
     pub id: String,
+    /// The name the client's metadata document gives when `verified_host` is set; otherwise
+    /// only what the client registered itself as, which nothing checked (show it as unverified).
     pub client_name: String,
+    /// The host of the metadata document Sluice fetched for this client: the one thing about
+    /// its identity that is verified. `None` for a client that registered itself.
+    pub verified_host: Option<String>,
     /// Where the browser returns after the decision (`claude.ai`).
     pub redirect_host: String,
     /// The code the consent page shows (`ABCD-EFGH`): approve only the request whose code the

@@ -67,7 +67,8 @@ impl Fixture {
     /// A hosted assistant registers as `name` and asks to connect; returns the request's id.
     fn ask_to_connect(&self, name: &str) -> String {
         let e = &self.base.engine;
-        let client = e.register_oauth_client(Some(name), &[CALLBACK.to_owned()], None).unwrap();
+        let client =
+            e.register_oauth_client(Some(name), &[CALLBACK.to_owned()], None, None).unwrap();
         let params = AuthorizeParams {
             response_type: Some("code".into()),
             client_id: Some(client.id.clone()),
@@ -77,7 +78,7 @@ impl Fixture {
             code_challenge_method: Some("S256".into()),
             ..AuthorizeParams::default()
         };
-        e.begin_authorization(&params).unwrap().id
+        e.begin_authorization(&params, None).unwrap().id
     }
 }
 
@@ -209,6 +210,8 @@ fn approving_a_connection_asks_with_the_code_and_a_visible_name() {
     assert_eq!(code.len(), 9, "ABCD-EFGH: {code}");
     let shown = r["clientName"].as_str().unwrap();
     assert!(!shown.contains('\u{202E}') && !shown.contains('\u{200B}'), "{shown:?}");
+    // It registered itself: nothing verified its name.
+    assert_eq!(r["verifiedHost"], serde_json::Value::Null);
 
     // "No" to the native question: the request still waits.
     f.answer(false);
@@ -216,7 +219,8 @@ fn approving_a_connection_asks_with_the_code_and_a_visible_name() {
     assert_eq!(e.code, "denied");
     let q = &f.asked()[0];
     assert_eq!((q.title, q.yes, q.no), (CONNECT_TITLE, "Approve", "Don't approve"));
-    for part in [code.as_str(), "claude.ai", "my-app", "read", "⟨U+202E⟩"] {
+    for part in [code.as_str(), "claude.ai", "my-app", "read", "⟨U+202E⟩", "(unverified name)"]
+    {
         assert!(q.text.contains(part), "{part:?} in {:?}", q.text);
     }
     for raw in ['\u{202E}', '\u{200B}', '\n'] {
@@ -306,7 +310,8 @@ fn remote_tokens_are_marked_and_revoked_when_reach_goes_off() {
             .cloned()
             .unwrap()
     };
-    assert_eq!(by_label("remote: Claude")["remote"], true);
+    // The label says the name is the client's own claim.
+    assert_eq!(by_label("remote: \u{201C}Claude\u{201D} (unverified name) ")["remote"], true);
     assert_eq!(by_label("local")["remote"], false);
     assert_eq!(by_label("local")["id"], local.id.as_str());
 
