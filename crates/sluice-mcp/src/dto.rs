@@ -3,7 +3,7 @@
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use sluice_core::{Profile, SelfLimit};
+use sluice_core::{Failure, Profile, SelfLimit};
 use sluice_engine::{Caller, Engine, ProjectSummary, TokenRecord};
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -149,7 +149,7 @@ pub enum DropTo {
 }
 
 /// What a [`DropTo`] asks of the engine.
-pub enum Lowering {
+enum Lowering {
     Profile(Profile),
     Limit(SelfLimit),
 }
@@ -173,6 +173,17 @@ pub struct DropPrivilegesArgs {
     /// Why, in a sentence: shown to the user and kept in the audit log.
     #[serde(default)]
     pub reason: Option<String>,
+}
+
+impl DropPrivilegesArgs {
+    /// Lowers `caller`'s own token as asked: its profile, or a limit.
+    pub fn apply(&self, engine: &Engine, caller: &Caller) -> Result<TokenRecord, Failure> {
+        let reason = self.reason.as_deref();
+        match Lowering::from(self.to) {
+            Lowering::Limit(limit) => engine.drop_privileges(caller, limit, reason),
+            Lowering::Profile(profile) => engine.drop_profile(caller, profile, reason),
+        }
+    }
 }
 
 #[derive(Debug, Serialize, JsonSchema)]

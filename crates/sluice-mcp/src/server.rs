@@ -340,14 +340,7 @@ impl SluiceServer {
     ) -> Result<CallToolResult, ErrorData> {
         let engine = self.engine.clone();
         // Cancelling the token's jobs waits for their trees to die.
-        let dropped = tokio::task::spawn_blocking(move || {
-            let reason = args.reason.as_deref();
-            match dto::Lowering::from(args.to) {
-                dto::Lowering::Limit(limit) => engine.drop_privileges(&caller, limit, reason),
-                dto::Lowering::Profile(profile) => engine.drop_profile(&caller, profile, reason),
-            }
-        })
-        .await;
+        let dropped = tokio::task::spawn_blocking(move || args.apply(&engine, &caller)).await;
         Ok(match dropped {
             Ok(Ok(token)) => succeeded(&dto::DroppedPrivileges::new(&token)),
             Ok(Err(failure)) => failed(&failure),
