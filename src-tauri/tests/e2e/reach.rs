@@ -198,7 +198,8 @@ pub async fn on_approve_off(s: &Session, project: &str) {
     // The badge is on the assistant's row, and on no other.
     let marked =
         By::XPath("//tr[@data-testid='token-row'][.//*[@data-testid='token-remote']]".to_owned());
-    s.wait_text(marked, "remote: E2E⟨U+202E⟩Claude").await;
+    // A registered client's name, claimed and not verified, says so on the token too.
+    s.wait_text(marked, "remote: “E2E⟨U+202E⟩Claude <b>x</b>” (unverified name)").await;
     let badges =
         s.eval("return document.querySelectorAll('[data-testid=token-remote]').length").await;
     assert_eq!(badges, serde_json::json!(1), "only the remote token is marked");
