@@ -15,7 +15,6 @@ pub mod clients_health;
 mod events;
 mod exec;
 mod jobstore;
-mod live;
 pub mod logging;
 mod paths;
 mod projects;

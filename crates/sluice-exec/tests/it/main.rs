@@ -3,7 +3,6 @@
 
 #[cfg(target_os = "linux")]
 mod exposure;
-mod interactive;
 #[cfg(target_os = "linux")]
 mod jail;
 mod jobs;

@@ -52,7 +52,6 @@ impl Fixture {
             data_dir: None,
             secrets: Vec::new(),
             owner: None,
-            interactive: None,
         }
     }
 }
