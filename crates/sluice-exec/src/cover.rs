@@ -101,12 +101,7 @@ pub fn covered(root: &Path, cover: ShieldCover<'_>) -> Result<Vec<Covered>, Exec
         if folders > MAX_FOLDERS {
             return Err(too_large(format!("more than {MAX_FOLDERS} folders")));
         }
-        let entries = match std::fs::read_dir(&dir) {
-            Ok(entries) => entries,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
-            Err(_) if closed_to_jobs(&dir) => continue,
-            Err(e) => return Err(unreadable(root, &dir, e)),
-        };
+        let Some(entries) = read_folder(root, &dir)? else { continue };
         for entry in entries {
             let entry = entry.map_err(|e| unreadable(root, &dir, e))?;
             let name = entry.file_name();
@@ -165,6 +160,16 @@ pub fn covered(root: &Path, cover: ShieldCover<'_>) -> Result<Vec<Covered>, Exec
     Ok(out)
 }
 
+/// The entries of `dir`, or `None` for a folder gone meanwhile or closed to jobs as well.
+fn read_folder(root: &Path, dir: &Path) -> Result<Option<std::fs::ReadDir>, ExecError> {
+    match std::fs::read_dir(dir) {
+        Ok(entries) => Ok(Some(entries)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(_) if closed_to_jobs(dir) => Ok(None),
+        Err(e) => Err(unreadable(root, dir, e)),
+    }
+}
+
 /// How the walk treats a folder's entries.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Walk {
@@ -186,12 +191,7 @@ fn other_names(
     let done: std::collections::HashSet<PathBuf> = out.iter().map(|c| c.path.clone()).collect();
     let mut stack = vec![root.to_path_buf()];
     while let Some(dir) = stack.pop() {
-        let entries = match std::fs::read_dir(&dir) {
-            Ok(entries) => entries,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
-            Err(_) if closed_to_jobs(&dir) => continue,
-            Err(e) => return Err(unreadable(root, &dir, e)),
-        };
+        let Some(entries) = read_folder(root, &dir)? else { continue };
         for entry in entries {
             let entry = entry.map_err(|e| unreadable(root, &dir, e))?;
             let path = entry.path();

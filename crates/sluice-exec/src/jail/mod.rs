@@ -202,6 +202,17 @@ fn cstr(p: &OsStr) -> Result<CString, ExecError> {
         .map_err(|_| ExecError::Invalid("a path of the sandbox contains a NUL byte".into()))
 }
 
+/// A read-only bind of `at` onto itself (a path the parent checked holds no link).
+fn read_only_at(at: &Path, meta: &std::fs::Metadata) -> Result<Step, ExecError> {
+    Ok(Step::Bind {
+        src: cstr(at.as_os_str())?,
+        dest: dest(at)?,
+        file: !meta.is_dir(),
+        writable: false,
+        devices: false,
+    })
+}
+
 fn dest(p: &Path) -> Result<Dest, ExecError> {
     let mut parts = Vec::new();
     for c in p.components() {
@@ -321,13 +332,7 @@ impl Jail {
             if meta.file_type().is_symlink() || g == spec.project {
                 continue;
             }
-            steps.push(Step::Bind {
-                src: cstr(g.as_os_str())?,
-                dest: dest(g)?,
-                file: !meta.is_dir(),
-                writable: false,
-                devices: false,
-            });
+            steps.push(read_only_at(g, &meta)?);
         }
         for c in spec.covered {
             steps.push(Step::Hide { dest: dest(&c.path)?, file: !c.dir, id: Some(c.id) });
@@ -339,13 +344,7 @@ impl Jail {
             if exposed.iter().any(|e| g.starts_with(e)) || meta.file_type().is_symlink() {
                 continue;
             }
-            steps.push(Step::Bind {
-                src: cstr(g.as_os_str())?,
-                dest: dest(g)?,
-                file: !meta.is_dir(),
-                writable: false,
-                devices: false,
-            });
+            steps.push(read_only_at(g, &meta)?);
             exposed.push(g.clone());
         }
         // Opted-in sockets: only a socket, found through the system's links (`/var/run` is
