@@ -78,6 +78,10 @@ error_codes! {
     LimitExceeded = "limit_exceeded",
     /// The request conflicts with existing state (duplicate name, nested root, …).
     Conflict = "conflict",
+    /// Input for a job that takes none: it was not started as interactive.
+    NotInteractive = "not_interactive",
+    /// Input for a job that has ended, or whose input was closed; nothing was sent.
+    JobEnded = "job_ended",
     /// The operation is refused by policy (dangerous root, disallowed mode, …).
     Forbidden = "forbidden",
     /// The user denied the action; the message carries their reason when they gave one.

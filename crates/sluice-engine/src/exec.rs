@@ -388,6 +388,7 @@ impl Engine {
             // A job that reached the keychain (a session bus) could print it; it never leaves.
             secrets: vec![self.secret.stored_form().to_string()],
             owner: None,
+            interactive: None,
         })
     }
 

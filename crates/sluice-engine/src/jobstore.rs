@@ -91,6 +91,8 @@ pub(crate) fn status(row: JobRow) -> Option<JobStatus> {
         confinement: None,
         sample: None,
         lost,
+        owner: row.token_id,
+        interactive: None,
     })
 }
 

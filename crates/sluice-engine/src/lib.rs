@@ -15,6 +15,7 @@ pub mod clients_health;
 mod events;
 mod exec;
 mod jobstore;
+mod live;
 pub mod logging;
 mod paths;
 mod projects;

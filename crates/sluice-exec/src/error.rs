@@ -23,6 +23,22 @@ pub enum ExecError {
     /// No known toolchain was found for `run_tests` / `run_build`.
     #[error("{0}")]
     NoToolchain(String),
+    /// Input for a job that takes none.
+    #[error("{0}")]
+    NotInteractive(String),
+    /// Input for a job that has ended (or whose input was closed).
+    #[error("{0}")]
+    Ended(String),
+    /// One write carries more than the limit.
+    #[error("{0}")]
+    InputTooLarge(String),
+    /// More input in one second than the limit.
+    #[error("{0}")]
+    InputRate(String),
+    /// The job takes no input right now: it is still queued, or its program stopped reading
+    /// (then part of the write may have been sent; the message says how much).
+    #[error("{0}")]
+    InputNotTaken(String),
     /// No job with that id.
     #[error("no job with id {0}")]
     NoSuchJob(String),
@@ -56,6 +72,11 @@ impl Coded for ExecError {
                 ErrorCode::NotFound
             }
             ExecError::Limit(_) => ErrorCode::LimitExceeded,
+            ExecError::NotInteractive(_) => ErrorCode::NotInteractive,
+            ExecError::Ended(_) => ErrorCode::JobEnded,
+            ExecError::InputTooLarge(_) => ErrorCode::TooLarge,
+            ExecError::InputRate(_) => ErrorCode::RateLimited,
+            ExecError::InputNotTaken(_) => ErrorCode::Conflict,
             ExecError::ConfinementUnavailable(_) => ErrorCode::ConfinementUnavailable,
             ExecError::Stopped => ErrorCode::Stopped,
             ExecError::Os { .. } => ErrorCode::Internal,

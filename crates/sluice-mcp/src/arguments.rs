@@ -15,9 +15,9 @@ use sluice_runner::{
 
 use crate::dto::DropPrivilegesArgs;
 use crate::exec::{
-    CommandArgs, JobArgs, JobLogsArgs, ListJobsArgs, RUN_DEFAULT_TIMEOUT, RUN_MAX_TIMEOUT,
-    ToolchainArgs,
+    CommandArgs, JobArgs, ListJobsArgs, RUN_DEFAULT_TIMEOUT, RUN_MAX_TIMEOUT, ToolchainArgs,
 };
+use crate::live::{JobLogsArgs, JobStatusArgs, StartJobArgs, WriteJobInputArgs};
 use crate::server::{NoArgs, ProjectCall};
 
 /// Every tool, by name.
@@ -52,6 +52,7 @@ pub const TOOLS: &[&str] = &[
     "stat",
     "system_info",
     "write_file",
+    "write_job_input",
 ];
 
 /// Deserialises `arguments` as `tool`'s arguments; `None` for an unknown tool, else whether
@@ -85,13 +86,19 @@ pub fn check(tool: &str, arguments: Map<String, Value>) -> Option<Result<(), Str
         "delete_path" => project::<DeletePathArgs>(value),
         "restore" => project::<RestoreArgs>(value),
         "list_backups" => project::<ListBackupsArgs>(value),
-        "run_command" | "start_job" => de::<ProjectCall<CommandArgs>>(value).map(|call| {
+        "run_command" => de::<ProjectCall<CommandArgs>>(value).map(|call| {
             let spec = call.args.spec(RUN_DEFAULT_TIMEOUT, RUN_MAX_TIMEOUT);
             // What `prepare` checks first: the shape, before any policy.
             let _ = sluice_exec::spec::validate(&spec);
         }),
+        "start_job" => de::<ProjectCall<StartJobArgs>>(value).map(|call| {
+            let spec = call.args.command.spec(RUN_DEFAULT_TIMEOUT, RUN_MAX_TIMEOUT);
+            let _ = sluice_exec::spec::validate(&spec);
+        }),
         "run_tests" | "run_build" => project::<ToolchainArgs>(value),
-        "job_status" | "cancel_job" => de::<JobArgs>(value).map(drop),
+        "cancel_job" => de::<JobArgs>(value).map(drop),
+        "job_status" => de::<JobStatusArgs>(value).map(drop),
+        "write_job_input" => de::<WriteJobInputArgs>(value).map(drop),
         "job_logs" => de::<JobLogsArgs>(value).map(drop),
         "list_jobs" => de::<ListJobsArgs>(value).map(drop),
         _ => return None,

@@ -19,9 +19,10 @@ use serde::{Deserialize, Serialize};
 use sluice_core::{ErrorCode, Failure, NetworkMode};
 use sluice_engine::{AskRequest, Caller, Engine};
 use sluice_exec::detect::{Action, DetectRequest, Toolchain};
-use sluice_exec::{CommandSpec, ExecError, JobId, JobRequest, JobStatus, Stream};
+use sluice_exec::{CommandSpec, Interactive, JobId, JobRequest, JobStatus};
 use tokio_util::sync::CancellationToken;
 
+use crate::live::{JobLogsArgs, JobLogsOutput, JobStatusArgs, StartJobArgs};
 use crate::server::{Progress, ProjectCall, SluiceServer, failed, succeeded};
 
 /// `run_command` waits at most this long by default, and never longer than the maximum.
@@ -32,8 +33,6 @@ const TOOLCHAIN_DEFAULT_TIMEOUT: Duration = Duration::from_secs(300);
 /// A job's default and longest time limit.
 const JOB_DEFAULT_TIMEOUT: Duration = Duration::from_secs(30 * 60);
 const JOB_MAX_TIMEOUT: Duration = Duration::from_secs(6 * 3600);
-/// The largest log page.
-const MAX_PAGE: usize = 64 * 1024;
 
 /// A command: a program and its arguments as an array, never a shell string.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -104,23 +103,6 @@ pub struct ToolchainArgs {
 pub struct JobArgs {
     /// The job id (`job_…`) that `start_job` or `list_jobs` returned.
     pub job_id: String,
-}
-
-/// A page of one job's output.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[schemars(transform = sluice_core::schema::plain_integers)]
-pub struct JobLogsArgs {
-    /// The job id (`job_…`).
-    pub job_id: String,
-    /// `stdout` (default) or `stderr`.
-    #[serde(default)]
-    pub stream: Option<String>,
-    /// Where to continue: 0 (default) for the start, or the `next_cursor` of the previous page.
-    #[serde(default)]
-    pub cursor: Option<u64>,
-    /// The most bytes to return (default and maximum 65536).
-    #[serde(default)]
-    pub max_bytes: Option<usize>,
 }
 
 /// Optional project filter for `list_jobs`.
@@ -199,6 +181,9 @@ pub struct JobOutput {
     pub dropped_bytes: u64,
     /// How the job is confined (Landlock), in a sentence.
     pub confinement: Option<String>,
+    /// `terminal` or `pipe` when its owner can type into it (write_job_input); null
+    /// otherwise.
+    pub interactive: Option<String>,
     /// CPU use of the job's process tree at the last sample, percent.
     pub cpu_percent: Option<f32>,
     /// Memory of the job's process tree at the last sample, bytes.
@@ -227,6 +212,7 @@ impl From<JobStatus> for JobOutput {
             stderr_bytes: s.stderr_bytes,
             dropped_bytes: s.dropped_bytes,
             confinement: s.confinement.map(|c| c.summary),
+            interactive: s.interactive.map(|i| i.as_str().to_owned()),
             cpu_percent: s.sample.map(|x| x.cpu_percent),
             memory_bytes: s.sample.map(|x| x.memory_bytes),
         }
@@ -242,29 +228,10 @@ pub struct ListJobsOutput {
     pub jobs: Vec<JobOutput>,
 }
 
-/// A page of a job's output.
-#[derive(Debug, Serialize, JsonSchema)]
-#[schemars(transform = sluice_core::schema::plain_integers)]
-pub struct JobLogsOutput {
-    /// The text of this page.
-    pub text: String,
-    /// Where this page starts (may be past the requested cursor when older output was dropped).
-    pub cursor: u64,
-    /// Pass this as `cursor` to read on.
-    pub next_cursor: u64,
-    /// Bytes dropped from the buffer so far (older output that can no longer be read).
-    pub dropped_bytes: u64,
-    /// Whether this page reaches the end of what was written so far.
-    pub at_end: bool,
-    /// The job's state now; once it is final and `at_end` is true, there is nothing more.
-    pub state: String,
-}
-
-fn state_str<T: Serialize>(state: T) -> String {
+pub(crate) fn state_str<T: Serialize>(state: T) -> String {
     serde_json::to_value(state).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default()
 }
 
-/// Where a waiting call reports progress, when the client asked for it.
 /// Everything a starting tool knows about its call besides its own arguments.
 struct Start {
     caller: Caller,
@@ -272,17 +239,21 @@ struct Start {
     tool: &'static str,
     cancel: CancellationToken,
     progress: Progress,
+    /// A job the assistant may type into (start_job only).
+    interactive: Option<Interactive>,
 }
 
 impl SluiceServer {
     /// Decides, asks when the verdict says so, re-decides, checks access; returns the request
     /// to start. Nothing runs unless this returns `Ok`.
     async fn prepare(&self, start: Start, spec: CommandSpec) -> Result<JobRequest, Failure> {
-        let Start { caller, project, tool, cancel, progress } = start;
+        let Start { caller, project, tool, cancel, progress, interactive } = start;
         let engine = self.engine();
         let handle = engine.project(&caller, &project)?;
         let verdict = engine.plan_exec(&handle, &spec)?;
-        if verdict.ask {
+        // Typing into a program is more than running it once: an interactive start always asks,
+        // whatever rule or mode would let the command run alone, and offers no rule.
+        if verdict.ask || interactive.is_some() {
             let fingerprint = Engine::verdict_fingerprint(&verdict);
             let network = engine.network_for(&handle)?;
             let mut summary = format!(
@@ -307,7 +278,12 @@ impl SluiceServer {
                 summary.push('\n');
                 summary.push_str(&line);
             }
-            engine.offer_rule(&handle.id, &fingerprint, &verdict);
+            if let Some(kind) = interactive {
+                summary.push('\n');
+                summary.push_str(&interactive_line(kind));
+            } else {
+                engine.offer_rule(&handle.id, &fingerprint, &verdict);
+            }
             let request = AskRequest {
                 caller: &caller,
                 project: &handle,
@@ -315,6 +291,9 @@ impl SluiceServer {
                 summary: summary.clone(),
                 tally: None,
                 asked_because: match verdict.form {
+                    _ if interactive.is_some() => {
+                        "an interactive job always asks: the assistant will type into it".to_owned()
+                    }
                     sluice_exec::Form::Inspection => {
                         "the project picks the program this inspection runs".to_owned()
                     }
@@ -349,6 +328,7 @@ impl SluiceServer {
             .map_err(|_| Failure::internal())??;
         let mut request = engine.job_request(&handle, &verdict)?;
         request.owner = Some(caller.token_id.as_str().to_owned());
+        request.interactive = interactive;
         Ok(request)
     }
 
@@ -398,8 +378,14 @@ impl SluiceServer {
         self.run_to_end(start, args.spec(RUN_DEFAULT_TIMEOUT, RUN_MAX_TIMEOUT)).await
     }
 
-    async fn start_job_with(&self, start: Start, args: CommandArgs) -> Result<JobOutput, Failure> {
-        let req = self.prepare(start, args.spec(JOB_DEFAULT_TIMEOUT, JOB_MAX_TIMEOUT)).await?;
+    async fn start_job_with(
+        &self,
+        mut start: Start,
+        args: StartJobArgs,
+    ) -> Result<JobOutput, Failure> {
+        start.interactive = args.interactive.map(Interactive::from);
+        let spec = args.command.spec(JOB_DEFAULT_TIMEOUT, JOB_MAX_TIMEOUT);
+        let req = self.prepare(start, spec).await?;
         let jobs = self.engine().jobs();
         let id = jobs.start(req).map_err(Failure::from)?;
         Ok(JobOutput::from(jobs.status(&id).map_err(Failure::from)?))
@@ -463,7 +449,17 @@ impl SluiceServer {
     }
 }
 
-fn respond<T: Serialize>(r: Result<T, Failure>) -> Result<CallToolResult, ErrorData> {
+/// The line an interactive start adds to the user's approval card.
+fn interactive_line(kind: Interactive) -> String {
+    format!(
+        "interactive ({}): the assistant will be able to type into this program while it runs \
+         (text, Enter, Ctrl-C, …); an interpreter or shell started this way runs anything it is \
+         sent, inside the same sandbox",
+        kind.as_str()
+    )
+}
+
+pub(crate) fn respond<T: Serialize>(r: Result<T, Failure>) -> Result<CallToolResult, ErrorData> {
     Ok(match r {
         Ok(out) => succeeded(&out),
         Err(f) => failed(&f),
@@ -505,6 +501,7 @@ macro_rules! exec_tools {
                         tool: stringify!($name),
                         cancel,
                         progress: Progress { peer, meta },
+                        interactive: None,
                     };
                     respond(self.$handler(start, call.args).await)
                 }
@@ -520,9 +517,10 @@ macro_rules! exec_tools {
             async fn job_status(
                 &self,
                 Extension(caller): Extension<Caller>,
-                Parameters(args): Parameters<JobArgs>,
+                cancel: CancellationToken,
+                Parameters(args): Parameters<JobStatusArgs>,
             ) -> Result<CallToolResult, ErrorData> {
-                respond(self.engine().job_for(&caller, &args.job_id).map(JobOutput::from))
+                respond(self.status_waiting(&caller, &args, cancel).await)
             }
 
             #[tool(
@@ -535,9 +533,10 @@ macro_rules! exec_tools {
             async fn job_logs(
                 &self,
                 Extension(caller): Extension<Caller>,
+                cancel: CancellationToken,
                 Parameters(args): Parameters<JobLogsArgs>,
             ) -> Result<CallToolResult, ErrorData> {
-                respond(self.logs_page(&caller, &args))
+                respond(self.logs_waiting(&caller, &args, cancel).await)
             }
 
             #[tool(
@@ -588,7 +587,9 @@ exec_tools! {
     /// Start a command as a background job in a project and return its id at once (same rules
     /// as run_command; default time limit 30 minutes). The job keeps running if you disconnect;
     /// follow it with job_status and job_logs, stop it with cancel_job.
-    start_job(CommandArgs) -> JobOutput = start_job_with;
+    /// With `interactive` (`terminal` or `pipe`) the job takes input: type into it with
+    /// write_job_input and read its answers with job_logs and `wait`; the user is always asked.
+    start_job(StartJobArgs) -> JobOutput = start_job_with;
     /// Run the project's tests and wait (default 300 s, at most 600): the toolchain is detected
     /// from the files of `path` (Cargo.toml, package.json scripts with its lockfile's package
     /// manager, go.mod, build.gradle, pom.xml, .sln/.csproj, pytest configuration, Makefile or
@@ -602,44 +603,6 @@ exec_tools! {
 }
 
 impl SluiceServer {
-    fn logs_page(&self, caller: &Caller, args: &JobLogsArgs) -> Result<JobLogsOutput, Failure> {
-        let status = self.engine().job_for(caller, &args.job_id)?;
-        let stream = match args.stream.as_deref() {
-            None | Some("stdout") => Stream::Stdout,
-            Some("stderr") => Stream::Stderr,
-            Some(other) => {
-                return Err(Failure::invalid(format!(
-                    "stream must be `stdout` or `stderr`, not {other:?}"
-                )));
-            }
-        };
-        let max = args.max_bytes.unwrap_or(MAX_PAGE).clamp(1, MAX_PAGE);
-        let page = self
-            .engine()
-            .jobs()
-            .logs(&status.id, stream, args.cursor.unwrap_or(0), max)
-            .map_err(|e| match e {
-                // Remembered in the store, but its output lived in a registry now gone.
-                ExecError::NoSuchJob(_) => Failure::new(
-                    ErrorCode::NotFound,
-                    format!(
-                        "the output of job {} is no longer kept (output lives in memory only and \
-                         does not survive a Sluice restart); job_status still says how it ended",
-                        status.id
-                    ),
-                ),
-                other => Failure::from(other),
-            })?;
-        Ok(JobLogsOutput {
-            text: page.text,
-            cursor: page.cursor,
-            next_cursor: page.next_cursor,
-            dropped_bytes: page.dropped_bytes,
-            at_end: page.at_end,
-            state: if status.lost { "lost".to_owned() } else { state_str(status.state) },
-        })
-    }
-
     async fn cancel(&self, caller: &Caller, job_id: &str) -> Result<JobOutput, Failure> {
         let engine = self.engine().clone();
         let status = engine.job_to_cancel(caller, job_id)?;

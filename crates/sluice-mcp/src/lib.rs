@@ -11,6 +11,7 @@ pub mod dto;
 mod exec;
 pub mod http;
 pub mod limits;
+mod live;
 mod media;
 mod openai;
 mod profile;

@@ -21,6 +21,8 @@ pub(crate) fn minimum(tool: &str) -> Option<Profile> {
         // Commands and jobs.
         "run_command" | "run_tests" | "run_build" | "start_job" | "job_status" | "job_logs"
         | "cancel_job" | "list_jobs" => Profile::Agent,
+        // Typing into a job changes it (`Engine::job_to_write`): never below agent.
+        "write_job_input" => Profile::Agent,
         _ => return None,
     })
 }
@@ -66,6 +68,7 @@ mod tests {
         }
         assert_eq!(minimum("write_file"), Some(Profile::Edit));
         assert_eq!(minimum("run_command"), Some(Profile::Agent));
+        assert_eq!(minimum("write_job_input"), Some(Profile::Agent));
         assert_eq!(minimum("no_such_tool"), None);
     }
 }

@@ -74,7 +74,8 @@ impl SluiceServer {
         let mut router = SluiceServer::tool_router()
             + SluiceServer::media_tools()
             + SluiceServer::write_tools()
-            + SluiceServer::exec_tools();
+            + SluiceServer::exec_tools()
+            + SluiceServer::live_tools();
         for route in router.map.values_mut() {
             if let Some(schema) = &route.attr.output_schema {
                 route.attr.output_schema = Some(Arc::new(admit_refusals(schema)));

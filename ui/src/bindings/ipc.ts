@@ -1,7 +1,7 @@
 // Generated from crates/sluice-ipc by `UPDATE_BINDINGS=1 cargo test -p sluice-ipc`.
 // Do not edit by hand: a test fails when this file is stale.
 
-export type ErrorCode = "invalid_argument" | "path_invalid" | "path_outside_project" | "path_shielded" | "not_found" | "wrong_kind" | "too_large" | "binary_file" | "image_too_large" | "image_invalid" | "text_file" | "project_not_found" | "project_unavailable" | "read_only_project" | "outside_profile" | "not_a_git_repository" | "git_failed" | "unauthorized" | "rate_limited" | "paused" | "stopped" | "limit_exceeded" | "conflict" | "forbidden" | "denied" | "approval_expired" | "cancelled" | "confinement_unavailable" | "no_config_file" | "config_unparseable" | "config_unsafe_edit" | "config_changed" | "not_configured" | "preview_not_found" | "preview_expired" | "sluice_binary_missing" | "secret_store" | "io" | "internal";
+export type ErrorCode = "invalid_argument" | "path_invalid" | "path_outside_project" | "path_shielded" | "not_found" | "wrong_kind" | "too_large" | "binary_file" | "image_too_large" | "image_invalid" | "text_file" | "project_not_found" | "project_unavailable" | "read_only_project" | "outside_profile" | "not_a_git_repository" | "git_failed" | "unauthorized" | "rate_limited" | "paused" | "stopped" | "limit_exceeded" | "conflict" | "not_interactive" | "job_ended" | "forbidden" | "denied" | "approval_expired" | "cancelled" | "confinement_unavailable" | "no_config_file" | "config_unparseable" | "config_unsafe_edit" | "config_changed" | "not_configured" | "preview_not_found" | "preview_expired" | "sluice_binary_missing" | "secret_store" | "io" | "internal";
 
 export type Profile = "review" | "edit" | "agent" | "full";
 

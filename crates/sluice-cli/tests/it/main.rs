@@ -12,6 +12,7 @@ mod cli;
 mod client_clis;
 mod connect;
 mod exec;
+mod exec_live;
 mod exec_tools;
 // kill -9, tmpfs mounts and /proc: Linux.
 #[cfg(target_os = "linux")]

@@ -55,6 +55,26 @@ fn typescript_sdk_v2_calls_every_tool() {
     run_client("ts_client.mjs", "ts");
 }
 
+/// A live job through the TypeScript SDK v2 (tests/node/ts_live_client.mjs): an interactive
+/// REPL approved through the CLI answers 6*7, every result valid against its output schema.
+#[test]
+fn typescript_sdk_v2_drives_an_interactive_job() {
+    let (sb, token) = executable("any");
+    let server = sb.serve();
+    let out = Command::new(node())
+        .arg(node_dir().join("ts_live_client.mjs"))
+        .env("SLUICE_URL", server.url())
+        .env("SLUICE_TOKEN", &token)
+        .env("SLUICE_BIN", BIN)
+        .env("SLUICE_DATA_DIR", &sb.data)
+        .env("SLUICE_CANARY", &sb.canary)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success() && stdout.starts_with("OK "), "{stdout}\n{stderr}");
+}
+
 /// The TypeScript SDK v1, which most clients embed, checks an error result's structured content
 /// against the tool's output schema too: every refusal must reach the caller as a result.
 #[test]

@@ -17,10 +17,12 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 use tokio::sync::{broadcast, watch};
 
+mod input;
 mod registry;
 mod sampler;
 mod supervisor;
 
+pub use input::{InputPart, InputReport, Interactive, Key};
 pub use registry::Jobs;
 
 use crate::confine::LandlockReport;
@@ -113,6 +115,14 @@ pub struct JobLimits {
     /// Finished jobs remembered for `status`/`logs`.
     pub finished_kept: usize,
     pub sample_every: Duration,
+    /// Interactive jobs (queued or running) one project may have at once.
+    pub max_interactive_per_project: usize,
+    /// Interactive jobs (queued or running) one owner (token) may have at once.
+    pub max_interactive_per_owner: usize,
+    /// The most bytes one write to an interactive job may carry.
+    pub max_input_per_write: usize,
+    /// The most bytes an interactive job may be sent in any one second.
+    pub max_input_per_second: usize,
 }
 
 impl Default for JobLimits {
@@ -126,6 +136,10 @@ impl Default for JobLimits {
             kill_grace: Duration::from_millis(300),
             finished_kept: 200,
             sample_every: Duration::from_secs(1),
+            max_interactive_per_project: 4,
+            max_interactive_per_owner: 3,
+            max_input_per_write: 16 * 1024,
+            max_input_per_second: 64 * 1024,
         }
     }
 }
@@ -143,6 +157,9 @@ pub struct JobRequest {
     pub secrets: Vec<String>,
     /// Who started it (the engine puts the token id here); kept in [`JobRecord`]s.
     pub owner: Option<String>,
+    /// Whether its owner may type into it, and through what ([`Interactive`]); `None`: stdin
+    /// is `/dev/null`.
+    pub interactive: Option<Interactive>,
 }
 
 /// One job's persistent facts, handed to the registry's observer on every state change
@@ -201,6 +218,10 @@ pub struct JobStatus {
     /// Only in a persisted record: the engine that ran the job stopped (restart, crash) before
     /// it finished; `state` is then `Failed` and `error` says so. A live registry never sets it.
     pub lost: bool,
+    /// Who started it (the engine's token id).
+    pub owner: Option<String>,
+    /// Whether it takes input, and through what.
+    pub interactive: Option<Interactive>,
 }
 
 /// CPU and memory of a job's whole tree at one moment.
@@ -245,6 +266,9 @@ pub struct StopReport {
 enum Control {
     Exited,
     Kill(JobState, mpsc::Sender<()>),
+    /// Ctrl-C for a job whose input is a pipe: SIGINT to its process group, sent by the
+    /// supervisor while the leader is unreaped (see the module docs).
+    Interrupt,
 }
 
 #[derive(Default)]
@@ -273,6 +297,12 @@ struct Job {
     stdout: Mutex<LogRing>,
     stderr: Mutex<LogRing>,
     control: Mutex<Option<mpsc::Sender<Control>>>,
+    interactive: Option<Interactive>,
+    /// Where input goes while the job runs; `None` before it starts and after it ends.
+    input: Mutex<Option<input::InputEnd>>,
+    meter: Mutex<input::InputMeter>,
+    /// Bytes of output so far, both streams: waiters wake on every change.
+    output: watch::Sender<u64>,
 }
 
 impl Job {
@@ -302,6 +332,8 @@ impl Job {
             confinement: d.confinement.clone(),
             sample: d.sample,
             lost: false,
+            owner: self.owner.clone(),
+            interactive: self.interactive,
         }
     }
 

@@ -6,6 +6,7 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::{broadcast, watch};
 
+use super::input::{self, InputMeter, InputPart, InputReport};
 use super::sampler::start_sampler;
 use super::supervisor::launch;
 use super::{
@@ -64,6 +65,9 @@ impl Jobs {
                 limits.max_starts_per_minute
             )));
         }
+        if req.interactive.is_some() {
+            check_interactive(&reg, limits, &req)?;
+        }
         let can_run = can_run(&reg, limits, &req.project);
         if !can_run && reg.queue.len() >= limits.max_queued {
             return Err(ExecError::Limit(format!(
@@ -85,6 +89,10 @@ impl Jobs {
             stdout: Mutex::new(LogRing::new(limits.output_cap)),
             stderr: Mutex::new(LogRing::new(limits.output_cap)),
             control: Mutex::new(None),
+            interactive: req.interactive,
+            input: Mutex::new(None),
+            meter: Mutex::new(InputMeter::default()),
+            output: watch::channel(0).0,
         });
         if can_run {
             launch(&self.inner, &job, req)?;
@@ -134,6 +142,65 @@ impl Jobs {
         max_bytes: usize,
     ) -> Result<LogPage, ExecError> {
         Ok(self.job(id)?.ring(stream).read(cursor, max_bytes))
+    }
+
+    /// Sends `parts` to an interactive job's input, within the per-write and per-second
+    /// limits. Refused, with nothing sent, for a job that is not interactive, has not started,
+    /// or has ended. Blocks up to a couple of seconds when the program does not read its input
+    /// (call it from a blocking context in async code).
+    pub fn write_input(&self, id: &JobId, parts: &[InputPart]) -> Result<InputReport, ExecError> {
+        let job = self.job(id)?;
+        let Some(kind) = job.interactive else {
+            return Err(ExecError::NotInteractive(format!(
+                "job {id} was not started as interactive, so it takes no input (its stdin is \
+                 empty); start it with `interactive` to type into it"
+            )));
+        };
+        let limits = &self.inner.limits;
+        let n = input::size(kind, parts);
+        if n > limits.max_input_per_write {
+            return Err(ExecError::InputTooLarge(format!(
+                "this write carries {n} bytes and one write takes at most {}; nothing was sent, \
+                 split it into smaller writes",
+                limits.max_input_per_write
+            )));
+        }
+        let mut end = lock(&job.input);
+        let state = *job.state.borrow();
+        let Some(end) = end.as_mut() else {
+            return Err(match state {
+                JobState::Queued => ExecError::InputNotTaken(format!(
+                    "job {id} is queued and has not started yet; nothing was sent, wait until \
+                     it runs"
+                )),
+                _ => ExecError::Ended(format!(
+                    "job {id} has ended ({}); nothing was sent",
+                    state.as_str()
+                )),
+            });
+        };
+        lock(&job.meter).take(n, limits.max_input_per_second)?;
+        let interrupt = || {
+            let control = lock(&job.control).clone();
+            control.is_some_and(|tx| tx.send(Control::Interrupt).is_ok())
+        };
+        #[cfg(unix)]
+        return input::write(end, kind, parts, &interrupt);
+        #[cfg(not(unix))]
+        {
+            let _ = interrupt;
+            input::write(end, kind, parts, &|| false)
+        }
+    }
+
+    /// Receivers that change with the job's output (bytes so far, both streams) and its
+    /// state: what a caller waiting for output, a pattern or the end waits on.
+    pub fn watch(
+        &self,
+        id: &JobId,
+    ) -> Result<(watch::Receiver<u64>, watch::Receiver<JobState>), ExecError> {
+        let job = self.job(id)?;
+        Ok((job.output.subscribe(), job.state.subscribe()))
     }
 
     /// Waits until the job has finished.
@@ -261,6 +328,34 @@ fn running(reg: &Registry, project: Option<&str>) -> usize {
         .filter(|j| *j.state.borrow() == JobState::Running)
         .filter(|j| project.is_none_or(|p| j.project == p))
         .count()
+}
+
+/// Refuses an interactive job beyond the per-project and per-owner limits (queued and
+/// running interactive jobs count).
+fn check_interactive(
+    reg: &Registry,
+    limits: &JobLimits,
+    req: &JobRequest,
+) -> Result<(), ExecError> {
+    let live =
+        || reg.jobs.values().filter(|j| j.interactive.is_some() && !j.state.borrow().is_final());
+    let in_project = live().filter(|j| j.project == req.project).count();
+    if in_project >= limits.max_interactive_per_project {
+        return Err(ExecError::Limit(format!(
+            "this project already has {in_project} interactive jobs, the most it may have; \
+             cancel one (cancel_job) before starting another"
+        )));
+    }
+    if let Some(owner) = &req.owner {
+        let owned = live().filter(|j| j.owner.as_ref() == Some(owner)).count();
+        if owned >= limits.max_interactive_per_owner {
+            return Err(ExecError::Limit(format!(
+                "you already have {owned} interactive jobs, the most one token may have; cancel \
+                 one (cancel_job) before starting another"
+            )));
+        }
+    }
+    Ok(())
 }
 
 fn can_run(reg: &Registry, limits: &JobLimits, project: &str) -> bool {

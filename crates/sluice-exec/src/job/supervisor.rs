@@ -9,6 +9,8 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::broadcast;
 
+#[cfg(unix)]
+use super::input::InputEnd;
 use super::registry::dispatch_queue;
 use super::{Control, Inner, Job, JobEvent, JobRequest, JobState, Stream, lock};
 
@@ -20,9 +22,25 @@ use crate::spawn;
 /// Spawns the job's process and its threads. Called with the registry locked, so the job is
 /// running (and killable) before any stop can look at the registry.
 pub(super) fn launch(inner: &Arc<Inner>, job: &Arc<Job>, req: JobRequest) -> Result<(), ExecError> {
-    let spawned = spawn::spawn(&req.command, &req.sandbox, &req.path)?;
+    let spawned = spawn::spawn_with(&req.command, &req.sandbox, &req.path, req.interactive)?;
     let mut child = spawned.child;
     let tree = spawned.tree;
+    // A terminal's master carries the job's output (one stream) and takes its input.
+    #[cfg(unix)]
+    let terminal_output: Option<Box<dyn Read + Send>> = match spawned.input {
+        Some(spawn::SpawnedInput::Terminal(master)) => {
+            let master = Arc::new(master);
+            *lock(&job.input) = Some(InputEnd::Terminal(master.clone()));
+            Some(Box::new(TerminalReader(master)))
+        }
+        Some(spawn::SpawnedInput::Pipe(fd)) => {
+            *lock(&job.input) = Some(InputEnd::Pipe(Some(fd)));
+            None
+        }
+        None => None,
+    };
+    #[cfg(not(unix))]
+    let terminal_output: Option<Box<dyn Read + Send>> = None;
     {
         let mut d = lock(&job.data);
         d.started = Some(Instant::now());
@@ -45,8 +63,9 @@ pub(super) fn launch(inner: &Arc<Inner>, job: &Arc<Job>, req: JobRequest) -> Res
     };
     let (done_tx, done_rx) = mpsc::channel::<()>();
     let mut readers = 0;
+    let stdout = child.stdout.take().map(|p| Box::new(p) as Box<dyn Read + Send>);
     let pipes: [(Stream, Option<Box<dyn Read + Send>>); 2] = [
-        (Stream::Stdout, child.stdout.take().map(|p| Box::new(p) as Box<dyn Read + Send>)),
+        (Stream::Stdout, terminal_output.or(stdout)),
         (Stream::Stderr, child.stderr.take().map(|p| Box::new(p) as Box<dyn Read + Send>)),
     ];
     for (stream, pipe) in pipes {
@@ -117,6 +136,7 @@ fn read_stream(
             ring.push(&text);
             ring.total()
         };
+        job.output.send_modify(|n| *n += text.len() as u64);
         let _ = events.send(JobEvent::Output { id: job.id.clone(), stream, total_bytes: total });
     };
     loop {
@@ -129,6 +149,34 @@ fn read_stream(
     }
     publish(pipeline.finish());
     let _ = done.send(());
+}
+
+/// Reads a terminal's non-blocking master as a blocking reader: waits for data with `poll`.
+/// The end of the output is `EIO`: every holder of the slave has closed it (the job's tree is
+/// gone).
+#[cfg(unix)]
+struct TerminalReader(Arc<std::os::fd::OwnedFd>);
+
+#[cfg(unix)]
+impl Read for TerminalReader {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        use rustix::event::{PollFd, PollFlags, poll};
+        use rustix::io::Errno;
+        loop {
+            match rustix::io::read(&*self.0, &mut *buf) {
+                Ok(n) => return Ok(n),
+                Err(Errno::AGAIN | Errno::INTR) => {
+                    let mut fds = [PollFd::new(&*self.0, PollFlags::IN)];
+                    match poll(&mut fds, None) {
+                        Ok(_) | Err(Errno::INTR) => {}
+                        Err(e) => return Err(e.into()),
+                    }
+                }
+                Err(Errno::IO) => return Ok(0),
+                Err(e) => return Err(e.into()),
+            }
+        }
+    }
 }
 
 /// Blocks until `pid` has exited, leaving it a zombie (unreaped), so its pid stays reserved.
@@ -191,6 +239,7 @@ fn supervise(s: Supervision) {
         };
         match msg {
             Ok(Control::Exited) => exited = true,
+            Ok(Control::Interrupt) => interrupt(&tree),
             Ok(Control::Kill(why, reply)) => {
                 replies.push(reply);
                 if reason.is_none() {
@@ -241,6 +290,8 @@ fn supervise(s: Supervision) {
         }
     }
     *lock(&job.control) = None;
+    // No input once it has ended: a write now is refused, not lost.
+    *lock(&job.input) = None;
     let inner = inner.upgrade();
     match &inner {
         Some(inner) => inner.set_state(&job, state),
@@ -262,6 +313,19 @@ fn supervise(s: Supervision) {
         dispatch_queue(&inner);
     }
 }
+
+/// SIGINT to the job's process group (Ctrl-C for a job whose input is a pipe). The leader is
+/// unreaped, so its group id is still the job's.
+#[cfg(unix)]
+fn interrupt(tree: &Tree) {
+    use rustix::process::{Pid, Signal, kill_process_group};
+    if let Some(pid) = i32::try_from(tree.leader).ok().and_then(Pid::from_raw) {
+        let _ = kill_process_group(pid, Signal::INT);
+    }
+}
+
+#[cfg(not(unix))]
+fn interrupt(_: &Tree) {}
 
 #[cfg(unix)]
 fn exit_signal(s: &std::process::ExitStatus) -> Option<i32> {

@@ -1,6 +1,7 @@
 //! Starting one confined process: `execve` of an absolute program with an argv — no shell — in
-//! a folder inside the project, with an environment built from nothing, stdin from `/dev/null`,
-//! its own session and process group, resource limits, and (Linux) Landlock.
+//! a folder inside the project, with an environment built from nothing, stdin from `/dev/null`
+//! (an interactive job: a pipe, or a terminal of its own, `pty.rs`), its own session and process
+//! group, resource limits, and (Linux) Landlock.
 //!
 //! Between fork and exec the child runs only async-signal-safe calls on data prepared in the
 //! parent: `setsid`, `prctl(PR_SET_PDEATHSIG)`, `setrlimit`, and Landlock's `restrict_self` on a
@@ -12,6 +13,8 @@ mod env;
 mod grants;
 #[cfg(target_os = "linux")]
 mod proxy;
+#[cfg(unix)]
+mod pty;
 #[cfg(unix)]
 mod unix;
 
@@ -30,6 +33,7 @@ use std::sync::{Mutex, OnceLock};
 use crate::confine::{self, Enforcement, LandlockReport};
 use crate::egress::HostList;
 use crate::error::ExecError;
+use crate::job::Interactive;
 use crate::kill::Tree;
 use crate::spec::{ResolvedCommand, TrustedPath};
 
@@ -157,6 +161,20 @@ pub struct Spawned {
     pub tree: Tree,
     /// The Landlock state the process runs under.
     pub confinement: LandlockReport,
+    /// The engine's end of an interactive job's input.
+    #[cfg(unix)]
+    pub input: Option<SpawnedInput>,
+}
+
+/// The engine's end of an interactive job's input ([`spawn_with`]).
+#[cfg(unix)]
+#[derive(Debug)]
+pub enum SpawnedInput {
+    /// The write end of the job's stdin pipe, non-blocking.
+    Pipe(std::os::fd::OwnedFd),
+    /// The master of the job's terminal, non-blocking: input is written to it and the job's
+    /// output read from it (the child's stdout and stderr pipes are then absent).
+    Terminal(std::os::fd::OwnedFd),
 }
 
 /// Checks the working directory: a folder, really inside the project (links resolved).
@@ -181,6 +199,22 @@ pub fn spawn(
     sandbox: &Sandbox,
     path: &TrustedPath,
 ) -> Result<Spawned, ExecError> {
+    spawn_with(cmd, sandbox, path, None)
+}
+
+/// [`spawn`], with stdin a pipe or the job a terminal of its own when `interactive` says so
+/// (Unix only); the same sandbox either way.
+pub fn spawn_with(
+    cmd: &ResolvedCommand,
+    sandbox: &Sandbox,
+    path: &TrustedPath,
+    interactive: Option<Interactive>,
+) -> Result<Spawned, ExecError> {
+    if cfg!(windows) && interactive.is_some() {
+        return Err(ExecError::NotInteractive(
+            "interactive jobs need Linux or macOS; start it without `interactive`".into(),
+        ));
+    }
     if !cmd.program.is_absolute() {
         return Err(ExecError::Invalid("the program must be resolved to an absolute path".into()));
     }
@@ -256,6 +290,25 @@ pub fn spawn(
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
+    #[cfg(unix)]
+    let mut terminal = None;
+    #[cfg(unix)]
+    match interactive {
+        None => {}
+        Some(Interactive::Pipe) => {
+            command.stdin(Stdio::piped());
+        }
+        Some(Interactive::Terminal) => {
+            let (master, slave) = pty::open()?;
+            let dup = |fd: &std::os::fd::OwnedFd| {
+                fd.try_clone().map_err(|e| ExecError::os("opening the job's terminal", e))
+            };
+            command.stdin(Stdio::from(dup(&slave)?));
+            command.stdout(Stdio::from(dup(&slave)?));
+            command.stderr(Stdio::from(slave));
+            terminal = Some(master);
+        }
+    }
     let marker = crate::kill::imp::next_marker();
     #[cfg(target_os = "linux")]
     let proxy = channel.as_ref().map(|c| c.job.as_raw_fd());
@@ -273,11 +326,23 @@ pub fn spawn(
             required,
             confinement: &confinement,
             proxy,
+            terminal: interactive == Some(Interactive::Terminal),
         },
     )?;
     #[cfg(not(windows))]
     #[allow(unused_mut)]
     let mut child = spawn_on_spawner_thread(command).map_err(|e| start_failed(&cmd.program, e))?;
+    // The child holds the terminal's slave now: the engine keeps only the master.
+    #[cfg(unix)]
+    let input = match (terminal, child.stdin.take()) {
+        (Some(master), _) => Some(SpawnedInput::Terminal(master)),
+        (None, Some(stdin)) => {
+            let fd = std::os::fd::OwnedFd::from(stdin);
+            pty::nonblocking(&fd)?;
+            Some(SpawnedInput::Pipe(fd))
+        }
+        (None, None) => None,
+    };
     // The job's side made its proxy listener before exec: take it and serve it until the job
     // ends. Without it the job would have no network at all: it is not started half-way.
     #[cfg(target_os = "linux")]
@@ -301,6 +366,9 @@ pub fn spawn(
         child
     };
     let tree = Tree { leader: child.id(), marker };
+    #[cfg(unix)]
+    return Ok(Spawned { child, tree, confinement, input });
+    #[cfg(not(unix))]
     Ok(Spawned { child, tree, confinement })
 }
 

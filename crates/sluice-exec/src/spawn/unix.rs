@@ -30,6 +30,8 @@ pub(super) struct ChildSetup<'a> {
     pub(super) confinement: &'a LandlockReport,
     /// The job's end of its proxy channel (Linux, `registries` network).
     pub(super) proxy: Option<i32>,
+    /// Its stdin is a terminal of its own, to become its controlling terminal.
+    pub(super) terminal: bool,
 }
 
 /// Prepares `command`'s child: resource limits, and on Linux its namespaces or the fallback
@@ -37,7 +39,8 @@ pub(super) struct ChildSetup<'a> {
 pub(super) fn prepare_unix(command: &mut Command, setup: ChildSetup<'_>) -> Result<(), ExecError> {
     use std::os::unix::process::CommandExt;
 
-    let ChildSetup { cmd, sandbox, path, cwd, marker, required, confinement, proxy } = setup;
+    let ChildSetup { cmd, sandbox, path, cwd, marker, required, confinement, proxy, terminal } =
+        setup;
 
     // Everything the child needs is computed here, in the parent.
     use rustix::process::Resource;
@@ -114,6 +117,12 @@ pub(super) fn prepare_unix(command: &mut Command, setup: ChildSetup<'_>) -> Resu
         // Each call below is async-signal-safe, takes only integers or a pointer to a stack
         // value, and allocates nothing (rustix's calls are the bare system calls).
         rustix::process::setsid()?;
+        if terminal {
+            // The new session's controlling terminal: the job's own, on its stdin. Its
+            // programs (and the jail's init and outer process, which ignore it) are the
+            // foreground group, so Ctrl-C on the terminal interrupts them.
+            rustix::process::ioctl_tiocsctty(rustix::stdio::stdin())?;
+        }
         #[cfg(target_os = "linux")]
         {
             rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::KILL))?;

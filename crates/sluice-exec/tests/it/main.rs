@@ -3,6 +3,7 @@
 
 #[cfg(target_os = "linux")]
 mod exposure;
+mod interactive;
 #[cfg(target_os = "linux")]
 mod jail;
 mod jobs;

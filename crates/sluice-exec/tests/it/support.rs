@@ -52,6 +52,7 @@ impl Fixture {
             data_dir: None,
             secrets: Vec::new(),
             owner: None,
+            interactive: None,
         }
     }
 }
