@@ -27,8 +27,11 @@ pub(super) fn open() -> Result<(OwnedFd, OwnedFd), ExecError> {
     grantpt(&master).map_err(fail)?;
     unlockpt(&master).map_err(fail)?;
     #[cfg(target_os = "linux")]
-    let slave = rustix::pty::ioctl_tiocgptpeer(&master, OpenptFlags::RDWR | OpenptFlags::NOCTTY)
-        .map_err(fail)?;
+    let slave = rustix::pty::ioctl_tiocgptpeer(
+        &master,
+        OpenptFlags::RDWR | OpenptFlags::NOCTTY | OpenptFlags::CLOEXEC,
+    )
+    .map_err(fail)?;
     #[cfg(not(target_os = "linux"))]
     let slave = {
         let name = rustix::pty::ptsname(&master, Vec::new()).map_err(fail)?;

@@ -116,6 +116,7 @@ pub(super) fn prepare_unix(command: &mut Command, setup: ChildSetup<'_>) -> Resu
     let pre_exec = move || -> std::io::Result<()> {
         // Each call below is async-signal-safe, takes only integers or a pointer to a stack
         // value, and allocates nothing (rustix's calls are the bare system calls).
+        default_signals();
         rustix::process::setsid()?;
         if terminal {
             // The new session's controlling terminal: the job's own, on its stdin. Its
@@ -175,6 +176,33 @@ pub(super) fn prepare_unix(command: &mut Command, setup: ChildSetup<'_>) -> Resu
     // SAFETY: the closure only makes async-signal-safe calls (see above).
     unsafe { command.pre_exec(pre_exec) };
     Ok(())
+}
+
+/// Every ignored signal back to its default action. A signal the engine ignores stays ignored
+/// across exec (handlers do not), and a program that starts with SIGINT ignored cannot be
+/// interrupted: Python installs no KeyboardInterrupt, a shell cannot trap it. An engine started
+/// in the background of a script, or by a launcher that ignores SIGINT or SIGHUP, would hand
+/// that on. Only ignored ones are touched (the C library's own signals are left alone). libc,
+/// because rustix has no `sigaction`; async-signal-safe, between fork and exec.
+fn default_signals() {
+    #[cfg(target_os = "linux")]
+    const LAST: i32 = 64;
+    #[cfg(not(target_os = "linux"))]
+    const LAST: i32 = 31;
+    for sig in 1..=LAST {
+        // SAFETY: sigaction reads into and from stack values; a signal number the C library
+        // reserves is refused with EINVAL and left as it is.
+        unsafe {
+            let mut old: libc::sigaction = std::mem::zeroed();
+            if libc::sigaction(sig, std::ptr::null(), &mut old) == 0
+                && old.sa_sigaction == libc::SIG_IGN
+            {
+                let mut dfl: libc::sigaction = std::mem::zeroed();
+                dfl.sa_sigaction = libc::SIG_DFL;
+                libc::sigaction(sig, &dfl, std::ptr::null_mut());
+            }
+        }
+    }
 }
 
 /// What Landlock alone keeps out of reach when namespaces are not available: the hidden

@@ -2,13 +2,13 @@
 //! prompt, Ctrl-C, `isatty`), a pipe (end of input, Ctrl-C as SIGINT), the limits, and writes
 //! refused with nothing sent.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use sluice_exec::{
-    ExecError, InputPart, Interactive, JobId, JobLimits, JobState, Jobs, Key, Stream,
+    ExecError, InputPart, Interactive, JobId, JobLimits, JobState, JobStatus, Jobs, Key, Stream,
 };
 
-use crate::support::{Fixture, rt, wait_for};
+use crate::support::{Fixture, rt};
 
 fn start(jobs: &Jobs, fx: &Fixture, kind: Interactive, program: &str, args: &[&str]) -> JobId {
     let mut req = fx.request(program, args);
@@ -19,10 +19,27 @@ fn start(jobs: &Jobs, fx: &Fixture, kind: Interactive, program: &str, args: &[&s
 
 /// The job's whole stdout once it contains `needle`.
 fn output_with(jobs: &Jobs, id: &JobId, needle: &str) -> String {
-    wait_for(&format!("output containing {needle:?}"), Duration::from_secs(20), || {
-        let text = jobs.logs(id, Stream::Stdout, 0, 1 << 20).expect("logs").text;
-        text.contains(needle).then_some(text)
-    })
+    let stdout = || jobs.logs(id, Stream::Stdout, 0, 1 << 20).expect("logs").text;
+    let end = Instant::now() + Duration::from_secs(20);
+    loop {
+        let text = stdout();
+        if text.contains(needle) {
+            return text;
+        }
+        assert!(Instant::now() < end, "no {needle:?} in the job's output after 20 s: {text:?}");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// The job's status once it has ended; fails (with its output) instead of waiting forever.
+fn finished(jobs: &Jobs, id: &JobId) -> JobStatus {
+    let waited =
+        rt().block_on(async { tokio::time::timeout(Duration::from_secs(20), jobs.wait(id)).await });
+    let Ok(status) = waited else {
+        let out = jobs.logs(id, Stream::Stdout, 0, 1 << 20).expect("logs").text;
+        panic!("job {id} still runs after 20 s; its output: {out:?}");
+    };
+    status.expect("wait")
 }
 
 fn text(s: &str) -> InputPart {
@@ -45,7 +62,7 @@ fn a_python_repl_on_its_own_terminal_answers_and_survives_ctrl_c() {
     jobs.write_input(&id, &[text("print(6*9)\r")]).expect("write after ctrl-c");
     output_with(&jobs, &id, "54\n");
     jobs.write_input(&id, &[InputPart::Eof]).expect("eof");
-    let status = rt().block_on(jobs.wait(&id)).expect("wait");
+    let status = finished(&jobs, &id);
     assert_eq!(status.state, JobState::Succeeded, "{status:?}");
     let refused = jobs.write_input(&id, &[text("1\r")]);
     assert!(matches!(refused, Err(ExecError::Ended(_))), "{refused:?}");
@@ -59,7 +76,7 @@ fn a_prompt_is_answered_and_a_program_checking_isatty_gets_a_terminal() {
     let id = start(&jobs, &fx, Interactive::Terminal, "bash", &["-c", script]);
     output_with(&jobs, &id, "name? ");
     jobs.write_input(&id, &[text("sluice"), InputPart::Key(Key::Enter)]).expect("write");
-    let status = rt().block_on(jobs.wait(&id)).expect("wait");
+    let status = finished(&jobs, &id);
     assert_eq!(status.state, JobState::Succeeded);
     let out = jobs.logs(&id, Stream::Stdout, 0, 1 << 20).expect("logs").text;
     assert!(out.contains("tty-yes") && out.contains("hi sluice"), "{out:?}");
@@ -72,7 +89,7 @@ fn a_pipe_takes_text_closes_on_end_of_input_and_turns_ctrl_c_into_sigint() {
     let id = start(&jobs, &fx, Interactive::Pipe, "sh", &["-c", "[ -t 0 ] || echo no-tty; cat"]);
     jobs.write_input(&id, &[text("line"), InputPart::Key(Key::Enter), InputPart::Eof])
         .expect("write");
-    let status = rt().block_on(jobs.wait(&id)).expect("wait");
+    let status = finished(&jobs, &id);
     assert_eq!(status.state, JobState::Succeeded);
     let out = jobs.logs(&id, Stream::Stdout, 0, 1 << 20).expect("logs").text;
     assert_eq!(out, "no-tty\nline\n");
@@ -81,7 +98,7 @@ fn a_pipe_takes_text_closes_on_end_of_input_and_turns_ctrl_c_into_sigint() {
     let id = start(&jobs, &fx, Interactive::Pipe, "sh", &["-c", trap]);
     output_with(&jobs, &id, "ready");
     jobs.write_input(&id, &[InputPart::Key(Key::CtrlC)]).expect("ctrl-c");
-    let status = rt().block_on(jobs.wait(&id)).expect("wait");
+    let status = finished(&jobs, &id);
     assert_eq!(status.exit_code, Some(3), "{status:?}");
 }
 
@@ -131,4 +148,52 @@ fn a_waiter_wakes_on_new_output() {
     });
     assert!(*output.borrow() >= 5);
     jobs.cancel(&id).expect("cancel");
+}
+
+/// An engine started with signals ignored (in the background of a script, by a launcher) does
+/// not hand that on: ignored dispositions survive exec, and a job starting with SIGINT ignored
+/// could not be interrupted (Python installs no KeyboardInterrupt, a shell cannot trap it).
+/// This binary runs again with INT, QUIT, TERM and HUP ignored, and there a job ignores
+/// nothing and Ctrl-C still reaches a REPL and a pipe.
+#[test]
+fn jobs_start_with_default_signals_even_when_the_engine_ignores_them() {
+    if std::env::var_os("SLUICE_ENGINE_IGNORES_SIGNALS").is_some() {
+        let fx = Fixture::new();
+        let jobs = Jobs::new(JobLimits::default());
+        let out = rt().block_on(jobs.run(fx.request("grep", &["^SigIgn", "/proc/self/status"])));
+        let out = out.expect("run");
+        // Signals 1 to 31; 32 and up are the C library's own and real-time ones.
+        let ignored = |status: &str| {
+            let line = status.lines().find_map(|l| l.strip_prefix("SigIgn:")).expect("SigIgn");
+            u64::from_str_radix(line.trim(), 16).expect("hex") & 0x7fff_ffff
+        };
+        let engine = std::fs::read_to_string("/proc/self/status").expect("status");
+        let int_quit_term_hup = (1 << 1) | (1 << 2) | (1 << 14) | 1;
+        assert_eq!(ignored(&engine) & int_quit_term_hup, int_quit_term_hup, "{engine}");
+        assert_eq!(ignored(&out.stdout), 0, "{out:?}");
+    } else {
+        rerun_ignoring_signals();
+    }
+}
+
+fn rerun_ignoring_signals() {
+    let exe = std::env::current_exe().expect("current exe");
+    let tests = [
+        "interactive::jobs_start_with_default_signals_even_when_the_engine_ignores_them",
+        "interactive::a_python_repl_on_its_own_terminal_answers_and_survives_ctrl_c",
+        "interactive::a_pipe_takes_text_closes_on_end_of_input_and_turns_ctrl_c_into_sigint",
+    ];
+    for test in tests {
+        // `trap ''` in a non-interactive shell sets SIG_IGN, which `exec` keeps.
+        let out = std::process::Command::new("sh")
+            .args(["-c", "trap '' INT QUIT TERM HUP; exec \"$0\" \"$@\""])
+            .arg(&exe)
+            .args(["--exact", test, "--test-threads=1"])
+            .env("SLUICE_ENGINE_IGNORES_SIGNALS", "1")
+            .output()
+            .expect("run inner harness");
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{test}: {text}\n{}", String::from_utf8_lossy(&out.stderr));
+        assert!(text.contains("1 passed"), "{test}: {text}");
+    }
 }

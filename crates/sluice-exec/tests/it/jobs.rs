@@ -99,11 +99,9 @@ fn exit_codes_and_events_are_reported() {
     let jobs =
         Jobs::new(JobLimits { sample_every: Duration::from_millis(50), ..Default::default() });
     let mut events = jobs.subscribe();
-    let out = rt()
-        .block_on(jobs.run(fx.request("sh", &["-c", "echo out; echo err >&2; sleep 0.3; exit 3"])))
-        .expect("run");
-    assert_eq!((out.state, out.exit_code), (JobState::Failed, Some(3)));
-    assert_eq!((out.stdout.as_str(), out.stderr.as_str()), ("out\n", "err\n"));
+    // It runs until the test has seen a sample of it (however loaded the machine is).
+    let script = "echo out; echo err >&2; while [ ! -e go ]; do sleep 0.02; done; exit 3";
+    let id = jobs.start(fx.request("sh", &["-c", script])).expect("start");
     let mut seen = (false, false, false, false);
     // Events arrive in order; the supervisor publishes Finished just after the state changes.
     rt().block_on(async {
@@ -115,11 +113,19 @@ fn exit_codes_and_events_are_reported() {
                     assert_eq!(state, JobState::Failed);
                     seen.2 = true;
                 }
-                JobEvent::Sample { sample, .. } => seen.3 |= sample.processes >= 1,
+                JobEvent::Sample { sample, .. } => {
+                    seen.3 |= sample.processes >= 1;
+                    if seen.3 {
+                        std::fs::write(fx.dir.path().join("project/go"), "").expect("go");
+                    }
+                }
             }
         }
     });
     assert_eq!(seen, (true, true, true, true));
+    let out = rt().block_on(jobs.output(&id)).expect("output");
+    assert_eq!((out.state, out.exit_code), (JobState::Failed, Some(3)));
+    assert_eq!((out.stdout.as_str(), out.stderr.as_str()), ("out\n", "err\n"));
 }
 
 #[test]
