@@ -82,6 +82,11 @@ error_codes! {
     NotInteractive = "not_interactive",
     /// Input for a job that has ended, or whose input was closed; nothing was sent.
     JobEnded = "job_ended",
+    /// A job's ports cannot be published here: its project's network is on (the job shares
+    /// the machine's network), or jobs have no network namespace of their own.
+    CannotPublish = "cannot_publish",
+    /// The port is not one a running job of this project published.
+    PortNotPublished = "port_not_published",
     /// The operation is refused by policy (dangerous root, disallowed mode, …).
     Forbidden = "forbidden",
     /// The user denied the action; the message carries their reason when they gave one.

@@ -389,6 +389,7 @@ impl Engine {
             secrets: vec![self.secret.stored_form().to_string()],
             owner: None,
             interactive: None,
+            publish: Vec::new(),
         })
     }
 

@@ -93,6 +93,7 @@ pub(crate) fn status(row: JobRow) -> Option<JobStatus> {
         lost,
         owner: row.token_id,
         interactive: None,
+        ports: Vec::new(),
     })
 }
 

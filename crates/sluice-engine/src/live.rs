@@ -27,6 +27,43 @@ impl Engine {
         Ok(status)
     }
 
+    /// A port `id` publishes, for the caller to fetch from: the job as [`Engine::job_to_read`]
+    /// finds it, still running, with `port` among its published ones. Returns the port on the
+    /// host's loopback and the redactor the answer goes through, the one its output gets
+    /// (secrets, and physical paths rewritten).
+    pub fn port_to_fetch(
+        &self,
+        caller: &Caller,
+        id: &str,
+        port: u16,
+    ) -> Result<(u16, sluice_core::redact::StreamRedactor), Failure> {
+        let status = self.job_to_read(caller, id)?;
+        let Some(published) = status.ports.iter().find(|p| p.port == port) else {
+            let open: Vec<String> = status.ports.iter().map(|p| p.port.to_string()).collect();
+            return Err(Failure::new(
+                ErrorCode::PortNotPublished,
+                format!(
+                    "job {} does not publish port {port}{}; only ports a running job of this \
+                     project published (start_job with `publish`) can be fetched",
+                    status.id,
+                    match open.is_empty() {
+                        true => " (it publishes none now)".to_owned(),
+                        false => format!(" (it publishes {})", open.join(", ")),
+                    }
+                ),
+            ));
+        };
+        let project = self.find_project(&status.project)?;
+        let state_dir = self.data_dir.join("projects").join(&status.project).join("exec");
+        let redactor = sluice_exec::output::redactor_for(
+            &project.root,
+            &state_dir,
+            Some(&self.data_dir),
+            &[self.secret.stored_form().to_string()],
+        );
+        Ok((published.host_port, redactor))
+    }
+
     /// Records input sent to a job: its size and a keyed hash of its bytes, never the bytes
     /// (an audit reader learns neither what was typed nor, by guessing, a short answer).
     /// `sent` is `None` when the program stopped reading part-way (some bytes may have gone).

@@ -39,6 +39,12 @@ pub enum ExecError {
     /// (then part of the write may have been sent; the message says how much).
     #[error("{0}")]
     InputNotTaken(String),
+    /// The job's ports cannot be published in this sandbox (network on, no namespaces).
+    #[error("{0}")]
+    CannotPublish(String),
+    /// The job publishes no such port (or has ended).
+    #[error("{0}")]
+    NotPublished(String),
     /// No job with that id.
     #[error("no job with id {0}")]
     NoSuchJob(String),
@@ -74,6 +80,8 @@ impl Coded for ExecError {
             ExecError::Limit(_) => ErrorCode::LimitExceeded,
             ExecError::NotInteractive(_) => ErrorCode::NotInteractive,
             ExecError::Ended(_) => ErrorCode::JobEnded,
+            ExecError::CannotPublish(_) => ErrorCode::CannotPublish,
+            ExecError::NotPublished(_) => ErrorCode::PortNotPublished,
             ExecError::InputTooLarge(_) => ErrorCode::TooLarge,
             ExecError::InputRate(_) => ErrorCode::RateLimited,
             ExecError::InputNotTaken(_) => ErrorCode::Conflict,

@@ -21,6 +21,7 @@ pub mod job;
 pub mod kill;
 pub mod output;
 pub mod pins;
+pub mod publish;
 pub mod seatbelt;
 pub mod spawn;
 pub mod spec;
@@ -40,7 +41,8 @@ pub use job::{
     JobRequest, JobState, JobStatus, Jobs, Key, LogPage, RunOutput, Sample, StopReport, Stream,
 };
 pub use kill::{KillReport, Tree, init_subreaper, kill_all, protect_engine};
-pub use spawn::{Exposure, Network, ResourceLimits, Sandbox, SandboxPolicy, Spawned};
+pub use publish::{Ports, PublishedPort};
+pub use spawn::{Exposure, Live, Network, ResourceLimits, Sandbox, SandboxPolicy, Spawned};
 pub use spec::{
     AllowRule, Assessment, CommandSpec, Fingerprint, Form, Policy, ProjectFacts, ResolvedCommand,
     Risk, TrustedPath, Verdict, assess, decide,

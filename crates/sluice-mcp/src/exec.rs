@@ -184,6 +184,11 @@ pub struct JobOutput {
     /// `terminal` or `pipe` when its owner can type into it (write_job_input); null
     /// otherwise.
     pub interactive: Option<String>,
+    /// Ports the job published (start_job with `publish`), while it runs: fetch them with
+    /// fetch_from_job; `url` is where the user's browser opens them on this computer.
+    pub ports: Vec<crate::ports::PortOutput>,
+    /// How start_job's `ready` wait ended (`ready`, `ended` or `deadline`); null otherwise.
+    pub ready: Option<String>,
     /// CPU use of the job's process tree at the last sample, percent.
     pub cpu_percent: Option<f32>,
     /// Memory of the job's process tree at the last sample, bytes.
@@ -213,6 +218,8 @@ impl From<JobStatus> for JobOutput {
             dropped_bytes: s.dropped_bytes,
             confinement: s.confinement.map(|c| c.summary),
             interactive: s.interactive.map(|i| i.as_str().to_owned()),
+            ports: s.ports.iter().map(crate::ports::PortOutput::from).collect(),
+            ready: None,
             cpu_percent: s.sample.map(|x| x.cpu_percent),
             memory_bytes: s.sample.map(|x| x.memory_bytes),
         }
@@ -233,27 +240,33 @@ pub(crate) fn state_str<T: Serialize>(state: T) -> String {
 }
 
 /// Everything a starting tool knows about its call besides its own arguments.
-struct Start {
-    caller: Caller,
-    project: String,
+pub(crate) struct Start {
+    pub(crate) caller: Caller,
+    pub(crate) project: String,
     tool: &'static str,
-    cancel: CancellationToken,
+    pub(crate) cancel: CancellationToken,
     progress: Progress,
-    /// A job the assistant may type into (start_job only).
-    interactive: Option<Interactive>,
+    /// A job the assistant may type into, and ports it publishes (start_job only).
+    pub(crate) interactive: Option<Interactive>,
+    pub(crate) publish: Vec<u16>,
 }
 
 impl SluiceServer {
     /// Decides, asks when the verdict says so, re-decides, checks access; returns the request
     /// to start. Nothing runs unless this returns `Ok`.
-    async fn prepare(&self, start: Start, spec: CommandSpec) -> Result<JobRequest, Failure> {
-        let Start { caller, project, tool, cancel, progress, interactive } = start;
+    pub(crate) async fn prepare(
+        &self,
+        start: Start,
+        spec: CommandSpec,
+    ) -> Result<JobRequest, Failure> {
+        let Start { caller, project, tool, cancel, progress, interactive, publish } = start;
         let engine = self.engine();
         let handle = engine.project(&caller, &project)?;
         let verdict = engine.plan_exec(&handle, &spec)?;
-        // Typing into a program is more than running it once: an interactive start always asks,
-        // whatever rule or mode would let the command run alone, and offers no rule.
-        if verdict.ask || interactive.is_some() {
+        // Typing into a program, or opening its server to this computer, is more than running it
+        // once: such a start always asks, whatever rule or mode would let it run, offering none.
+        let live = interactive.is_some() || !publish.is_empty();
+        if verdict.ask || live {
             let fingerprint = Engine::verdict_fingerprint(&verdict);
             let network = engine.network_for(&handle)?;
             let mut summary = format!(
@@ -281,7 +294,12 @@ impl SluiceServer {
             if let Some(kind) = interactive {
                 summary.push('\n');
                 summary.push_str(&interactive_line(kind));
-            } else {
+            }
+            if !publish.is_empty() {
+                summary.push('\n');
+                summary.push_str(&crate::ports::publish_line(&publish));
+            }
+            if !live {
                 engine.offer_rule(&handle.id, &fingerprint, &verdict);
             }
             let request = AskRequest {
@@ -294,6 +312,7 @@ impl SluiceServer {
                     _ if interactive.is_some() => {
                         "an interactive job always asks: the assistant will type into it".to_owned()
                     }
+                    _ if live => "a job that publishes ports always asks".to_owned(),
                     sluice_exec::Form::Inspection => {
                         "the project picks the program this inspection runs".to_owned()
                     }
@@ -329,6 +348,7 @@ impl SluiceServer {
         let mut request = engine.job_request(&handle, &verdict)?;
         request.owner = Some(caller.token_id.as_str().to_owned());
         request.interactive = interactive;
+        request.publish = publish;
         Ok(request)
     }
 
@@ -384,11 +404,20 @@ impl SluiceServer {
         args: StartJobArgs,
     ) -> Result<JobOutput, Failure> {
         start.interactive = args.interactive.map(Interactive::from);
+        start.publish = args.publish.clone();
+        let ready = crate::ports::Ready::of(args.ready.as_ref(), &args.publish)?;
+        let cancel = start.cancel.clone();
         let spec = args.command.spec(JOB_DEFAULT_TIMEOUT, JOB_MAX_TIMEOUT);
         let req = self.prepare(start, spec).await?;
         let jobs = self.engine().jobs();
         let id = jobs.start(req).map_err(Failure::from)?;
-        Ok(JobOutput::from(jobs.status(&id).map_err(Failure::from)?))
+        let waited = match ready {
+            Some(ready) => Some(self.wait_ready(&id, ready, cancel).await?),
+            None => None,
+        };
+        let mut out = JobOutput::from(jobs.status(&id).map_err(Failure::from)?);
+        out.ready = waited.map(str::to_owned);
+        Ok(out)
     }
 
     async fn run_tests_with(
@@ -502,6 +531,7 @@ macro_rules! exec_tools {
                         cancel,
                         progress: Progress { peer, meta },
                         interactive: None,
+                        publish: Vec::new(),
                     };
                     respond(self.$handler(start, call.args).await)
                 }

@@ -14,6 +14,7 @@ pub mod limits;
 mod live;
 mod media;
 mod openai;
+mod ports;
 mod profile;
 pub mod reach;
 pub mod server;

@@ -34,7 +34,7 @@ const MAX_PAGE: usize = 64 * 1024;
 /// The longest pattern (as `search_text`).
 const MAX_PATTERN_LEN: usize = 4096;
 /// How far back from the newest output a pattern is looked for: the ring's size.
-const PATTERN_WINDOW: usize = 1 << 20;
+pub(crate) const PATTERN_WINDOW: usize = 1 << 20;
 
 /// How a job takes input.
 #[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
@@ -60,6 +60,16 @@ pub struct StartJobArgs {
     /// and read its output.
     #[serde(default)]
     pub interactive: Option<InteractiveArg>,
+    /// Ports the program will listen on (at most 4), to open from this computer: each is
+    /// forwarded from 127.0.0.1 while the job runs (the job's network stays closed otherwise).
+    /// Needs the project's network `off` or `registries`. Always asks the user first.
+    #[serde(default)]
+    pub publish: Vec<u16>,
+    /// Wait (at most 30 s) until the server is ready before answering: one of `port` (it
+    /// accepts connections), `http_path` (an HTTP GET of it answers below 500) or `log_pattern`
+    /// (a regular expression its output matches).
+    #[serde(default)]
+    pub ready: Option<crate::ports::ReadyArg>,
 }
 
 impl From<InteractiveArg> for Interactive {
@@ -190,7 +200,7 @@ fn until_of(args: &JobLogsArgs) -> Result<Option<Until>, Failure> {
 
 /// A pattern compiled with `search_text`'s bounds: linear-time matching, and compile-time
 /// memory capped for hostile patterns.
-fn pattern(p: &str) -> Result<regex::Regex, Failure> {
+pub(crate) fn pattern(p: &str) -> Result<regex::Regex, Failure> {
     if p.is_empty() || p.len() > MAX_PATTERN_LEN {
         return Err(Failure::invalid(format!(
             "`pattern` must be 1 to {MAX_PATTERN_LEN} bytes long"
@@ -203,7 +213,7 @@ fn pattern(p: &str) -> Result<regex::Regex, Failure> {
         .map_err(|e| Failure::invalid(format!("invalid regex: {e}")))
 }
 
-fn wait_for(seconds: Option<u64>) -> Duration {
+pub(crate) fn wait_for(seconds: Option<u64>) -> Duration {
     seconds.map_or(DEFAULT_WAIT, Duration::from_secs).min(MAX_WAIT)
 }
 
@@ -218,7 +228,7 @@ fn stream_of(name: Option<&str>) -> Result<Stream, Failure> {
 }
 
 /// The refusal of a wait the client cancelled: the job is untouched.
-fn wait_cancelled() -> Failure {
+pub(crate) fn wait_cancelled() -> Failure {
     Failure::new(
         ErrorCode::Cancelled,
         "the client cancelled the call, so the wait ended; the job goes on",

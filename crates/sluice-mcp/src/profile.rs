@@ -23,6 +23,8 @@ pub(crate) fn minimum(tool: &str) -> Option<Profile> {
         | "cancel_job" | "list_jobs" => Profile::Agent,
         // Typing into a job changes it (`Engine::job_to_write`): never below agent.
         "write_job_input" => Profile::Agent,
+        // A request to a job's server may change what it serves (POST): as commands.
+        "fetch_from_job" => Profile::Agent,
         _ => return None,
     })
 }

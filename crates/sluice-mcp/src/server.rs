@@ -75,7 +75,8 @@ impl SluiceServer {
             + SluiceServer::media_tools()
             + SluiceServer::write_tools()
             + SluiceServer::exec_tools()
-            + SluiceServer::live_tools();
+            + SluiceServer::live_tools()
+            + SluiceServer::port_tools();
         for route in router.map.values_mut() {
             if let Some(schema) = &route.attr.output_schema {
                 route.attr.output_schema = Some(Arc::new(admit_refusals(schema)));

@@ -85,6 +85,11 @@ impl Jail {
             check(libc::chdir(self.cwd.as_ptr()))?;
             drop_capabilities()?;
             before_exec()?;
+            if let Some(channel) = self.ports {
+                if check(libc::fork())? == 0 {
+                    port_keeper(channel);
+                }
+            }
             let job = check(libc::fork())?;
             if job > 0 {
                 init_loop(job, pipe[1]);
@@ -241,6 +246,14 @@ unsafe fn send_proxy_listener(channel: i32) -> std::io::Result<()> {
             std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t,
         ))?;
         check(libc::listen(s.0, 128))?;
+        send_fd(channel, s.0)
+    }
+}
+
+/// Sends `fd` over the socket pair `channel` as SCM_RIGHTS with a one-byte message.
+unsafe fn send_fd(channel: i32, fd: i32) -> std::io::Result<()> {
+    // SAFETY: sendmsg with structs on the stack.
+    unsafe {
         // One descriptor as SCM_RIGHTS, in a buffer aligned for cmsghdr.
         let mut control = [0u64; 4];
         let mut byte = 0u8;
@@ -254,7 +267,7 @@ unsafe fn send_proxy_listener(channel: i32) -> std::io::Result<()> {
         (*cmsg).cmsg_level = libc::SOL_SOCKET;
         (*cmsg).cmsg_type = libc::SCM_RIGHTS;
         (*cmsg).cmsg_len = libc::CMSG_LEN(std::mem::size_of::<i32>() as u32) as _;
-        std::ptr::write_unaligned(libc::CMSG_DATA(cmsg).cast::<i32>(), s.0);
+        std::ptr::write_unaligned(libc::CMSG_DATA(cmsg).cast::<i32>(), fd);
         if libc::sendmsg(channel, &msg, libc::MSG_NOSIGNAL) != 1 {
             return Err(std::io::Error::last_os_error());
         }
@@ -349,6 +362,37 @@ unsafe fn init_loop(job: i32, status: i32) -> ! {
             }
             if pid < 0 && errno() == libc::ECHILD {
                 libc::_exit(1);
+            }
+        }
+    }
+}
+
+/// The job's port keeper ([`crate::publish`]): for each byte the engine sends, an unconnected
+/// TCP socket of the job's network namespace goes back. It ignores the signals a Ctrl-C or a
+/// polite stop sends the job's process group, and ends with the namespace or the channel.
+unsafe fn port_keeper(channel: i32) -> ! {
+    // SAFETY: system calls only; never returns.
+    unsafe {
+        close_all_but(channel);
+        for sig in [libc::SIGTERM, libc::SIGINT, libc::SIGHUP, libc::SIGQUIT, libc::SIGPIPE] {
+            libc::signal(sig, libc::SIG_IGN);
+        }
+        loop {
+            let mut byte = 0u8;
+            let n = libc::read(channel, (&mut byte as *mut u8).cast(), 1);
+            if n == 0 || (n < 0 && errno() != libc::EINTR) {
+                libc::_exit(0);
+            }
+            if n < 0 {
+                continue;
+            }
+            let s = libc::socket(libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0);
+            if s < 0 || send_fd(channel, s).is_err() {
+                // No descriptor: the engine's wait for one ends in an error.
+                libc::send(channel, (&byte as *const u8).cast(), 1, libc::MSG_NOSIGNAL);
+            }
+            if s >= 0 {
+                libc::close(s);
             }
         }
     }

@@ -154,6 +154,8 @@ pub(crate) struct Jail {
     /// The job's end of the socket pair its proxy listener is passed to the engine over
     /// (`registries` network, [`crate::egress`]).
     proxy: Option<i32>,
+    /// The job's end of the socket pair to its port keeper ([`crate::publish`]).
+    ports: Option<i32>,
     cwd: CString,
 }
 
@@ -194,6 +196,9 @@ pub(crate) struct JailSpec<'a> {
     /// With [`JailSpec::own_network`]: the descriptor (close-on-exec) over which the job's
     /// proxy listener goes to the engine.
     pub proxy: Option<i32>,
+    /// With [`JailSpec::own_network`]: the descriptor (close-on-exec) over which the port
+    /// keeper sends the engine sockets of the job's namespace (published ports).
+    pub ports: Option<i32>,
     pub cwd: &'a Path,
 }
 
@@ -424,6 +429,7 @@ impl Jail {
             gid_map: format!("{gid} {gid} 1\n").into_bytes(),
             new_net: spec.own_network,
             proxy: spec.proxy.filter(|_| spec.own_network),
+            ports: spec.ports.filter(|_| spec.own_network),
             cwd: cstr(spec.cwd.as_os_str())?,
         })
     }

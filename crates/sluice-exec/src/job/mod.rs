@@ -160,6 +160,9 @@ pub struct JobRequest {
     /// Whether its owner may type into it, and through what ([`Interactive`]); `None`: stdin
     /// is `/dev/null`.
     pub interactive: Option<Interactive>,
+    /// Ports its program will listen on, to forward from the host's loopback while it runs
+    /// ([`crate::publish`]).
+    pub publish: Vec<u16>,
 }
 
 /// One job's persistent facts, handed to the registry's observer on every state change
@@ -222,6 +225,8 @@ pub struct JobStatus {
     pub owner: Option<String>,
     /// Whether it takes input, and through what.
     pub interactive: Option<Interactive>,
+    /// Its published ports, while it runs.
+    pub ports: Vec<crate::publish::PublishedPort>,
 }
 
 /// CPU and memory of a job's whole tree at one moment.
@@ -303,6 +308,8 @@ struct Job {
     meter: Mutex<input::InputMeter>,
     /// Bytes of output so far, both streams: waiters wake on every change.
     output: watch::Sender<u64>,
+    /// Its published ports while it runs; `None` before it starts and after it ends.
+    ports: Mutex<Option<std::sync::Arc<crate::publish::Ports>>>,
 }
 
 impl Job {
@@ -334,6 +341,7 @@ impl Job {
             lost: false,
             owner: self.owner.clone(),
             interactive: self.interactive,
+            ports: lock(&self.ports).as_ref().map(|p| p.published.clone()).unwrap_or_default(),
         }
     }
 

@@ -93,6 +93,7 @@ impl Jobs {
             input: Mutex::new(None),
             meter: Mutex::new(InputMeter::default()),
             output: watch::channel(0).0,
+            ports: Mutex::new(None),
         });
         if can_run {
             launch(&self.inner, &job, req)?;
@@ -190,6 +191,19 @@ impl Jobs {
         {
             let _ = interrupt;
             input::write(end, kind, parts, &|| false)
+        }
+    }
+
+    /// Whether something accepts connections on the job's published `port` now (a readiness
+    /// probe, inside the job's network namespace).
+    pub fn port_accepting(&self, id: &JobId, port: u16) -> Result<bool, ExecError> {
+        let job = self.job(id)?;
+        let ports = lock(&job.ports).clone();
+        match ports {
+            Some(p) if p.published.iter().any(|pp| pp.port == port) => Ok(p.accepting(port)),
+            _ => Err(ExecError::NotPublished(format!(
+                "job {id} does not publish port {port} (or no longer runs); nothing was opened"
+            ))),
         }
     }
 

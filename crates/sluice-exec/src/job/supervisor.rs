@@ -22,7 +22,9 @@ use crate::spawn;
 /// Spawns the job's process and its threads. Called with the registry locked, so the job is
 /// running (and killable) before any stop can look at the registry.
 pub(super) fn launch(inner: &Arc<Inner>, job: &Arc<Job>, req: JobRequest) -> Result<(), ExecError> {
-    let spawned = spawn::spawn_with(&req.command, &req.sandbox, &req.path, req.interactive)?;
+    let live = spawn::Live { interactive: req.interactive, publish: req.publish.clone() };
+    let spawned = spawn::spawn_with(&req.command, &req.sandbox, &req.path, &live)?;
+    *lock(&job.ports) = spawned.ports.clone();
     let mut child = spawned.child;
     let tree = spawned.tree;
     // A terminal's master carries the job's output (one stream) and takes its input.
@@ -290,8 +292,9 @@ fn supervise(s: Supervision) {
         }
     }
     *lock(&job.control) = None;
-    // No input once it has ended: a write now is refused, not lost.
+    // No input once it has ended: a write now is refused, not lost. Its ports went with it.
     *lock(&job.input) = None;
+    *lock(&job.ports) = None;
     let inner = inner.upgrade();
     match &inner {
         Some(inner) => inner.set_state(&job, state),

@@ -46,6 +46,8 @@ use grants::check_grants;
 use grants::link_grants_in_home;
 #[cfg(target_os = "linux")]
 use proxy::ProxyChannel;
+#[cfg(target_os = "linux")]
+pub(crate) use proxy::receive_fd;
 #[cfg(unix)]
 use unix::{ChildSetup, prepare_unix};
 
@@ -164,6 +166,8 @@ pub struct Spawned {
     /// The engine's end of an interactive job's input.
     #[cfg(unix)]
     pub input: Option<SpawnedInput>,
+    /// Its published ports, forwarded while it runs.
+    pub ports: Option<Arc<crate::publish::Ports>>,
 }
 
 /// The engine's end of an interactive job's input ([`spawn_with`]).
@@ -199,22 +203,33 @@ pub fn spawn(
     sandbox: &Sandbox,
     path: &TrustedPath,
 ) -> Result<Spawned, ExecError> {
-    spawn_with(cmd, sandbox, path, None)
+    spawn_with(cmd, sandbox, path, &Live::default())
 }
 
-/// [`spawn`], with stdin a pipe or the job a terminal of its own when `interactive` says so
-/// (Unix only); the same sandbox either way.
+/// What a live job has beyond a plain one ([`spawn_with`]).
+#[derive(Debug, Clone, Default)]
+pub struct Live {
+    /// Its stdin a pipe, or a terminal of its own (Unix only).
+    pub interactive: Option<Interactive>,
+    /// Ports its program listens on, forwarded from the host's loopback ([`crate::publish`];
+    /// Linux, in a network namespace of its own).
+    pub publish: Vec<u16>,
+}
+
+/// [`spawn`], with the input and the published ports `live` asks for; the same sandbox.
 pub fn spawn_with(
     cmd: &ResolvedCommand,
     sandbox: &Sandbox,
     path: &TrustedPath,
-    interactive: Option<Interactive>,
+    live: &Live,
 ) -> Result<Spawned, ExecError> {
+    let interactive = live.interactive;
     if cfg!(windows) && interactive.is_some() {
         return Err(ExecError::NotInteractive(
             "interactive jobs need Linux or macOS; start it without `interactive`".into(),
         ));
     }
+    crate::publish::check_list(&live.publish)?;
     if !cmd.program.is_absolute() {
         return Err(ExecError::Invalid("the program must be resolved to an absolute path".into()));
     }
@@ -238,6 +253,29 @@ pub fn spawn_with(
     let channel = match registries {
         Some(_) => Some(ProxyChannel::new()?),
         None => None,
+    };
+    if !live.publish.is_empty()
+        && (!cfg!(target_os = "linux")
+            || !confinement.namespaces
+            || sandbox.network == Network::Allowed)
+    {
+        return Err(ExecError::CannotPublish(if sandbox.network == Network::Allowed {
+            "this project's network is on, so its jobs share the machine's network and Sluice \
+             cannot tell a job's server from the machine's other services; to publish ports, \
+             set the project's network to off or registries (a server needs neither)"
+                .into()
+        } else {
+            format!(
+                "publishing ports needs jobs in a network namespace of their own (Linux), \
+                 and here {}",
+                confinement.summary
+            )
+        }));
+    }
+    #[cfg(target_os = "linux")]
+    let keeper = match live.publish.is_empty() {
+        true => None,
+        false => Some(ProxyChannel::new()?),
     };
     // In namespaces the private folders are at one fixed place, whatever the data folder is.
     #[cfg(target_os = "linux")]
@@ -327,6 +365,10 @@ pub fn spawn_with(
             confinement: &confinement,
             proxy,
             terminal: interactive == Some(Interactive::Terminal),
+            #[cfg(target_os = "linux")]
+            ports: keeper.as_ref().map(|c| c.job.as_raw_fd()),
+            #[cfg(not(target_os = "linux"))]
+            ports: None,
         },
     )?;
     #[cfg(not(windows))]
@@ -356,6 +398,27 @@ pub fn spawn_with(
             return Err(ExecError::os("starting the job's registries proxy", e));
         }
     }
+    // The port keeper was forked beside the job: listen on the host's loopback for it.
+    #[cfg(target_os = "linux")]
+    let ports = match keeper {
+        Some(channel) => {
+            let published = crate::publish::Keeper::new(channel.into_engine_end())
+                .and_then(|k| crate::publish::forward(k, &live.publish, child.id()));
+            match published {
+                Ok(ports) => Some(ports),
+                Err(e) => {
+                    crate::kill::kill_tree(&Tree { leader: child.id(), marker }, std::time::Duration::ZERO);
+                    let _ = child.wait();
+                    return Err(ExecError::CannotPublish(format!(
+                        "the job's ports could not be published ({e}); nothing runs"
+                    )));
+                }
+            }
+        }
+        None => None,
+    };
+    #[cfg(not(target_os = "linux"))]
+    let ports = None;
     // Windows: in its own Job Object (kill on close), which the kill functions terminate.
     #[cfg(windows)]
     let child = {
@@ -367,9 +430,9 @@ pub fn spawn_with(
     };
     let tree = Tree { leader: child.id(), marker };
     #[cfg(unix)]
-    return Ok(Spawned { child, tree, confinement, input });
+    return Ok(Spawned { child, tree, confinement, input, ports });
     #[cfg(not(unix))]
-    Ok(Spawned { child, tree, confinement })
+    Ok(Spawned { child, tree, confinement, ports })
 }
 
 /// The `sandbox-exec` argv that runs `cmd` under its Seatbelt profile: writes only in the

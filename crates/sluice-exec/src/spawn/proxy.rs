@@ -38,30 +38,61 @@ impl ProxyChannel {
     /// The listener the job's side sent before its exec (so it is there once spawn returned).
     pub(super) fn receive(self) -> std::io::Result<OwnedFd> {
         drop(self.job);
-        let mut control = [0u64; 4];
-        let mut byte = 0u8;
-        let mut iov = libc::iovec { iov_base: (&mut byte as *mut u8).cast(), iov_len: 1 };
-        // SAFETY: recvmsg into buffers on the stack; a received descriptor is checked and owned.
-        unsafe {
-            let mut msg: libc::msghdr = std::mem::zeroed();
-            msg.msg_iov = &mut iov;
-            msg.msg_iovlen = 1;
-            msg.msg_control = control.as_mut_ptr().cast();
-            msg.msg_controllen = std::mem::size_of_val(&control) as _;
-            let flags = libc::MSG_DONTWAIT | libc::MSG_CMSG_CLOEXEC;
-            if libc::recvmsg(self.engine.as_raw_fd(), &mut msg, flags) != 1 {
-                return Err(std::io::Error::other("the job sent no proxy listener"));
-            }
-            let cmsg = libc::CMSG_FIRSTHDR(&msg);
-            if cmsg.is_null()
-                || (*cmsg).cmsg_level != libc::SOL_SOCKET
-                || (*cmsg).cmsg_type != libc::SCM_RIGHTS
-                || (*cmsg).cmsg_len as usize != libc::CMSG_LEN(4) as usize
-            {
-                return Err(std::io::Error::other("the job sent no proxy listener"));
-            }
-            let fd = std::ptr::read_unaligned(libc::CMSG_DATA(cmsg).cast::<i32>());
-            Ok(OwnedFd::from_raw_fd(fd))
+        // SAFETY: the engine's end, owned by `self`.
+        unsafe { receive_fd_flags(self.engine.as_raw_fd(), libc::MSG_DONTWAIT) }
+            .map_err(|_| std::io::Error::other("the job sent no proxy listener"))
+    }
+
+    /// The engine's end, for a channel that carries more than one descriptor (the port keeper
+    /// of [`crate::publish`]); the job's end is closed.
+    pub(super) fn into_engine_end(self) -> OwnedFd {
+        drop(self.job);
+        self.engine
+    }
+}
+
+/// One descriptor sent over the socket pair `fd` as SCM_RIGHTS with a one-byte message,
+/// received close-on-exec; waits for it.
+///
+/// # Safety
+/// `fd` must be an open socket.
+pub(crate) unsafe fn receive_fd(fd: i32) -> std::io::Result<OwnedFd> {
+    // SAFETY: the caller's promise.
+    unsafe { receive_fd_flags(fd, 0) }
+}
+
+unsafe fn receive_fd_flags(fd: i32, flags: i32) -> std::io::Result<OwnedFd> {
+    let mut control = [0u64; 4];
+    let mut byte = 0u8;
+    let mut iov = libc::iovec { iov_base: (&mut byte as *mut u8).cast(), iov_len: 1 };
+    let none = || std::io::Error::other("no descriptor came over the channel");
+    // SAFETY: recvmsg into buffers on the stack; a received descriptor is checked and owned.
+    unsafe {
+        let mut msg: libc::msghdr = std::mem::zeroed();
+        msg.msg_iov = &mut iov;
+        msg.msg_iovlen = 1;
+        msg.msg_control = control.as_mut_ptr().cast();
+        msg.msg_controllen = std::mem::size_of_val(&control) as _;
+        if libc::recvmsg(fd, &mut msg, flags | libc::MSG_CMSG_CLOEXEC) != 1 {
+            return Err(none());
+        }
+        let cmsg = libc::CMSG_FIRSTHDR(&msg);
+        if cmsg.is_null()
+            || (*cmsg).cmsg_level != libc::SOL_SOCKET
+            || (*cmsg).cmsg_type != libc::SCM_RIGHTS
+        {
+            return Err(none());
+        }
+        // Every descriptor that came is ours now: all but exactly one are closed again.
+        let data = libc::CMSG_DATA(cmsg).cast::<i32>();
+        let count = ((*cmsg).cmsg_len as usize).saturating_sub(libc::CMSG_LEN(0) as usize) / 4;
+        let fds: Vec<OwnedFd> = (0..count.min(4))
+            .map(|i| OwnedFd::from_raw_fd(std::ptr::read_unaligned(data.add(i))))
+            .collect();
+        let mut fds = fds.into_iter();
+        match (fds.next(), fds.next()) {
+            (Some(fd), None) => Ok(fd),
+            _ => Err(none()),
         }
     }
 }

@@ -32,6 +32,8 @@ pub(super) struct ChildSetup<'a> {
     pub(super) proxy: Option<i32>,
     /// Its stdin is a terminal of its own, to become its controlling terminal.
     pub(super) terminal: bool,
+    /// The job's end of its port keeper's channel (Linux, published ports).
+    pub(super) ports: Option<i32>,
 }
 
 /// Prepares `command`'s child: resource limits, and on Linux its namespaces or the fallback
@@ -39,8 +41,18 @@ pub(super) struct ChildSetup<'a> {
 pub(super) fn prepare_unix(command: &mut Command, setup: ChildSetup<'_>) -> Result<(), ExecError> {
     use std::os::unix::process::CommandExt;
 
-    let ChildSetup { cmd, sandbox, path, cwd, marker, required, confinement, proxy, terminal } =
-        setup;
+    let ChildSetup {
+        cmd,
+        sandbox,
+        path,
+        cwd,
+        marker,
+        required,
+        confinement,
+        proxy,
+        terminal,
+        ports,
+    } = setup;
 
     // Everything the child needs is computed here, in the parent.
     use rustix::process::Resource;
@@ -63,11 +75,11 @@ pub(super) fn prepare_unix(command: &mut Command, setup: ChildSetup<'_>) -> Resu
         }
     };
     #[cfg(not(target_os = "linux"))]
-    let _ = (marker, cmd, path, cwd, confinement, proxy);
+    let _ = (marker, cmd, path, cwd, confinement, proxy, ports);
 
     #[cfg(target_os = "linux")]
     let jail = if confinement.namespaces {
-        Some(linux_jail(cmd, sandbox, path, cwd, proxy)?)
+        Some(linux_jail(cmd, sandbox, path, cwd, (proxy, ports))?)
     } else {
         None
     };
@@ -227,7 +239,7 @@ fn linux_jail(
     sandbox: &Sandbox,
     path: &TrustedPath,
     cwd: &Path,
-    proxy: Option<i32>,
+    (proxy, ports): (Option<i32>, Option<i32>),
 ) -> Result<crate::jail::Jail, ExecError> {
     let home = std::env::var_os("HOME").map(PathBuf::from).filter(|h| h.is_absolute());
     let mut path_dirs = path.dirs().to_vec();
@@ -267,6 +279,7 @@ fn linux_jail(
         cargo_home: cargo_home.as_deref(),
         own_network: sandbox.network != Network::Allowed,
         proxy,
+        ports,
         cwd,
     })
 }

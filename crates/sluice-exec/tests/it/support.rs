@@ -53,6 +53,7 @@ impl Fixture {
             secrets: Vec::new(),
             owner: None,
             interactive: None,
+            publish: Vec::new(),
         }
     }
 }

@@ -1,0 +1,351 @@
+//! Published ports: a dev server a job starts, reachable from the user's browser and the
+//! assistant, while the job keeps its own network namespace (inbound only).
+//!
+//! How it is wired (Linux, in namespaces): a small process of the job's, the port keeper,
+//! lives in the job's namespaces ([`crate::jail`] forks it beside the job) and does one thing:
+//! for each byte the engine sends over a socket pair, it makes an unconnected TCP socket and
+//! sends it back. A socket stays in the network namespace it was made in, so the engine
+//! connects it to `127.0.0.1:port` *of the job's namespace*, and copies bytes between it and a
+//! connection accepted on a listener of its own on the host's loopback. Nothing else crosses:
+//! the job still has no route out, and a connection made this way reaches only the job's
+//! loopback (never the engine's port, nor the machine's other services).
+//!
+//! The keeper runs the job's uid, so the job could replace what it sends: the engine checks each
+//! socket it receives (TCP over IPv4, unconnected, and in a network namespace that is not the
+//! engine's) and drops anything else. A job can at worst break its own forwarding.
+//!
+//! Written by hand: the pieces (fd passing, a checked connect) are small, and the proxies that
+//! exist (slirp4netns, pasta) bring a whole user-mode network the job does not need.
+
+#![cfg_attr(not(target_os = "linux"), allow(dead_code))]
+
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::Duration;
+
+use serde::Serialize;
+
+/// The most ports one job may publish.
+pub const MAX_PUBLISHED: usize = 4;
+/// The most forwarded connections open at once, per job.
+pub const MAX_CONNECTIONS: usize = 64;
+/// How long a connection into the job's namespace may take to open.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// One published port: the job's, and where it is on the host's loopback.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct PublishedPort {
+    /// The port the job's program listens on, inside its namespace.
+    pub port: u16,
+    /// The port on the host's `127.0.0.1` that forwards to it.
+    pub host_port: u16,
+}
+
+/// A job's published ports and the means to open connections to them (while the job runs).
+pub struct Ports {
+    pub published: Vec<PublishedPort>,
+    #[cfg(target_os = "linux")]
+    keeper: std::sync::Arc<imp::Keeper>,
+    ended: AtomicBool,
+    open: AtomicUsize,
+}
+
+impl std::fmt::Debug for Ports {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Ports").field("published", &self.published).finish()
+    }
+}
+
+impl Ports {
+    /// Whether something accepts connections on the job's `port` now (a readiness probe).
+    pub fn accepting(&self, port: u16) -> bool {
+        #[cfg(target_os = "linux")]
+        {
+            !self.ended.load(Ordering::SeqCst) && self.keeper.connect(port).is_ok()
+        }
+        #[cfg(not(target_os = "linux"))]
+        {
+            let _ = port;
+            false
+        }
+    }
+}
+
+/// Refuses a publish list that is not a few distinct, non-zero ports.
+pub fn check_list(ports: &[u16]) -> Result<(), crate::ExecError> {
+    if ports.len() > MAX_PUBLISHED {
+        return Err(crate::ExecError::Limit(format!(
+            "a job publishes at most {MAX_PUBLISHED} ports; this one asked for {}",
+            ports.len()
+        )));
+    }
+    for (i, p) in ports.iter().enumerate() {
+        if *p == 0 || ports[..i].contains(p) {
+            return Err(crate::ExecError::Invalid(format!(
+                "port {p} cannot be published: ports are 1 to 65535, each named once"
+            )));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(target_os = "linux")]
+pub(crate) use imp::{Keeper, forward};
+
+#[cfg(target_os = "linux")]
+mod imp {
+    use std::net::{Ipv4Addr, SocketAddrV4, TcpListener, TcpStream};
+    use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+    use std::sync::Arc;
+    use std::sync::atomic::Ordering;
+
+    use super::*;
+
+    /// `SIOCGSKNS` (linux/sockios.h): a descriptor of a socket's network namespace.
+    const SIOCGSKNS: libc::c_ulong = 0x894C;
+
+    /// The engine's end of the channel to a job's port keeper.
+    pub(crate) struct Keeper {
+        channel: Mutex<OwnedFd>,
+        /// The engine's own network namespace (device, inode), which no socket may be in.
+        own_net: (u64, u64),
+    }
+
+    impl Keeper {
+        pub(crate) fn new(channel: OwnedFd) -> std::io::Result<Keeper> {
+            use std::os::unix::fs::MetadataExt;
+            let meta = std::fs::metadata("/proc/self/ns/net")?;
+            Ok(Keeper { channel: Mutex::new(channel), own_net: (meta.dev(), meta.ino()) })
+        }
+
+        /// A new TCP connection to `127.0.0.1:port` in the job's network namespace.
+        pub(crate) fn connect(&self, port: u16) -> std::io::Result<TcpStream> {
+            let socket = self.socket()?;
+            connect_within(&socket, port, CONNECT_TIMEOUT)?;
+            Ok(TcpStream::from(socket))
+        }
+
+        /// An unconnected TCP socket of the job's namespace, checked.
+        fn socket(&self) -> std::io::Result<OwnedFd> {
+            let channel = self.channel.lock().unwrap_or_else(|p| p.into_inner());
+            let fd = channel.as_raw_fd();
+            // SAFETY: send/poll/recvmsg on the channel with buffers on the stack; a received
+            // descriptor is owned at once.
+            let received = unsafe {
+                if libc::send(fd, [1u8].as_ptr().cast(), 1, libc::MSG_NOSIGNAL) != 1 {
+                    return Err(std::io::Error::other("the job's port keeper has ended"));
+                }
+                let mut pfd = libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
+                if libc::poll(&mut pfd, 1, CONNECT_TIMEOUT.as_millis() as i32) != 1 {
+                    return Err(std::io::Error::other("the job's port keeper did not answer"));
+                }
+                crate::spawn::receive_fd(fd)?
+            };
+            self.check(&received)?;
+            Ok(received)
+        }
+
+        /// TCP over IPv4, not connected, and not in the engine's network namespace.
+        fn check(&self, socket: &OwnedFd) -> std::io::Result<()> {
+            use std::os::unix::fs::MetadataExt;
+            let bad = || std::io::Error::other("the job's port keeper sent something else");
+            let int_opt = |opt| -> std::io::Result<i32> {
+                let mut v: libc::c_int = 0;
+                let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
+                // SAFETY: getsockopt into an int on the stack.
+                let rc = unsafe {
+                    libc::getsockopt(
+                        socket.as_raw_fd(),
+                        libc::SOL_SOCKET,
+                        opt,
+                        (&mut v as *mut libc::c_int).cast(),
+                        &mut len,
+                    )
+                };
+                if rc == 0 { Ok(v) } else { Err(bad()) }
+            };
+            if int_opt(libc::SO_DOMAIN)? != libc::AF_INET || int_opt(libc::SO_TYPE)? != libc::SOCK_STREAM
+            {
+                return Err(bad());
+            }
+            let mut addr: libc::sockaddr_in = unsafe { std::mem::zeroed() };
+            let mut len = std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t;
+            // SAFETY: getpeername into a sockaddr on the stack.
+            let connected = unsafe {
+                libc::getpeername(socket.as_raw_fd(), (&mut addr as *mut libc::sockaddr_in).cast(), &mut len)
+            } == 0;
+            if connected {
+                return Err(bad());
+            }
+            // SAFETY: an ioctl that returns a new descriptor, owned at once.
+            let ns = unsafe { libc::ioctl(socket.as_raw_fd(), SIOCGSKNS as _) };
+            if ns < 0 {
+                return Err(bad());
+            }
+            // SAFETY: just returned, owned only here.
+            let ns = std::fs::File::from(unsafe { OwnedFd::from_raw_fd(ns) });
+            let meta = ns.metadata()?;
+            if (meta.dev(), meta.ino()) == self.own_net {
+                return Err(bad());
+            }
+            Ok(())
+        }
+    }
+
+    /// Connects the non-blocking-for-now `socket` to the job's `127.0.0.1:port` within
+    /// `timeout`, and leaves it blocking.
+    fn connect_within(socket: &OwnedFd, port: u16, timeout: std::time::Duration) -> std::io::Result<()> {
+        let fd = socket.as_raw_fd();
+        let target = SocketAddrV4::new(Ipv4Addr::LOCALHOST, port);
+        let mut addr: libc::sockaddr_in = unsafe { std::mem::zeroed() };
+        addr.sin_family = libc::AF_INET as libc::sa_family_t;
+        addr.sin_port = target.port().to_be();
+        addr.sin_addr.s_addr = u32::from(*target.ip()).to_be();
+        // SAFETY: fcntl, connect, poll and getsockopt on a descriptor we own, structs on the stack.
+        unsafe {
+            let flags = libc::fcntl(fd, libc::F_GETFL);
+            libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK);
+            let rc = libc::connect(
+                fd,
+                (&addr as *const libc::sockaddr_in).cast(),
+                std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t,
+            );
+            if rc != 0 {
+                let e = std::io::Error::last_os_error();
+                if e.raw_os_error() != Some(libc::EINPROGRESS) {
+                    return Err(e);
+                }
+                let mut pfd = libc::pollfd { fd, events: libc::POLLOUT, revents: 0 };
+                if libc::poll(&mut pfd, 1, timeout.as_millis() as i32) != 1 {
+                    return Err(std::io::ErrorKind::TimedOut.into());
+                }
+                let mut err: libc::c_int = 0;
+                let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
+                libc::getsockopt(
+                    fd,
+                    libc::SOL_SOCKET,
+                    libc::SO_ERROR,
+                    (&mut err as *mut libc::c_int).cast(),
+                    &mut len,
+                );
+                if err != 0 {
+                    return Err(std::io::Error::from_raw_os_error(err));
+                }
+            }
+            libc::fcntl(fd, libc::F_SETFL, flags & !libc::O_NONBLOCK);
+        }
+        Ok(())
+    }
+
+    /// A listener on the host's loopback for `port`: the same number when it is free, so links
+    /// a project's configuration names keep working, else one the system picks.
+    fn host_listener(port: u16) -> std::io::Result<TcpListener> {
+        TcpListener::bind((Ipv4Addr::LOCALHOST, port))
+            .or_else(|_| TcpListener::bind((Ipv4Addr::LOCALHOST, 0)))
+    }
+
+    /// Publishes `ports` of the job whose outer process is `job`: binds the host's listeners
+    /// now, and forwards their connections on a thread of its own until the job ends.
+    pub(crate) fn forward(keeper: Keeper, ports: &[u16], job: u32) -> std::io::Result<Arc<Ports>> {
+        // SAFETY: pidfd_open with integers; the result is a new descriptor owned here.
+        let pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, job as libc::pid_t, 0) };
+        if pidfd < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        // SAFETY: just opened, owned only here.
+        let pidfd = unsafe { OwnedFd::from_raw_fd(pidfd as i32) };
+        let mut listeners = Vec::new();
+        let mut published = Vec::new();
+        for &port in ports {
+            let listener = host_listener(port)?;
+            published.push(PublishedPort { port, host_port: listener.local_addr()?.port() });
+            listeners.push((port, listener));
+        }
+        let ports = Arc::new(Ports {
+            published,
+            keeper: Arc::new(keeper),
+            ended: AtomicBool::new(false),
+            open: AtomicUsize::new(0),
+        });
+        let served = ports.clone();
+        std::thread::Builder::new()
+            .name("sluice-ports".into())
+            .spawn(move || serve(&served, &listeners, &pidfd))?;
+        Ok(ports)
+    }
+
+    fn serve(ports: &Arc<Ports>, listeners: &[(u16, TcpListener)], pidfd: &OwnedFd) {
+        let mut fds: Vec<libc::pollfd> = listeners
+            .iter()
+            .map(|(_, l)| libc::pollfd { fd: l.as_raw_fd(), events: libc::POLLIN, revents: 0 })
+            .collect();
+        fds.push(libc::pollfd { fd: pidfd.as_raw_fd(), events: libc::POLLIN, revents: 0 });
+        loop {
+            fds.iter_mut().for_each(|f| f.revents = 0);
+            // SAFETY: poll on pollfds this function owns.
+            let n = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, -1) };
+            if n < 0 {
+                if std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
+                    continue;
+                }
+                break;
+            }
+            // The job ended: the listeners close with this thread.
+            if fds[listeners.len()].revents != 0 {
+                break;
+            }
+            for (i, (port, listener)) in listeners.iter().enumerate() {
+                if fds[i].revents == 0 {
+                    continue;
+                }
+                let Ok((client, _)) = listener.accept() else { continue };
+                if ports.open.fetch_add(1, Ordering::SeqCst) >= MAX_CONNECTIONS {
+                    ports.open.fetch_sub(1, Ordering::SeqCst);
+                    drop(client);
+                    continue;
+                }
+                let (ports, port) = (ports.clone(), *port);
+                let _ = std::thread::Builder::new().name("sluice-ports-conn".into()).spawn(
+                    move || {
+                        if let Ok(upstream) = ports.keeper.connect(port) {
+                            relay(client, upstream);
+                        }
+                        ports.open.fetch_sub(1, Ordering::SeqCst);
+                    },
+                );
+            }
+        }
+        ports.ended.store(true, Ordering::SeqCst);
+    }
+
+    /// Bytes both ways until either side closes.
+    fn relay(mut client: TcpStream, mut upstream: TcpStream) {
+        let (Ok(mut client_rx), Ok(mut upstream_tx)) = (client.try_clone(), upstream.try_clone())
+        else {
+            return;
+        };
+        let up = std::thread::Builder::new().name("sluice-ports-up".into()).spawn(move || {
+            let _ = std::io::copy(&mut client_rx, &mut upstream_tx);
+            let _ = upstream_tx.shutdown(std::net::Shutdown::Write);
+        });
+        let _ = std::io::copy(&mut upstream, &mut client);
+        let _ = client.shutdown(std::net::Shutdown::Both);
+        let _ = upstream.shutdown(std::net::Shutdown::Both);
+        if let Ok(up) = up {
+            let _ = up.join();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_publish_list_is_a_few_distinct_real_ports() {
+        assert!(check_list(&[3000, 8000]).is_ok());
+        assert!(matches!(check_list(&[0]), Err(crate::ExecError::Invalid(_))));
+        assert!(matches!(check_list(&[80, 80]), Err(crate::ExecError::Invalid(_))));
+        assert!(matches!(check_list(&[1, 2, 3, 4, 5]), Err(crate::ExecError::Limit(_))));
+    }
+}
