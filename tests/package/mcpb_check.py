@@ -26,7 +26,11 @@ import zipfile
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
-EXPECTED_TOOLS = 30
+# Every tool the server has: the golden `tools/list` the MCP crate's tests keep exact.
+GOLDEN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "crates",
+                      "sluice-mcp", "tests", "tools-list.json")
+with open(GOLDEN) as golden:
+    EXPECTED_TOOLS = len(json.load(golden))
 
 
 def fail(what, got=None):
