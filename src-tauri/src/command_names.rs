@@ -27,6 +27,7 @@ pub const COMMAND_NAMES: &[&str] = &[
     "list_jobs",
     "job_logs",
     "cancel_job",
+    "open_job_port",
     "emergency_stop",
     "set_project_network",
     "set_registries",

@@ -114,6 +114,8 @@ export const api = {
   listJobs: () => call("list_jobs", {}),
   jobLogs: (query: JobLogsQuery) => call("job_logs", { query }),
   cancelJob: (id: string) => call("cancel_job", { id }),
+  /** Opens a port the job publishes in the user's browser (the engine builds the link). */
+  openJobPort: (id: string, port: number) => call("open_job_port", { id, port }),
   /** Kills every job, denies every waiting approval, refuses AI requests until resumed. */
   emergencyStop: () => call("emergency_stop", {}),
   /** On, off, or `null` for the mode's default; turning it on asks in a native dialog. */

@@ -62,6 +62,11 @@ fn row(r: &JobRecord) -> JobRow {
         created_ms: r.created_ms,
         started_ms: r.started_ms,
         ended_ms: r.ended_ms,
+        ports: (!r.ports.is_empty()).then(|| {
+            let pairs: Vec<String> =
+                r.ports.iter().map(|p| format!("{}:{}", p.port, p.host_port)).collect();
+            pairs.join(",")
+        }),
     }
 }
 

@@ -164,15 +164,21 @@ mod imp {
                 };
                 if rc == 0 { Ok(v) } else { Err(bad()) }
             };
-            if int_opt(libc::SO_DOMAIN)? != libc::AF_INET || int_opt(libc::SO_TYPE)? != libc::SOCK_STREAM
+            if int_opt(libc::SO_DOMAIN)? != libc::AF_INET
+                || int_opt(libc::SO_TYPE)? != libc::SOCK_STREAM
             {
                 return Err(bad());
             }
+            // SAFETY: a plain C struct, all zeros is a valid value.
             let mut addr: libc::sockaddr_in = unsafe { std::mem::zeroed() };
             let mut len = std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t;
             // SAFETY: getpeername into a sockaddr on the stack.
             let connected = unsafe {
-                libc::getpeername(socket.as_raw_fd(), (&mut addr as *mut libc::sockaddr_in).cast(), &mut len)
+                libc::getpeername(
+                    socket.as_raw_fd(),
+                    (&mut addr as *mut libc::sockaddr_in).cast(),
+                    &mut len,
+                )
             } == 0;
             if connected {
                 return Err(bad());
@@ -194,9 +200,14 @@ mod imp {
 
     /// Connects the non-blocking-for-now `socket` to the job's `127.0.0.1:port` within
     /// `timeout`, and leaves it blocking.
-    fn connect_within(socket: &OwnedFd, port: u16, timeout: std::time::Duration) -> std::io::Result<()> {
+    fn connect_within(
+        socket: &OwnedFd,
+        port: u16,
+        timeout: std::time::Duration,
+    ) -> std::io::Result<()> {
         let fd = socket.as_raw_fd();
         let target = SocketAddrV4::new(Ipv4Addr::LOCALHOST, port);
+        // SAFETY: a plain C struct, all zeros is a valid value.
         let mut addr: libc::sockaddr_in = unsafe { std::mem::zeroed() };
         addr.sin_family = libc::AF_INET as libc::sa_family_t;
         addr.sin_port = target.port().to_be();
@@ -305,14 +316,13 @@ mod imp {
                     continue;
                 }
                 let (ports, port) = (ports.clone(), *port);
-                let _ = std::thread::Builder::new().name("sluice-ports-conn".into()).spawn(
-                    move || {
+                let _ =
+                    std::thread::Builder::new().name("sluice-ports-conn".into()).spawn(move || {
                         if let Ok(upstream) = ports.keeper.connect(port) {
                             relay(client, upstream);
                         }
                         ports.open.fetch_sub(1, Ordering::SeqCst);
-                    },
-                );
+                    });
             }
         }
         ports.ended.store(true, Ordering::SeqCst);
@@ -340,6 +350,131 @@ mod imp {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The keeper runs the job's uid, so the job could make it send anything: a socket of the
+    /// engine's own namespace (which would reach the engine's port), a connected one, a Unix
+    /// socket, two at once. Each is refused, and the engine keeps none of them open.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_hostile_keeper_hands_the_engine_nothing_it_would_use() {
+        use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+        let host = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        let port = host.local_addr().expect("addr").port();
+        let offers: Vec<Box<dyn Fn() -> Vec<OwnedFd> + Send>> = vec![
+            // A fresh TCP socket, but made in the engine's namespace.
+            Box::new(|| vec![tcp_socket()]),
+            // Already connected (to the host service).
+            Box::new(move || {
+                let s = std::net::TcpStream::connect(("127.0.0.1", port)).expect("connect");
+                vec![OwnedFd::from(s)]
+            }),
+            // Not TCP.
+            Box::new(|| {
+                let (a, _b) = std::os::unix::net::UnixStream::pair().expect("pair");
+                vec![OwnedFd::from(a)]
+            }),
+            // Two at once.
+            Box::new(|| vec![tcp_socket(), tcp_socket()]),
+        ];
+        for offer in offers {
+            let mut fds = [0; 2];
+            // SAFETY: socketpair fills two descriptors, owned at once below.
+            let rc = unsafe {
+                libc::socketpair(
+                    libc::AF_UNIX,
+                    libc::SOCK_SEQPACKET | libc::SOCK_CLOEXEC,
+                    0,
+                    fds.as_mut_ptr(),
+                )
+            };
+            assert_eq!(rc, 0);
+            // SAFETY: just created, owned only here.
+            let (engine, job) =
+                unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+            let keeper = Keeper::new(engine).expect("keeper");
+            let hostile = std::thread::spawn(move || {
+                let mut byte = [0u8; 1];
+                // SAFETY: a read into a buffer on the stack.
+                let n = unsafe { libc::read(job.as_raw_fd(), byte.as_mut_ptr().cast(), 1) };
+                assert_eq!(n, 1);
+                let fds = offer();
+                send_fds(job.as_raw_fd(), &fds);
+                fds.iter().map(|fd| socket_inode(fd.as_raw_fd())).collect::<Vec<_>>()
+            });
+            let got = keeper.connect(port);
+            assert!(got.is_err(), "the engine connected through a socket the keeper chose");
+            let sent = hostile.join().expect("keeper thread");
+            // The keeper's copies are closed now: any left is the engine's.
+            for ino in sent {
+                assert!(!open_sockets().contains(&ino), "a socket the keeper sent was left open");
+            }
+        }
+        let accepted = {
+            host.set_nonblocking(true).expect("nonblocking");
+            let mut n = 0;
+            while host.accept().is_ok() {
+                n += 1;
+            }
+            n
+        };
+        // Only the offer that connected by itself reached the host service, and not through us.
+        assert_eq!(accepted, 1);
+    }
+
+    /// A fresh TCP socket of this process's (the engine's) network namespace.
+    #[cfg(target_os = "linux")]
+    fn tcp_socket() -> std::os::fd::OwnedFd {
+        use std::os::fd::FromRawFd;
+        // SAFETY: socket with integers; the new descriptor is owned at once.
+        unsafe {
+            let s = libc::socket(libc::AF_INET, libc::SOCK_STREAM, 0);
+            assert!(s >= 0);
+            std::os::fd::OwnedFd::from_raw_fd(s)
+        }
+    }
+
+    #[cfg(target_os = "linux")]
+    fn socket_inode(fd: i32) -> String {
+        let link = std::fs::read_link(format!("/proc/self/fd/{fd}")).expect("fd link");
+        link.to_string_lossy().into_owned()
+    }
+
+    /// What every open descriptor of this process points at (`socket:[inode]` for sockets).
+    #[cfg(target_os = "linux")]
+    fn open_sockets() -> Vec<String> {
+        std::fs::read_dir("/proc/self/fd")
+            .expect("fds")
+            .filter_map(|e| std::fs::read_link(e.ok()?.path()).ok())
+            .map(|l| l.to_string_lossy().into_owned())
+            .collect()
+    }
+
+    /// Sends `fds` as one SCM_RIGHTS message of one byte.
+    #[cfg(target_os = "linux")]
+    fn send_fds(channel: i32, fds: &[std::os::fd::OwnedFd]) {
+        use std::os::fd::AsRawFd;
+        let mut control = [0u64; 8];
+        let mut byte = 1u8;
+        let mut iov = libc::iovec { iov_base: (&mut byte as *mut u8).cast(), iov_len: 1 };
+        // SAFETY: sendmsg with buffers on the stack, sized for `fds`.
+        unsafe {
+            let mut msg: libc::msghdr = std::mem::zeroed();
+            msg.msg_iov = &mut iov;
+            msg.msg_iovlen = 1;
+            msg.msg_control = control.as_mut_ptr().cast();
+            let len = (4 * fds.len()) as u32;
+            msg.msg_controllen = libc::CMSG_SPACE(len) as _;
+            let cmsg = libc::CMSG_FIRSTHDR(&msg);
+            (*cmsg).cmsg_level = libc::SOL_SOCKET;
+            (*cmsg).cmsg_type = libc::SCM_RIGHTS;
+            (*cmsg).cmsg_len = libc::CMSG_LEN(len) as _;
+            let data = libc::CMSG_DATA(cmsg).cast::<i32>();
+            for (i, fd) in fds.iter().enumerate() {
+                std::ptr::write_unaligned(data.add(i), fd.as_raw_fd());
+            }
+            assert_eq!(libc::sendmsg(channel, &msg, 0), 1);
+        }
+    }
 
     #[test]
     fn a_publish_list_is_a_few_distinct_real_ports() {

@@ -43,6 +43,8 @@ pub trait Desktop: Sync {
     fn confirm(&self, question: Question) -> bool;
     /// Puts a secret on the clipboard for a short while.
     fn copy_secret(&self, text: String) -> Result<(), IpcError>;
+    /// Opens a link in the user's browser (a job's published port on 127.0.0.1, nothing else).
+    fn open_link(&self, url: String) -> Result<(), IpcError>;
 }
 
 /// The title of the dialog that confirms authorizing a folder (the e2e test answers it by it).
@@ -135,6 +137,11 @@ pub fn call(api: &Api<'_>, cmd: &str, args: Value) -> Result<Value, IpcError> {
         "list_jobs" => out(list_jobs(e)),
         "job_logs" => out(job_logs(e, arg!(args, query: JobLogsQuery))),
         "cancel_job" => out(cancel_job(e, &arg!(args, id: String))),
+        "open_job_port" => {
+            let (id, port) = arg!(args, id: String, port: u16);
+            let url = job_port_link(e, &id, port)?;
+            out(api.desktop.open_link(url))
+        }
         "emergency_stop" => out(emergency_stop(e, ctx)),
         "set_project_network" => {
             let args = arg!(args, args: SetNetwork);

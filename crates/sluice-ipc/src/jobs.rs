@@ -78,6 +78,18 @@ pub struct JobDto {
     pub processes: Option<u32>,
     /// How the job is confined (Landlock), one sentence.
     pub confinement: Option<String>,
+    /// `terminal` or `pipe` when the assistant that started it can type into it.
+    pub interactive: Option<String>,
+    /// Ports its server published, while it runs: each opens in the browser.
+    pub ports: Vec<JobPortDto>,
+}
+
+/// A port a job published, and where it is on this computer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct JobPortDto {
+    pub port: u16,
+    pub url: String,
 }
 
 impl JobDto {
@@ -100,6 +112,15 @@ impl JobDto {
             memory_bytes: j.sample.map(|s| s.memory_bytes),
             processes: j.sample.map(|s| u32::try_from(s.processes).unwrap_or(u32::MAX)),
             confinement: j.confinement.as_ref().map(|c| c.summary.clone()),
+            interactive: j.interactive.map(|i| i.as_str().to_owned()),
+            ports: j
+                .ports
+                .iter()
+                .map(|p| JobPortDto {
+                    port: p.port,
+                    url: format!("http://127.0.0.1:{}/", p.host_port),
+                })
+                .collect(),
         }
     }
 
@@ -230,6 +251,20 @@ pub fn job_logs(engine: &Engine, query: JobLogsQuery) -> Res<JobLogPage> {
 
 /// Cancels a queued or running job and returns once its whole process tree is dead (blocks
 /// for up to the kill grace: call it off the UI thread). A finished job is a `conflict`.
+/// The link of a port job `id` publishes now, to open in the user's browser. Only such a link:
+/// the window names a job and a port, never a URL, so its script cannot open anything else.
+pub fn job_port_link(engine: &Engine, id: &str, port: u16) -> Res<String> {
+    let jid = job_id(id)?;
+    let status = status(engine, &jid)?;
+    let published = status.ports.iter().find(|p| p.port == port).ok_or_else(|| {
+        Failure::new(
+            ErrorCode::PortNotPublished,
+            format!("job {id} does not publish port {port} now (it may have ended)"),
+        )
+    })?;
+    Ok(format!("http://127.0.0.1:{}/", published.host_port))
+}
+
 pub fn cancel_job(engine: &Engine, id: &str) -> Res<JobDto> {
     let jid = job_id(id)?;
     let before = status(engine, &jid)?;

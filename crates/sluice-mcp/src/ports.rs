@@ -107,7 +107,9 @@ impl Ready {
         };
         let until = match (&arg.http_path, &arg.log_pattern) {
             (Some(_), Some(_)) => {
-                return Err(Failure::invalid("`ready` takes `http_path` or `log_pattern`, not both"));
+                return Err(Failure::invalid(
+                    "`ready` takes `http_path` or `log_pattern`, not both",
+                ));
             }
             (Some(path), None) => {
                 check_path(path)?;
@@ -317,7 +319,8 @@ impl SluiceServer {
                     None => false,
                 },
                 Until::Log(re) => [Stream::Stdout, Stream::Stderr].into_iter().any(|stream| {
-                    jobs.logs(id, stream, 0, PATTERN_WINDOW).is_ok_and(|page| re.is_match(&page.text))
+                    jobs.logs(id, stream, 0, PATTERN_WINDOW)
+                        .is_ok_and(|page| re.is_match(&page.text))
                 }),
             };
             if met {
@@ -353,24 +356,18 @@ async fn send(host_port: u16, request: hyper::Request<Full<Bytes>>) -> Result<An
         .send_request(request)
         .await
         .map_err(|_| unreachable_now(host_port, "closed the connection without an answer"))?;
-    let (parts, body) = response.into_parts();
-    let mut body = body;
+    let (parts, mut body) = response.into_parts();
     let mut kept = Vec::new();
     let mut truncated = false;
-    while !head_only {
-        match body.frame().await {
-            Some(Ok(frame)) => {
-                if let Ok(data) = frame.into_data() {
-                    let room = MAX_RESPONSE_BODY - kept.len();
-                    kept.extend_from_slice(&data[..data.len().min(room)]);
-                    if data.len() > room {
-                        truncated = true;
-                        break;
-                    }
-                }
+    // A HEAD answer has no body, whatever its Content-Length says.
+    while !head_only && let Some(Ok(frame)) = body.frame().await {
+        if let Ok(data) = frame.into_data() {
+            let room = MAX_RESPONSE_BODY - kept.len();
+            kept.extend_from_slice(&data[..data.len().min(room)]);
+            if data.len() > room {
+                truncated = true;
+                break;
             }
-            Some(Err(_)) => break,
-            None => break,
         }
     }
     drop(conn);

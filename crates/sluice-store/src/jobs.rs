@@ -25,10 +25,12 @@ pub struct JobRow {
     pub created_ms: i64,
     pub started_ms: Option<i64>,
     pub ended_ms: Option<i64>,
+    /// Published ports while it runs: `port:host_port` pairs, comma-separated.
+    pub ports: Option<String>,
 }
 
 const COLUMNS: &str = "id, project_id, token_id, command, cwd, state, error, exit_code, signal, \
-                       created_ms, started_ms, ended_ms";
+                       created_ms, started_ms, ended_ms, ports";
 
 /// Jobs kept in the table; older finished ones are deleted by [`Store::prune_jobs`].
 pub const JOBS_KEPT: usize = 1000;
@@ -39,10 +41,11 @@ impl Store {
     pub fn upsert_job(&self, job: &JobRow) -> Result<(), StoreError> {
         self.conn().execute(
             "INSERT INTO jobs (id, project_id, token_id, command, cwd, state, error, exit_code,
-                               signal, created_ms, started_ms, ended_ms)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)
+                               signal, created_ms, started_ms, ended_ms, ports)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)
              ON CONFLICT (id) DO UPDATE SET
                  state = excluded.state, error = excluded.error, exit_code = excluded.exit_code,
+                 ports = excluded.ports,
                  signal = excluded.signal, started_ms = coalesce(excluded.started_ms, started_ms),
                  ended_ms = coalesce(excluded.ended_ms, ended_ms)",
             params![
@@ -57,7 +60,8 @@ impl Store {
                 job.signal,
                 job.created_ms,
                 job.started_ms,
-                job.ended_ms
+                job.ended_ms,
+                job.ports
             ],
         )?;
         Ok(())
@@ -97,7 +101,7 @@ impl Store {
     /// Returns how many were marked.
     pub fn mark_lost_jobs(&self, reason: &str, now_ms: i64) -> Result<usize, StoreError> {
         Ok(self.conn().execute(
-            "UPDATE jobs SET state = 'lost', error = ?1, ended_ms = ?2
+            "UPDATE jobs SET state = 'lost', error = ?1, ended_ms = ?2, ports = NULL
              WHERE state IN ('queued', 'running')",
             params![reason, now_ms],
         )?)
@@ -128,6 +132,7 @@ fn job_from_row(r: &Row<'_>) -> rusqlite::Result<JobRow> {
         created_ms: r.get(9)?,
         started_ms: r.get(10)?,
         ended_ms: r.get(11)?,
+        ports: r.get(12)?,
     })
 }
 
@@ -149,6 +154,7 @@ mod tests {
             created_ms: created,
             started_ms: None,
             ended_ms: None,
+            ports: None,
         }
     }
 
@@ -161,9 +167,12 @@ mod tests {
         let running = JobRow {
             state: "running".into(),
             started_ms: Some(5),
+            ports: Some("8000:41234".into()),
             ..row("job_a", p1.as_str(), "running", 1)
         };
         store.upsert_job(&running).expect("update");
+        let stored = store.job("job_a").expect("read").expect("there");
+        assert_eq!(stored.ports.as_deref(), Some("8000:41234"));
         // A later write cannot change what the job is, and keeps the start time.
         let done = JobRow {
             command: "other".into(),

@@ -347,19 +347,23 @@ fn v16(tx: &rusqlite::Transaction) -> rusqlite_migration::HookResult {
     Ok(())
 }
 
+/// Version 17: the ports a running job publishes, as `port:host_port` pairs separated by
+/// commas (on the host's 127.0.0.1), so `sluice jobs` can name them; NULL once it ended.
+const V17: &str = r#"
+ALTER TABLE jobs ADD COLUMN ports TEXT;
+"#;
+
 /// Every migration, oldest first.
 pub(crate) fn migrations() -> Migrations<'static> {
     let steps = [V1, V2, V3, V4, V5, V6, V7, V8, V9, V10, V11, V12, V13, V14, V15];
     let mut all: Vec<M<'static>> = steps.iter().map(|sql| M::up(sql)).collect();
+    all.push(M::up_with_hook("", v16));
     #[cfg(debug_assertions)]
     if std::env::var_os("SLUICE_FAILPOINT_STALL_MIGRATION").is_some() {
-        all.push(M::up_with_hook("", |tx: &rusqlite::Transaction| {
-            v16(tx)?;
-            stall_in_migration(tx)
-        }));
+        all.push(M::up_with_hook(V17, stall_in_migration));
         return Migrations::new(all);
     }
-    all.push(M::up_with_hook("", v16));
+    all.push(M::up(V17));
     Migrations::new(all)
 }
 
@@ -376,4 +380,4 @@ fn stall_in_migration(_tx: &rusqlite::Transaction) -> rusqlite_migration::HookRe
 }
 
 /// The schema version this build writes.
-pub(crate) const LATEST: usize = 16;
+pub(crate) const LATEST: usize = 17;

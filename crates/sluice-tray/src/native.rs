@@ -23,6 +23,37 @@ impl sluice_ipc::dispatch::Desktop for Desktop {
     fn copy_secret(&self, text: String) -> Result<(), IpcError> {
         copy_secret(&self.0, text)
     }
+
+    fn open_link(&self, url: String) -> Result<(), IpcError> {
+        open_link(&url)
+    }
+}
+
+/// Opens `url` (a job's published port on 127.0.0.1, built by the engine) in the user's
+/// default browser: the desktop's handler on Linux (GIO, as the file manager would), `open` on
+/// macOS, the shell's on Windows. Only an `http://127.0.0.1:` link is ever passed on.
+pub fn open_link(url: &str) -> Result<(), IpcError> {
+    let fail = |why: String| IpcError { code: "io".into(), message: why };
+    if !url.starts_with("http://127.0.0.1:") {
+        return Err(fail("only a job's published port opens in the browser".into()));
+    }
+    #[cfg(target_os = "linux")]
+    let opened =
+        gtk::gio::AppInfo::launch_default_for_uri(url, None::<&gtk::gio::AppLaunchContext>)
+            .map_err(|e| e.to_string());
+    #[cfg(target_os = "macos")]
+    let opened = std::process::Command::new("/usr/bin/open")
+        .arg(url)
+        .spawn()
+        .map(drop)
+        .map_err(|e| e.to_string());
+    #[cfg(windows)]
+    let opened = std::process::Command::new("explorer.exe")
+        .arg(url)
+        .spawn()
+        .map(drop)
+        .map_err(|e| e.to_string());
+    opened.map_err(|e| fail(format!("the browser could not be opened ({e})")))
 }
 
 /// Shows a native warning dialog and calls `answer` with `true` only if the user chose `yes`;

@@ -1,7 +1,7 @@
 // Generated from crates/sluice-ipc by `UPDATE_BINDINGS=1 cargo test -p sluice-ipc`.
 // Do not edit by hand: a test fails when this file is stale.
 
-export type ErrorCode = "invalid_argument" | "path_invalid" | "path_outside_project" | "path_shielded" | "not_found" | "wrong_kind" | "too_large" | "binary_file" | "image_too_large" | "image_invalid" | "text_file" | "project_not_found" | "project_unavailable" | "read_only_project" | "outside_profile" | "not_a_git_repository" | "git_failed" | "unauthorized" | "rate_limited" | "paused" | "stopped" | "limit_exceeded" | "conflict" | "not_interactive" | "job_ended" | "forbidden" | "denied" | "approval_expired" | "cancelled" | "confinement_unavailable" | "no_config_file" | "config_unparseable" | "config_unsafe_edit" | "config_changed" | "not_configured" | "preview_not_found" | "preview_expired" | "sluice_binary_missing" | "secret_store" | "io" | "internal";
+export type ErrorCode = "invalid_argument" | "path_invalid" | "path_outside_project" | "path_shielded" | "not_found" | "wrong_kind" | "too_large" | "binary_file" | "image_too_large" | "image_invalid" | "text_file" | "project_not_found" | "project_unavailable" | "read_only_project" | "outside_profile" | "not_a_git_repository" | "git_failed" | "unauthorized" | "rate_limited" | "paused" | "stopped" | "limit_exceeded" | "conflict" | "not_interactive" | "job_ended" | "cannot_publish" | "port_not_published" | "forbidden" | "denied" | "approval_expired" | "cancelled" | "confinement_unavailable" | "no_config_file" | "config_unparseable" | "config_unsafe_edit" | "config_changed" | "not_configured" | "preview_not_found" | "preview_expired" | "sluice_binary_missing" | "secret_store" | "io" | "internal";
 
 export type Profile = "review" | "edit" | "agent" | "full";
 
@@ -484,7 +484,17 @@ cpuPercent: number | null, memoryBytes: number | null, processes: number | null,
 /**
  * How the job is confined (Landlock), one sentence.
  */
-confinement: string | null, };
+confinement: string | null, 
+/**
+ * `terminal` or `pipe` when the assistant that started it can type into it.
+ */
+interactive: string | null, 
+/**
+ * Ports its server published, while it runs: each opens in the browser.
+ */
+ports: Array<JobPortDto>, };
+
+export type JobPortDto = { port: number, url: string, };
 
 export type LogStream = "stdout" | "stderr";
 
@@ -854,6 +864,7 @@ export type Commands = {
   list_jobs: { args: Record<string, never>; result: JobDto[] };
   job_logs: { args: { query: JobLogsQuery }; result: JobLogPage };
   cancel_job: { args: { id: string }; result: JobDto };
+  open_job_port: { args: { id: string; port: number }; result: null };
   emergency_stop: { args: Record<string, never>; result: StopResult };
   set_project_network: { args: { args: SetNetwork }; result: ProjectDto };
   set_registries: { args: { hosts: string[] | null }; result: RegistryDto[] };

@@ -49,6 +49,7 @@ export const api: Mocked = {
   listJobs: vi.fn(),
   jobLogs: vi.fn(),
   cancelJob: vi.fn(),
+  openJobPort: vi.fn(),
   emergencyStop: vi.fn(),
   setProjectNetwork: vi.fn(),
   setRegistries: vi.fn(),

@@ -204,6 +204,8 @@ export const job = (over: Partial<JobDto> = {}): JobDto => ({
   memoryBytes: 350 * 1024 * 1024,
   processes: 3,
   confinement: "Landlock: fully enforced",
+  interactive: null,
+  ports: [],
   ...over,
 });
 

@@ -358,6 +358,26 @@ describe("the Jobs view", () => {
     expect(await within(screen.getByTestId("job-row")).findByText("Cancelled")).toBeInTheDocument();
   });
 
+  it("opens a published port through the engine, which builds the link", async () => {
+    const server = job({
+      command: "python3 -m http.server 8000",
+      interactive: "pipe",
+      ports: [{ port: 8000, url: "http://127.0.0.1:41234/" }],
+    });
+    m.listJobs.mockResolvedValue([server]);
+    fakeLog("");
+    m.openJobPort.mockResolvedValue(null);
+    const user = await openJobs();
+    await user.click(await screen.findByRole("button", { name: "python3 -m http.server 8000" }));
+    const detail = screen.getByTestId("job-detail");
+    expect(within(detail).getByTestId("job-interactive")).toHaveTextContent("can type into it");
+    await user.click(within(detail).getByRole("button", { name: "http://127.0.0.1:41234/" }));
+    expect(m.openJobPort).toHaveBeenCalledWith(server.id, 8000);
+    m.openJobPort.mockRejectedValue({ code: "port_not_published", message: "no longer publishes" });
+    await user.click(within(detail).getByRole("button", { name: "http://127.0.0.1:41234/" }));
+    expect(await screen.findByRole("alert")).toHaveTextContent("no longer publishes");
+  });
+
   it("shows the engine's refusal to cancel", async () => {
     m.listJobs.mockResolvedValue([job()]);
     fakeLog("");

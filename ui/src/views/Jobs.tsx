@@ -1,7 +1,9 @@
 // Jobs: the commands assistants run — running and recent, with state, start, duration, and CPU
 // and memory as sparklines of the samples seen while the view is open — and the selected job's
 // live log (JobLog.tsx: virtualized, follow, search, copy) with Cancel; a failed job shows its
-// exit code and last lines. Log text is rendered as text, never HTML.
+// exit code and last lines; a dev server's published ports are links that open in the browser
+// (the engine builds the link from the job and the port). Log text is rendered as text, never
+// HTML.
 
 import { useEffect, useMemo, useState } from "react";
 import { api } from "../api";
@@ -284,6 +286,14 @@ function JobDetail(props: { job: JobDto; activity: number; reload: () => Promise
     }
     await props.reload();
   };
+  const open = async (port: number) => {
+    try {
+      await api.openJobPort(j.id, port);
+      setError(null);
+    } catch (e) {
+      setError(errorMessage(e));
+    }
+  };
   const failed = isFailure(j.state);
   return (
     <section className="card detail" aria-label="Job details" data-testid="job-detail">
@@ -329,6 +339,27 @@ function JobDetail(props: { job: JobDto; activity: number; reload: () => Promise
       {j.confinement && (
         <p className="muted">
           <Text>{j.confinement}</Text>
+        </p>
+      )}
+      {j.interactive && (
+        <p className="muted" data-testid="job-interactive">
+          Interactive ({j.interactive}): the assistant that started it can type into it.
+        </p>
+      )}
+      {j.ports.length > 0 && (
+        <p className="row" data-testid="job-ports">
+          <span>Published:</span>
+          {j.ports.map((p) => (
+            <button
+              key={p.port}
+              type="button"
+              className="link"
+              title={`Port ${p.port} of the job, on this computer`}
+              onClick={() => void open(p.port)}
+            >
+              <Text mono>{p.url}</Text>
+            </button>
+          ))}
         </p>
       )}
       <ErrorLine error={error} />

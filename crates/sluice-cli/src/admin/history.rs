@@ -102,6 +102,27 @@ struct JobJson<'a> {
     created_ms: i64,
     started_ms: Option<i64>,
     ended_ms: Option<i64>,
+    /// Published ports while it runs: the job's port and the link on this computer.
+    ports: Vec<PortJson>,
+}
+
+#[derive(Serialize)]
+struct PortJson {
+    port: u16,
+    url: String,
+}
+
+/// A stored `port:host_port,…` list as ports and links (an odd entry is left out).
+fn ports(stored: Option<&str>) -> Vec<PortJson> {
+    stored
+        .unwrap_or_default()
+        .split(',')
+        .filter_map(|pair| {
+            let (port, host) = pair.split_once(':')?;
+            let (port, host) = (port.parse::<u16>().ok()?, host.parse::<u16>().ok()?);
+            Some(PortJson { port, url: format!("http://127.0.0.1:{host}/") })
+        })
+        .collect()
 }
 
 /// `sluice jobs`: the stored job history, oldest first.
@@ -124,6 +145,7 @@ pub fn jobs(engine: Engine, project: Option<&str>, limit: usize, json: bool) -> 
                 created_ms: j.created_ms,
                 started_ms: j.started_ms,
                 ended_ms: j.ended_ms,
+                ports: ports(j.ports.as_deref()),
             })
             .collect();
         print_json(&v)?;
@@ -145,6 +167,9 @@ pub fn jobs(engine: Engine, project: Option<&str>, limit: usize, json: bool) -> 
             outln!("  started:  {}", time(j.started_ms.or(Some(j.created_ms))));
             if j.ended_ms.is_some() {
                 outln!("  ended:    {}", time(j.ended_ms));
+            }
+            for p in ports(j.ports.as_deref()) {
+                outln!("  port:     {} → {}", p.port, p.url);
             }
             if let Some(error) = &j.error {
                 outln!("  note:     {}", shown(error));

@@ -31,3 +31,33 @@ fn exec_live_sessions_through_the_python_sdk() {
     }
     assert!(sb.ok(&["audit", "verify"]).contains("intact"));
 }
+
+/// Dev servers end to end with the official Python MCP SDK (tests/clients/python_ports.py): a
+/// published `python3 -m http.server` asks, becomes ready, is fetched by the assistant's tool
+/// and by headless Chromium through its link, keeps the shield, refuses other ports, other
+/// profiles and other hosts, and is gone after cancel_job and after the emergency stop.
+#[test]
+fn exec_dev_servers_through_the_python_sdk() {
+    let (sb, token) = executable("any");
+    std::fs::write(sb.project.join("hello.txt"), "HELLO-SERVED\n").expect("write");
+    let review = sb.token("reviewer", &["--profile", "review"]);
+    let chromium = std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
+        .map(|d| d.join("chromium"))
+        .find(|p| p.is_file())
+        .expect("chromium on PATH (the README's test command installs it)");
+    let server = sb.serve();
+    let out = python_client("python_ports.py")
+        .args(["--url", &server.url(), "--sluice", BIN])
+        .arg("--chromium")
+        .arg(&chromium)
+        .env("SLUICE_TOKEN", &token)
+        .env("SLUICE_REVIEW_TOKEN", &review)
+        .env("SLUICE_DATA_DIR", &sb.data)
+        .env("SLUICE_CANARY", &sb.canary)
+        .env("HOME", sb.tmp.path())
+        .output()
+        .expect("run the Python client");
+    passed(&out);
+    let audit = sb.ok(&["audit", "list", "--json", "--limit", "1000"]);
+    assert!(audit.contains("fetch_from_job"), "the fetches are audited");
+}

@@ -85,10 +85,10 @@ impl Jail {
             check(libc::chdir(self.cwd.as_ptr()))?;
             drop_capabilities()?;
             before_exec()?;
-            if let Some(channel) = self.ports {
-                if check(libc::fork())? == 0 {
-                    port_keeper(channel);
-                }
+            if let Some(channel) = self.ports
+                && check(libc::fork())? == 0
+            {
+                port_keeper(channel);
             }
             let job = check(libc::fork())?;
             if job > 0 {

@@ -184,6 +184,8 @@ pub struct JobRecord {
     pub created_ms: i64,
     pub started_ms: Option<i64>,
     pub ended_ms: Option<i64>,
+    /// Its published ports while it runs (none once it ended).
+    pub ports: Vec<crate::publish::PublishedPort>,
 }
 
 /// Called with a job's record on every state change. It runs on the thread making the change,
@@ -365,6 +367,12 @@ impl Job {
             created_ms: d.created_ms,
             started_ms: d.started_ms,
             ended_ms: d.ended_ms,
+            ports: match state.is_final() {
+                true => Vec::new(),
+                false => {
+                    lock(&self.ports).as_ref().map(|p| p.published.clone()).unwrap_or_default()
+                }
+            },
         }
     }
 }

@@ -407,7 +407,10 @@ pub fn spawn_with(
             match published {
                 Ok(ports) => Some(ports),
                 Err(e) => {
-                    crate::kill::kill_tree(&Tree { leader: child.id(), marker }, std::time::Duration::ZERO);
+                    crate::kill::kill_tree(
+                        &Tree { leader: child.id(), marker },
+                        std::time::Duration::ZERO,
+                    );
                     let _ = child.wait();
                     return Err(ExecError::CannotPublish(format!(
                         "the job's ports could not be published ({e}); nothing runs"

@@ -9,6 +9,8 @@ mod jail;
 mod jobs;
 mod output;
 mod policy;
+#[cfg(target_os = "linux")]
+mod ports;
 mod sandbox;
 #[cfg(target_os = "linux")]
 mod shield;

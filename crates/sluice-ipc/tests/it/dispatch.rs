@@ -26,6 +26,10 @@ impl Desktop for ScriptedUser {
         self.copied.lock().unwrap().push(text);
         Ok(())
     }
+    fn open_link(&self, url: String) -> Result<(), IpcError> {
+        self.copied.lock().unwrap().push(url);
+        Ok(())
+    }
 }
 
 /// An engine, the window's connector and a scripted user: the window process's side.
