@@ -1,8 +1,9 @@
 // Drives a live job with the official TypeScript MCP SDK v2 (`@modelcontextprotocol/client`,
 // validating every structured result against its output schema): an interactive Python REPL on
 // a terminal of its own, approved by the user through the real CLI, computes 6*7; `job_logs`
-// waits for the answer; Ctrl-D ends the REPL and `job_status` waits for the end. Exits non-zero
-// on the first failed check.
+// waits for the answer; Ctrl-D ends the REPL and `job_status` waits for the end. Then a Node
+// dev server is published, becomes ready, is fetched with fetch_from_job and is gone after
+// cancel_job. Exits non-zero on the first failed check.
 //
 // Env: SLUICE_URL, SLUICE_TOKEN, SLUICE_BIN (the `sluice` CLI; SLUICE_DATA_DIR names its data
 // folder), SLUICE_CANARY. Project "demo" in `any` mode. Prints "OK <n> checks".
@@ -77,6 +78,44 @@ check(answer.waited === "pattern" && answer.text.includes("42"), "6*7 answers 42
 await ok("write_job_input", { job_id: job.job_id, keys: ["ctrl-d"] });
 const ended = await ok("job_status", { job_id: job.job_id, wait_seconds: 30 });
 check(ended.state === "succeeded", "Ctrl-D ends the REPL; the status wait sees it", ended);
+
+// A Node dev server, published: the user approves it (the card names the port), the start
+// waits until the port accepts, and the assistant fetches it; cancel_job takes it down.
+const serverCode =
+  "require('http').createServer((q, r) => r.end('NODE-' + q.method + q.url))" +
+  ".listen(3000, '127.0.0.1')";
+const serving = ok("start_job", {
+  project: "demo", program: "node", args: ["-e", serverCode],
+  publish: [3000], ready: { port: 3000, timeout_seconds: 30 },
+});
+let served = false;
+let cards = 0;
+serving.then(() => { served = true; });
+while (!served) {
+  for (const a of JSON.parse(sluice("approvals", "list", "--json"))) {
+    if (a.state === "pending" && a.tool === "start_job") {
+      check(a.summary.includes("publishes port 3000"), "the card names the port", a.summary);
+      sluice("approvals", "approve", a.id);
+      cards += 1;
+    }
+  }
+  await new Promise((r) => setTimeout(r, 100));
+}
+const server = await serving;
+check(cards === 1 && server.ready === "ready", "the approved server is ready", server);
+check(server.ports.length === 1 && server.ports[0].port === 3000, "port 3000 published", server);
+const page = await ok("fetch_from_job", {
+  job_id: server.job_id, port: 3000, path: "/hi?x=1", method: "POST", body: "{}",
+  headers: { "content-type": "application/json" },
+});
+check(page.status === 200 && page.body === "NODE-POST/hi?x=1", "the assistant fetches it", page);
+const cancelled = await ok("cancel_job", { job_id: server.job_id });
+check(cancelled.ports.length === 0, "a cancelled server publishes nothing", cancelled);
+const after = await client.callTool({
+  name: "fetch_from_job", arguments: { job_id: server.job_id, port: 3000 },
+});
+check(after.isError && after.structuredContent.code === "port_not_published",
+  "its port is gone with it", after);
 
 for (const s of seen) check(!s.includes(canary), "no canary in any response", s);
 await client.close();

@@ -56,7 +56,8 @@ fn typescript_sdk_v2_calls_every_tool() {
 }
 
 /// A live job through the TypeScript SDK v2 (tests/node/ts_live_client.mjs): an interactive
-/// REPL approved through the CLI answers 6*7, every result valid against its output schema.
+/// REPL approved through the CLI answers 6*7, and a published Node server is fetched, every
+/// result valid against its output schema.
 #[test]
 fn typescript_sdk_v2_drives_an_interactive_job() {
     let (sb, token) = executable("any");
