@@ -315,7 +315,7 @@ impl SluiceServer {
                         .unwrap_or(false)
                 }
                 Until::Http(port, path) => match status.ports.iter().find(|p| p.port == *port) {
-                    Some(p) => answers(p.host_port, path).await,
+                    Some(p) => answers(p.host_port, path, deadline).await,
                     None => false,
                 },
                 Until::Log(re) => [Stream::Stdout, Stream::Stderr].into_iter().any(|stream| {
@@ -374,16 +374,17 @@ async fn send(host_port: u16, request: hyper::Request<Full<Bytes>>) -> Result<An
     Ok((parts.status.as_u16(), parts.headers, Bytes::from(kept), truncated))
 }
 
-/// Whether a GET of `path` through `host_port` answers below 500.
-async fn answers(host_port: u16, path: &str) -> bool {
+/// Whether a GET of `path` through `host_port` answers below 500, within 2 s and `deadline`.
+async fn answers(host_port: u16, path: &str, deadline: Instant) -> bool {
     let Ok(request) = hyper::Request::get(path)
         .header(header::HOST, format!("127.0.0.1:{host_port}"))
         .body(Full::new(Bytes::new()))
     else {
         return false;
     };
+    let patience = deadline.saturating_duration_since(Instant::now()).min(Duration::from_secs(2));
     matches!(
-        tokio::time::timeout(Duration::from_secs(2), send(host_port, request)).await,
+        tokio::time::timeout(patience, send(host_port, request)).await,
         Ok(Ok((status, ..))) if status < 500
     )
 }
