@@ -29,7 +29,7 @@ EDIT_TOOLS = {
 }
 AGENT_TOOLS = {
     "run_command", "run_tests", "run_build", "start_job", "job_status", "job_logs", "cancel_job",
-    "list_jobs", "write_job_input",
+    "list_jobs", "write_job_input", "fetch_from_job",
 }
 
 

@@ -39,6 +39,7 @@ const READY_POLL: Duration = Duration::from_millis(50);
 
 /// A published port as results show it.
 #[derive(Debug, Serialize, JsonSchema)]
+#[schemars(transform = sluice_core::schema::plain_integers)]
 pub struct PortOutput {
     /// The port the job's program listens on.
     pub port: u16,

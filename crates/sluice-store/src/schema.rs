@@ -348,10 +348,23 @@ fn v16(tx: &rusqlite::Transaction) -> rusqlite_migration::HookResult {
 }
 
 /// Version 17: the ports a running job publishes, as `port:host_port` pairs separated by
-/// commas (on the host's 127.0.0.1), so `sluice jobs` can name them; NULL once it ended.
+/// commas (on the host's 127.0.0.1), so `sluice jobs` can name them; NULL once it ended. Run by
+/// [`v17`], which adds the column only when it is missing (as [`v16`]).
 const V17: &str = r#"
 ALTER TABLE jobs ADD COLUMN ports TEXT;
 "#;
+
+fn v17(tx: &rusqlite::Transaction) -> rusqlite_migration::HookResult {
+    let present: bool = tx.query_row(
+        "SELECT EXISTS (SELECT 1 FROM pragma_table_info('jobs') WHERE name = 'ports')",
+        [],
+        |r| r.get(0),
+    )?;
+    if !present {
+        tx.execute_batch(V17)?;
+    }
+    Ok(())
+}
 
 /// Every migration, oldest first.
 pub(crate) fn migrations() -> Migrations<'static> {
@@ -360,10 +373,13 @@ pub(crate) fn migrations() -> Migrations<'static> {
     all.push(M::up_with_hook("", v16));
     #[cfg(debug_assertions)]
     if std::env::var_os("SLUICE_FAILPOINT_STALL_MIGRATION").is_some() {
-        all.push(M::up_with_hook(V17, stall_in_migration));
+        all.push(M::up_with_hook("", |tx: &rusqlite::Transaction| {
+            v17(tx)?;
+            stall_in_migration(tx)
+        }));
         return Migrations::new(all);
     }
-    all.push(M::up(V17));
+    all.push(M::up_with_hook("", v17));
     Migrations::new(all)
 }
 
