@@ -35,46 +35,97 @@ pub struct AnsiStripper {
 
 impl AnsiStripper {
     pub fn push(&mut self, input: &[u8], out: &mut Vec<u8>) {
-        for &b in input {
-            self.seq_len += 1;
-            self.state = match self.state {
-                Esc::Ground => {
+        let mut i = 0;
+        while i < input.len() {
+            if self.state == Esc::Ground {
+                // Printable bytes, newlines and tabs pass as they are: copied as one run.
+                let run = plain_run(&input[i..]);
+                if run > 0 {
+                    out.extend_from_slice(&input[i..i + run]);
                     self.seq_len = 0;
-                    match b {
-                        0x1b => Esc::Escape,
-                        b'\n' | b'\t' => {
-                            out.push(b);
-                            Esc::Ground
-                        }
-                        0..=0x1f | 0x7f => Esc::Ground,
-                        _ => {
-                            out.push(b);
-                            Esc::Ground
-                        }
+                    i += run;
+                    continue;
+                }
+            }
+            self.step(input[i], out);
+            i += 1;
+        }
+    }
+
+    /// One byte through the state machine.
+    fn step(&mut self, b: u8, out: &mut Vec<u8>) {
+        self.seq_len += 1;
+        self.state = match self.state {
+            Esc::Ground => {
+                self.seq_len = 0;
+                match b {
+                    0x1b => Esc::Escape,
+                    b'\n' | b'\t' => {
+                        out.push(b);
+                        Esc::Ground
+                    }
+                    0..=0x1f | 0x7f => Esc::Ground,
+                    _ => {
+                        out.push(b);
+                        Esc::Ground
                     }
                 }
-                Esc::Escape => match b {
-                    b'[' => Esc::Csi,
-                    b']' | b'P' | b'X' | b'^' | b'_' => Esc::Str,
-                    0x20..=0x2f => Esc::Intermediate,
-                    _ => Esc::Ground,
-                },
-                Esc::Intermediate => match b {
-                    0x20..=0x2f if self.seq_len < MAX_ESCAPE_LEN => Esc::Intermediate,
-                    _ => Esc::Ground,
-                },
-                Esc::Csi => match b {
-                    0x20..=0x3f if self.seq_len < MAX_ESCAPE_LEN => Esc::Csi,
-                    _ => Esc::Ground,
-                },
-                Esc::Str => match b {
-                    0x07 => Esc::Ground,
-                    0x1b => Esc::StrEscape,
-                    _ if self.seq_len >= MAX_ESCAPE_LEN => Esc::Ground,
-                    _ => Esc::Str,
-                },
-                Esc::StrEscape => Esc::Ground,
-            };
+            }
+            Esc::Escape => match b {
+                b'[' => Esc::Csi,
+                b']' | b'P' | b'X' | b'^' | b'_' => Esc::Str,
+                0x20..=0x2f => Esc::Intermediate,
+                _ => Esc::Ground,
+            },
+            Esc::Intermediate => match b {
+                0x20..=0x2f if self.seq_len < MAX_ESCAPE_LEN => Esc::Intermediate,
+                _ => Esc::Ground,
+            },
+            Esc::Csi => match b {
+                0x20..=0x3f if self.seq_len < MAX_ESCAPE_LEN => Esc::Csi,
+                _ => Esc::Ground,
+            },
+            Esc::Str => match b {
+                0x07 => Esc::Ground,
+                0x1b => Esc::StrEscape,
+                _ if self.seq_len >= MAX_ESCAPE_LEN => Esc::Ground,
+                _ => Esc::Str,
+            },
+            Esc::StrEscape => Esc::Ground,
+        };
+    }
+}
+
+/// How many bytes at the start of `bytes` the ground state passes on as they are: all but the
+/// C0 controls other than newline and tab, and DEL. Eight bytes at a time while none of them
+/// is below a space or DEL, then one at a time through the word that has one.
+fn plain_run(bytes: &[u8]) -> usize {
+    const ONES: u64 = u64::from_ne_bytes([0x01; 8]);
+    const HIGH: u64 = u64::from_ne_bytes([0x80; 8]);
+    let mut i = 0;
+    loop {
+        while let Some(word) = bytes.get(i..i + 8) {
+            let w = u64::from_ne_bytes(word.try_into().unwrap_or_default());
+            // Some byte below 0x20; some byte equal to 0x7f (a zero byte of `w ^ 0x7f…`).
+            let below_space = w.wrapping_sub(ONES * 0x20) & !w & HIGH;
+            let x = w ^ (ONES * 0x7f);
+            let del = x.wrapping_sub(ONES) & !x & HIGH;
+            if below_space | del != 0 {
+                break;
+            }
+            i += 8;
+        }
+        let end = (i + 8).min(bytes.len());
+        while i < end {
+            match bytes[i] {
+                b'\n' | b'\t' => {}
+                0..=0x1f | 0x7f => return i,
+                _ => {}
+            }
+            i += 1;
+        }
+        if i == bytes.len() {
+            return i;
         }
     }
 }
@@ -83,40 +134,29 @@ impl AnsiStripper {
 /// (U+0080–U+009F, which some terminals treat as escape introducers) are dropped.
 #[derive(Debug, Default)]
 pub struct Utf8Stream {
+    /// The beginning of a character the last chunk ended inside.
     pending: Vec<u8>,
 }
 
 impl Utf8Stream {
     pub fn push(&mut self, bytes: &[u8]) -> String {
-        self.pending.extend_from_slice(bytes);
-        let mut out = String::with_capacity(self.pending.len());
-        let mut rest: &[u8] = &self.pending;
-        loop {
-            match std::str::from_utf8(rest) {
-                Ok(s) => {
-                    push_visible(&mut out, s);
-                    rest = &[];
-                    break;
-                }
-                Err(e) => {
-                    let (good, bad) = rest.split_at(e.valid_up_to());
-                    push_visible(&mut out, std::str::from_utf8(good).unwrap_or_default());
-                    match e.error_len() {
-                        Some(n) => {
-                            out.push('\u{FFFD}');
-                            rest = &bad[n.min(bad.len())..];
-                        }
-                        // An incomplete character at the end: wait for the next chunk.
-                        None => {
-                            rest = bad;
-                            break;
-                        }
-                    }
-                }
-            }
-        }
-        self.pending = rest.to_vec();
+        let mut out = String::new();
+        self.push_into(bytes, &mut out);
         out
+    }
+
+    /// [`Utf8Stream::push`], appending to `out`.
+    pub fn push_into(&mut self, bytes: &[u8], out: &mut String) {
+        if self.pending.is_empty() {
+            let tail = decode(bytes, out);
+            self.pending.extend_from_slice(tail);
+        } else {
+            // The character split by the last chunk: decode it with this one.
+            let mut joined = std::mem::take(&mut self.pending);
+            joined.extend_from_slice(bytes);
+            let tail = decode(&joined, out);
+            self.pending = tail.to_vec();
+        }
     }
 
     pub fn finish(&mut self) -> String {
@@ -126,8 +166,66 @@ impl Utf8Stream {
     }
 }
 
+/// Appends `bytes` decoded to `out` (each invalid sequence a U+FFFD, C1 controls dropped) and
+/// returns the incomplete character they end with, if any, undecoded.
+fn decode<'a>(bytes: &'a [u8], out: &mut String) -> &'a [u8] {
+    // Valid text, perhaps cut inside its last character: one validation.
+    let split = cut_short_at(bytes);
+    if let Ok(text) = std::str::from_utf8(&bytes[..split]) {
+        push_visible(out, text);
+        return &bytes[split..];
+    }
+    let mut rest = bytes;
+    loop {
+        match std::str::from_utf8(rest) {
+            Ok(s) => {
+                push_visible(out, s);
+                return &[];
+            }
+            Err(e) => {
+                let (good, bad) = rest.split_at(e.valid_up_to());
+                push_visible(out, std::str::from_utf8(good).unwrap_or_default());
+                match e.error_len() {
+                    Some(n) => {
+                        out.push('\u{FFFD}');
+                        rest = &bad[n.min(bad.len())..];
+                    }
+                    // An incomplete character at the end: wait for the next chunk.
+                    None => return bad,
+                }
+            }
+        }
+    }
+}
+
+/// Where the character `bytes` ends inside begins (the beginning of a longer one, cut short),
+/// or `bytes.len()`.
+fn cut_short_at(bytes: &[u8]) -> usize {
+    for back in 1..=bytes.len().min(3) {
+        let at = bytes.len() - back;
+        // The last byte that is not a continuation byte begins the last character.
+        if bytes[at] & 0xc0 != 0x80 {
+            return match std::str::from_utf8(&bytes[at..]) {
+                Err(e) if e.valid_up_to() == 0 && e.error_len().is_none() => at,
+                _ => bytes.len(),
+            };
+        }
+    }
+    bytes.len()
+}
+
+/// Appends `s` without its C1 control characters (U+0080–U+009F, encoded `C2 80`–`C2 9F`).
 fn push_visible(out: &mut String, s: &str) {
-    out.extend(s.chars().filter(|c| !('\u{80}'..='\u{9f}').contains(c)));
+    let bytes = s.as_bytes();
+    let mut from = 0;
+    for at in memchr::memchr_iter(0xc2, bytes) {
+        // In valid UTF-8, 0xC2 begins a two-byte character.
+        if (0x80..=0x9f).contains(&bytes[at + 1]) {
+            out.push_str(&s[from..at]);
+            from = at + 2;
+        }
+    }
+    out.push_str(&s[from..]);
 }
 
 /// Builds the redactor for one job's output: secrets in every known format, the engine's own
@@ -167,13 +265,17 @@ pub fn redactor_for(
     r
 }
 
-/// Bytes → stripped → decoded → redacted text, for one stream.
+/// Bytes → stripped → decoded → redacted text, for one stream. Its buffers are kept from one
+/// chunk to the next.
 #[derive(Debug)]
 pub struct OutputPipeline {
     strip: AnsiStripper,
     utf8: Utf8Stream,
     redactor: StreamRedactor,
+    /// A chunk stripped.
     scratch: Vec<u8>,
+    /// A chunk stripped and decoded.
+    text: String,
 }
 
 impl OutputPipeline {
@@ -183,14 +285,23 @@ impl OutputPipeline {
             utf8: Utf8Stream::default(),
             redactor,
             scratch: Vec::new(),
+            text: String::new(),
         }
     }
 
     pub fn push(&mut self, bytes: &[u8]) -> String {
+        let mut out = String::new();
+        self.push_into(bytes, &mut out);
+        out
+    }
+
+    /// [`OutputPipeline::push`], appending to `out`.
+    pub fn push_into(&mut self, bytes: &[u8], out: &mut String) {
         self.scratch.clear();
         self.strip.push(bytes, &mut self.scratch);
-        let text = self.utf8.push(&self.scratch);
-        self.redactor.push(&text)
+        self.text.clear();
+        self.utf8.push_into(&self.scratch, &mut self.text);
+        self.redactor.push_into(&self.text, out);
     }
 
     pub fn finish(&mut self) -> String {
@@ -230,10 +341,13 @@ impl LogRing {
     }
 
     pub fn push(&mut self, text: &str) {
-        self.buf.extend(text.as_bytes());
-        self.total += text.len() as u64;
-        let excess = self.buf.len().saturating_sub(self.cap);
+        let bytes = text.as_bytes();
+        self.total += bytes.len() as u64;
+        // Only the newest `cap` bytes of what was held and what comes stay.
+        let keep = &bytes[bytes.len().saturating_sub(self.cap)..];
+        let excess = (self.buf.len() + keep.len()).saturating_sub(self.cap);
         self.buf.drain(..excess);
+        self.buf.extend(keep);
     }
 
     /// Total bytes ever written.
@@ -276,3 +390,7 @@ impl LogRing {
         self.read(0, usize::MAX).text
     }
 }
+
+#[cfg(test)]
+#[path = "output_tests.rs"]
+mod tests;

@@ -126,14 +126,16 @@ fn read_stream(
     events: &broadcast::Sender<JobEvent>,
     done: mpsc::Sender<()>,
 ) {
-    let mut buf = vec![0u8; 16 * 1024];
-    let publish = |text: String| {
+    // As much as a pipe holds (64 KiB by default on Linux): one read empties it.
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut text = String::new();
+    let publish = |text: &str| {
         if text.is_empty() {
             return;
         }
         let total = {
             let mut ring = job.ring(stream);
-            ring.push(&text);
+            ring.push(text);
             ring.total()
         };
         job.output.send_modify(|n| *n += text.len() as u64);
@@ -142,12 +144,16 @@ fn read_stream(
     loop {
         match pipe.read(&mut buf) {
             Ok(0) => break,
-            Ok(n) => publish(pipeline.push(&buf[..n])),
+            Ok(n) => {
+                text.clear();
+                pipeline.push_into(&buf[..n], &mut text);
+                publish(&text);
+            }
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
             Err(_) => break,
         }
     }
-    publish(pipeline.finish());
+    publish(&pipeline.finish());
     let _ = done.send(());
 }
 
