@@ -114,6 +114,8 @@ static BEARER_TAIL: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"(?i)\bbearer\s+$").expect("bearer tail"));
 static PEM_END: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"-----END [A-Z ]*PRIVATE KEY-----").expect("pem end"));
+/// What every [`PEM_BEGIN`] match starts with, and what an unfinished header is held back from.
+static BEGIN_MARKER: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new("-----BEGIN"));
 
 /// [`redact`] over a stream of text chunks (process output), plus exact literal replacements
 /// (physical paths, the engine's own secrets). Text is held back by [`STREAM_WINDOW`] bytes so a
@@ -160,9 +162,11 @@ impl Needles {
         }
         let multiline =
             literals.iter().any(|l| l.needle.contains('\n') || l.replacement.contains('\n'));
-        let automaton = AhoCorasick::builder()
-            .match_kind(MatchKind::LeftmostFirst)
-            .build(literals.iter().map(|l| &l.needle));
+        // A needle given twice (a path and its canonical form, the same) is looked for once.
+        let mut needles: Vec<&str> = literals.iter().map(|l| l.needle.as_str()).collect();
+        needles.sort_unstable();
+        needles.dedup();
+        let automaton = AhoCorasick::builder().match_kind(MatchKind::LeftmostFirst).build(needles);
         match automaton {
             Ok(automaton) if !multiline => Needles::Lines(automaton),
             _ => Needles::Whole,
@@ -228,7 +232,8 @@ impl StreamRedactor {
                 self.carry.drain(..keep_from);
                 return;
             }
-            if let Some(begin) = PEM_BEGIN.find(&self.carry)
+            if BEGIN_MARKER.find(self.carry.as_bytes()).is_some()
+                && let Some(begin) = PEM_BEGIN.find(&self.carry)
                 && !PEM_END.is_match(&self.carry[begin.end()..])
             {
                 self.apply_into(&self.carry[..begin.start()], true, out);
@@ -287,7 +292,8 @@ impl StreamRedactor {
         if let Some(m) = BEARER_TAIL.find(&text[..cut]) {
             cut = m.start().max(min_cut);
         }
-        if let Some(idx) = memchr::memmem::rfind(text.as_bytes(), b"-----BEGIN")
+        // The last marker (forward: the vectorized direction; it cannot overlap itself).
+        if let Some(idx) = BEGIN_MARKER.find_iter(text.as_bytes()).last()
             && !PEM_BEGIN.is_match(&text[idx..])
         {
             cut = cut.min(idx.max(min_cut));
@@ -377,17 +383,21 @@ impl StreamRedactor {
                 let line_end = |at: usize| {
                     memchr::memchr(b'\n', &bytes[at..]).map_or(bytes.len(), |i| at + i + 1)
                 };
+                let find_from = |at: usize| automaton.find(Input::new(bytes).range(at..));
                 let mut done = 0;
-                while let Some(m) = automaton.find(Input::new(bytes).range(done..)) {
+                let mut next = find_from(0);
+                while let Some(m) = next {
                     // The lines from the one it occurs in, through those of the next occurrences
                     // less than a window away: replaced in one pass.
                     let from = memchr::memrchr(b'\n', &bytes[done..m.start()])
                         .map_or(done, |i| done + i + 1);
                     let mut to = line_end(m.end());
-                    while let Some(next) = automaton.find(Input::new(bytes).range(to..))
-                        && next.start() - to < STREAM_WINDOW
+                    next = find_from(to);
+                    while let Some(m) = next
+                        && m.start() - to < STREAM_WINDOW
                     {
-                        to = line_end(next.end());
+                        to = line_end(m.end());
+                        next = find_from(to);
                     }
                     out.push_str(&text[done..from]);
                     out.push_str(&self.replace_literals(&text[from..to]));
