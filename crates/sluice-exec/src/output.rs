@@ -97,37 +97,20 @@ impl AnsiStripper {
 }
 
 /// How many bytes at the start of `bytes` the ground state passes on as they are: all but the
-/// C0 controls other than newline and tab, and DEL. Eight bytes at a time while none of them
-/// is below a space or DEL, then one at a time through the word that has one.
+/// C0 controls other than newline and tab, and DEL. Whole blocks are checked without stopping
+/// at the first such byte (a loop the compiler vectorizes), then the block that has one byte by
+/// byte.
 fn plain_run(bytes: &[u8]) -> usize {
-    const ONES: u64 = u64::from_ne_bytes([0x01; 8]);
-    const HIGH: u64 = u64::from_ne_bytes([0x80; 8]);
+    const BLOCK: usize = 32;
+    let stops = |b: u8| (b < 0x20) & (b != b'\n') & (b != b'\t') | (b == 0x7f);
     let mut i = 0;
-    loop {
-        while let Some(word) = bytes.get(i..i + 8) {
-            let w = u64::from_ne_bytes(word.try_into().unwrap_or_default());
-            // Some byte below 0x20; some byte equal to 0x7f (a zero byte of `w ^ 0x7f…`).
-            let below_space = w.wrapping_sub(ONES * 0x20) & !w & HIGH;
-            let x = w ^ (ONES * 0x7f);
-            let del = x.wrapping_sub(ONES) & !x & HIGH;
-            if below_space | del != 0 {
-                break;
-            }
-            i += 8;
+    for block in bytes.chunks_exact(BLOCK) {
+        if block.iter().fold(false, |any, &b| any | stops(b)) {
+            break;
         }
-        let end = (i + 8).min(bytes.len());
-        while i < end {
-            match bytes[i] {
-                b'\n' | b'\t' => {}
-                0..=0x1f | 0x7f => return i,
-                _ => {}
-            }
-            i += 1;
-        }
-        if i == bytes.len() {
-            return i;
-        }
+        i += BLOCK;
     }
+    i + bytes[i..].iter().position(|&b| stops(b)).unwrap_or(bytes.len() - i)
 }
 
 /// Decodes UTF-8 across chunk boundaries; invalid bytes become U+FFFD. C1 control characters
