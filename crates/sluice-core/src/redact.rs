@@ -2,8 +2,11 @@
 //! command output). Replaces each match with `[redacted:<kind>]`.
 
 use std::borrow::Cow;
+use std::ops::Range;
 use std::sync::LazyLock;
 
+use aho_corasick::{AhoCorasick, Input, MatchKind};
+use memchr::memmem::Finder;
 use regex::Regex;
 
 /// One secret format: a name for the placeholder and the pattern that finds it.
@@ -111,17 +114,64 @@ static BEARER_TAIL: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"(?i)\bbearer\s+$").expect("bearer tail"));
 static PEM_END: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"-----END [A-Z ]*PRIVATE KEY-----").expect("pem end"));
+/// What every [`PEM_BEGIN`] match starts with, and what an unfinished header is held back from.
+static BEGIN_MARKER: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new("-----BEGIN"));
 
 /// [`redact`] over a stream of text chunks (process output), plus exact literal replacements
 /// (physical paths, the engine's own secrets). Text is held back by [`STREAM_WINDOW`] bytes so a
 /// secret split across two chunks is seen whole; a private key block whose end has not arrived
 /// yet is swallowed until its end marker.
+///
+/// Most output holds no secret and no literal: one scan for any rule's anchor ([`ANCHORS`]) and
+/// one scan of an automaton over every literal find that out, and the text is then passed on
+/// as it is. Where they find something, the same replacements as always are made, over as
+/// little text as gives the same result (see [`Needles::Lines`]).
 #[derive(Debug, Default)]
 pub struct StreamRedactor {
     carry: String,
     /// Longest needle first, so a longer path wins over its parent.
     literals: Vec<Literal>,
+    /// The needles of `literals`, for one scan.
+    needles: Needles,
     in_private_key: bool,
+}
+
+/// How the literals are looked for.
+#[derive(Debug, Default)]
+enum Needles {
+    /// There are none.
+    #[default]
+    None,
+    /// No needle and no replacement holds a newline, so no occurrence spans one, at any step of
+    /// the replacements: replacing them in a text gives the same as replacing them in each of
+    /// its lines (or runs of whole lines). A line none of them occurs in is left as it is (a
+    /// replacement elsewhere cannot make one appear in it). The automaton (leftmost-first: it
+    /// finds the occurrence that starts first) tells whether and where any occurs.
+    Lines(AhoCorasick),
+    /// Some needle or replacement holds a newline (or the automaton could not be built): each
+    /// literal in turn over the whole text.
+    Whole,
+    /// Literals were added since: built on the next chunk (once, not on every addition).
+    Unbuilt,
+}
+
+impl Needles {
+    fn build(literals: &[Literal]) -> Needles {
+        if literals.is_empty() {
+            return Needles::None;
+        }
+        let multiline =
+            literals.iter().any(|l| l.needle.contains('\n') || l.replacement.contains('\n'));
+        // A needle given twice (a path and its canonical form, the same) is looked for once.
+        let mut needles: Vec<&str> = literals.iter().map(|l| l.needle.as_str()).collect();
+        needles.sort_unstable();
+        needles.dedup();
+        let automaton = AhoCorasick::builder().match_kind(MatchKind::LeftmostFirst).build(needles);
+        match automaton {
+            Ok(automaton) if !multiline => Needles::Lines(automaton),
+            _ => Needles::Whole,
+        }
+    }
 }
 
 impl StreamRedactor {
@@ -149,18 +199,27 @@ impl StreamRedactor {
         if !needle.is_empty() && needle.len() < STREAM_WINDOW {
             self.literals.push(Literal {
                 needle: needle.to_owned(),
+                finder: Finder::new(needle).into_owned(),
                 replacement: replacement.to_owned(),
                 whole,
             });
             self.literals.sort_by_key(|l| std::cmp::Reverse(l.needle.len()));
+            self.needles = Needles::Unbuilt;
         }
         self
     }
 
     /// Feeds one chunk; returns the text that is now safe to show (possibly empty).
     pub fn push(&mut self, chunk: &str) -> String {
-        self.carry.push_str(chunk);
         let mut out = String::new();
+        self.push_into(chunk, &mut out);
+        out
+    }
+
+    /// [`StreamRedactor::push`], appending the text that is now safe to show to `out`.
+    pub fn push_into(&mut self, chunk: &str, out: &mut String) {
+        self.prepare();
+        self.carry.push_str(chunk);
         loop {
             if self.in_private_key {
                 if let Some(end) = PEM_END.find(&self.carry) {
@@ -171,12 +230,13 @@ impl StreamRedactor {
                 // Keep only a tail long enough to hold an end marker split across chunks.
                 let keep_from = floor_boundary(&self.carry, self.carry.len().saturating_sub(64));
                 self.carry.drain(..keep_from);
-                return out;
+                return;
             }
-            if let Some(begin) = PEM_BEGIN.find(&self.carry)
+            if BEGIN_MARKER.find(self.carry.as_bytes()).is_some()
+                && let Some(begin) = PEM_BEGIN.find(&self.carry)
                 && !PEM_END.is_match(&self.carry[begin.end()..])
             {
-                out.push_str(&self.apply(&self.carry[..begin.start()]));
+                self.apply_into(&self.carry[..begin.start()], true, out);
                 out.push_str("[redacted:private-key]");
                 self.carry.drain(..begin.end());
                 self.in_private_key = true;
@@ -184,32 +244,33 @@ impl StreamRedactor {
             }
             break;
         }
-        let mut cut = self.safe_prefix_len();
-        // A match that starts before the cut and ends after it must stay whole: move the cut to
-        // its start, and repeat because the earlier cut may now split another match.
-        let spans = self.spans();
-        loop {
-            let moved = spans.iter().find(|&&(s, e)| s < cut && e > cut).map(|&(s, _)| s);
-            match moved {
-                Some(s) => cut = s,
-                None => break,
-            }
-        }
+        // Without any rule's anchor in the held-back text, no rule matches in it, nor in any
+        // prefix of it (an anchor's only look-around, `\b`, is at its start).
+        let anchored = ANCHORS.is_match(&self.carry);
+        let mut cut = self.keep_matches_whole(self.safe_prefix_len(), anchored);
         if cut == 0 && self.carry.len() > STREAM_MAX_CARRY {
             cut = floor_boundary(&self.carry, self.carry.len() - STREAM_WINDOW);
         }
-        out.push_str(&self.apply(&self.carry[..cut]));
+        self.apply_into(&self.carry[..cut], anchored, out);
         self.carry.drain(..cut);
-        out
     }
 
     /// Ends the stream: returns whatever was held back, redacted.
     pub fn finish(&mut self) -> String {
+        self.prepare();
         let rest = std::mem::take(&mut self.carry);
         if std::mem::take(&mut self.in_private_key) {
             return String::new();
         }
-        self.apply(&rest)
+        let mut out = String::new();
+        self.apply_into(&rest, true, &mut out);
+        out
+    }
+
+    fn prepare(&mut self) {
+        if let Needles::Unbuilt = self.needles {
+            self.needles = Needles::build(&self.literals);
+        }
     }
 
     /// How much of the held-back text cannot be the beginning of a secret still arriving.
@@ -231,22 +292,61 @@ impl StreamRedactor {
         if let Some(m) = BEARER_TAIL.find(&text[..cut]) {
             cut = m.start().max(min_cut);
         }
-        if let Some(idx) = text.rfind("-----BEGIN")
+        // The last marker (forward: the vectorized direction; it cannot overlap itself).
+        if let Some(idx) = BEGIN_MARKER.find_iter(text.as_bytes()).last()
             && !PEM_BEGIN.is_match(&text[idx..])
         {
             cut = cut.min(idx.max(min_cut));
         }
-        for Literal { needle, .. } in &self.literals {
-            // Every proper prefix of the needle that the text ends with (char boundaries after
-            // the first character).
-            for (k, _) in needle.char_indices().filter(|&(k, _)| k > 0) {
-                if text.ends_with(&needle[..k]) && text.len() - k < cut {
-                    cut = text.len() - k;
-                    break;
+        if let Some(&last) = text.as_bytes().last() {
+            for Literal { needle, .. } in &self.literals {
+                // The shortest proper prefix of the needle that the text ends with (char
+                // boundaries after the first character) and that would move the cut back; only
+                // a prefix ending with the text's last byte can be one.
+                let ends = memchr::memchr_iter(last, needle.as_bytes()).map(|i| i + 1);
+                for k in ends.filter(|&k| k < needle.len() && needle.is_char_boundary(k)) {
+                    if text.ends_with(&needle[..k]) && text.len() - k < cut {
+                        cut = text.len() - k;
+                        break;
+                    }
                 }
             }
         }
         floor_boundary(text, cut)
+    }
+
+    /// Moves `cut` back until no match of a rule or a literal in the held-back text starts
+    /// before it and ends after it: the largest such position at or below `cut` (moving it to
+    /// the start of a straddling match may make it split another, so this repeats). `anchored`:
+    /// whether [`ANCHORS`] matches the held-back text; when it does not, only literals can
+    /// match, and with [`Needles::Lines`] only in the line around the cut, where the text's
+    /// occurrences of each needle are those of the line alone.
+    fn keep_matches_whole(&self, mut cut: usize, anchored: bool) -> usize {
+        let text = self.carry.as_str();
+        if cut == 0 || cut >= text.len() {
+            return cut;
+        }
+        let spans = match &self.needles {
+            _ if anchored => self.spans(),
+            Needles::None => return cut,
+            Needles::Whole | Needles::Unbuilt => self.spans(),
+            Needles::Lines(automaton) => {
+                let bytes = text.as_bytes();
+                let from = memchr::memrchr(b'\n', &bytes[..cut]).map_or(0, |i| i + 1);
+                let to = memchr::memchr(b'\n', &bytes[cut..]).map_or(text.len(), |i| cut + i);
+                if from == cut || automaton.find(&text[from..to]).is_none() {
+                    return cut;
+                }
+                self.literal_spans(text, from..to)
+            }
+        };
+        loop {
+            let moved = spans.iter().find(|&&(s, e)| s < cut && e > cut).map(|&(s, _)| s);
+            match moved {
+                Some(s) => cut = s,
+                None => return cut,
+            }
+        }
     }
 
     /// Every match of every rule and literal in the held-back text, as byte spans.
@@ -255,20 +355,67 @@ impl StreamRedactor {
         for rule in RULES.iter() {
             spans.extend(rule.re.find_iter(&self.carry).map(|m| (m.start(), m.end())));
         }
-        for Literal { needle, .. } in &self.literals {
-            spans.extend(self.carry.match_indices(needle.as_str()).map(|(s, n)| (s, s + n.len())));
+        spans.extend(self.literal_spans(&self.carry, 0..self.carry.len()));
+        spans
+    }
+
+    /// Each literal's occurrences in `text[range]`, as byte spans of `text`.
+    fn literal_spans(&self, text: &str, range: Range<usize>) -> Vec<(usize, usize)> {
+        let (base, part) = (range.start, &text[range]);
+        let mut spans = Vec::new();
+        for Literal { needle, finder, .. } in &self.literals {
+            spans.extend(
+                finder.find_iter(part.as_bytes()).map(|s| (base + s, base + s + needle.len())),
+            );
         }
         spans
     }
 
-    fn apply(&self, text: &str) -> String {
-        let mut out = redact(text).into_owned();
+    /// Appends `text` redacted to `out`: the rules (unless `rules_may_match` is false, known
+    /// from a scan of a text `text` is a prefix of), then each literal in turn.
+    fn apply_into(&self, text: &str, rules_may_match: bool, out: &mut String) {
+        let text = if rules_may_match { redact(text) } else { Cow::Borrowed(text) };
+        match &self.needles {
+            Needles::None => out.push_str(&text),
+            Needles::Whole | Needles::Unbuilt => out.push_str(&self.replace_literals(&text)),
+            Needles::Lines(automaton) => {
+                let bytes = text.as_bytes();
+                let line_end = |at: usize| {
+                    memchr::memchr(b'\n', &bytes[at..]).map_or(bytes.len(), |i| at + i + 1)
+                };
+                let find_from = |at: usize| automaton.find(Input::new(bytes).range(at..));
+                let mut done = 0;
+                let mut next = find_from(0);
+                while let Some(m) = next {
+                    // The lines from the one it occurs in, through those of the next occurrences
+                    // less than a window away: replaced in one pass.
+                    let from = memchr::memrchr(b'\n', &bytes[done..m.start()])
+                        .map_or(done, |i| done + i + 1);
+                    let mut to = line_end(m.end());
+                    next = find_from(to);
+                    while let Some(m) = next
+                        && m.start() - to < STREAM_WINDOW
+                    {
+                        to = line_end(m.end());
+                        next = find_from(to);
+                    }
+                    out.push_str(&text[done..from]);
+                    out.push_str(&self.replace_literals(&text[from..to]));
+                    done = to;
+                }
+                out.push_str(&text[done..]);
+            }
+        }
+    }
+
+    /// Each literal in turn, longest first, over the whole of `text` (each on the text the
+    /// previous ones left).
+    fn replace_literals<'t>(&self, text: &'t str) -> Cow<'t, str> {
+        let mut out = Cow::Borrowed(text);
         for l in &self.literals {
-            out = if l.whole {
-                replace_whole(&out, &l.needle, &l.replacement)
-            } else {
-                out.replace(&l.needle, &l.replacement)
-            };
+            if l.finder.find(out.as_bytes()).is_some() {
+                out = Cow::Owned(l.replace(&out));
+            }
         }
         out
     }
@@ -277,10 +424,36 @@ impl StreamRedactor {
 #[derive(Debug)]
 struct Literal {
     needle: String,
+    finder: Finder<'static>,
     replacement: String,
     /// Only where it is not continued by another name character (paths: `/a/proj` inside
     /// `/a/project2` is another name); a secret is replaced wherever it appears.
     whole: bool,
+}
+
+impl Literal {
+    /// `text` with each occurrence replaced, left to right, an occurrence never overlapping the
+    /// previous one (as `str::replace`); when `whole`, only those not continued by another name
+    /// character.
+    fn replace(&self, text: &str) -> String {
+        let mut out = String::with_capacity(text.len());
+        let mut from = 0;
+        for at in self.finder.find_iter(text.as_bytes()) {
+            let end = at + self.needle.len();
+            let continues = self.whole
+                && text[end..]
+                    .chars()
+                    .next()
+                    .is_some_and(|c| c.is_alphanumeric() || matches!(c, '_' | '-' | '.'));
+            if !continues {
+                out.push_str(&text[from..at]);
+                out.push_str(&self.replacement);
+                from = end;
+            }
+        }
+        out.push_str(&text[from..]);
+        out
+    }
 }
 
 /// `secret`'s hex, base64 and UTF-16 forms, as they would appear in text.
@@ -325,24 +498,6 @@ fn base64_core(secret: &[u8], offset: usize, alphabet: &[u8; 64]) -> String {
     out
 }
 
-/// Replaces `needle` where it is not immediately continued by another name character.
-fn replace_whole(text: &str, needle: &str, replacement: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(idx) = rest.find(needle) {
-        let after = &rest[idx + needle.len()..];
-        let continues = after
-            .chars()
-            .next()
-            .is_some_and(|c| c.is_alphanumeric() || matches!(c, '_' | '-' | '.'));
-        out.push_str(&rest[..idx]);
-        out.push_str(if continues { needle } else { replacement });
-        rest = after;
-    }
-    out.push_str(rest);
-    out
-}
-
 /// The largest char boundary at or below `idx`.
 fn floor_boundary(s: &str, mut idx: usize) -> usize {
     idx = idx.min(s.len());
@@ -355,3 +510,7 @@ fn floor_boundary(s: &str, mut idx: usize) -> usize {
 #[cfg(test)]
 #[path = "redact_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "redact_reference.rs"]
+mod reference;

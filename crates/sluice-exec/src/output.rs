@@ -35,88 +35,111 @@ pub struct AnsiStripper {
 
 impl AnsiStripper {
     pub fn push(&mut self, input: &[u8], out: &mut Vec<u8>) {
-        for &b in input {
-            self.seq_len += 1;
-            self.state = match self.state {
-                Esc::Ground => {
+        let mut i = 0;
+        while i < input.len() {
+            if self.state == Esc::Ground {
+                // Printable bytes, newlines and tabs pass as they are: copied as one run.
+                let run = plain_run(&input[i..]);
+                if run > 0 {
+                    out.extend_from_slice(&input[i..i + run]);
                     self.seq_len = 0;
-                    match b {
-                        0x1b => Esc::Escape,
-                        b'\n' | b'\t' => {
-                            out.push(b);
-                            Esc::Ground
-                        }
-                        0..=0x1f | 0x7f => Esc::Ground,
-                        _ => {
-                            out.push(b);
-                            Esc::Ground
-                        }
-                    }
+                    i += run;
+                    continue;
                 }
-                Esc::Escape => match b {
-                    b'[' => Esc::Csi,
-                    b']' | b'P' | b'X' | b'^' | b'_' => Esc::Str,
-                    0x20..=0x2f => Esc::Intermediate,
-                    _ => Esc::Ground,
-                },
-                Esc::Intermediate => match b {
-                    0x20..=0x2f if self.seq_len < MAX_ESCAPE_LEN => Esc::Intermediate,
-                    _ => Esc::Ground,
-                },
-                Esc::Csi => match b {
-                    0x20..=0x3f if self.seq_len < MAX_ESCAPE_LEN => Esc::Csi,
-                    _ => Esc::Ground,
-                },
-                Esc::Str => match b {
-                    0x07 => Esc::Ground,
-                    0x1b => Esc::StrEscape,
-                    _ if self.seq_len >= MAX_ESCAPE_LEN => Esc::Ground,
-                    _ => Esc::Str,
-                },
-                Esc::StrEscape => Esc::Ground,
-            };
+            }
+            self.step(input[i], out);
+            i += 1;
         }
     }
+
+    /// One byte through the state machine.
+    fn step(&mut self, b: u8, out: &mut Vec<u8>) {
+        self.seq_len += 1;
+        self.state = match self.state {
+            Esc::Ground => {
+                self.seq_len = 0;
+                match b {
+                    0x1b => Esc::Escape,
+                    b'\n' | b'\t' => {
+                        out.push(b);
+                        Esc::Ground
+                    }
+                    0..=0x1f | 0x7f => Esc::Ground,
+                    _ => {
+                        out.push(b);
+                        Esc::Ground
+                    }
+                }
+            }
+            Esc::Escape => match b {
+                b'[' => Esc::Csi,
+                b']' | b'P' | b'X' | b'^' | b'_' => Esc::Str,
+                0x20..=0x2f => Esc::Intermediate,
+                _ => Esc::Ground,
+            },
+            Esc::Intermediate => match b {
+                0x20..=0x2f if self.seq_len < MAX_ESCAPE_LEN => Esc::Intermediate,
+                _ => Esc::Ground,
+            },
+            Esc::Csi => match b {
+                0x20..=0x3f if self.seq_len < MAX_ESCAPE_LEN => Esc::Csi,
+                _ => Esc::Ground,
+            },
+            Esc::Str => match b {
+                0x07 => Esc::Ground,
+                0x1b => Esc::StrEscape,
+                _ if self.seq_len >= MAX_ESCAPE_LEN => Esc::Ground,
+                _ => Esc::Str,
+            },
+            Esc::StrEscape => Esc::Ground,
+        };
+    }
+}
+
+/// How many bytes at the start of `bytes` the ground state passes on as they are: all but the
+/// C0 controls other than newline and tab, and DEL. Whole blocks are checked without stopping
+/// at the first such byte (a loop the compiler vectorizes), then the block that has one byte by
+/// byte.
+fn plain_run(bytes: &[u8]) -> usize {
+    const BLOCK: usize = 32;
+    let stops = |b: u8| (b < 0x20) & (b != b'\n') & (b != b'\t') | (b == 0x7f);
+    let mut i = 0;
+    for block in bytes.chunks_exact(BLOCK) {
+        if block.iter().fold(false, |any, &b| any | stops(b)) {
+            break;
+        }
+        i += BLOCK;
+    }
+    i + bytes[i..].iter().position(|&b| stops(b)).unwrap_or(bytes.len() - i)
 }
 
 /// Decodes UTF-8 across chunk boundaries; invalid bytes become U+FFFD. C1 control characters
 /// (U+0080–U+009F, which some terminals treat as escape introducers) are dropped.
 #[derive(Debug, Default)]
 pub struct Utf8Stream {
+    /// The beginning of a character the last chunk ended inside.
     pending: Vec<u8>,
 }
 
 impl Utf8Stream {
     pub fn push(&mut self, bytes: &[u8]) -> String {
-        self.pending.extend_from_slice(bytes);
-        let mut out = String::with_capacity(self.pending.len());
-        let mut rest: &[u8] = &self.pending;
-        loop {
-            match std::str::from_utf8(rest) {
-                Ok(s) => {
-                    push_visible(&mut out, s);
-                    rest = &[];
-                    break;
-                }
-                Err(e) => {
-                    let (good, bad) = rest.split_at(e.valid_up_to());
-                    push_visible(&mut out, std::str::from_utf8(good).unwrap_or_default());
-                    match e.error_len() {
-                        Some(n) => {
-                            out.push('\u{FFFD}');
-                            rest = &bad[n.min(bad.len())..];
-                        }
-                        // An incomplete character at the end: wait for the next chunk.
-                        None => {
-                            rest = bad;
-                            break;
-                        }
-                    }
-                }
-            }
-        }
-        self.pending = rest.to_vec();
+        let mut out = String::new();
+        self.push_into(bytes, &mut out);
         out
+    }
+
+    /// [`Utf8Stream::push`], appending to `out`.
+    pub fn push_into(&mut self, bytes: &[u8], out: &mut String) {
+        if self.pending.is_empty() {
+            let tail = decode(bytes, out);
+            self.pending.extend_from_slice(tail);
+        } else {
+            // The character split by the last chunk: decode it with this one.
+            let mut joined = std::mem::take(&mut self.pending);
+            joined.extend_from_slice(bytes);
+            let tail = decode(&joined, out);
+            self.pending = tail.to_vec();
+        }
     }
 
     pub fn finish(&mut self) -> String {
@@ -126,8 +149,66 @@ impl Utf8Stream {
     }
 }
 
+/// Appends `bytes` decoded to `out` (each invalid sequence a U+FFFD, C1 controls dropped) and
+/// returns the incomplete character they end with, if any, undecoded.
+fn decode<'a>(bytes: &'a [u8], out: &mut String) -> &'a [u8] {
+    // Valid text, perhaps cut inside its last character: one validation.
+    let split = cut_short_at(bytes);
+    if let Ok(text) = std::str::from_utf8(&bytes[..split]) {
+        push_visible(out, text);
+        return &bytes[split..];
+    }
+    let mut rest = bytes;
+    loop {
+        match std::str::from_utf8(rest) {
+            Ok(s) => {
+                push_visible(out, s);
+                return &[];
+            }
+            Err(e) => {
+                let (good, bad) = rest.split_at(e.valid_up_to());
+                push_visible(out, std::str::from_utf8(good).unwrap_or_default());
+                match e.error_len() {
+                    Some(n) => {
+                        out.push('\u{FFFD}');
+                        rest = &bad[n.min(bad.len())..];
+                    }
+                    // An incomplete character at the end: wait for the next chunk.
+                    None => return bad,
+                }
+            }
+        }
+    }
+}
+
+/// Where the character `bytes` ends inside begins (the beginning of a longer one, cut short),
+/// or `bytes.len()`.
+fn cut_short_at(bytes: &[u8]) -> usize {
+    for back in 1..=bytes.len().min(3) {
+        let at = bytes.len() - back;
+        // The last byte that is not a continuation byte begins the last character.
+        if bytes[at] & 0xc0 != 0x80 {
+            return match std::str::from_utf8(&bytes[at..]) {
+                Err(e) if e.valid_up_to() == 0 && e.error_len().is_none() => at,
+                _ => bytes.len(),
+            };
+        }
+    }
+    bytes.len()
+}
+
+/// Appends `s` without its C1 control characters (U+0080–U+009F, encoded `C2 80`–`C2 9F`).
 fn push_visible(out: &mut String, s: &str) {
-    out.extend(s.chars().filter(|c| !('\u{80}'..='\u{9f}').contains(c)));
+    let bytes = s.as_bytes();
+    let mut from = 0;
+    for at in memchr::memchr_iter(0xc2, bytes) {
+        // In valid UTF-8, 0xC2 begins a two-byte character.
+        if (0x80..=0x9f).contains(&bytes[at + 1]) {
+            out.push_str(&s[from..at]);
+            from = at + 2;
+        }
+    }
+    out.push_str(&s[from..]);
 }
 
 /// Builds the redactor for one job's output: secrets in every known format, the engine's own
@@ -167,13 +248,17 @@ pub fn redactor_for(
     r
 }
 
-/// Bytes → stripped → decoded → redacted text, for one stream.
+/// Bytes → stripped → decoded → redacted text, for one stream. Its buffers are kept from one
+/// chunk to the next.
 #[derive(Debug)]
 pub struct OutputPipeline {
     strip: AnsiStripper,
     utf8: Utf8Stream,
     redactor: StreamRedactor,
+    /// A chunk stripped.
     scratch: Vec<u8>,
+    /// A chunk stripped and decoded.
+    text: String,
 }
 
 impl OutputPipeline {
@@ -183,14 +268,23 @@ impl OutputPipeline {
             utf8: Utf8Stream::default(),
             redactor,
             scratch: Vec::new(),
+            text: String::new(),
         }
     }
 
     pub fn push(&mut self, bytes: &[u8]) -> String {
+        let mut out = String::new();
+        self.push_into(bytes, &mut out);
+        out
+    }
+
+    /// [`OutputPipeline::push`], appending to `out`.
+    pub fn push_into(&mut self, bytes: &[u8], out: &mut String) {
         self.scratch.clear();
         self.strip.push(bytes, &mut self.scratch);
-        let text = self.utf8.push(&self.scratch);
-        self.redactor.push(&text)
+        self.text.clear();
+        self.utf8.push_into(&self.scratch, &mut self.text);
+        self.redactor.push_into(&self.text, out);
     }
 
     pub fn finish(&mut self) -> String {
@@ -230,10 +324,13 @@ impl LogRing {
     }
 
     pub fn push(&mut self, text: &str) {
-        self.buf.extend(text.as_bytes());
-        self.total += text.len() as u64;
-        let excess = self.buf.len().saturating_sub(self.cap);
+        let bytes = text.as_bytes();
+        self.total += bytes.len() as u64;
+        // Only the newest `cap` bytes of what was held and what comes stay.
+        let keep = &bytes[bytes.len().saturating_sub(self.cap)..];
+        let excess = (self.buf.len() + keep.len()).saturating_sub(self.cap);
         self.buf.drain(..excess);
+        self.buf.extend(keep);
     }
 
     /// Total bytes ever written.
@@ -276,3 +373,7 @@ impl LogRing {
         self.read(0, usize::MAX).text
     }
 }
+
+#[cfg(test)]
+#[path = "output_tests.rs"]
+mod tests;

@@ -91,7 +91,11 @@ fn rss_kib(pid: u32) -> Result<u64> {
 
 pub fn run(root: &Path, args: &[String]) -> Result<()> {
     if let Some(which @ ("exec" | "app")) = args.first().map(String::as_str) {
-        return section_only(root, which);
+        return match args.get(1).map(String::as_str) {
+            Some("log") if which == "exec" => log_only(root),
+            Some(other) => bail!("bench {which}: unknown part {other:?} (exec has: log)"),
+            None => section_only(root, which),
+        };
     }
     let env = deps::install(root)?;
     let python = env
@@ -296,6 +300,28 @@ fn section_only(root: &Path, which: &str) -> Result<()> {
     };
     std::fs::write(&path, doc)?;
     println!("{section}");
+    Ok(())
+}
+
+/// `cargo xtask bench exec log`: only the job log throughput, replacing only its part of the
+/// execution section of docs/BENCHMARKS.md (up to the next heading).
+fn log_only(root: &Path) -> Result<()> {
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root.join("target"));
+    let work = tempdir(&target)?;
+    sh(Command::new("cargo").args(["build", "--release", "--locked", "-p", "sluice-cli"]))?;
+    let part = bench_exec::run_log(&target.join("release/sluice"), &work)?;
+    let _ = std::fs::remove_dir_all(&work);
+    let path = root.join("docs/BENCHMARKS.md");
+    let doc = std::fs::read_to_string(&path)?;
+    let heading = bench_exec::LOG_HEADING;
+    let section = doc.find(bench_exec::HEADING).context("no execution section to update")?;
+    let at = section + doc[section..].find(heading).context("no log throughput part")?;
+    let rest = &doc[at + heading.len()..];
+    let end = rest.find("\n#").map_or(doc.len(), |e| at + heading.len() + e + 1);
+    std::fs::write(&path, format!("{}{part}{}", &doc[..at], &doc[end..]))?;
+    println!("{part}");
     Ok(())
 }
 

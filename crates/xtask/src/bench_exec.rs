@@ -6,8 +6,10 @@
 //!   child, a `setsid` child and a double-forked grandchild; time from invoking `sluice stop`
 //!   (another process, as a user at a terminal) until a `/proc` scan finds none of their
 //!   processes alive (zombies ignored: PID 1 here does not reap), and the survivors.
-//! - **Job log throughput**: a job writing 200 MiB to stdout, start to final state, beside the
-//!   same program writing to `/dev/null` and to a pipe the bench drains.
+//! - **Job log throughput**: a job writing 200 MiB to stdout, start to final state (the client
+//!   polling `job_status` every 5 ms, and waiting in one `job_status` call), beside the same
+//!   program writing to `/dev/null` and to a pipe the bench drains. `cargo xtask bench exec log`
+//!   measures only this, and replaces only its part of docs/BENCHMARKS.md.
 //! - **run_command overhead**: `/bin/true` through `run_command` (any mode, exact allow rule,
 //!   so nothing asks) beside spawning `/bin/true` from the bench process, in the same run.
 //! - **A build in the sandbox**: `cargo test` of a small crate from a clean target folder,
@@ -43,8 +45,40 @@ const LOG_RUNS: usize = 3;
 /// Below the engine's 60 starts a minute, with the approval and warm-up calls.
 const OVERHEAD_CALLS: usize = 50;
 
+/// The heading of the log throughput part of the section.
+pub const LOG_HEADING: &str = "### Job log throughput";
+
 /// Runs the execution benchmarks and returns their markdown section.
 pub fn run(bin: &Path, work: &Path) -> Result<String> {
+    let (data, projects, token) = setup(bin, work)?;
+    let ctx = Ctx { bin, data: &data, token: &token };
+
+    let load_before = loadavg();
+    let stop = emergency_stop(&ctx, &projects)?;
+    let logs = log_throughput(&ctx, &projects[0], false)?;
+    let overhead = run_overhead(&ctx)?;
+    let cargo = cargo_in_and_out(&ctx, &projects[1])?;
+    let mut md = format!(
+        "{HEADING}\n\nLoad average (1 min) when this section started and ended: {load_before} \
+         and {}; other work on the machine shows up in these figures.\n\n",
+        loadavg()
+    );
+    md.push_str(&stop);
+    md.push_str(&logs);
+    md.push_str(&overhead);
+    md.push_str(&cargo);
+    Ok(md)
+}
+
+/// Runs only the log throughput measure and returns its markdown part (under [`LOG_HEADING`]).
+pub fn run_log(bin: &Path, work: &Path) -> Result<String> {
+    let (data, projects, token) = setup(bin, work)?;
+    let ctx = Ctx { bin, data: &data, token: &token };
+    log_throughput(&ctx, &projects[0], true)
+}
+
+/// The data folder, the projects (`any` execution) and a full token.
+fn setup(bin: &Path, work: &Path) -> Result<(std::path::PathBuf, Projects, String)> {
     let data = work.join("exec-data");
     let mut projects = Vec::new();
     for i in 0..STOP_PROJECTS {
@@ -74,24 +108,10 @@ pub fn run(bin: &Path, work: &Path) -> Result<String> {
         .find(|w| w.starts_with("slc_") && w.len() == 56)
         .context("token")?
         .to_owned();
-    let ctx = Ctx { bin, data: &data, token: &token };
-
-    let load_before = loadavg();
-    let stop = emergency_stop(&ctx, &projects)?;
-    let logs = log_throughput(&ctx, &projects[0])?;
-    let overhead = run_overhead(&ctx)?;
-    let cargo = cargo_in_and_out(&ctx, &projects[1])?;
-    let mut md = format!(
-        "{HEADING}\n\nLoad average (1 min) when this section started and ended: {load_before} \
-         and {}; other work on the machine shows up in these figures.\n\n",
-        loadavg()
-    );
-    md.push_str(&stop);
-    md.push_str(&logs);
-    md.push_str(&overhead);
-    md.push_str(&cargo);
-    Ok(md)
+    Ok((data, projects, token))
 }
+
+type Projects = Vec<(String, std::path::PathBuf)>;
 
 struct Ctx<'a> {
     bin: &'a Path,
@@ -297,7 +317,11 @@ fn stop_round(ctx: &Ctx, projects: &[(String, std::path::PathBuf)]) -> Result<St
     Ok(StopRound { processes, total, cli, noticed: noticed.unwrap_or(total), survivors: left })
 }
 
-fn log_throughput(ctx: &Ctx, (project, dir): &(String, std::path::PathBuf)) -> Result<String> {
+fn log_throughput(
+    ctx: &Ctx,
+    (project, dir): &(String, std::path::PathBuf),
+    alone: bool,
+) -> Result<String> {
     // Build-log-like lines, written once.
     let file = dir.join("big.log");
     {
@@ -317,11 +341,15 @@ fn log_throughput(ctx: &Ctx, (project, dir): &(String, std::path::PathBuf)) -> R
         text.truncate(LOG_BYTES);
         std::fs::write(&file, text)?;
     }
+    let load_before = loadavg();
     let (serve, _) = start(ctx.bin, ctx.data)?;
     let job = json!({"project": project, "program": "cat", "args": ["big.log"]});
-    let mut walls = Vec::new();
+    // The first run waits for the approval: a warm-up. Then the client polls `job_status`
+    // every 5 ms, or waits in it (`wait_seconds`: the call returns when the job ends), in turns.
+    let mut polled = Vec::new();
+    let mut waited = Vec::new();
     let mut last = Value::Null;
-    for run in 0..=LOG_RUNS {
+    for run in 0..=2 * LOG_RUNS {
         let t0 = Instant::now();
         let started = if run == 0 {
             ctx.call_approving(serve.port, "start_job", job.clone())?
@@ -329,55 +357,78 @@ fn log_throughput(ctx: &Ctx, (project, dir): &(String, std::path::PathBuf)) -> R
             call(serve.port, ctx.token, "start_job", &job)?
         };
         let id = started["job_id"].as_str().context("job id")?.to_owned();
+        let wait = run % 2 == 0 && run > 0;
+        let args =
+            if wait { json!({"job_id": id, "wait_seconds": 30}) } else { json!({"job_id": id}) };
         let status = loop {
-            let st = call(serve.port, ctx.token, "job_status", &json!({"job_id": id}))?;
+            let st = call(serve.port, ctx.token, "job_status", &args)?;
             if !matches!(st["state"].as_str(), Some("queued" | "running")) {
                 break st;
             }
-            std::thread::sleep(Duration::from_millis(5));
+            if !wait {
+                std::thread::sleep(Duration::from_millis(5));
+            }
         };
         if status["state"] != "succeeded" || status["stdout_bytes"] != json!(LOG_BYTES) {
             bail!("the log job did not write everything: {status}");
         }
-        // The first run waited for the approval: a warm-up.
-        if run > 0 {
-            walls.push(t0.elapsed());
-            last = status;
+        match run {
+            0 => {}
+            _ if wait => waited.push(t0.elapsed()),
+            _ => polled.push(t0.elapsed()),
         }
+        last = status;
     }
     drop(serve);
-    let direct_null = time_direct(&file, Stdio::from(std::fs::File::create("/dev/null")?))?;
-    let direct_pipe = {
+    let mut direct_null = Vec::new();
+    let mut direct_pipe = Vec::new();
+    for _ in 0..LOG_RUNS {
+        direct_null.push(time_direct(&file, Stdio::from(std::fs::File::create("/dev/null")?))?);
         let t0 = Instant::now();
         let mut child = Command::new("cat").arg(&file).stdout(Stdio::piped()).spawn()?;
         let mut out = child.stdout.take().context("stdout")?;
         let mut buf = vec![0u8; 1 << 16];
         while out.read(&mut buf)? > 0 {}
         child.wait()?;
-        t0.elapsed()
-    };
-    let (wall, _) = median_p95(walls);
+        direct_pipe.push(t0.elapsed());
+    }
+    let median = |v: Vec<Duration>| median_p95(v).0;
+    let (polled, waited) = (median(polled), median(waited));
+    let (direct_null, direct_pipe) = (median(direct_null), median(direct_pipe));
     let mib = LOG_BYTES as f64 / (1 << 20) as f64;
     let rate = |d: Duration| format!("{:.0}", mib / d.as_secs_f64());
+    let how = if alone {
+        format!(
+            "Measured alone with `cargo xtask bench exec log` (load average, 1 min, when it \
+             started and ended: {load_before} and {}); the rest of this section comes from \
+             the run of `cargo xtask bench` (or `bench exec`) before it. ",
+            loadavg()
+        )
+    } else {
+        String::new()
+    };
     Ok(format!(
-        "### Job log throughput\n\n\
+        "{LOG_HEADING}\n\n\
          `cat` of a {mib:.0} MiB build-log-like file as a job (`start_job`, then `job_status` \
-         polled every 5 ms until it finished); every byte goes through the engine's output \
-         pipeline (ANSI stripping, path rewriting, secret redaction) into the job's bounded \
-         log (1 MiB kept per stream, {dropped} bytes dropped and counted). Median of {runs} \
-         runs.\n\n\
+         until it finished: polled every 5 ms, or one call waiting for the end with \
+         `wait_seconds`, in turns); every byte goes through the engine's output pipeline (ANSI \
+         stripping, path rewriting, secret redaction) into the job's bounded log (1 MiB kept \
+         per stream, {dropped} bytes dropped and counted). {how}Median of {runs} runs each.\n\n\
          | path | time (ms) | MiB/s |\n|---|---:|---:|\n\
-         | job log (start_job → succeeded) | {w} | {wr} |\n\
+         | job log (start_job → succeeded, `job_status` polled every 5 ms) | {p} | {pr} |\n\
+         | job log (start_job → succeeded, waiting in `job_status`) | {w} | {wr} |\n\
          | `cat` to `/dev/null` directly | {n} | {nr} |\n\
-         | `cat` to a pipe the bench drains | {p} | {pr} |\n\n",
+         | `cat` to a pipe the bench drains | {d} | {dr} |\n\n",
         dropped = last["dropped_bytes"],
         runs = LOG_RUNS,
-        w = ms(wall),
-        wr = rate(wall),
+        p = ms(polled),
+        pr = rate(polled),
+        w = ms(waited),
+        wr = rate(waited),
         n = ms(direct_null),
         nr = rate(direct_null),
-        p = ms(direct_pipe),
-        pr = rate(direct_pipe),
+        d = ms(direct_pipe),
+        dr = rate(direct_pipe),
     ))
 }
 

@@ -11,7 +11,8 @@
 //! - `cargo xtask deps`  — only install the dependencies.
 //! - `cargo xtask screenshots` — PNGs of every view of the real app in docs/screenshots/.
 //! - `cargo xtask bench` — the benchmarks, beside their peers (see docs/BENCHMARKS.md);
-//!   `cargo xtask bench exec` / `bench app` re-measure only the execution / desktop app section.
+//!   `cargo xtask bench exec` / `bench app` re-measure only the execution / desktop app section,
+//!   `cargo xtask bench exec log` only the job log throughput in it.
 //! - `cargo xtask load [--clients N] [--calls N]` — `sluice serve` under 32 concurrent clients,
 //!   then one token's flood beside another's calls (see docs/BENCHMARKS.md, "Load").
 //! - `cargo xtask bundle` — the .deb and .rpm installers and Claude Desktop's `.mcpb`
