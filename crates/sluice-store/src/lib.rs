@@ -41,6 +41,8 @@ pub use audit::{
     ActorKind, AuditEntry, AuditFilter, AuditRecord, ChainBreak, ChainReport, Outcome,
 };
 pub use db::{BACKUPS_KEPT, DB_FILE, Store};
+/// The schema version this build migrates a database to.
+pub const SCHEMA_VERSION: usize = schema::LATEST;
 pub use error::StoreError;
 pub use jobs::{JOBS_KEPT, JobRow};
 pub use oauth::{

@@ -198,7 +198,7 @@ fn allow_rules_survive_the_migration_to_v8_without_an_origin() {
     drop(old);
 
     let s = open(&dir);
-    assert_eq!(s.schema_version().unwrap(), 16);
+    assert_eq!(s.schema_version().unwrap(), sluice_store::SCHEMA_VERSION);
     let rules = s.list_allow_rules(Some(&p.id)).unwrap();
     assert_eq!(rules.len(), 1);
     let r = &rules[0];
@@ -323,7 +323,7 @@ fn sandbox_settings_are_the_defaults_until_set_and_survive_a_migration_from_v9()
     raw.execute("UPDATE projects SET network = 'off' WHERE id = ?1", [p.id.as_str()]).unwrap();
     drop(raw);
     let s = open(&dir);
-    assert_eq!(s.schema_version().unwrap(), 16);
+    assert_eq!(s.schema_version().unwrap(), sluice_store::SCHEMA_VERSION);
     let migrated = s.project(&p.id).unwrap().unwrap();
     assert_eq!(migrated.sandbox, SandboxSettings::default());
     assert_eq!(migrated.network, Some(NetworkMode::Off), "older settings are kept");

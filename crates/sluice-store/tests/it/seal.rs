@@ -270,7 +270,7 @@ fn pc02_a_schema_13_database_is_sealed_as_it_was_at_the_first_start() {
     drop(old);
 
     let s = open(&dir);
-    assert_eq!(s.schema_version().unwrap(), 16);
+    assert_eq!(s.schema_version().unwrap(), sluice_store::SCHEMA_VERSION);
     assert!(s.integrity().unwrap().is_empty(), "{:?}", s.integrity());
     let migrated = s.project(&p.id).unwrap().unwrap();
     assert!(migrated.state.is_available() && migrated.exec == ExecMode::Any);
@@ -418,7 +418,7 @@ fn pc02_a_database_put_back_to_schema_13_is_not_sealed_as_genuine() {
         )
         .unwrap();
     let s = open_kept(&dir);
-    assert_eq!(s.schema_version().unwrap(), 16, "migrated again");
+    assert_eq!(s.schema_version().unwrap(), sluice_store::SCHEMA_VERSION, "migrated again");
     assert_reset_and_nothing_granted(&s, &id);
     drop(s);
     assert_reseal_restores(&dir, &id);
@@ -517,7 +517,7 @@ fn pc02_tokens_sealed_before_profiles_existed_keep_verifying_after_the_migration
         .execute_batch("ALTER TABLE tokens DROP COLUMN profile; PRAGMA user_version = 15;")
         .unwrap();
     let s = open(&dir);
-    assert_eq!(s.schema_version().unwrap(), 16);
+    assert_eq!(s.schema_version().unwrap(), sluice_store::SCHEMA_VERSION);
     assert!(s.integrity().unwrap().is_empty(), "{:?}", s.integrity());
     let read = s.find_token_by_hash(&[6; 32]).unwrap().unwrap();
     assert!(read.is_active(0) && read.profile == sluice_core::Profile::Full);
