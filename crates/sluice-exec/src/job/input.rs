@@ -110,6 +110,7 @@ pub struct InputReport {
 }
 
 /// How long a write waits for a program that does not read its input.
+#[cfg(unix)]
 const WRITE_PATIENCE: Duration = Duration::from_secs(2);
 
 /// The engine's end of a job's input.

@@ -464,11 +464,7 @@ fn seatbelt_argv(
         sandbox.exposure.granted.iter().filter_map(|h| std::fs::canonicalize(h).ok()).collect();
     let sockets: Vec<PathBuf> =
         sandbox.exposure.sockets.iter().filter_map(|h| std::fs::canonicalize(h).ok()).collect();
-    fn refs(v: &[PathBuf]) -> Vec<&Path> {
-        v.iter().map(PathBuf::as_path).collect()
-    }
-    let (writable, hidden) = (refs(&writable), refs(&hidden));
-    let (granted, sockets) = (refs(&granted), refs(&sockets));
+    // What the shield hides in the project, with the grants as the cover sees them (owned).
     let (covered, read_only) = match &sandbox.shield {
         Some(shield) => {
             let project = &writable[0];
@@ -477,6 +473,11 @@ fn seatbelt_argv(
         }
         None => (Vec::new(), Vec::new()),
     };
+    fn refs(v: &[PathBuf]) -> Vec<&Path> {
+        v.iter().map(PathBuf::as_path).collect()
+    }
+    let (writable, hidden) = (refs(&writable), refs(&hidden));
+    let (granted, sockets) = (refs(&granted), refs(&sockets));
     let read_only = refs(&read_only);
     let profile = crate::seatbelt::profile_with(&crate::seatbelt::Profile {
         writable: &writable,
