@@ -360,7 +360,7 @@ mod tests {
     #[cfg(target_os = "linux")]
     #[test]
     fn a_hostile_keeper_hands_the_engine_nothing_it_would_use() {
-        use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+        use std::os::fd::{AsRawFd, OwnedFd};
         let host = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
         let port = host.local_addr().expect("addr").port();
         let offers: Vec<Box<dyn Fn() -> Vec<OwnedFd> + Send>> = vec![
@@ -380,20 +380,7 @@ mod tests {
             Box::new(|| vec![tcp_socket(), tcp_socket()]),
         ];
         for offer in offers {
-            let mut fds = [0; 2];
-            // SAFETY: socketpair fills two descriptors, owned at once below.
-            let rc = unsafe {
-                libc::socketpair(
-                    libc::AF_UNIX,
-                    libc::SOCK_SEQPACKET | libc::SOCK_CLOEXEC,
-                    0,
-                    fds.as_mut_ptr(),
-                )
-            };
-            assert_eq!(rc, 0);
-            // SAFETY: just created, owned only here.
-            let (engine, job) =
-                unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+            let (engine, job) = crate::spawn::seqpacket_pair().expect("socket pair");
             let keeper = Keeper::new(engine).expect("keeper");
             let hostile = std::thread::spawn(move || {
                 let mut byte = [0u8; 1];

@@ -48,6 +48,8 @@ use grants::link_grants_in_home;
 use proxy::ProxyChannel;
 #[cfg(target_os = "linux")]
 pub(crate) use proxy::receive_fd;
+#[cfg(all(test, target_os = "linux"))]
+pub(crate) use proxy::seqpacket_pair;
 #[cfg(unix)]
 use unix::{ChildSetup, prepare_unix};
 

@@ -14,24 +14,8 @@ pub(super) struct ProxyChannel {
 
 impl ProxyChannel {
     pub(super) fn new() -> Result<ProxyChannel, ExecError> {
-        let mut fds = [0; 2];
-        // SAFETY: socketpair fills two descriptors, owned below.
-        let rc = unsafe {
-            libc::socketpair(
-                libc::AF_UNIX,
-                libc::SOCK_SEQPACKET | libc::SOCK_CLOEXEC,
-                0,
-                fds.as_mut_ptr(),
-            )
-        };
-        if rc != 0 {
-            return Err(ExecError::os(
-                "preparing the job's proxy",
-                std::io::Error::last_os_error(),
-            ));
-        }
-        // SAFETY: both were just created and are owned only here.
-        let (engine, job) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+        let (engine, job) =
+            seqpacket_pair().map_err(|e| ExecError::os("preparing the job's proxy", e))?;
         Ok(ProxyChannel { engine, job })
     }
 
@@ -49,6 +33,25 @@ impl ProxyChannel {
         drop(self.job);
         self.engine
     }
+}
+
+/// A connected pair of Unix sequenced-packet sockets, both close-on-exec.
+pub(crate) fn seqpacket_pair() -> std::io::Result<(OwnedFd, OwnedFd)> {
+    let mut fds = [0; 2];
+    // SAFETY: socketpair fills two descriptors, owned below.
+    let rc = unsafe {
+        libc::socketpair(
+            libc::AF_UNIX,
+            libc::SOCK_SEQPACKET | libc::SOCK_CLOEXEC,
+            0,
+            fds.as_mut_ptr(),
+        )
+    };
+    if rc != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: both were just created and are owned only here.
+    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
 }
 
 /// One descriptor sent over the socket pair `fd` as SCM_RIGHTS with a one-byte message,
