@@ -75,6 +75,27 @@ async def sluice(binary, *args):
     return proc.returncode, out.decode(), err.decode()
 
 
+
+async def approving(binary, task, tool=None, shown=None):
+    """Approves, as the user would with the CLI, every approval of `tool` (any tool if None)
+    that waits while `task` runs; checks that `sluice approvals show` says `shown` if given.
+    Returns the task's result and the approvals it approved."""
+    approved = []
+    while not task.done():
+        code, out, err = await sluice(binary, "approvals", "list", "--json")
+        check(code == 0, "approvals list works", err)
+        for a in json.loads(out):
+            if a["state"] != "pending" or tool not in (None, a["tool"]):
+                continue
+            if shown is not None:
+                code, text, err = await sluice(binary, "approvals", "show", a["id"])
+                check(code == 0 and shown in text, f"approvals show says {shown!r}", text + err)
+            code, _, err = await sluice(binary, "approvals", "approve", a["id"])
+            check(code == 0, "approvals approve works", err)
+            approved.append(a)
+        await asyncio.wait({task}, timeout=0.1)
+    return task.result(), approved
+
 def certs(folder, host):
     """Writes a test CA (ca.pem) and a certificate it signs for `host` (leaf.pem, leaf.key) to
     `folder`: Sluice is started with the CA as SSL_CERT_FILE, and the script serves `host` with

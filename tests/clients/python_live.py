@@ -14,7 +14,6 @@ Project: "demo" (any mode).
 
 import argparse
 import asyncio
-import json
 import os
 import time
 
@@ -23,29 +22,14 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 import common
-from common import call, check, ok, refused, sluice
-
-
-async def pending(binary):
-    code, out, err = await sluice(binary, "approvals", "list", "--json")
-    check(code == 0, "approvals list works", err)
-    return [a for a in json.loads(out) if a["state"] == "pending"]
+from common import approving, call, check, ok, refused
 
 
 async def start_interactive(client, binary, args):
     """start_job with `interactive`: it must ask, and say that the assistant can type."""
-    task = asyncio.create_task(call(client, "start_job", args))
-    asked = []
-    while not task.done():
-        for a in await pending(binary):
-            if a["tool"] == "start_job":
-                asked.append(a["summary"])
-                code, shown, err = await sluice(binary, "approvals", "show", a["id"])
-                check(code == 0 and "type into" in shown, "approvals show says it", shown + err)
-                code, _, err = await sluice(binary, "approvals", "approve", a["id"])
-                check(code == 0, "approvals approve works", err)
-        await asyncio.wait({task}, timeout=0.1)
-    res = task.result()
+    res, approved = await approving(binary, asyncio.create_task(call(client, "start_job", args)),
+                                    "start_job", shown="type into")
+    asked = [a["summary"] for a in approved]
     check(len(asked) == 1, "an interactive start asks the user exactly once", asked)
     check("type into" in asked[0], "the card says the assistant will type into it", asked[0])
     check(not res.is_error, "the approved interactive job starts", res.structured_content)
@@ -150,14 +134,9 @@ async def prompt_and_tty(client, binary):
 
 
 async def not_interactive(client, binary):
-    task = asyncio.create_task(call(client, "start_job", {
-        "project": "demo", "program": "echo", "args": ["plain"]}))
-    while not task.done():
-        for a in await pending(binary):
-            code, _, err = await sluice(binary, "approvals", "approve", a["id"])
-            check(code == 0, "approvals approve works", err)
-        await asyncio.wait({task}, timeout=0.1)
-    job = task.result().structured_content["job_id"]
+    res, _ = await approving(binary, asyncio.create_task(call(client, "start_job", {
+        "project": "demo", "program": "echo", "args": ["plain"]})))
+    job = res.structured_content["job_id"]
     await refused(client, "write_job_input", {"job_id": job, "text": "x"},
                   {"not_interactive", "job_ended"})
     st = await ok(client, "job_status", {"job_id": job, "wait_seconds": 30})

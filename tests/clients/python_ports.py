@@ -23,28 +23,16 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 import common
-from common import call, check, ok, refused, sluice
-
-
-async def approve_all(binary, task, seen):
-    while not task.done():
-        code, out, err = await sluice(binary, "approvals", "list", "--json")
-        check(code == 0, "approvals list works", err)
-        for a in json.loads(out):
-            if a["state"] == "pending" and a["tool"] == "start_job":
-                seen.append(a["summary"])
-                code, _, err = await sluice(binary, "approvals", "approve", a["id"])
-                check(code == 0, "approvals approve works", err)
-        await asyncio.wait({task}, timeout=0.1)
-    return task.result()
+from common import approving, call, check, ok, refused, sluice
 
 
 async def start_server(client, binary, ready):
     args = {"project": "demo", "program": "python3",
             "args": ["-m", "http.server", "8000", "-b", "127.0.0.1"],
             "publish": [8000], "ready": ready}
-    asked = []
-    res = await approve_all(binary, asyncio.create_task(call(client, "start_job", args)), asked)
+    res, approved = await approving(binary, asyncio.create_task(call(client, "start_job", args)),
+                                    "start_job")
+    asked = [a["summary"] for a in approved]
     check(len(asked) == 1, "a job that publishes a port asks exactly once", asked)
     check("publishes port 8000" in asked[0], "the card says the port is published", asked[0])
     check(not res.is_error, "the approved server starts", res.structured_content)
