@@ -28,7 +28,7 @@ from common import approving, call, check, ok, refused, sluice
 
 async def start_server(client, binary, ready):
     args = {"project": "demo", "program": "python3",
-            "args": ["-m", "http.server", "8000", "-b", "127.0.0.1"],
+            "args": ["-u", "-m", "http.server", "8000", "-b", "127.0.0.1"],
             "publish": [8000], "ready": ready}
     res, approved = await approving(binary, asyncio.create_task(call(client, "start_job", args)),
                                     "start_job")
@@ -150,6 +150,12 @@ async def main():
         check(await gone(url), "the link is closed after the emergency stop", url)
         code, _, err = await sluice(args.sluice, "resume")
         check(code == 0, "resume works", err)
+
+        # A wait for a line of the server's output (it prints this once it listens).
+        job, url = await start_server(client, args.sluice,
+                                      {"log_pattern": r"Serving HTTP on \S+ port 8000"})
+        check(not closed(url), "the server is up once its line is out", url)
+        await ok(client, "cancel_job", {"job_id": job})
     print(f"OK {common.no_canary_anywhere()} checks")
 
 

@@ -34,7 +34,8 @@ const MAX_REQUEST_BODY: usize = 1 << 20;
 const MAX_RESPONSE_BODY: usize = 256 * 1024;
 /// The most request headers.
 const MAX_HEADERS: usize = 32;
-/// How often a readiness wait looks again.
+/// How often a readiness wait for a port or an HTTP answer looks again (nothing announces a
+/// port opening; a wait for a log pattern wakes on the job's output instead).
 const READY_POLL: Duration = Duration::from_millis(50);
 
 /// A published port as results show it.
@@ -305,7 +306,11 @@ impl SluiceServer {
     ) -> Result<&'static str, Failure> {
         let deadline = Instant::now() + ready.deadline;
         let jobs = self.engine().jobs();
+        let (mut output, mut state) = jobs.watch(id).map_err(Failure::from)?;
+        let polls = !matches!(ready.until, Until::Log(_));
         loop {
+            output.borrow_and_update();
+            state.borrow_and_update();
             let status = jobs.status(id).map_err(Failure::from)?;
             let met = match &ready.until {
                 Until::Port(port) => {
@@ -331,11 +336,11 @@ impl SluiceServer {
                 return Ok("ended");
             }
             tokio::select! {
-                () = tokio::time::sleep(READY_POLL) => {}
+                changed = output.changed(), if !polls => if changed.is_err() { return Ok("ended") },
+                changed = state.changed() => if changed.is_err() { return Ok("ended") },
+                () = tokio::time::sleep(READY_POLL), if polls => {}
+                () = tokio::time::sleep_until(deadline) => return Ok("deadline"),
                 () = cancel.cancelled() => return Err(wait_cancelled()),
-            }
-            if Instant::now() >= deadline {
-                return Ok("deadline");
             }
         }
     }
