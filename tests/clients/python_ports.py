@@ -26,9 +26,28 @@ import common
 from common import approving, call, check, ok, refused, sluice
 
 
-async def start_server(client, binary, ready):
-    args = {"project": "demo", "program": "python3",
-            "args": ["-u", "-m", "http.server", "8000", "-b", "127.0.0.1"],
+STATIC = ["-u", "-m", "http.server", "8000", "-b", "127.0.0.1"]
+
+# A server that answers with where it runs, in a header and in the body: what an assistant
+# gets back must not name the physical folder. It says when it listens.
+WHERE = ["-u", "-c", """
+import http.server, os
+class H(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        here = os.getcwd().encode()
+        self.send_response(200)
+        self.send_header("X-Where", here.decode())
+        self.send_header("Content-Length", str(len(here)))
+        self.end_headers()
+        self.wfile.write(here)
+s = http.server.HTTPServer(("127.0.0.1", 8000), H)
+print("listening on", s.server_address[1])
+s.serve_forever()
+"""]
+
+
+async def start_server(client, binary, ready, program=STATIC):
+    args = {"project": "demo", "program": "python3", "args": program,
             "publish": [8000], "ready": ready}
     res, approved = await approving(binary, asyncio.create_task(call(client, "start_job", args)),
                                     "start_job")
@@ -98,6 +117,12 @@ async def main():
         # The shield's .env is an empty file inside the job: its server cannot serve the secret.
         env = await ok(client, "fetch_from_job", {"job_id": job, "port": 8000, "path": "/.env"})
         check(os.environ["SLUICE_CANARY"] not in env["body"], "the shield holds through it", env)
+        where = await ok(client, "fetch_from_job", {"job_id": job, "port": 8000,
+                                                    "path": "/where.txt"})
+        physical = os.environ["SLUICE_PATHS"].split(":")
+        check(where["status"] == 200 and not any(p in where["body"] for p in physical)
+              and "root=./src data=<sluice-data>/db" in where["body"],
+              "an answer naming physical paths is redacted like job output", where)
         head = await ok(client, "fetch_from_job", {"job_id": job, "port": 8000,
                                                    "path": "/hello.txt", "method": "HEAD"})
         check(head["status"] == 200 and head["body"] == "", "HEAD has no body", head)
@@ -152,9 +177,13 @@ async def main():
         check(code == 0, "resume works", err)
 
         # A wait for a line of the server's output (it prints this once it listens).
-        job, url = await start_server(client, args.sluice,
-                                      {"log_pattern": r"Serving HTTP on \S+ port 8000"})
+        job, url = await start_server(client, args.sluice, {"log_pattern": r"^listening on 8000"},
+                                      WHERE)
         check(not closed(url), "the server is up once its line is out", url)
+        here = await ok(client, "fetch_from_job", {"job_id": job, "port": 8000})
+        said = [h["value"] for h in here["headers"] if h["name"].lower() == "x-where"]
+        check(said == ["."] and here["body"] == ".",
+              "a server naming its folder is redacted in headers and body", here)
         await ok(client, "cancel_job", {"job_id": job})
     print(f"OK {common.no_canary_anywhere()} checks")
 

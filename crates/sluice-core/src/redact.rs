@@ -126,7 +126,7 @@ static BEGIN_MARKER: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new("-
 /// one scan of an automaton over every literal find that out, and the text is then passed on
 /// as it is. Where they find something, the same replacements as always are made, over as
 /// little text as gives the same result (see [`Needles::Lines`]).
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct StreamRedactor {
     carry: String,
     /// Longest needle first, so a longer path wins over its parent.
@@ -137,7 +137,7 @@ pub struct StreamRedactor {
 }
 
 /// How the literals are looked for.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 enum Needles {
     /// There are none.
     #[default]
@@ -421,7 +421,7 @@ impl StreamRedactor {
     }
 }
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 struct Literal {
     needle: String,
     finder: Finder<'static>,

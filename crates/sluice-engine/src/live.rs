@@ -53,14 +53,7 @@ impl Engine {
                 ),
             ));
         };
-        let project = self.find_project(&status.project)?;
-        let state_dir = self.data_dir.join("projects").join(&status.project).join("exec");
-        let redactor = sluice_exec::output::redactor_for(
-            &project.root,
-            &state_dir,
-            Some(&self.data_dir),
-            &[self.secret.stored_form().to_string()],
-        );
+        let redactor = self.jobs().redactor(&status.id).map_err(Failure::from)?;
         Ok((published.host_port, redactor))
     }
 

@@ -251,8 +251,7 @@ impl SluiceServer {
         if body.len() > MAX_REQUEST_BODY {
             return Err(Failure::new(ErrorCode::TooLarge, "the body is larger than 1 MiB"));
         }
-        let (host_port, mut redactor) =
-            self.engine().port_to_fetch(caller, &args.job_id, args.port)?;
+        let (host_port, redactor) = self.engine().port_to_fetch(caller, &args.job_id, args.port)?;
         let mut request = hyper::Request::builder()
             .method(method)
             .uri(&path)
@@ -283,17 +282,19 @@ impl SluiceServer {
             .await
             .map_err(|_| unreachable_now(args.port, "did not answer in time"))??;
         let (status, headers, body, truncated) = answer;
-        let mut text = redactor.push(&String::from_utf8_lossy(&body));
-        text.push_str(&redactor.finish());
+        // The body and each header value are redacted as the job's output is, each whole.
+        let shown = |bytes: &[u8]| {
+            let mut r = redactor.clone();
+            r.push(&String::from_utf8_lossy(bytes)) + &r.finish()
+        };
         let headers = headers
             .iter()
-            .map(|(name, value)| {
-                let mut r = sluice_core::redact::StreamRedactor::default();
-                let shown = r.push(&String::from_utf8_lossy(value.as_bytes())) + &r.finish();
-                HeaderOutput { name: name.as_str().to_owned(), value: shown }
+            .map(|(name, value)| HeaderOutput {
+                name: name.as_str().to_owned(),
+                value: shown(value.as_bytes()),
             })
             .collect();
-        Ok(FetchFromJobOutput { status, headers, body: text, truncated })
+        Ok(FetchFromJobOutput { status, headers, body: shown(&body), truncated })
     }
 
     /// Waits until `ready` holds for job `id`, it ends, the deadline passes or the client

@@ -40,6 +40,12 @@ fn exec_live_sessions_through_the_python_sdk() {
 fn exec_dev_servers_through_the_python_sdk() {
     let (sb, token) = executable("any");
     std::fs::write(sb.project.join("hello.txt"), "HELLO-SERVED\n").expect("write");
+    // A file naming where the project and Sluice's data are: what the server answers is
+    // redacted like the job's output, so neither physical path reaches the assistant.
+    let root = sb.project.canonicalize().expect("project");
+    let data = sb.data.canonicalize().expect("data");
+    let where_ = format!("root={}/src data={}/db\n", root.display(), data.display());
+    std::fs::write(sb.project.join("where.txt"), where_).expect("write");
     let review = sb.token("reviewer", &["--profile", "review"]);
     let chromium = std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
         .map(|d| d.join("chromium"))
@@ -54,6 +60,7 @@ fn exec_dev_servers_through_the_python_sdk() {
         .env("SLUICE_REVIEW_TOKEN", &review)
         .env("SLUICE_DATA_DIR", &sb.data)
         .env("SLUICE_CANARY", &sb.canary)
+        .env("SLUICE_PATHS", format!("{}:{}", root.display(), data.display()))
         .env("HOME", sb.tmp.path())
         .output()
         .expect("run the Python client");

@@ -312,6 +312,9 @@ struct Job {
     output: watch::Sender<u64>,
     /// Its published ports while it runs; `None` before it starts and after it ends.
     ports: Mutex<Option<std::sync::Arc<crate::publish::Ports>>>,
+    /// What its output (and its servers' answers) is redacted with, built once: each stream
+    /// and each answer takes a fresh copy.
+    redactor: sluice_core::redact::StreamRedactor,
 }
 
 impl Job {

@@ -13,7 +13,7 @@ use super::{
     Control, Inner, Job, JobData, JobEvent, JobId, JobLimits, JobObserver, JobRequest, JobState,
     JobStatus, LogPage, Registry, RunOutput, StopReport, Stream, lock, now_ms,
 };
-use crate::output::LogRing;
+use crate::output::{LogRing, redactor_for};
 
 use crate::error::ExecError;
 
@@ -94,6 +94,12 @@ impl Jobs {
             meter: Mutex::new(InputMeter::default()),
             output: watch::channel(0).0,
             ports: Mutex::new(None),
+            redactor: redactor_for(
+                &req.sandbox.project_root,
+                &req.sandbox.state_dir,
+                req.data_dir.as_deref(),
+                &req.secrets,
+            ),
         });
         if can_run {
             launch(&self.inner, &job, req)?;
@@ -192,6 +198,12 @@ impl Jobs {
             let _ = interrupt;
             input::write(end, kind, parts, &|| false)
         }
+    }
+
+    /// A fresh copy of the redactor of job `id`'s output, for other text it hands out (the
+    /// answers of its servers).
+    pub fn redactor(&self, id: &JobId) -> Result<sluice_core::redact::StreamRedactor, ExecError> {
+        Ok(self.job(id)?.redactor.clone())
     }
 
     /// Whether something accepts connections on the job's published `port` now (a readiness

@@ -16,7 +16,7 @@ use super::{Control, Inner, Job, JobEvent, JobRequest, JobState, Stream, lock};
 
 use crate::error::ExecError;
 use crate::kill::{self, Tree};
-use crate::output::{OutputPipeline, redactor_for};
+use crate::output::OutputPipeline;
 use crate::spawn;
 
 /// Spawns the job's process and its threads. Called with the registry locked, so the job is
@@ -55,14 +55,6 @@ pub(super) fn launch(inner: &Arc<Inner>, job: &Arc<Job>, req: JobRequest) -> Res
     let (ctl_tx, ctl_rx) = mpsc::channel();
     *lock(&job.control) = Some(ctl_tx.clone());
 
-    let redactor = |_: ()| {
-        redactor_for(
-            &req.sandbox.project_root,
-            &req.sandbox.state_dir,
-            req.data_dir.as_deref(),
-            &req.secrets,
-        )
-    };
     let (done_tx, done_rx) = mpsc::channel::<()>();
     let mut readers = 0;
     let stdout = child.stdout.take().map(|p| Box::new(widened(p)) as Box<dyn Read + Send>);
@@ -71,7 +63,7 @@ pub(super) fn launch(inner: &Arc<Inner>, job: &Arc<Job>, req: JobRequest) -> Res
         [(Stream::Stdout, terminal_output.or(stdout)), (Stream::Stderr, stderr)];
     for (stream, pipe) in pipes {
         let Some(pipe) = pipe else { continue };
-        let pipeline = OutputPipeline::new(redactor(()));
+        let pipeline = OutputPipeline::new(job.redactor.clone());
         let (job, events, done) = (job.clone(), inner.events.clone(), done_tx.clone());
         let started = std::thread::Builder::new()
             .name("sluice-job-output".into())
