@@ -52,7 +52,8 @@ async def start_server(client, binary, ready, program=STATIC):
     res, approved = await approving(binary, asyncio.create_task(call(client, "start_job", args)),
                                     "start_job")
     asked = [a["summary"] for a in approved]
-    check(len(asked) == 1, "a job that publishes a port asks exactly once", asked)
+    check(len(asked) == 1, "a job that publishes a port asks exactly once",
+          (asked, res.structured_content))
     check("publishes port 8000" in asked[0], "the card says the port is published", asked[0])
     check(not res.is_error, "the approved server starts", res.structured_content)
     job = res.structured_content

@@ -425,7 +425,7 @@ impl Engine {
             cache.data_version = i64::MIN + 1;
         }
         let report = self.jobs.stop_all();
-        let denied = self.deny_pending_for_stop();
+        let denied = self.deny_pending_for_stop(sluice_store::now_ms());
         crate::paths::nudge(&self.data_dir);
         self.record_human("stop", None, AuditOutcome::Ok, None);
         self.emit(EngineEvent::AccessChanged { paused: true });
@@ -442,9 +442,20 @@ impl Engine {
         })
     }
 
-    fn deny_pending_for_stop(&self) -> usize {
+    /// Denies what was pending when the stop was seen, at `seen` (Unix ms): a stop noticed
+    /// late (the watcher read it, then the user resumed) must not deny what an assistant asked
+    /// after the resume. Nothing can be asked while the stop is in force.
+    fn deny_pending_for_stop(&self, seen: i64) -> usize {
         let by = EndedBy::User(EMERGENCY_STOP);
-        self.deny_pending(|_| true, "the user pressed the emergency stop", by)
+        self.deny_pending(|a| a.created_ms <= seen, "the user pressed the emergency stop", by)
+    }
+
+    /// A stop made by another process, read at `seen`: kills every job of this engine and
+    /// denies what was pending then.
+    pub(crate) fn apply_stop(&self, seen: i64) {
+        let report = self.jobs.stop_all();
+        let denied = self.deny_pending_for_stop(seen);
+        tracing::warn!(killed = report.killed_jobs, denied, "emergency stop noticed");
     }
 
     /// Denies every pending approval `which` selects, with `reason`, ended `by` the user's act or
@@ -511,15 +522,15 @@ impl Engine {
     /// the jobs of projects that may no longer run anything (read-only, execution off, disabled,
     /// removed). Blocking.
     pub fn enforce_exec(&self) {
+        // Before the read: whatever was asked after a resume this read missed is newer.
+        let seen = sluice_store::now_ms();
         let (stopped, projects) = match self.refresh() {
             Ok(cache) => (cache.stopped, cache.projects.clone()),
             Err(_) => return,
         };
         let gate = lock(&self.exec_gate);
         if stopped && !self.jobs.is_stopped() {
-            let report = self.jobs.stop_all();
-            let denied = self.deny_pending_for_stop();
-            tracing::warn!(killed = report.killed_jobs, denied, "emergency stop noticed");
+            self.apply_stop(seen);
         } else if !stopped && self.jobs.is_stopped() {
             self.jobs.resume();
         }

@@ -94,6 +94,37 @@ async fn es_emergency_stop_denies_pending_refuses_requests_and_survives_a_restar
     assert!(!engine.jobs().is_stopped());
 }
 
+/// The serving engine's watcher can read a stop made by the CLI, then the user resumes and an
+/// assistant asks again before the watcher acts on what it read: the late stop denies only
+/// what was pending when it was read (it once denied the new request too).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stop_noticed_late_denies_nothing_asked_after_the_resume() {
+    let (tmp, engine, caller) = demo(AccessMode::ReadWrite, ExecMode::Any);
+    let engine = Arc::new(engine);
+    let cli = open(&tmp.path().canonicalize().unwrap());
+    cli.emergency_stop().unwrap();
+    let seen = sluice_store::now_ms();
+    cli.resume().unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(2));
+    let waiting = ask_in_background(&engine, &caller, "run echo", [7; 32]);
+    let pending = || {
+        engine
+            .approvals()
+            .unwrap()
+            .into_iter()
+            .filter(|a| a.state == ApprovalState::Pending)
+            .count()
+    };
+    while pending() == 0 {
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    engine.apply_stop(seen);
+    assert_eq!(pending(), 1, "a stop read before the resume denied a later request");
+    // A stop seen now denies it.
+    engine.apply_stop(sluice_store::now_ms());
+    assert!(matches!(waiting.await.unwrap(), AskOutcome::Denied { .. }));
+}
+
 /// OR-01: a job that prints the install secret, raw, hex- or base64-encoded, shows only a
 /// placeholder.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
