@@ -3,7 +3,8 @@
 //!
 //! Everything shown is real: a temporary data folder is seeded through the engine (projects,
 //! tokens, one revoked), then the app runs under Xvfb and the official Python MCP SDK does what
-//! an assistant would — reads files, starts a job the user approves in the window, asks to
+//! an assistant would — reads files, starts jobs the user approves in the window (a test
+//! watcher, a dev server with its port published, a Python session it types into), asks to
 //! delete files (one denied with a reason, one left waiting) — and WebDriver opens each view
 //! and saves it as a PNG, in the light and the dark theme. It drives the app with the
 //! end-to-end test's own harness.
@@ -21,7 +22,7 @@ mod driver;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use client::{Pending, client, client_step, start_job_argv};
+use client::{Pending, client, client_step, start_job_argv, type_into_job};
 use driver::{Session, by_text};
 use sluice_core::{AccessMode, ExecMode, Profile};
 use sluice_engine::{Engine, EngineConfig, SecretPreference};
@@ -144,6 +145,27 @@ async fn take_all(app: &Path, out: &Path, suffix: &str, env: &[(&str, &str)]) {
     approve_in_window(&s, "test-watch.sh").await;
     job.finish().await;
 
+    // A dev server with its port published, and a Python session the assistant types into (the
+    // system's Python: the demo's home has no version manager).
+    let mut server = start_job_argv(
+        &url,
+        &claude,
+        "web-shop",
+        &["/usr/bin/python3", "-m", "http.server", "5173", "-b", "127.0.0.1"],
+    );
+    server.args(["--publish", "[5173]"]);
+    let server = Pending::start(server, "start_job");
+    approve_in_window(&s, "http.server").await;
+    server.finish().await;
+    let mut repl = start_job_argv(&url, &claude, "web-shop", &["/usr/bin/python3", "-q"]);
+    repl.args(["--interactive", "terminal"]);
+    let repl = Pending::start(repl, "start_job");
+    approve_in_window(&s, "python3 -q").await;
+    let repl = repl.finish().await.trim().trim_start_matches("JOB ").to_owned();
+    for line in ["prices = [12.50, 7.25, 3.00]", "round(sum(prices) * 1.2, 2)"] {
+        type_into_job(&url, &claude, "web-shop", &repl, line, &["enter"]);
+    }
+
     // A delete the user denies with a reason, and one left waiting for the screenshot.
     let mut deny = client(&url, &claude, "web-shop", "src/legacy-pricing.ts", "denied");
     let reason = "the invoice export still uses it";
@@ -196,6 +218,12 @@ async fn take_all(app: &Path, out: &Path, suffix: &str, env: &[(&str, &str)]) {
     // The CPU sparkline draws the samples seen while the view is open (one a second).
     tokio::time::sleep(Duration::from_secs(8)).await;
     shot(&s, out, suffix, "jobs").await;
+    s.click(By::XPath("//tr[@data-testid='job-row']//button[contains(., 'python3 -q')]")).await;
+    s.wait_text(By::Css("[data-testid=job-log]"), "27.3").await;
+    shot(&s, out, suffix, "jobs-session").await;
+    s.click(By::XPath("//tr[@data-testid='job-row']//button[contains(., 'http.server')]")).await;
+    s.wait_text(By::Css("[data-testid=job-ports]"), "http://127.0.0.1:").await;
+    shot(&s, out, suffix, "jobs-server").await;
 
     s.click(by_text("nav", "Activity")).await;
     s.wait_view("activity").await;

@@ -7,6 +7,7 @@ pub mod autorun;
 pub mod change;
 pub mod code;
 pub mod id;
+pub mod link;
 pub mod mode;
 pub mod redact;
 pub mod sandbox;

@@ -116,10 +116,7 @@ impl JobDto {
             ports: j
                 .ports
                 .iter()
-                .map(|p| JobPortDto {
-                    port: p.port,
-                    url: format!("http://127.0.0.1:{}/", p.host_port),
-                })
+                .map(|p| JobPortDto { port: p.port, url: sluice_core::link::job_link(p.host_port) })
                 .collect(),
         }
     }
@@ -262,7 +259,7 @@ pub fn job_port_link(engine: &Engine, id: &str, port: u16) -> Res<String> {
             format!("job {id} does not publish port {port} now (it may have ended)"),
         )
     })?;
-    Ok(format!("http://127.0.0.1:{}/", published.host_port))
+    Ok(sluice_core::link::job_link(published.host_port))
 }
 
 pub fn cancel_job(engine: &Engine, id: &str) -> Res<JobDto> {

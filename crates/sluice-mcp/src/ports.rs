@@ -50,7 +50,7 @@ pub struct PortOutput {
 
 impl From<&PublishedPort> for PortOutput {
     fn from(p: &PublishedPort) -> PortOutput {
-        PortOutput { port: p.port, url: format!("http://127.0.0.1:{}/", p.host_port) }
+        PortOutput { port: p.port, url: sluice_core::link::job_link(p.host_port) }
     }
 }
 

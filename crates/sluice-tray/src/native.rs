@@ -31,10 +31,11 @@ impl sluice_ipc::dispatch::Desktop for Desktop {
 
 /// Opens `url` (a job's published port on 127.0.0.1, built by the engine) in the user's
 /// default browser: the desktop's handler on Linux (GIO, as the file manager would), `open` on
-/// macOS, the shell's on Windows. Only an `http://127.0.0.1:` link is ever passed on.
+/// macOS, the shell's on Windows. Only the exact form of a job link is ever passed on
+/// ([`sluice_core::link::job_link_port`]).
 pub fn open_link(url: &str) -> Result<(), IpcError> {
     let fail = |why: String| IpcError { code: "io".into(), message: why };
-    if !url.starts_with("http://127.0.0.1:") {
+    if sluice_core::link::job_link_port(url).is_none() {
         return Err(fail("only a job's published port opens in the browser".into()));
     }
     #[cfg(target_os = "linux")]

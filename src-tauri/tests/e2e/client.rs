@@ -84,3 +84,12 @@ pub fn finished(out: std::process::Output, expect: &str) -> String {
     );
     stdout
 }
+
+/// Types `text`, then the named `keys`, into job `job` as the assistant (write_job_input).
+pub fn type_into_job(url: &str, token: &str, project: &str, job: &str, text: &str, keys: &[&str]) {
+    let out = client(url, token, project, "README.md", "type")
+        .args(["--job", job, "--text", text, "--keys", &serde_json::to_string(keys).unwrap()])
+        .output()
+        .expect("run the Python MCP client");
+    assert_eq!(finished(out, "type").trim(), "TYPED");
+}

@@ -7,8 +7,10 @@
 //! exact path and the Approve click lets it run; a second delete is denied with a reason,
 //! which the client receives. Then jobs: the project is switched to execution `any`, the client
 //! starts a job, the user approves it, the Jobs view shows it running with its live log, and the
-//! user cancels it from the window. An exact command approved with "Always allow" runs again
-//! without asking until the user removes the rule from the project. Then the emergency stop:
+//! user cancels it from the window; a terminal job the assistant types into shows as a live
+//! read-only session, and a dev server's link opens in the default browser (`live.rs`). An
+//! exact command approved with "Always allow" runs again without asking until the user removes
+//! the rule from the project. Then the emergency stop:
 //! the client is refused with `stopped` until the user resumes. Then one-click Connect for
 //! Cursor against the app's temporary home folder (`connect.rs`), and reach from the web turned
 //! on, a connection request made over its real port approved, and reach turned off
@@ -29,6 +31,7 @@ mod client;
 mod connect;
 mod driver;
 mod follow;
+mod live;
 mod reach;
 mod tray;
 mod tray_host;
@@ -130,6 +133,8 @@ async fn window_token_client_pause_resume_approvals_jobs_stop() {
     let home = tmp.path().join("home");
     let cursor = connect::cursor_home(&home);
     let config = home.join(".config");
+    let opened = tmp.path().join("browser-opened");
+    live::stand_in_browser(&home, &config, &opened);
 
     let app = Path::new(env!("CARGO_BIN_EXE_sluice-app"));
     let env = [
@@ -316,6 +321,7 @@ async fn window_token_client_pause_resume_approvals_jobs_stop() {
     assert!(!row.contains("Running"), "{row}");
     let detail = s.wait_text(By::Css("[data-testid=job-detail]"), "Cancelled").await;
     assert!(detail.contains(&job), "the job the assistant started: {detail}");
+    live::terminal_and_link(&s, &url, &token, "e2e-app", &opened).await;
 
     // Always allow: an exact command approved "always" in the window runs again without asking;
     // the project lists the rule, and removing it there makes the command ask again.

@@ -6,14 +6,18 @@ and calls list_projects and read_file.
   --expect paused  the server refuses with HTTP 503 and code `paused`; prints "PAUSED"
   --expect stopped  the same refusal with code `stopped` (the emergency stop); prints "STOPPED"
   --expect job      start_job runs `sh -c --script` (or the JSON array --argv) in the project
-                    (it waits for the user's approval first); prints "JOB <job id>"
+                    (it waits for the user's approval first), --interactive and --publish
+                    (a JSON array of ports, ready once the first accepts) as given;
+                    prints "JOB <job id>"
+  --expect type     write_job_input of --text, then the JSON array of key names --keys, to
+                    job --job; prints "TYPED"
   --expect deleted  delete_path on --path waits for the user's approval and succeeds;
                     prints "DELETED"
   --expect denied   delete_path on --path is denied by the user: code `denied` and the user's
                     --reason in the message; prints "DENIED <message>"
 
 Environment: SLUICE_TOKEN. Arguments: --url, --project, --path, --expect, --reason, --script,
---argv.
+--argv, --interactive, --publish, --job, --text, --keys.
 """
 
 import argparse
@@ -55,11 +59,18 @@ async def main():
     ap.add_argument("--project", required=True)
     ap.add_argument("--path", default="README.md")
     ap.add_argument(
-        "--expect", choices=["ok", "paused", "stopped", "deleted", "denied", "job"], required=True
+        "--expect",
+        choices=["ok", "paused", "stopped", "deleted", "denied", "job", "type"],
+        required=True,
     )
     ap.add_argument("--reason")
     ap.add_argument("--script")
     ap.add_argument("--argv")
+    ap.add_argument("--interactive")
+    ap.add_argument("--publish")
+    ap.add_argument("--job")
+    ap.add_argument("--text", default="")
+    ap.add_argument("--keys", default="[]")
     args = ap.parse_args()
 
     statuses = []
@@ -86,14 +97,26 @@ async def main():
             if args.expect == "job":
                 # Blocks until the user approves the command in the window.
                 argv = json.loads(args.argv) if args.argv else ["sh", "-c", args.script]
-                res = await client.call_tool(
-                    "start_job",
-                    {"project": args.project, "program": argv[0], "args": argv[1:]},
-                )
+                call = {"project": args.project, "program": argv[0], "args": argv[1:]}
+                if args.interactive:
+                    call["interactive"] = args.interactive
+                if args.publish:
+                    call["publish"] = json.loads(args.publish)
+                    call["ready"] = {"port": call["publish"][0]}
+                res = await client.call_tool("start_job", call)
                 out = res.structured_content or {}
                 if res.is_error or not out.get("job_id", "").startswith("job_"):
                     fail("start_job starts the approved job", out)
                 print("JOB " + out["job_id"])
+                return
+            if args.expect == "type":
+                res = await client.call_tool(
+                    "write_job_input",
+                    {"job_id": args.job, "text": args.text, "keys": json.loads(args.keys)},
+                )
+                if res.is_error:
+                    fail("write_job_input takes the input", res.structured_content)
+                print("TYPED")
                 return
             if args.expect in ("deleted", "denied"):
                 # Blocks until the user decides in the window.

@@ -1,6 +1,12 @@
 // A job's live log in the Jobs view: read by cursor as the job writes, bounded, virtualized
 // (only the lines in view are in the document), with follow, search and copy. Log text is
-// rendered as text, never HTML.
+// rendered as text, never HTML. An interactive job's log is its live session: a terminal job's
+// one stream (the terminal shows what the program writes and echoes what is typed), a caret
+// where the next output goes while it runs. The user watches it and does not type into it:
+// the assistant reads everything the program shows, so a user's answer to a prompt would go
+// to the assistant as the program's output, and two typists in one program (each unaware of
+// the other) is how a REPL runs what neither meant. Cancel job stops it; the user's own
+// terminal is for working by hand.
 
 import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from "react";
 import type { ReactNode, UIEvent as ReactUIEvent } from "react";
@@ -139,6 +145,8 @@ function useJobLog(job: JobDto, stream: LogStream, activity: number) {
 export function LogView({ job, activity }: { job: JobDto; activity: number }) {
   const [stream, setStream] = useState<LogStream>("stdout");
   const { text, cut, dropped, error, setError } = useJobLog(job, stream, activity);
+  /** An interactive job still running: its session is live. */
+  const live = job.interactive !== null && !isFinal(job.state);
   const [follow, setFollow] = useState(true);
   const [search, setSearch] = useState("");
   const [current, setCurrent] = useState(0);
@@ -233,6 +241,7 @@ export function LogView({ job, activity }: { job: JobDto; activity: number }) {
         aria-current={isCurrent ? "true" : undefined}
       >
         {hit ? <Marked line={lines[i]} query={query} /> : lines[i]}
+        {live && i === total - 1 && !text.endsWith("\n") && <span className="caret" aria-hidden="true" />}
         {/* The line's own newline: copied selections and the element's text (WebDriver reads
             no break between blocks) keep their lines. It adds no line box. */}
         {"\n"}
@@ -240,14 +249,22 @@ export function LogView({ job, activity }: { job: JobDto; activity: number }) {
     );
   }
   const bytes = stream === "stdout" ? job.stdoutBytes : job.stderrBytes;
+  // A terminal job writes everything to its terminal: one stream, named as what it is.
+  const streams: { s: LogStream; label: string }[] =
+    job.interactive === "terminal"
+      ? [{ s: "stdout", label: "Terminal" }]
+      : [
+          { s: "stdout", label: "Output" },
+          { s: "stderr", label: "Errors" },
+        ];
 
   return (
     <div className="log">
       <div className="row log-tools">
         <div className="segmented" role="group" aria-label="Stream">
-          {(["stdout", "stderr"] as const).map((s) => (
+          {streams.map(({ s, label }) => (
             <button key={s} type="button" aria-pressed={stream === s} onClick={() => setStream(s)}>
-              {s === "stdout" ? "Output" : "Errors"} ({humanBytes(s === "stdout" ? job.stdoutBytes : job.stderrBytes)})
+              {label} ({humanBytes(s === "stdout" ? job.stdoutBytes : job.stderrBytes)})
             </button>
           ))}
         </div>
@@ -310,9 +327,16 @@ export function LogView({ job, activity }: { job: JobDto; activity: number }) {
           Older output is not shown ({dropped > 0 ? `${humanBytes(dropped)} dropped by Sluice's bounded log` : "the window keeps the newest part"}).
         </p>
       )}
+      {job.interactive !== null && (
+        <p className="muted" data-testid="job-session">
+          {live
+            ? "Live session, read-only here: the assistant that started it types into it, and you see what the program shows. Cancel job stops it."
+            : "The session has ended; this is what the program showed."}
+        </p>
+      )}
       <ErrorLine error={error} />
       <div
-        className="log-text mono"
+        className={"log-text mono" + (job.interactive !== null ? " session" : "")}
         ref={box}
         data-testid="job-log"
         role="region"
@@ -322,7 +346,9 @@ export function LogView({ job, activity }: { job: JobDto; activity: number }) {
         style={{ height: LOG_HEIGHT_PX }}
       >
         {total === 0 ? (
-          <span className="muted log-empty">{bytes === 0 ? "No output yet." : ""}</span>
+          <span className="muted log-empty">
+            {bytes === 0 ? (live ? "Waiting for the program to write." : "No output yet.") : ""}
+          </span>
         ) : (
           <div className="log-spacer" data-testid="log-spacer" style={{ height: total * LOG_LINE_PX }}>
             <div className="log-lines" style={{ top: first * LOG_LINE_PX }}>

@@ -378,6 +378,43 @@ describe("the Jobs view", () => {
     expect(await screen.findByRole("alert")).toHaveTextContent("no longer publishes");
   });
 
+  it("shows a terminal session live and read-only, with a caret while it runs", async () => {
+    const repl = job({ command: "python3 -i", interactive: "terminal" });
+    m.listJobs.mockResolvedValue([repl]);
+    const log = fakeLog(">>> 6*7\n42\n>>> ");
+    const user = await openJobs();
+    await user.click(await screen.findByRole("button", { name: "python3 -i" }));
+    const detail = screen.getByTestId("job-detail");
+    // One stream, named as what it is; the text as the program showed it.
+    const group = within(detail).getByRole("group", { name: "Stream" });
+    expect(within(group).getAllByRole("button").map((b) => b.textContent)).toEqual([expect.stringMatching(/^Terminal/)]);
+    const shown = await within(detail).findByTestId("job-log");
+    await vi.waitFor(() => expect(shown).toHaveTextContent("42"));
+    expect(within(detail).getByTestId("job-session")).toHaveTextContent("read-only here");
+    // Nothing in the view types into the program.
+    expect(within(detail).queryByRole("textbox", { name: /input|type|send/i })).toBeNull();
+    // The caret sits after the prompt, outside the text a reader or a copy gets.
+    const lines = within(shown).getAllByTestId("log-line");
+    const last = lines[lines.length - 1];
+    expect(last.textContent).toBe(">>> \n");
+    expect(last.querySelector(".caret")).not.toBeNull();
+    // Once it has ended: no caret, and the caption says so.
+    log.state = "succeeded";
+    m.listJobs.mockResolvedValue([{ ...repl, state: "succeeded", exitCode: 0 }]);
+    await act(async () => emit({ kind: "jobChanged", id: repl.id, state: "succeeded" }));
+    await vi.waitFor(() => expect(within(detail).getByTestId("job-session")).toHaveTextContent("has ended"));
+    expect(shown.querySelector(".caret")).toBeNull();
+  });
+
+  it("keeps both streams for a job typed into through a pipe", async () => {
+    m.listJobs.mockResolvedValue([job({ command: "sort", interactive: "pipe" })]);
+    fakeLog("");
+    const user = await openJobs();
+    await user.click(await screen.findByRole("button", { name: "sort" }));
+    const group = within(screen.getByTestId("job-detail")).getByRole("group", { name: "Stream" });
+    expect(within(group).getAllByRole("button").map((b) => b.textContent?.split(" ")[0])).toEqual(["Output", "Errors"]);
+  });
+
   it("shows the engine's refusal to cancel", async () => {
     m.listJobs.mockResolvedValue([job()]);
     fakeLog("");

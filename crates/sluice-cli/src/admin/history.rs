@@ -120,7 +120,7 @@ fn ports(stored: Option<&str>) -> Vec<PortJson> {
         .filter_map(|pair| {
             let (port, host) = pair.split_once(':')?;
             let (port, host) = (port.parse::<u16>().ok()?, host.parse::<u16>().ok()?);
-            Some(PortJson { port, url: format!("http://127.0.0.1:{host}/") })
+            Some(PortJson { port, url: sluice_core::link::job_link(host) })
         })
         .collect()
 }
