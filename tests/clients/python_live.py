@@ -121,11 +121,13 @@ async def repl(client, binary, other, review):
 
 
 async def prompt_and_tty(client, binary):
-    script = ("[ -t 0 ] && [ -t 1 ] && echo tty-yes; read -p 'name? ' n; echo \"hi $n\"")
+    # The prompt ends without a space, as `y/n?` does: it shows while the program waits.
+    script = ("[ -t 0 ] && [ -t 1 ] && echo tty-yes; read -p 'name?' n; echo \"hi $n\"")
     job = await start_interactive(client, binary, {
         "project": "demo", "program": "bash", "args": ["-c", script],
         "interactive": "terminal"})
-    page = await until(client, job, 0, pattern=r"name\? ", wait_seconds=30)
+    page = await until(client, job, 0, pattern=r"name\?", wait_seconds=30)
+    check(page["waited"] == "pattern", "the prompt shows before it is answered", page)
     check("tty-yes" in page["text"], "a program checking isatty gets a terminal", page)
     await type_in(client, job, "quokka", ["enter"])
     page = await until(client, job, 0, wait="end", wait_seconds=30)

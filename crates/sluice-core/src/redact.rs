@@ -100,6 +100,21 @@ fn redact_each(text: &str) -> Cow<'_, str> {
     out
 }
 
+/// Every rule as one lazy DFA, searched anchored from a given position: stepping it over held-back
+/// text says whether some continuation could still make a secret start there (its state is not
+/// dead). Word boundaries are ASCII ones here: at a rule's ASCII anchor they hold wherever a
+/// Unicode one does, so the answer only errs towards holding. `None` if it cannot be built:
+/// then nothing is released early.
+static VIABLE: LazyLock<Option<regex_automata::hybrid::dfa::DFA>> = LazyLock::new(|| {
+    let patterns: Vec<String> =
+        RULES.iter().map(|r| r.re.as_str().replace(r"\b", r"(?-u:\b)")).collect();
+    regex_automata::hybrid::dfa::DFA::new_many(&patterns).ok()
+});
+
+/// The most held-back text released when the stream pauses ([`StreamRedactor::flush_idle_into`]):
+/// a prompt is short; a longer run without whitespace waits for more, as before.
+const IDLE_MAX_HELD: usize = 512;
+
 /// How many bytes the streaming redactor holds back between chunks: a secret shorter than this
 /// that arrives split across chunk boundaries is still caught whole.
 pub const STREAM_WINDOW: usize = 4096;
@@ -134,6 +149,9 @@ pub struct StreamRedactor {
     /// The needles of `literals`, for one scan.
     needles: Needles,
     in_private_key: bool,
+    /// The last character of text a pause released in the middle of a word: the next text
+    /// released is redacted as the continuation of that word (see `release`).
+    context: Option<char>,
 }
 
 /// How the literals are looked for.
@@ -236,9 +254,11 @@ impl StreamRedactor {
                 && let Some(begin) = PEM_BEGIN.find(&self.carry)
                 && !PEM_END.is_match(&self.carry[begin.end()..])
             {
-                self.apply_into(&self.carry[..begin.start()], true, out);
+                let (start, end) = (begin.start(), begin.end());
+                self.release(start, true, out);
+                self.context = None;
                 out.push_str("[redacted:private-key]");
-                self.carry.drain(..begin.end());
+                self.carry.drain(..end - start);
                 self.in_private_key = true;
                 continue;
             }
@@ -251,19 +271,72 @@ impl StreamRedactor {
         if cut == 0 && self.carry.len() > STREAM_MAX_CARRY {
             cut = floor_boundary(&self.carry, self.carry.len() - STREAM_WINDOW);
         }
-        self.apply_into(&self.carry[..cut], anchored, out);
-        self.carry.drain(..cut);
+        self.release(cut, anchored, out);
+    }
+
+    /// Whether text is held back (a trailing word, an unfinished marker).
+    pub fn holding(&self) -> bool {
+        !self.carry.is_empty() && !self.in_private_key
+    }
+
+    /// The stream has paused: releases the held-back text when no secret format and no literal
+    /// could begin in it, whatever came next, and none occurs in it, so a prompt without a
+    /// trailing space (`y/n?`, `name:`) shows while the program waits for its answer. Timing
+    /// plays no part: what could begin a secret stays held. Text that follows is redacted as
+    /// the continuation of the released word (`context`), so releasing mid-word changes no
+    /// match. At most [`IDLE_MAX_HELD`] bytes are looked at.
+    pub fn flush_idle_into(&mut self, out: &mut String) {
+        self.prepare();
+        let text = self.carry.as_str();
+        let quiet = self.holding()
+            && text.len() <= IDLE_MAX_HELD
+            && !ANCHORS.is_match(text)
+            && self.literal_spans(text, 0..text.len()).is_empty()
+            && self.literal_prefix_cut(text, text.len()) == text.len()
+            && first_viable_start(text).is_none();
+        if quiet {
+            let last = text.chars().next_back();
+            self.release(text.len(), false, out);
+            self.context = last;
+        }
+    }
+
+    /// Appends `carry[..upto]` redacted to `out` and drops it from the carry. After a pause
+    /// released part of a word, the text is redacted with that word's last character before
+    /// it (then cut off), as it would have been had nothing been released: a rule's `\b` at
+    /// its start sees the word go on. That character is in no match (nothing could begin
+    /// where it is, and it was released from a text where nothing occurred).
+    fn release(&mut self, upto: usize, rules_may_match: bool, out: &mut String) {
+        if upto == 0 {
+            return;
+        }
+        match self.context.take() {
+            None => self.apply_into(&self.carry[..upto], rules_may_match, out),
+            Some(c) => {
+                let mut glued = String::with_capacity(upto + c.len_utf8());
+                glued.push(c);
+                glued.push_str(&self.carry[..upto]);
+                let mut done = String::new();
+                self.apply_into(&glued, true, &mut done);
+                match done.strip_prefix(c) {
+                    Some(rest) => out.push_str(rest),
+                    None => self.apply_into(&self.carry[..upto], true, out),
+                }
+            }
+        }
+        self.carry.drain(..upto);
     }
 
     /// Ends the stream: returns whatever was held back, redacted.
     pub fn finish(&mut self) -> String {
         self.prepare();
-        let rest = std::mem::take(&mut self.carry);
         if std::mem::take(&mut self.in_private_key) {
+            self.carry.clear();
             return String::new();
         }
         let mut out = String::new();
-        self.apply_into(&rest, true, &mut out);
+        self.release(self.carry.len(), true, &mut out);
+        self.context = None;
         out
     }
 
@@ -298,12 +371,17 @@ impl StreamRedactor {
         {
             cut = cut.min(idx.max(min_cut));
         }
+        floor_boundary(text, self.literal_prefix_cut(text, cut))
+    }
+
+    /// `cut`, moved back to where the longest tail of `text` that begins a literal starts.
+    fn literal_prefix_cut(&self, text: &str, mut cut: usize) -> usize {
         if let Some(&last) = text.as_bytes().last() {
             for Literal { needle, .. } in &self.literals {
-                // The shortest proper prefix of the needle that the text ends with (char
-                // boundaries after the first character) and that would move the cut back; only
-                // a prefix ending with the text's last byte can be one.
-                let ends = memchr::memchr_iter(last, needle.as_bytes()).map(|i| i + 1);
+                // The longest proper prefix of the needle that the text ends with (char
+                // boundaries after the first character), if it moves the cut back; only a
+                // prefix ending with the text's last byte can be one.
+                let ends = memchr::memchr_iter(last, needle.as_bytes()).rev().map(|i| i + 1);
                 for k in ends.filter(|&k| k < needle.len() && needle.is_char_boundary(k)) {
                     if text.ends_with(&needle[..k]) && text.len() - k < cut {
                         cut = text.len() - k;
@@ -312,7 +390,7 @@ impl StreamRedactor {
                 }
             }
         }
-        floor_boundary(text, cut)
+        cut
     }
 
     /// Moves `cut` back until no match of a rule or a literal in the held-back text starts
@@ -496,6 +574,30 @@ fn base64_core(secret: &[u8], offset: usize, alphabet: &[u8; 64]) -> String {
         }
     }
     out
+}
+
+/// The first position in `text` where a secret could start, given more text after it (see
+/// [`VIABLE`]); `Some(0)` when that cannot be told.
+fn first_viable_start(text: &str) -> Option<usize> {
+    use regex_automata::{Anchored, util::start};
+    let Some(dfa) = VIABLE.as_ref() else { return Some(0) };
+    let mut cache = dfa.create_cache();
+    let bytes = text.as_bytes();
+    // Each position is tried as the start of a text: a leading `\b` holds there whatever came
+    // before, since a replacement made before it in the same pass can put a boundary there.
+    let config = start::Config::new().anchored(Anchored::Yes);
+    let may_begin = |cache: &mut regex_automata::hybrid::dfa::Cache, at: usize| {
+        let Ok(mut state) = dfa.start_state(cache, &config) else { return true };
+        for &b in &bytes[at..] {
+            match dfa.next_state(cache, state, b) {
+                Ok(next) if next.is_dead() => return false,
+                Ok(next) if !next.is_quit() => state = next,
+                _ => return true,
+            }
+        }
+        true
+    };
+    (0..bytes.len()).filter(|&i| text.is_char_boundary(i)).find(|&i| may_begin(&mut cache, i))
 }
 
 /// The largest char boundary at or below `idx`.

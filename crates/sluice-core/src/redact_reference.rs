@@ -367,3 +367,63 @@ fn the_fast_redactor_equals_the_reference_on_path_heavy_lines() {
         same_on(&mut fast, &mut reference, &text, &cuts);
     }
 }
+
+/// A stream that pauses (an idle release after chunks, at random) reveals nothing the same
+/// stream without pauses hides: no secret, none of its encodings, no token body, no physical
+/// path, whole or begun in one release and finished in the next.
+#[test]
+fn releases_while_idle_reveal_nothing_the_stream_hides() {
+    let pieces = pieces();
+    let mut hidden: Vec<String> = vec![
+        SECRET.to_owned(),
+        "A".repeat(36),
+        "k3x9".repeat(6),
+        "t".repeat(20),
+        "1".repeat(12),
+        "x".repeat(24),
+        "c2lnbmF0dXJl".to_owned(),
+        "AKIAABCDEFGHIJKLMNOP".to_owned(),
+        "MIIB".to_owned(),
+        "/data".to_owned(),
+        "/home/u".to_owned(),
+    ];
+    hidden.extend(encoded_forms(SECRET.as_bytes()));
+    let mut rng = Rng(0x1d1e);
+    let mut released = 0;
+    for config in 0..CONFIGS {
+        for round in 0..300 {
+            let text = generate(&mut rng, &pieces, 40);
+            let (mut paused, _) = fresh(config);
+            let (mut plain, _) = fresh(config);
+            let (mut with_pauses, mut without) = (String::new(), String::new());
+            let mut from = 0;
+            let mut log = Vec::new();
+            while from < text.len() {
+                let at = floor_boundary(&text, (from + 1 + rng.below(12)).min(text.len()));
+                let at = if at <= from { text.len() } else { at };
+                let pushed = paused.push(&text[from..at]);
+                log.push(format!("push {:?} -> {:?}", &text[from..at], pushed));
+                with_pauses.push_str(&pushed);
+                without.push_str(&plain.push(&text[from..at]));
+                if round % 3 != 0 || rng.below(2) == 0 {
+                    let before = with_pauses.len();
+                    paused.flush_idle_into(&mut with_pauses);
+                    released += usize::from(with_pauses.len() > before);
+                    log.push(format!("   idle {:?}", &with_pauses[before..]));
+                }
+                from = at;
+            }
+            with_pauses.push_str(&paused.finish());
+            without.push_str(&plain.finish());
+            for h in &hidden {
+                if !without.contains(h.as_str()) {
+                    assert!(
+                        !with_pauses.contains(h.as_str()),
+                        "{h:?} revealed by pauses: {log:#?}"
+                    );
+                }
+            }
+        }
+    }
+    assert!(released > 1000, "pauses released text only {released} times: the test tests nothing");
+}

@@ -199,3 +199,68 @@ fn mask_bytes_overwrites_secrets_in_binary_in_place() {
     assert!(!mask_bytes(&mut clean));
     assert_eq!(clean, [0x89, b'P', b'N', b'G', 0, 1, 2, 0xff]);
 }
+
+/// A pause releases a prompt without a trailing space, and holds whatever could still begin a
+/// secret or a literal.
+#[test]
+fn a_pause_shows_a_prompt_and_holds_what_could_begin_a_secret() {
+    use super::StreamRedactor;
+    let fresh = || {
+        StreamRedactor::default()
+            .with_literal("/home/u/proj", ".")
+            .with_secret("f00dfacecafe0451beef", "[redacted:secret]")
+    };
+    for prompt in ["name?", "Continue? [Y/n]", ">>>", "Password:", "(Pdb)", "ok\nnext:", "é☕"] {
+        let mut r = fresh();
+        let mut out = r.push(prompt);
+        r.flush_idle_into(&mut out);
+        assert_eq!(out, prompt, "{prompt:?} is held while the program waits");
+        assert!(!r.holding());
+    }
+    for (text, shown) in [
+        ("token: ghp_", "token: "),
+        ("ghp_abc", ""),
+        ("key=sk-", ""),
+        ("id AKIA", "id "),
+        ("Authorization: Bearer ", "Authorization: "),
+        ("x -----BEGIN ", "x "),
+        ("jwt eyJhbGciOi", "jwt "),
+        ("slc_k3x9", ""),
+        ("xoxb-12", ""),
+        ("c2xjX", ""),
+        ("at /home/u/pr", "at "),
+        ("s=f00dface", ""),
+    ] {
+        let mut r = fresh();
+        let mut out = r.push(text);
+        r.flush_idle_into(&mut out);
+        assert_eq!(out, shown, "{text:?}: only what cannot begin a secret is released");
+        assert!(r.holding(), "{text:?}");
+    }
+    // What was held is redacted whole once the rest comes.
+    let mut r = fresh();
+    let mut out = r.push("token: ghp_");
+    r.flush_idle_into(&mut out);
+    out += &r.push(&format!("{} done\n", "A".repeat(36)));
+    out += &r.finish();
+    assert_eq!(out, "token: [redacted:github-token] done\n");
+}
+
+/// Text released mid-word by a pause is continued, not restarted: a rule's `\b` sees the word
+/// go on, so the release changes no match (here a `bearer` glued to the word before is no
+/// keyword, and the real one after it still hides its token).
+#[test]
+fn a_pause_in_the_middle_of_a_word_changes_no_match() {
+    use super::StreamRedactor;
+    let rest = format!("bearer abcdefghijklmnop/Bearer {}\n", "t".repeat(20));
+    let mut plain = StreamRedactor::default();
+    let whole = plain.push(&format!("user{rest}")) + &plain.finish();
+    let mut paused = StreamRedactor::default();
+    let mut out = paused.push("user");
+    paused.flush_idle_into(&mut out);
+    assert_eq!(out, "user", "the word so far is shown while the program waits");
+    out += &paused.push(&rest);
+    out += &paused.finish();
+    assert_eq!(out, whole);
+    assert!(!out.contains("tttt"), "{out}");
+}

@@ -287,6 +287,17 @@ impl OutputPipeline {
         self.redactor.push_into(&self.text, out);
     }
 
+    /// Whether text is held back, for [`OutputPipeline::flush_idle_into`].
+    pub fn holding(&self) -> bool {
+        self.redactor.holding()
+    }
+
+    /// The program has paused: appends the held-back text that can be shown now (a prompt
+    /// waiting for its answer) to `out` (see [`StreamRedactor::flush_idle_into`]).
+    pub fn flush_idle_into(&mut self, out: &mut String) {
+        self.redactor.flush_idle_into(out);
+    }
+
     pub fn finish(&mut self) -> String {
         let tail = self.utf8.finish();
         let mut out = self.redactor.push(&tail);

@@ -82,19 +82,20 @@ async fn cancel_open_job(s: &Session) {
 /// The terminal session, then the link (the app was started with [`stand_in_browser`]).
 pub async fn terminal_and_link(s: &Session, url: &str, token: &str, project: &str, opened: &Path) {
     // A prompt in a terminal, answered by the assistant while the user watches.
-    let prompt = ["sh", "-c", "printf 'name? '; read n; echo \"hi $n\"; sleep 600"];
+    let prompt = ["sh", "-c", "printf 'name?'; read n; echo \"hi $n\"; sleep 600"];
     let job =
         approved_job(s, url, token, project, &prompt, &["--interactive", "terminal"], "type into")
             .await;
     open_job(s, "read n").await;
-    s.wait_text(By::Css("[data-testid=job-log]"), "name? ").await;
+    // A prompt without a trailing space shows while the program waits for its answer.
+    s.wait_text(By::Css("[data-testid=job-log]"), "name?").await;
     s.wait_text(By::Css("[data-testid=job-session]"), "read-only here").await;
     let streams = s.wait_text(By::Css("[data-testid=job-detail] [role=group]"), "Terminal").await;
     assert!(!streams.contains("Errors"), "a terminal job has one stream: {streams}");
     type_into_job(url, token, project, &job, "quokka", &["enter"]);
     let log = s.wait_text(By::Css("[data-testid=job-log]"), "hi quokka").await;
     // The terminal echoed what the assistant typed: the user sees it too.
-    assert!(log.contains("name? quokka\n"), "{log}");
+    assert!(log.contains("name?quokka\n"), "{log}");
     cancel_open_job(s).await;
 
     // A dev server: its port is a link, and the click opens it in the default browser.

@@ -29,7 +29,7 @@ pub(super) fn launch(inner: &Arc<Inner>, job: &Arc<Job>, req: JobRequest) -> Res
     let tree = spawned.tree;
     // A terminal's master carries the job's output (one stream) and takes its input.
     #[cfg(unix)]
-    let terminal_output: Option<Box<dyn Read + Send>> = match spawned.input {
+    let terminal_output: Option<Box<dyn Source>> = match spawned.input {
         Some(spawn::SpawnedInput::Terminal(master)) => {
             let master = Arc::new(master);
             *lock(&job.input) = Some(InputEnd::Terminal(master.clone()));
@@ -42,7 +42,7 @@ pub(super) fn launch(inner: &Arc<Inner>, job: &Arc<Job>, req: JobRequest) -> Res
         None => None,
     };
     #[cfg(not(unix))]
-    let terminal_output: Option<Box<dyn Read + Send>> = None;
+    let terminal_output: Option<Box<dyn Source>> = None;
     {
         let mut d = lock(&job.data);
         d.started = Some(Instant::now());
@@ -57,9 +57,9 @@ pub(super) fn launch(inner: &Arc<Inner>, job: &Arc<Job>, req: JobRequest) -> Res
 
     let (done_tx, done_rx) = mpsc::channel::<()>();
     let mut readers = 0;
-    let stdout = child.stdout.take().map(|p| Box::new(widened(p)) as Box<dyn Read + Send>);
-    let stderr = child.stderr.take().map(|p| Box::new(widened(p)) as Box<dyn Read + Send>);
-    let pipes: [(Stream, Option<Box<dyn Read + Send>>); 2] =
+    let stdout = child.stdout.take().map(|p| Box::new(widened(p)) as Box<dyn Source>);
+    let stderr = child.stderr.take().map(|p| Box::new(widened(p)) as Box<dyn Source>);
+    let pipes: [(Stream, Option<Box<dyn Source>>); 2] =
         [(Stream::Stdout, terminal_output.or(stdout)), (Stream::Stderr, stderr)];
     for (stream, pipe) in pipes {
         let Some(pipe) = pipe else { continue };
@@ -132,8 +132,39 @@ fn widened<P>(pipe: P) -> P {
     pipe
 }
 
+/// How long a stream must stay quiet before held-back text that can be shown is released (a
+/// prompt: see [`OutputPipeline::flush_idle_into`]); what is released does not depend on it.
+const IDLE: Duration = Duration::from_millis(10);
+
+/// A job's output stream: read, and (where the system says so) whether more arrives soon.
+trait Source: Read + Send {
+    /// Whether there is something to read within `wait` (`true` where that cannot be known,
+    /// so nothing is released early there).
+    fn arrives_within(&self, wait: Duration) -> bool {
+        let _ = wait;
+        true
+    }
+}
+
+#[cfg(unix)]
+impl<T: Read + Send + std::os::fd::AsFd> Source for T {
+    fn arrives_within(&self, wait: Duration) -> bool {
+        use rustix::event::{PollFd, PollFlags, Timespec, poll};
+        let mut fds = [PollFd::new(self, PollFlags::IN)];
+        let timeout = Timespec {
+            tv_sec: wait.as_secs().try_into().unwrap_or(i64::MAX),
+            tv_nsec: wait.subsec_nanos().into(),
+        };
+        // An error (EINTR) counts as arriving: the read that follows finds out.
+        !matches!(poll(&mut fds, Some(&timeout)), Ok(0))
+    }
+}
+
+#[cfg(not(unix))]
+impl<T: Read + Send> Source for T {}
+
 fn read_stream(
-    mut pipe: Box<dyn Read + Send>,
+    mut pipe: Box<dyn Source>,
     mut pipeline: OutputPipeline,
     job: &Job,
     stream: Stream,
@@ -155,6 +186,11 @@ fn read_stream(
         let _ = events.send(JobEvent::Output { id: job.id.clone(), stream, total_bytes: total });
     };
     loop {
+        if pipeline.holding() && !pipe.arrives_within(IDLE) {
+            text.clear();
+            pipeline.flush_idle_into(&mut text);
+            publish(&text);
+        }
         match pipe.read(&mut buf) {
             Ok(0) => break,
             Ok(n) => {
@@ -175,6 +211,13 @@ fn read_stream(
 /// gone).
 #[cfg(unix)]
 struct TerminalReader(Arc<std::os::fd::OwnedFd>);
+
+#[cfg(unix)]
+impl std::os::fd::AsFd for TerminalReader {
+    fn as_fd(&self) -> std::os::fd::BorrowedFd<'_> {
+        self.0.as_fd()
+    }
+}
 
 #[cfg(unix)]
 impl Read for TerminalReader {
