@@ -102,9 +102,9 @@ fn redact_each(text: &str) -> Cow<'_, str> {
 
 /// Every rule as one lazy DFA, searched anchored from a given position: stepping it over held-back
 /// text says whether some continuation could still make a secret start there (its state is not
-/// dead). Word boundaries are ASCII ones here: at a rule's ASCII anchor they hold wherever a
-/// Unicode one does, so the answer only errs towards holding. `None` if it cannot be built:
-/// then nothing is released early.
+/// dead). Each position is tried as if a text began there, and word boundaries are ASCII ones:
+/// both only make it answer "could" more often. `None` if it cannot be built: then nothing is
+/// released early.
 static VIABLE: LazyLock<Option<regex_automata::hybrid::dfa::DFA>> = LazyLock::new(|| {
     let patterns: Vec<String> =
         RULES.iter().map(|r| r.re.as_str().replace(r"\b", r"(?-u:\b)")).collect();

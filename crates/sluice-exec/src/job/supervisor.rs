@@ -134,7 +134,7 @@ fn widened<P>(pipe: P) -> P {
 
 /// How long a stream must stay quiet before held-back text that can be shown is released (a
 /// prompt: see [`OutputPipeline::flush_idle_into`]); what is released does not depend on it.
-const IDLE: Duration = Duration::from_millis(10);
+const IDLE: Duration = Duration::from_millis(2);
 
 /// A job's output stream: read, and (where the system says so) whether more arrives soon.
 trait Source: Read + Send {
