@@ -92,8 +92,11 @@ fn rss_kib(pid: u32) -> Result<u64> {
 pub fn run(root: &Path, args: &[String]) -> Result<()> {
     if let Some(which @ ("exec" | "app")) = args.first().map(String::as_str) {
         return match args.get(1).map(String::as_str) {
-            Some("log") if which == "exec" => log_only(root),
-            Some(other) => bail!("bench {which}: unknown part {other:?} (exec has: log)"),
+            Some("log") if which == "exec" => {
+                part_only(root, bench_exec::LOG_HEADING, bench_exec::run_log)
+            }
+            Some("keys") if which == "exec" => keys_only(root),
+            Some(other) => bail!("bench {which}: unknown part {other:?} (exec has: log, keys)"),
             None => section_only(root, which),
         };
     }
@@ -303,26 +306,53 @@ fn section_only(root: &Path, which: &str) -> Result<()> {
     Ok(())
 }
 
-/// `cargo xtask bench exec log`: only the job log throughput, replacing only its part of the
-/// execution section of docs/BENCHMARKS.md (up to the next heading).
-fn log_only(root: &Path) -> Result<()> {
+/// `cargo xtask bench exec keys`: only the interactive jobs' latency.
+#[cfg(target_os = "linux")]
+fn keys_only(root: &Path) -> Result<()> {
+    part_only(root, crate::bench_keys::HEADING, crate::bench_keys::run_alone)
+}
+
+#[cfg(not(target_os = "linux"))]
+fn keys_only(_: &Path) -> Result<()> {
+    bail!("bench exec keys runs on Linux (a pty of its own, the time namespace in /proc)")
+}
+
+/// `cargo xtask bench exec log|keys`: one part of the execution section, re-measured by
+/// `measure` (given the release binary and a work folder) and replaced in docs/BENCHMARKS.md
+/// (from its heading up to the next heading), or added at the end of the section.
+fn part_only(
+    root: &Path,
+    heading: &str,
+    measure: fn(&Path, &Path) -> Result<String>,
+) -> Result<()> {
     let target = std::env::var_os("CARGO_TARGET_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| root.join("target"));
     let work = tempdir(&target)?;
     sh(Command::new("cargo").args(["build", "--release", "--locked", "-p", "sluice-cli"]))?;
-    let part = bench_exec::run_log(&target.join("release/sluice"), &work)?;
+    let part = measure(&target.join("release/sluice"), &work);
     let _ = std::fs::remove_dir_all(&work);
+    let part = part?;
     let path = root.join("docs/BENCHMARKS.md");
     let doc = std::fs::read_to_string(&path)?;
-    let heading = bench_exec::LOG_HEADING;
-    let section = doc.find(bench_exec::HEADING).context("no execution section to update")?;
-    let at = section + doc[section..].find(heading).context("no log throughput part")?;
-    let rest = &doc[at + heading.len()..];
-    let end = rest.find("\n#").map_or(doc.len(), |e| at + heading.len() + e + 1);
+    let (at, end) = part_span(&doc, heading)?;
     std::fs::write(&path, format!("{}{part}{}", &doc[..at], &doc[end..]))?;
     println!("{part}");
     Ok(())
+}
+
+/// Where the part under `heading` lies in the execution section of `doc` (from its heading up
+/// to the next heading), or the empty span at the section's end when it has no such part yet.
+fn part_span(doc: &str, heading: &str) -> Result<(usize, usize)> {
+    let section = doc.find(bench_exec::HEADING).context("no execution section to update")?;
+    let body = section + bench_exec::HEADING.len();
+    let section_end = doc[body..].find("\n## ").map_or(doc.len(), |e| body + e + 1);
+    let Some(found) = doc[section..section_end].find(heading) else {
+        return Ok((section_end, section_end));
+    };
+    let at = section + found;
+    let rest = &doc[at + heading.len()..];
+    Ok((at, rest.find("\n#").map_or(doc.len(), |e| at + heading.len() + e + 1)))
 }
 
 fn tempdir(target: &Path) -> Result<PathBuf> {
@@ -355,5 +385,34 @@ mod home {
             .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cargo")))?;
         let src = cargo_home.join("registry/src");
         std::fs::read_dir(src).ok()?.flatten().map(|e| e.path()).find(|p| p.is_dir())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const DOC: &str = "# Benchmarks\n\n## Execution, release `sluice serve`\n\nLoad.\n\n\
+                       ### Job log throughput\n\nold log\n\n### run_command overhead\n\nrun\n\n\
+                       ## Desktop app\n\napp\n";
+
+    #[test]
+    fn a_part_is_replaced_up_to_the_next_heading_or_added_at_the_end_of_its_section() {
+        let (at, end) = part_span(DOC, bench_exec::LOG_HEADING).expect("span");
+        assert_eq!(&DOC[at..end], "### Job log throughput\n\nold log\n\n");
+        let (at, end) = part_span(DOC, "### Interactive jobs").expect("span");
+        assert_eq!(at, end);
+        assert!(DOC[at..].starts_with("## Desktop app"), "{}", &DOC[at..]);
+        // The last section: a new part goes at the end of the file.
+        let last = &DOC[..DOC.find("## Desktop").expect("desktop")];
+        assert_eq!(
+            part_span(last, "### Interactive jobs").expect("span"),
+            (last.len(), last.len())
+        );
+        // A heading of the same name in another section is not this section's part.
+        let elsewhere = format!("{DOC}\n### Interactive jobs\n\nnot ours\n");
+        let (at, _) = part_span(&elsewhere, "### Interactive jobs").expect("span");
+        assert!(elsewhere[at..].starts_with("## Desktop app"));
+        assert!(part_span("# Benchmarks\n", bench_exec::LOG_HEADING).is_err());
     }
 }

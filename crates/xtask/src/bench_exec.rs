@@ -15,6 +15,9 @@
 //! - **A build in the sandbox**: `cargo test` of a small crate from a clean target folder,
 //!   through `run_command` (namespaces, Landlock, the copy-on-write cargo home) beside the same
 //!   command run directly by the bench, alternating.
+//! - **Interactive jobs** (`bench_keys.rs`): keystroke to echo through MCP beside a pty the
+//!   bench opens, and how soon a `job_logs` wait returns on new output. `cargo xtask bench exec
+//!   keys` measures only this, and replaces only its part of docs/BENCHMARKS.md.
 //!
 //! Each measure gets a fresh server: the engine's start-rate limit (60 starts a minute) would
 //! otherwise throttle the bench, rightly.
@@ -58,6 +61,10 @@ pub fn run(bin: &Path, work: &Path) -> Result<String> {
     let logs = log_throughput(&ctx, &projects[0], false)?;
     let overhead = run_overhead(&ctx)?;
     let cargo = cargo_in_and_out(&ctx, &projects[1])?;
+    #[cfg(target_os = "linux")]
+    let keys = crate::bench_keys::run(&ctx, &projects[0].0, false)?;
+    #[cfg(not(target_os = "linux"))]
+    let keys = String::new();
     let mut md = format!(
         "{HEADING}\n\nLoad average (1 min) when this section started and ended: {load_before} \
          and {}; other work on the machine shows up in these figures.\n\n",
@@ -67,6 +74,7 @@ pub fn run(bin: &Path, work: &Path) -> Result<String> {
     md.push_str(&logs);
     md.push_str(&overhead);
     md.push_str(&cargo);
+    md.push_str(&keys);
     Ok(md)
 }
 
@@ -78,7 +86,7 @@ pub fn run_log(bin: &Path, work: &Path) -> Result<String> {
 }
 
 /// The data folder, the projects (`any` execution) and a full token.
-fn setup(bin: &Path, work: &Path) -> Result<(std::path::PathBuf, Projects, String)> {
+pub(crate) fn setup(bin: &Path, work: &Path) -> Result<(std::path::PathBuf, Projects, String)> {
     let data = work.join("exec-data");
     let mut projects = Vec::new();
     for i in 0..STOP_PROJECTS {
@@ -111,12 +119,12 @@ fn setup(bin: &Path, work: &Path) -> Result<(std::path::PathBuf, Projects, Strin
     Ok((data, projects, token))
 }
 
-type Projects = Vec<(String, std::path::PathBuf)>;
+pub(crate) type Projects = Vec<(String, std::path::PathBuf)>;
 
-struct Ctx<'a> {
-    bin: &'a Path,
-    data: &'a Path,
-    token: &'a str,
+pub(crate) struct Ctx<'a> {
+    pub(crate) bin: &'a Path,
+    pub(crate) data: &'a Path,
+    pub(crate) token: &'a str,
 }
 
 impl Ctx<'_> {
@@ -126,7 +134,19 @@ impl Ctx<'_> {
 
     /// Calls a tool that asks the first time: approves it with `--always` through the CLI, so
     /// the exact command runs without asking from then on.
-    fn call_approving(&self, port: u16, tool: &str, args: Value) -> Result<Value> {
+    pub(crate) fn call_approving(&self, port: u16, tool: &str, args: Value) -> Result<Value> {
+        self.call_approved(port, tool, args, &["--always"])
+    }
+
+    /// Calls a tool, approving through the CLI (`approvals approve <id>` and `extra`) whatever
+    /// asks while it runs: an interactive start asks every time and takes no `--always`.
+    pub(crate) fn call_approved(
+        &self,
+        port: u16,
+        tool: &str,
+        args: Value,
+        extra: &[&str],
+    ) -> Result<Value> {
         let token = self.token.to_owned();
         let tool = tool.to_owned();
         let call = std::thread::spawn(move || call(port, &token, &tool, &args));
@@ -135,7 +155,7 @@ impl Ctx<'_> {
             let list: Value = serde_json::from_str(&self.cli(&["approvals", "list", "--json"])?)?;
             for a in list.as_array().into_iter().flatten().filter(|a| a["state"] == "pending") {
                 let id = a["id"].as_str().context("approval id")?;
-                self.cli(&["approvals", "approve", id, "--always"])?;
+                self.cli(&[&["approvals", "approve", id], extra].concat())?;
             }
             if Instant::now() > deadline {
                 bail!("the call neither asked nor finished");
@@ -147,7 +167,7 @@ impl Ctx<'_> {
 }
 
 /// One JSON-RPC `tools/call` over its own HTTP/1.1 connection; the tool's structured result.
-fn call(port: u16, token: &str, tool: &str, args: &Value) -> Result<Value> {
+pub(crate) fn call(port: u16, token: &str, tool: &str, args: &Value) -> Result<Value> {
     let body = json!({
         "jsonrpc": "2.0", "id": 1, "method": "tools/call",
         "params": { "name": tool, "arguments": args }
@@ -195,7 +215,7 @@ fn survivors(marker: &str) -> usize {
         .count()
 }
 
-fn loadavg() -> String {
+pub(crate) fn loadavg() -> String {
     std::fs::read_to_string("/proc/loadavg")
         .ok()
         .and_then(|l| l.split_whitespace().next().map(str::to_owned))
@@ -207,13 +227,13 @@ fn unique_marker() -> String {
     format!("{}", 800_000 + (t.subsec_nanos() as u64 + std::process::id() as u64 * 31) % 90_000)
 }
 
-fn median_p95(mut v: Vec<Duration>) -> (Duration, Duration) {
+pub(crate) fn median_p95(mut v: Vec<Duration>) -> (Duration, Duration) {
     v.sort();
     let p95 = v[((v.len() * 95).div_ceil(100)).saturating_sub(1).min(v.len() - 1)];
     (v[v.len() / 2], p95)
 }
 
-fn ms(d: Duration) -> String {
+pub(crate) fn ms(d: Duration) -> String {
     format!("{:.1}", d.as_secs_f64() * 1e3)
 }
 

@@ -12,7 +12,8 @@
 //! - `cargo xtask screenshots` — PNGs of every view of the real app in docs/screenshots/.
 //! - `cargo xtask bench` — the benchmarks, beside their peers (see docs/BENCHMARKS.md);
 //!   `cargo xtask bench exec` / `bench app` re-measure only the execution / desktop app section,
-//!   `cargo xtask bench exec log` only the job log throughput in it.
+//!   `cargo xtask bench exec log` only the job log throughput in it, `bench exec keys` only the
+//!   interactive jobs' latency (keystroke to echo, a wait on new output).
 //! - `cargo xtask load [--clients N] [--calls N]` — `sluice serve` under 32 concurrent clients,
 //!   then one token's flood beside another's calls (see docs/BENCHMARKS.md, "Load").
 //! - `cargo xtask bundle` — the .deb and .rpm installers and Claude Desktop's `.mcpb`
@@ -29,6 +30,8 @@ mod attack;
 mod bench;
 mod bench_app;
 mod bench_exec;
+#[cfg(target_os = "linux")]
+mod bench_keys;
 mod bundle;
 mod check_targets;
 mod deps;
