@@ -37,8 +37,9 @@ const KEYSTROKES: usize = 300;
 const WARM_UP: usize = 20;
 /// Keystrokes on one input line; then Enter (unmeasured) and a fresh prompt, so no line wraps.
 const LINE: usize = 50;
-/// The keystroke: a space (see [`Repl::held_letters`] for why not a letter).
-const KEY: &str = " ";
+/// The keystroke: a letter, as typed (its echo waits for the output to pause: the redactor
+/// releases a word that cannot begin a secret then; [`Repl::held_letters`] checks it does).
+const KEY: &str = "x";
 /// Letters typed to see whether their echo is held back, and the wait for each.
 const HELD_PROBES: usize = 5;
 const HELD_WAIT_SECONDS: u64 = 1;
@@ -537,18 +538,12 @@ fn markdown(f: &Figures, load_before: &str, alone: bool) -> String {
 /// What the letters typed in [`Repl::held_letters`] showed.
 fn held_text(held: usize) -> String {
     let shown = HELD_PROBES - held;
-    let what = if held == 0 {
-        "the pipeline held none back".to_owned()
-    } else {
-        format!(
-            "the output pipeline's secret redaction holds a trailing run of non-whitespace back \
-             until it knows the run is not the start of a secret, so a letter's echo comes with \
-             the next whitespace: {held} of those waits ended at their deadline with nothing to \
-             show ({shown} showed the letter), and the letters came with the space's echo"
-        )
-    };
     format!(
-        "The keystroke is a space. Of {HELD_PROBES} letters typed one at a time, each read with \
-         a {HELD_WAIT_SECONDS} s `wait: output`: {what}."
+        "The keystroke is a letter (`{KEY}`). The output pipeline holds a trailing run of \
+         non-whitespace back while it could be the start of a secret, and releases it when the \
+         output pauses (2 ms without output) if it cannot; so the echo of a letter comes about \
+         2 ms after the program wrote it. Of {HELD_PROBES} letters typed one at a time, each \
+         read with a {HELD_WAIT_SECONDS} s `wait: output`, {shown} showed and {held} ended at \
+         the deadline with nothing to show."
     )
 }
