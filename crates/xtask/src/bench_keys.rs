@@ -39,7 +39,8 @@ const WARM_UP: usize = 20;
 const LINE: usize = 50;
 /// The keystroke: a letter, as typed (its echo waits for the output to pause: the redactor
 /// releases a word that cannot begin a secret then; [`Repl::held_letters`] checks it does).
-const KEY: &str = "x";
+/// One that begins no secret format: an `x` (as in `xoxb-`) is held until the next key.
+const KEY: &str = "k";
 /// Letters typed to see whether their echo is held back, and the wait for each.
 const HELD_PROBES: usize = 5;
 const HELD_WAIT_SECONDS: u64 = 1;
@@ -237,7 +238,7 @@ impl<'a> Repl<'a> {
         let mut held = 0;
         let mut first = None;
         for _ in 0..HELD_PROBES {
-            let sent = self.call("write_job_input", json!({"job_id": self.job, "text": "x"}))?;
+            let sent = self.call("write_job_input", json!({"job_id": self.job, "text": KEY}))?;
             let cursor = sent["next_cursor"].as_u64().context("next_cursor")?;
             first.get_or_insert(cursor);
             let page = self.call(
@@ -252,7 +253,7 @@ impl<'a> Repl<'a> {
         self.keystroke(KEY)?;
         let cursor = first.context("no letter typed")?;
         let page = self.call("job_logs", json!({"job_id": self.job, "cursor": cursor}))?;
-        if !page["text"].as_str().is_some_and(|t| t.contains(&"x".repeat(HELD_PROBES))) {
+        if !page["text"].as_str().is_some_and(|t| t.contains(&KEY.repeat(HELD_PROBES))) {
             bail!("the letters' echo did not come with the space's: {page}");
         }
         self.enter()?;
@@ -539,7 +540,9 @@ fn markdown(f: &Figures, load_before: &str, alone: bool) -> String {
 fn held_text(held: usize) -> String {
     let shown = HELD_PROBES - held;
     format!(
-        "The keystroke is a letter (`{KEY}`). The output pipeline holds a trailing run of \
+        "The keystroke is a letter, `{KEY}` (one no secret format begins with: the first letter \
+         of `xoxb-` or `sk-` is held until the next key shows it is not one). The output \
+         pipeline holds a trailing run of \
          non-whitespace back while it could be the start of a secret, and releases it when the \
          output pauses (2 ms without output) if it cannot; so the echo of a letter comes about \
          2 ms after the program wrote it. Of {HELD_PROBES} letters typed one at a time, each \
