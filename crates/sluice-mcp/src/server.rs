@@ -17,7 +17,7 @@ use rmcp::{ErrorData, RoleServer, ServerHandler, tool, tool_router};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
-use sluice_core::{Coded, Failure, GitEmails};
+use sluice_core::{Coded, Failure};
 use sluice_engine::{AuditOutcome, Caller, Durability, Engine, ProjectHandle, RequestAudit};
 use sluice_runner::{
     FindFilesArgs, FindFilesOutput, ListDirectoryArgs, ListDirectoryOutput, ReadFileArgs,
@@ -510,7 +510,7 @@ impl SluiceServer {
         let args = call.args;
         self.in_project(&caller, &call.project, Work::Walk, move |p| {
             let repo = p.repo()?;
-            sluice_git::log(&repo, &args, &|path| p.is_hidden(path), GitEmails::Hide)
+            sluice_git::log(&repo, &args, &|path| p.is_hidden(path), p.git_emails)
         })
         .await
     }
@@ -528,7 +528,7 @@ impl SluiceServer {
         let args = call.args;
         self.in_project(&caller, &call.project, Work::Walk, move |p| {
             let repo = p.repo()?;
-            sluice_git::show(&repo, &args, &|path| p.is_hidden(path), GitEmails::Hide)
+            sluice_git::show(&repo, &args, &|path| p.is_hidden(path), p.git_emails)
         })
         .await
     }
