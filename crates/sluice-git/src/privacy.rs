@@ -18,6 +18,9 @@
 //!   `Co-authored-by:` included: a message is the commit's content, written to be read with the
 //!   code, like an `AUTHORS` file or a `.mailmap` in a patch. Secret formats in messages are
 //!   still redacted, as everywhere.
+//! - The setting governs Sluice's git tools. A job's sandbox keeps `.git` readable (builds read
+//!   the commit id), so where the project's execution mode lets an assistant run programs, a
+//!   `git log` it runs reads the history, addresses included, as any program there could.
 
 use std::sync::LazyLock;
 
