@@ -30,6 +30,7 @@ pub const COMMAND_NAMES: &[&str] = &[
     "open_job_port",
     "emergency_stop",
     "set_project_network",
+    "set_project_git_emails",
     "set_registries",
     "list_clients",
     "connect_preview",

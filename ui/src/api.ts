@@ -120,6 +120,10 @@ export const api = {
   emergencyStop: () => call("emergency_stop", {}),
   /** On, off, or `null` for the mode's default; turning it on asks in a native dialog. */
   setProjectNetwork: (args: SetNetwork) => call("set_project_network", { args }),
+  /** Whether git_log and git_show give assistants the authors' e-mail addresses; showing them
+   * asks natively first. */
+  setProjectGitEmails: (id: string, show: boolean) =>
+    call("set_project_git_emails", { id, show }),
   /** The hosts of the "registries" network (`null`: the defaults); adding one asks natively. */
   setRegistries: (hosts: string[] | null) => call("set_registries", { hosts }),
   /** The clients Sluice can connect, with whether each is connected. */

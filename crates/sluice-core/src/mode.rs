@@ -43,6 +43,19 @@ pub enum NetworkMode {
     On,
 }
 
+/// Whether a project's git tools show its commits' author e-mail addresses to assistants
+/// (committers' and taggers' are never shown). Hidden by default: a history names people, and
+/// their addresses are theirs, not the code's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum GitEmails {
+    /// Commits carry names and no e-mail address.
+    #[default]
+    Hide,
+    /// Commits carry their author's e-mail address too (the user allowed it for the project).
+    Show,
+}
+
 /// A limit an assistant put on its own token (`drop_privileges`), ordered from the least to the
 /// most it takes away. An assistant can only move up this order; only the user lifts it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
@@ -138,6 +151,7 @@ str_enum!(ExecMode { Off = "off", Safe = "safe", Project = "project", Any = "any
 str_enum!(NetworkMode { Off = "off", Registries = "registries", On = "on" });
 str_enum!(Profile { Review = "review", Edit = "edit", Agent = "agent", Full = "full" });
 str_enum!(SelfLimit { ReadOnly = "read-only", Paused = "paused" });
+str_enum!(GitEmails { Hide = "hide", Show = "show" });
 
 impl ExecMode {
     /// The modes that let the assistant change files through processes need read-write access.

@@ -124,6 +124,8 @@ pub struct ProjectHandle {
     pub ask_deletes: bool,
     /// Creating or changing files asks the user first.
     pub ask_writes: bool,
+    /// Whether the git tools show the e-mail addresses of the project's history.
+    pub git_emails: sluice_core::GitEmails,
     /// The caller's token limited itself to read-only (`drop_privileges`): `access` and `exec`
     /// are narrowed to read-only and off whatever the project allows.
     pub self_limited: bool,

@@ -1,12 +1,13 @@
 //! Projects, as the engine keeps them: resolving one for a caller (scope, state, a root that
 //! moved or no longer passes the root rules), and the user's operations on them (authorize,
-//! modes, policy, shield, auto-run list, rename, disable, remove).
+//! modes, policy, git e-mails, shield, auto-run list, rename, disable, remove).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use sluice_core::{
-    AccessMode, AutoRunRule, ErrorCode, ExecMode, Failure, ProjectId, ProjectState, TokenId,
+    AccessMode, AutoRunRule, ErrorCode, ExecMode, Failure, GitEmails, ProjectId, ProjectState,
+    TokenId,
 };
 use sluice_runner::Workspace;
 use sluice_store::{NewProject, Project, RootFingerprint};
@@ -149,6 +150,7 @@ impl Engine {
             exec: exec_for(caller, project.exec),
             ask_deletes: project.ask_deletes,
             ask_writes: project.ask_writes,
+            git_emails: project.git_emails,
             self_limited,
             workspace,
         })
@@ -288,6 +290,15 @@ impl Engine {
         let p = self.find_project(reference)?;
         self.store.set_project_policy(&p.id, ask_deletes, ask_writes).map_err(store_failure)?;
         self.after_change("project.policy", Some(&p.id));
+        self.find_project(p.id.as_str())
+    }
+
+    /// Sets whether the project's git tools show the e-mail addresses of its history. Only the
+    /// user sets it (the CLI, the window); no tool does.
+    pub fn set_git_emails(&self, reference: &str, emails: GitEmails) -> Result<Project, Failure> {
+        let p = self.find_project(reference)?;
+        self.store.set_project_git_emails(&p.id, emails).map_err(store_failure)?;
+        self.after_change("project.git-emails", Some(&p.id));
         self.find_project(p.id.as_str())
     }
 

@@ -5,7 +5,8 @@
 //! transports): see [`exec`](crate::exec) for the layers. Every request value is validated
 //! before it reaches git's command line, outputs are parsed from NUL-separated formats, files
 //! matched by the caller's sensitive-file shield are dropped from every output, and commit
-//! messages and patches pass through [`sluice_core::redact::redact`].
+//! messages and patches pass through [`sluice_core::redact::redact`]. Author e-mail addresses
+//! are left out unless the project's setting shows them ([`privacy`](crate::privacy)).
 //!
 //! Architecture invariant: no physical path leaves this crate. Outputs carry
 //! repository-relative paths (the repository root is the project root) and error messages are
@@ -17,6 +18,7 @@ mod exec;
 mod files;
 mod log;
 mod parse;
+mod privacy;
 mod repo;
 mod schema;
 mod show;
@@ -27,6 +29,8 @@ pub use diff::{DiffFile, GitDiffArgs, GitDiffOutput, diff};
 pub use error::GitError;
 pub use log::{ChangedFile, Commit, GitLogArgs, GitLogOutput, log};
 pub use parse::FileStatus;
+pub use privacy::HIDDEN as EMAIL_HIDDEN;
 pub use repo::{Repo, git_version};
 pub use show::{GitShowArgs, GitShowOutput, show};
+pub use sluice_core::GitEmails;
 pub use status::{GitStatusArgs, GitStatusOutput, StatusEntry, status};

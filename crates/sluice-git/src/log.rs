@@ -1,11 +1,12 @@
 //! `git_log`: commit history with metadata and, optionally, each commit's changed files.
 
 use serde::{Deserialize, Serialize};
+use sluice_core::GitEmails;
 
 use crate::exec::Invocation;
 use crate::parse::{self, FileStatus, Tokens};
 use crate::validate::{self, RevKind};
-use crate::{GitError, Repo, files};
+use crate::{GitError, Repo, files, privacy};
 
 /// Default and largest number of commits.
 const DEFAULT_MAX_COUNT: u32 = 20;
@@ -14,10 +15,6 @@ const MAX_MAX_COUNT: u32 = 500;
 const MAX_SKIP: u32 = 1_000_000;
 /// Cap on git's log output.
 const LOG_OUTPUT_CAP: usize = 16 * 1024 * 1024;
-
-/// The `--format` for one commit: id, short id, parents, author name, author email, author
-/// date (strict ISO 8601, an RFC 3339 timestamp), raw message, separated by NULs.
-pub(crate) const COMMIT_FORMAT: &str = "--format=%H%x00%h%x00%P%x00%an%x00%ae%x00%aI%x00%B";
 
 /// Arguments of `git_log`.
 #[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
@@ -60,10 +57,13 @@ pub struct Commit {
     pub short_id: String,
     /// Parent commit ids (two or more for a merge, none for a root commit).
     pub parents: Vec<String>,
-    /// Author name.
+    /// Author name. While e-mail addresses are hidden, one written inside the name reads
+    /// `[email hidden]`.
     pub author_name: String,
-    /// Author email.
-    pub author_email: String,
+    /// Author e-mail address. Absent unless the user lets assistants see the e-mail addresses
+    /// in this project's history (they are hidden by default).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub author_email: Option<String>,
     /// Author date, RFC 3339 (e.g. `2024-05-01T12:30:00+02:00`).
     pub time: String,
     /// First line of the message (secrets redacted).
@@ -85,11 +85,13 @@ pub struct ChangedFile {
     pub status: FileStatus,
 }
 
-/// Runs `git log` for `repo`, dropping changed files the shield hides.
+/// Runs `git log` for `repo`, dropping changed files the shield hides and, unless `emails`
+/// shows them, e-mail addresses (see the `privacy` module).
 pub fn log(
     repo: &Repo,
     args: &GitLogArgs,
     hidden: &dyn Fn(&str) -> bool,
+    emails: GitEmails,
 ) -> Result<GitLogOutput, GitError> {
     if let Some(rev) = &args.rev {
         validate::rev(rev, RevKind::SingleOrRange)?;
@@ -100,7 +102,7 @@ pub fn log(
     let include_files = args.include_files.unwrap_or(true);
     let mut inv = Invocation::new(repo, LOG_OUTPUT_CAP)?;
     // Not `--no-abbrev`: that makes `%h` the full id too. Nothing reads the raw lines' blob ids.
-    inv.args(["log", "-z", COMMIT_FORMAT, "--no-notes", "--no-color"]);
+    inv.args(["log", "-z", privacy::commit_format(emails), "--no-notes", "--no-color"]);
     // One extra commit tells whether there is a next page.
     inv.arg(format!("--max-count={}", u64::from(max_count) + 1)).arg(format!("--skip={skip}"));
     if include_files {
@@ -129,7 +131,7 @@ pub fn log(
     let mut commits = Vec::new();
     let mut hidden_files = 0;
     while !t.at_end() {
-        let Some(mut commit) = read_commit(&mut t)? else { break };
+        let Some(mut commit) = read_commit(&mut t, emails)? else { break };
         if include_files {
             let mut list = Vec::new();
             while t.peek().is_some_and(parse::is_raw_start) {
@@ -153,8 +155,11 @@ pub fn log(
     Ok(GitLogOutput { commits, has_more, hidden_files, truncated: out.truncated })
 }
 
-/// Reads one commit written with [`COMMIT_FORMAT`]; `None` at a truncated tail.
-pub(crate) fn read_commit(t: &mut Tokens<'_>) -> Result<Option<Commit>, GitError> {
+/// Reads one commit written with [`privacy::commit_format`]; `None` at a truncated tail.
+pub(crate) fn read_commit(
+    t: &mut Tokens<'_>,
+    emails: GitEmails,
+) -> Result<Option<Commit>, GitError> {
     let mut fields = Vec::with_capacity(7);
     for _ in 0..7 {
         match t.next_token() {
@@ -176,8 +181,8 @@ pub(crate) fn read_commit(t: &mut Tokens<'_>) -> Result<Option<Commit>, GitError
         id: parse::lossy(id),
         short_id: parse::lossy(fields[1]),
         parents: parse::lossy(fields[2]).split_whitespace().map(str::to_owned).collect(),
-        author_name: parse::lossy(fields[3]),
-        author_email: parse::lossy(fields[4]),
+        author_name: privacy::author_name(parse::lossy(fields[3]), emails),
+        author_email: privacy::author_email(parse::lossy(fields[4]), emails),
         time: parse::lossy(fields[5]),
         subject,
         body: (!body.is_empty()).then_some(body),

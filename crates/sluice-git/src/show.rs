@@ -2,14 +2,15 @@
 //! empty tree for a root commit).
 
 use serde::{Deserialize, Serialize};
+use sluice_core::GitEmails;
 
 use crate::diff::DiffFile;
 use crate::exec::Invocation;
 use crate::files::{self, DIFF_FLAGS};
-use crate::log::{COMMIT_FORMAT, Commit, read_commit};
+use crate::log::{Commit, read_commit};
 use crate::parse::{self, Tokens};
 use crate::validate::{self, RevKind};
-use crate::{GitError, Repo};
+use crate::{GitError, Repo, privacy};
 
 /// Arguments of `git_show`.
 #[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
@@ -42,17 +43,20 @@ pub struct GitShowOutput {
     pub truncated: bool,
 }
 
-/// Runs `git show` for `repo`, dropping files the shield hides.
+/// Runs `git show` for `repo`, dropping files the shield hides and, unless `emails` shows
+/// them, e-mail addresses (see the `privacy` module).
 pub fn show(
     repo: &Repo,
     args: &GitShowArgs,
     hidden: &dyn Fn(&str) -> bool,
+    emails: GitEmails,
 ) -> Result<GitShowOutput, GitError> {
     validate::rev(&args.rev, RevKind::Single)?;
     let paths = files::checked_paths(args.path.iter(), hidden)?;
     let max_bytes = args.max_bytes.unwrap_or(files::DEFAULT_MAX_BYTES).min(files::MAX_MAX_BYTES);
     let mut inv = Invocation::new(repo, files::GIT_OUTPUT_CAP)?;
-    inv.args(["show", COMMIT_FORMAT, "--no-notes", "--diff-merges=first-parent", "--root"])
+    inv.args(["show", privacy::commit_format(emails), "--no-notes", "--diff-merges=first-parent"])
+        .arg("--root")
         .args(DIFF_FLAGS)
         .arg(format!("--unified={}", files::DEFAULT_CONTEXT))
         // A commit's own gitlink updates are shown; `dirty` keeps git from ever looking at a
@@ -66,7 +70,7 @@ pub fn show(
         .args(&paths);
     let out = inv.run()?;
     let mut t = Tokens::new(&out.stdout);
-    let commit = read_commit(&mut t)?.ok_or_else(parse::malformed)?;
+    let commit = read_commit(&mut t, emails)?.ok_or_else(parse::malformed)?;
     let parsed = files::parse_files(&mut t, out.truncated, max_bytes, hidden)?;
     Ok(GitShowOutput {
         commit,

@@ -40,6 +40,7 @@ pub const COMMANDS: &[(&str, &str, &str)] = &[
     ("open_job_port", "{ id: string; port: number }", "null"),
     ("emergency_stop", "Record<string, never>", "StopResult"),
     ("set_project_network", "{ args: SetNetwork }", "ProjectDto"),
+    ("set_project_git_emails", "{ id: string; show: boolean }", "ProjectDto"),
     ("set_registries", "{ hosts: string[] | null }", "RegistryDto[]"),
     ("list_clients", "Record<string, never>", "ClientDto[]"),
     ("connect_preview", "{ client: string }", "ConfigPreview"),

@@ -148,6 +148,11 @@ pub fn call(api: &Api<'_>, cmd: &str, args: Value) -> Result<Value, IpcError> {
             api.ask(question::network(e, &args)?)?;
             out(set_project_network(e, args))
         }
+        "set_project_git_emails" => {
+            let (id, show) = arg!(args, id: String, show: bool);
+            api.ask(question::git_emails(e, &id, show)?)?;
+            out(set_project_git_emails(e, &id, show))
+        }
         "set_registries" => {
             let hosts = arg!(args, hosts: Option<Vec<String>>);
             api.ask(question::registries(e, hosts.as_deref())?)?;

@@ -15,7 +15,7 @@ pub mod wire;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use sluice_core::{ErrorCode, Failure, NetworkMode, Profile};
+use sluice_core::{ErrorCode, Failure, GitEmails, NetworkMode, Profile};
 use sluice_engine::{AuditFilter, Decision, Engine, EngineEvent, clients};
 
 pub use connect::*;
@@ -483,6 +483,13 @@ pub fn widens_policy(engine: &Engine, args: &SetPolicy) -> Res<bool> {
 /// Running jobs keep the setting they started with.
 pub fn set_project_network(engine: &Engine, args: SetNetwork) -> Res<ProjectDto> {
     Ok(ProjectDto::from(&engine.set_network(&args.id, args.network.map(NetworkMode::from))?))
+}
+
+/// Sets whether a project's git tools show the e-mail addresses of its history (the shell
+/// confirms showing them natively first).
+pub fn set_project_git_emails(engine: &Engine, id: &str, show: bool) -> Res<ProjectDto> {
+    let emails = if show { GitEmails::Show } else { GitEmails::Hide };
+    Ok(ProjectDto::from(&engine.set_git_emails(id, emails)?))
 }
 
 /// The network `args` would give the project's commands when it reaches more than now (the

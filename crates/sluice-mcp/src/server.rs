@@ -510,7 +510,7 @@ impl SluiceServer {
         let args = call.args;
         self.in_project(&caller, &call.project, Work::Walk, move |p| {
             let repo = p.repo()?;
-            sluice_git::log(&repo, &args, &|path| p.is_hidden(path))
+            sluice_git::log(&repo, &args, &|path| p.is_hidden(path), p.git_emails)
         })
         .await
     }
@@ -528,7 +528,7 @@ impl SluiceServer {
         let args = call.args;
         self.in_project(&caller, &call.project, Work::Walk, move |p| {
             let repo = p.repo()?;
-            sluice_git::show(&repo, &args, &|path| p.is_hidden(path))
+            sluice_git::show(&repo, &args, &|path| p.is_hidden(path), p.git_emails)
         })
         .await
     }

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use rusqlite::types::Type;
 use rusqlite::{OptionalExtension, Row, params};
 use sluice_core::{
-    AccessMode, AutoRunRule, ExecMode, HostPath, NetworkMode, ProjectId, ProjectState,
+    AccessMode, AutoRunRule, ExecMode, GitEmails, HostPath, NetworkMode, ProjectId, ProjectState,
     SandboxSettings,
 };
 
@@ -71,6 +71,8 @@ pub struct Project {
     pub network: Option<NetworkMode>,
     /// What the project changed of the default sandbox of its jobs.
     pub sandbox: SandboxSettings,
+    /// Whether its git tools show the e-mail addresses of its history. Default: hidden.
+    pub git_emails: GitEmails,
 }
 
 /// What [`Store::insert_project`] needs; the id and timestamps are assigned by the store.
@@ -96,7 +98,7 @@ pub struct ModeChange {
 const COLUMNS: &str = "id, name, root, access, exec, state, state_reason, shield_patterns, \
                        root_dev, root_ino, created_ms, updated_ms, ask_deletes, ask_writes, \
                        network_mode, autorun_rules, hide_paths, unhide_paths, grants, \
-                       sockets, require_full";
+                       sockets, require_full, git_emails";
 
 const MAX_NAME_CHARS: usize = 80;
 
@@ -123,6 +125,7 @@ impl Store {
             ask_writes: false,
             network: None,
             sandbox: SandboxSettings::default(),
+            git_emails: GitEmails::Hide,
         };
 
         let (dev, ino) = fingerprint_columns(new.fingerprint);
@@ -233,6 +236,26 @@ impl Store {
             let n = tx.execute(
                 "UPDATE projects SET network_mode = ?2, updated_ms = ?3 WHERE id = ?1",
                 params![id.as_str(), value, now_ms()],
+            )?;
+            expect_one(n, id)
+        })
+    }
+
+    /// Sets whether the project's git tools show e-mail addresses (the user's decision).
+    pub fn set_project_git_emails(
+        &self,
+        id: &ProjectId,
+        emails: GitEmails,
+    ) -> Result<(), StoreError> {
+        if self.schema < crate::schema::GIT_EMAILS_SCHEMA {
+            return Err(StoreError::Invalid(
+                "this database predates the git e-mail setting".into(),
+            ));
+        }
+        self.write_sealed(&PROJECTS, id.as_str(), Before::MustVerify, |tx| {
+            let n = tx.execute(
+                "UPDATE projects SET git_emails = ?2, updated_ms = ?3 WHERE id = ?1",
+                params![id.as_str(), emails.as_str(), now_ms()],
             )?;
             expect_one(n, id)
         })
@@ -571,5 +594,6 @@ fn project_from_row(r: &Row<'_>) -> rusqlite::Result<Project> {
             Some(mode) => Some(mode.parse().map_err(|e: String| decode_error(14, e))?),
         },
         sandbox,
+        git_emails: r.get::<_, String>(21)?.parse().map_err(|e: String| decode_error(21, e))?,
     })
 }

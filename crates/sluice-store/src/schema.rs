@@ -366,20 +366,46 @@ fn v17(tx: &rusqlite::Transaction) -> rusqlite_migration::HookResult {
     Ok(())
 }
 
+/// Version 18: whether a project's git tools show the e-mail addresses of its history
+/// (`sluice_core::GitEmails`), hidden unless the user chose otherwise. Sealed as the tail of the
+/// project's seal (see `sealed_table`), bound only when it is not `hide`, so seals made before
+/// this step still verify and an edit to `show` outside Sluice breaks the seal. Run by [`v18`],
+/// which adds the column only when it is missing (as [`v16`]).
+const V18: &str = r#"
+ALTER TABLE projects ADD COLUMN git_emails TEXT NOT NULL DEFAULT 'hide'
+    CHECK (git_emails IN ('hide', 'show'));
+"#;
+
+/// The schema version that added each project's git e-mail setting.
+pub(crate) const GIT_EMAILS_SCHEMA: usize = 18;
+
+fn v18(tx: &rusqlite::Transaction) -> rusqlite_migration::HookResult {
+    let present: bool = tx.query_row(
+        "SELECT EXISTS (SELECT 1 FROM pragma_table_info('projects') WHERE name = 'git_emails')",
+        [],
+        |r| r.get(0),
+    )?;
+    if !present {
+        tx.execute_batch(V18)?;
+    }
+    Ok(())
+}
+
 /// Every migration, oldest first.
 pub(crate) fn migrations() -> Migrations<'static> {
     let steps = [V1, V2, V3, V4, V5, V6, V7, V8, V9, V10, V11, V12, V13, V14, V15];
     let mut all: Vec<M<'static>> = steps.iter().map(|sql| M::up(sql)).collect();
     all.push(M::up_with_hook("", v16));
+    all.push(M::up_with_hook("", v17));
     #[cfg(debug_assertions)]
     if std::env::var_os("SLUICE_FAILPOINT_STALL_MIGRATION").is_some() {
         all.push(M::up_with_hook("", |tx: &rusqlite::Transaction| {
-            v17(tx)?;
+            v18(tx)?;
             stall_in_migration(tx)
         }));
         return Migrations::new(all);
     }
-    all.push(M::up_with_hook("", v17));
+    all.push(M::up_with_hook("", v18));
     Migrations::new(all)
 }
 
@@ -396,4 +422,4 @@ fn stall_in_migration(_tx: &rusqlite::Transaction) -> rusqlite_migration::HookRe
 }
 
 /// The schema version this build writes.
-pub(crate) const LATEST: usize = 17;
+pub(crate) const LATEST: usize = 18;

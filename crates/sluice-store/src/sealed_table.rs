@@ -21,7 +21,8 @@ pub(crate) struct SealedTable {
     /// A column added after sealing began, with its default: it is bound (with its name) only
     /// when it holds something else, so rows sealed before it existed keep their seals without
     /// being resealed — a reseal at the upgrade would bless a row edited before it — while any
-    /// change of it later breaks the seal. (A token's `profile`, `full` by default.)
+    /// change of it later breaks the seal. (A token's `profile`, `full` by default; a project's
+    /// `git_emails`, `hide` by default.)
     pub tail: Option<(&'static str, &'static str)>,
 }
 
@@ -165,7 +166,8 @@ fn scope_of(conn: &Connection, token: &str) -> Result<Vec<String>, StoreError> {
     Ok(ids.collect::<Result<_, _>>()?)
 }
 
-/// The project rows: every column but `updated_ms` (the root, the modes, the lists, the state).
+/// The project rows: every column but `updated_ms` (the root, the modes, the lists, the state),
+/// and their git e-mail setting (schema 18).
 pub(crate) const PROJECTS: SealedTable = SealedTable {
     table: "projects",
     id: "id",
@@ -174,7 +176,7 @@ pub(crate) const PROJECTS: SealedTable = SealedTable {
               hide_paths, unhide_paths, grants, sockets, require_full, network",
     n_columns: 21,
     scope: false,
-    tail: None,
+    tail: Some(("git_emails", "hide")),
 };
 
 /// The allow rules: the whole rule.

@@ -218,7 +218,12 @@ networkMode: Net,
 /**
  * The sandbox its commands run in here: layers, guarantees, hidden stores, grants.
  */
-sandbox: SandboxDto, createdMs: number, };
+sandbox: SandboxDto, 
+/**
+ * Whether git_log and git_show give assistants the authors' e-mail addresses (default:
+ * hidden, names only).
+ */
+showGitEmails: boolean, createdMs: number, };
 
 export type SetPolicy = { id: string, 
 /**
@@ -867,6 +872,7 @@ export type Commands = {
   open_job_port: { args: { id: string; port: number }; result: null };
   emergency_stop: { args: Record<string, never>; result: StopResult };
   set_project_network: { args: { args: SetNetwork }; result: ProjectDto };
+  set_project_git_emails: { args: { id: string; show: boolean }; result: ProjectDto };
   set_registries: { args: { hosts: string[] | null }; result: RegistryDto[] };
   list_clients: { args: Record<string, never>; result: ClientDto[] };
   connect_preview: { args: { client: string }; result: ConfigPreview };

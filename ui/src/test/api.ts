@@ -52,6 +52,7 @@ export const api: Mocked = {
   openJobPort: vi.fn(),
   emergencyStop: vi.fn(),
   setProjectNetwork: vi.fn(),
+  setProjectGitEmails: vi.fn(),
   setRegistries: vi.fn(),
   listClients: vi.fn(),
   connectPreview: vi.fn(),

@@ -79,6 +79,7 @@ export const project = (over: Partial<ProjectDto> = {}): ProjectDto => ({
   network: null,
   networkMode: "off",
   sandbox: sandbox(),
+  showGitEmails: false,
   createdMs: 1_700_000_000_000,
   ...over,
 });

@@ -16,6 +16,7 @@ import type {
 } from "../bindings/ipc";
 import { AddField, ConfirmButton, ErrorLine, FormActions, Text, Time, errorMessage } from "../components";
 import { visible } from "../format";
+import { GitEmailsEditor } from "./GitEmails";
 import { SandboxEditor } from "./Sandbox";
 
 export const ACCESS: { value: Access; label: string; hint: string }[] = [
@@ -289,6 +290,7 @@ function ProjectDetail({ project, onRemoved }: { project: ProjectDto; onRemoved:
           }
         />
       )}
+      <GitEmailsEditor project={project} onError={setError} />
       <ShieldEditor project={project} onError={setError} />
       <AutoRunEditor project={project} onError={setError} />
       <SandboxEditor project={project} onError={setError} />

@@ -1,5 +1,5 @@
 //! `sluice project`: authorizing folders and everything about one project — modes, network,
-//! approval policy, shield, auto-run list and its commands' sandbox.
+//! git e-mails, approval policy, shield, auto-run list and its commands' sandbox.
 
 use std::path::{Path, PathBuf};
 
@@ -7,7 +7,7 @@ use anyhow::{Result, anyhow};
 use clap::{Args, Subcommand};
 use serde::Serialize;
 use sluice_core::{
-    AccessMode, AutoRunAction, AutoRunRule, ExecMode, HostPath, NetworkMode, ProjectId,
+    AccessMode, AutoRunAction, AutoRunRule, ExecMode, GitEmails, HostPath, NetworkMode, ProjectId,
     ProjectState, SandboxSettings,
 };
 use sluice_engine::{
@@ -34,7 +34,8 @@ pub enum ProjectCmd {
         #[arg(long)]
         json: bool,
     },
-    /// Change a project's access or execution mode, or its jobs' network.
+    /// Change a project's access or execution mode, its jobs' network, or whether assistants
+    /// see e-mail addresses in its git history.
     Set {
         project: String,
         #[arg(long, value_parser = parse_access)]
@@ -46,6 +47,10 @@ pub enum ProjectCmd {
         /// project mode, off otherwise). Applies to jobs started afterwards.
         #[arg(long, value_parser = parse_network)]
         network: Option<NetworkChoice>,
+        /// `show` or `hide` (the default) the author e-mail addresses in what git_log and
+        /// git_show return. Names are always shown; messages keep their own text.
+        #[arg(long, value_parser = parse_git_emails)]
+        git_emails: Option<GitEmails>,
     },
     /// Stop assistants from using a project (it stays authorized).
     Disable {
@@ -179,6 +184,10 @@ fn parse_network(s: &str) -> Result<NetworkChoice, String> {
     }
 }
 
+fn parse_git_emails(s: &str) -> Result<GitEmails, String> {
+    s.parse().map_err(|_| format!("expected `show` or `hide`, not {s:?}"))
+}
+
 fn parse_on_off(s: &str) -> Result<bool, String> {
     match s {
         "on" => Ok(true),
@@ -207,6 +216,8 @@ struct ProjectJson<'a> {
     network: &'static str,
     /// What the user chose: a mode, or `default`.
     network_setting: &'static str,
+    /// Whether the git tools show e-mail addresses: `show` or `hide`.
+    git_emails: &'static str,
     status: String,
 }
 
@@ -219,6 +230,7 @@ struct ProjectShowJson<'a> {
     access: &'static str,
     exec: &'static str,
     network: &'static str,
+    git_emails: &'static str,
     status: String,
     sandbox: SandboxJson<'a>,
 }
@@ -263,7 +275,15 @@ fn print_project(p: &Project) {
     outln!("  network:   {}", NetworkSetting::of_project(p).describe(p.exec));
     outln!("  deletes:   {}", ask(p.ask_deletes));
     outln!("  writes:    {}", ask(p.ask_writes));
+    outln!("  git e-mails: {}", git_emails_text(p.git_emails));
     outln!("  status:    {}", state_text(&p.state));
+}
+
+fn git_emails_text(emails: GitEmails) -> &'static str {
+    match emails {
+        GitEmails::Hide => "hidden from assistants (git_log and git_show give names only)",
+        GitEmails::Show => "shown to assistants (git_log and git_show give author addresses)",
+    }
 }
 
 /// The sandbox in force for a project's commands, as `show` and `sandbox` print it.
@@ -373,6 +393,7 @@ pub fn project(engine: Engine, cmd: ProjectCmd) -> Result<()> {
                         exec: p.exec.as_str(),
                         network: NetworkSetting::of_project(p).mode.as_str(),
                         network_setting: p.network.map_or("default", NetworkMode::as_str),
+                        git_emails: p.git_emails.as_str(),
                         status: state_text(&p.state),
                     })
                     .collect();
@@ -385,9 +406,11 @@ pub fn project(engine: Engine, cmd: ProjectCmd) -> Result<()> {
                 }
             }
         }
-        ProjectCmd::Set { project, access, exec, network } => {
-            if access.is_none() && exec.is_none() && network.is_none() {
-                return Err(anyhow!("nothing to change; pass --access, --exec and/or --network"));
+        ProjectCmd::Set { project, access, exec, network, git_emails } => {
+            if access.is_none() && exec.is_none() && network.is_none() && git_emails.is_none() {
+                return Err(anyhow!(
+                    "nothing to change; pass --access, --exec, --network and/or --git-emails"
+                ));
             }
             let before = engine.find_project(&project).map_err(fail)?;
             let mut p = before.clone();
@@ -396,6 +419,9 @@ pub fn project(engine: Engine, cmd: ProjectCmd) -> Result<()> {
             }
             if let Some(NetworkChoice(network)) = network {
                 p = engine.set_network(&project, network).map_err(fail)?;
+            }
+            if let Some(emails) = git_emails {
+                p = engine.set_git_emails(&project, emails).map_err(fail)?;
             }
             if before.exec != ExecMode::Off && p.exec == ExecMode::Off && exec.is_none() {
                 outln!("Read-only projects cannot execute: execution was turned off.");
@@ -457,6 +483,7 @@ pub fn project(engine: Engine, cmd: ProjectCmd) -> Result<()> {
                     access: p.access.as_str(),
                     exec: p.exec.as_str(),
                     network: NetworkSetting::of_project(&p).mode.as_str(),
+                    git_emails: p.git_emails.as_str(),
                     status: state_text(&p.state),
                     sandbox: SandboxJson::of(&engine, &p),
                 })?;

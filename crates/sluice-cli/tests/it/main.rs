@@ -14,6 +14,7 @@ mod connect;
 mod exec;
 mod exec_live;
 mod exec_tools;
+mod git_emails;
 // kill -9, tmpfs mounts and /proc: Linux.
 #[cfg(target_os = "linux")]
 mod faults;

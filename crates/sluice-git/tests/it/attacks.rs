@@ -7,7 +7,7 @@
 use std::os::unix::fs::PermissionsExt;
 use std::path::PathBuf;
 
-use sluice_git::{GitDiffArgs, GitLogArgs, GitShowArgs, GitStatusArgs};
+use sluice_git::{GitDiffArgs, GitEmails, GitLogArgs, GitShowArgs, GitStatusArgs};
 
 use crate::support::{TestRepo, nothing_hidden};
 
@@ -72,11 +72,15 @@ impl Attack {
         let d = sluice_git::diff(&repo, &GitDiffArgs { staged: true, ..Default::default() }, h)
             .unwrap();
         assert!(d.files.iter().any(|f| f.path == "staged.txt"));
-        let lg = sluice_git::log(&repo, &GitLogArgs::default(), h).unwrap();
+        let lg = sluice_git::log(&repo, &GitLogArgs::default(), h, GitEmails::Hide).unwrap();
         assert!(!lg.commits.is_empty());
-        let sh =
-            sluice_git::show(&repo, &GitShowArgs { rev: "HEAD".into(), ..Default::default() }, h)
-                .unwrap();
+        let sh = sluice_git::show(
+            &repo,
+            &GitShowArgs { rev: "HEAD".into(), ..Default::default() },
+            h,
+            GitEmails::Hide,
+        )
+        .unwrap();
         assert!(!sh.files.is_empty());
         assert!(!self.canary.exists(), "a repository-controlled program ran");
     }
@@ -230,7 +234,7 @@ fn lazy_fetch_and_transports_do_not_run() {
     a.assert_plain_git_fires(&["show", missing]);
     a.assert_tools_run_nothing();
     let args = GitShowArgs { rev: missing.into(), ..Default::default() };
-    assert!(sluice_git::show(&a.t.open(), &args, &nothing_hidden).is_err());
+    assert!(sluice_git::show(&a.t.open(), &args, &nothing_hidden, GitEmails::Hide).is_err());
     assert!(!a.canary.exists());
 }
 

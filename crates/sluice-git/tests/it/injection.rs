@@ -1,7 +1,7 @@
 //! CI-02 / CI-06: option injection and pathspec magic are refused before git runs.
 
 use sluice_core::{Coded, ErrorCode};
-use sluice_git::{GitDiffArgs, GitLogArgs, GitShowArgs, GitStatusArgs};
+use sluice_git::{GitDiffArgs, GitEmails, GitLogArgs, GitShowArgs, GitStatusArgs};
 
 use crate::support::{TestRepo, nothing_hidden, shield};
 
@@ -32,10 +32,10 @@ fn option_like_revisions_are_refused() {
     ];
     for rev in &evil {
         let args = GitLogArgs { rev: Some(rev.clone()), ..Default::default() };
-        let err = sluice_git::log(&repo, &args, &nothing_hidden).unwrap_err();
+        let err = sluice_git::log(&repo, &args, &nothing_hidden, GitEmails::Hide).unwrap_err();
         assert_eq!(err.code(), ErrorCode::InvalidArgument, "log {rev:?}");
         let args = GitShowArgs { rev: rev.clone(), ..Default::default() };
-        let err = sluice_git::show(&repo, &args, &nothing_hidden).unwrap_err();
+        let err = sluice_git::show(&repo, &args, &nothing_hidden, GitEmails::Hide).unwrap_err();
         assert_eq!(err.code(), ErrorCode::InvalidArgument, "show {rev:?}");
     }
     assert!(!out.exists());
@@ -73,12 +73,14 @@ fn option_like_and_magic_paths_are_refused() {
                 &repo,
                 &GitLogArgs { path: p.clone(), ..Default::default() },
                 &nothing_hidden,
+                GitEmails::Hide,
             )
             .unwrap_err(),
             sluice_git::show(
                 &repo,
                 &GitShowArgs { rev: "HEAD".into(), path: p, ..Default::default() },
                 &nothing_hidden,
+                GitEmails::Hide,
             )
             .unwrap_err(),
         ];
@@ -96,7 +98,10 @@ fn shielded_paths_in_requests_are_refused() {
     let err = sluice_git::diff(&repo, &args, &shield).unwrap_err();
     assert_eq!(err.code(), ErrorCode::PathShielded);
     let args = GitLogArgs { path: Some(".env".into()), ..Default::default() };
-    assert_eq!(sluice_git::log(&repo, &args, &shield).unwrap_err().code(), ErrorCode::PathShielded);
+    assert_eq!(
+        sluice_git::log(&repo, &args, &shield, GitEmails::Hide).unwrap_err().code(),
+        ErrorCode::PathShielded
+    );
 }
 
 #[test]
@@ -107,11 +112,11 @@ fn range_is_refused_by_show_but_accepted_by_log() {
     let repo = t.open();
     let args = GitShowArgs { rev: "HEAD~1..HEAD".into(), ..Default::default() };
     assert_eq!(
-        sluice_git::show(&repo, &args, &nothing_hidden).unwrap_err().code(),
+        sluice_git::show(&repo, &args, &nothing_hidden, GitEmails::Hide).unwrap_err().code(),
         ErrorCode::InvalidArgument
     );
     let args = GitLogArgs { rev: Some("HEAD~1..HEAD".into()), ..Default::default() };
-    let log = sluice_git::log(&repo, &args, &nothing_hidden).unwrap();
+    let log = sluice_git::log(&repo, &args, &nothing_hidden, GitEmails::Hide).unwrap();
     assert_eq!(log.commits.len(), 1);
     assert_eq!(log.commits[0].subject, "two");
 }
@@ -120,7 +125,7 @@ fn range_is_refused_by_show_but_accepted_by_log() {
 fn unknown_revision_is_a_git_failure_without_paths() {
     let t = repo_with_commit();
     let args = GitShowArgs { rev: "no-such-branch".into(), ..Default::default() };
-    let err = sluice_git::show(&t.open(), &args, &nothing_hidden).unwrap_err();
+    let err = sluice_git::show(&t.open(), &args, &nothing_hidden, GitEmails::Hide).unwrap_err();
     assert_eq!(err.code(), ErrorCode::GitFailed);
     assert!(!err.to_string().contains(&t.root().display().to_string()), "{err}");
 }

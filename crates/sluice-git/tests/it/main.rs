@@ -2,6 +2,7 @@
 //! in temp folders, driven through the public API.
 
 mod attacks;
+mod emails;
 mod injection;
 mod open;
 mod schema;

@@ -2,7 +2,7 @@
 //! redirect.
 
 use sluice_core::{Coded, ErrorCode};
-use sluice_git::{GitStatusArgs, Repo};
+use sluice_git::{GitEmails, GitStatusArgs, Repo};
 
 use crate::support::{TestRepo, nothing_hidden};
 
@@ -114,7 +114,7 @@ fn foreign_object_unreachable(project: &TestRepo, id: &str) {
         Ok(repo) => {
             let args: sluice_git::GitShowArgs =
                 serde_json::from_value(serde_json::json!({"rev": id})).unwrap();
-            let shown = sluice_git::show(&repo, &args, &nothing_hidden);
+            let shown = sluice_git::show(&repo, &args, &nothing_hidden, GitEmails::Hide);
             let text = format!("{shown:?}");
             assert!(!text.contains("foreign-canary"), "a foreign object was read: {text}");
         }

@@ -1,7 +1,7 @@
 //! Happy paths of the four tools on real repositories: renames, staged vs unstaged, odd file
 //! names, binary files, ranges, merges, root commits, the shield and redaction.
 
-use sluice_git::{FileStatus, GitDiffArgs, GitLogArgs, GitShowArgs, GitStatusArgs};
+use sluice_git::{FileStatus, GitDiffArgs, GitEmails, GitLogArgs, GitShowArgs, GitStatusArgs};
 
 use crate::support::{TestRepo, nothing_hidden, shield};
 
@@ -45,7 +45,8 @@ fn status_of_an_empty_repository_and_log_of_no_history() {
     let st = sluice_git::status(&t.open(), &GitStatusArgs::default(), &nothing_hidden).unwrap();
     assert_eq!(st.head, None);
     assert_eq!(st.branch.as_deref(), Some("main"));
-    let log = sluice_git::log(&t.open(), &GitLogArgs::default(), &nothing_hidden).unwrap();
+    let log = sluice_git::log(&t.open(), &GitLogArgs::default(), &nothing_hidden, GitEmails::Hide)
+        .unwrap();
     assert!(log.commits.is_empty());
 }
 
@@ -134,12 +135,12 @@ fn log_lists_history_ranges_paging_and_changed_files() {
     let repo = t.open();
 
     let range = GitLogArgs { rev: Some("main..feature".into()), ..Default::default() };
-    let log = sluice_git::log(&repo, &range, &nothing_hidden).unwrap();
+    let log = sluice_git::log(&repo, &range, &nothing_hidden, GitEmails::Hide).unwrap();
     assert_eq!(log.commits.len(), 1);
     let c = &log.commits[0];
     assert_eq!(c.subject, "feature work");
     assert_eq!(c.body.as_deref(), Some("with a body\nof two lines"));
-    assert_eq!((c.author_name.as_str(), c.author_email.as_str()), ("Ada", "ada@example.com"));
+    assert_eq!((c.author_name.as_str(), c.author_email.as_deref()), ("Ada", None));
     assert!(c.time.contains('T'), "{}", c.time);
     assert_eq!(c.parents, std::slice::from_ref(&first));
     // The abbreviated id is git's: a unique prefix of at least 7 digits, never the whole id.
@@ -154,19 +155,19 @@ fn log_lists_history_ranges_paging_and_changed_files() {
     assert_eq!((files[0].path.as_str(), files[0].status), ("f.txt", FileStatus::Added));
 
     let page = GitLogArgs { max_count: Some(1), ..Default::default() };
-    let log = sluice_git::log(&repo, &page, &nothing_hidden).unwrap();
+    let log = sluice_git::log(&repo, &page, &nothing_hidden, GitEmails::Hide).unwrap();
     assert_eq!(log.commits.len(), 1);
     assert!(log.has_more);
     assert_eq!(log.commits[0].subject, "main work");
     let next = GitLogArgs { max_count: Some(1), skip: Some(1), ..Default::default() };
-    let log = sluice_git::log(&repo, &next, &nothing_hidden).unwrap();
+    let log = sluice_git::log(&repo, &next, &nothing_hidden, GitEmails::Hide).unwrap();
     assert_eq!(log.commits[0].id, first);
     assert!(!log.has_more);
     assert!(log.commits[0].parents.is_empty());
 
     let by_path =
         GitLogArgs { path: Some("a.txt".into()), rev: Some("main".into()), ..Default::default() };
-    let log = sluice_git::log(&repo, &by_path, &nothing_hidden).unwrap();
+    let log = sluice_git::log(&repo, &by_path, &nothing_hidden, GitEmails::Hide).unwrap();
     assert_eq!(log.commits.len(), 2);
 }
 
@@ -189,6 +190,7 @@ fn show_root_commit_merge_and_tag() {
         &repo,
         &GitShowArgs { rev: root.clone(), ..Default::default() },
         &nothing_hidden,
+        GitEmails::Hide,
     )
     .unwrap();
     assert_eq!(s.commit.subject, "root");
@@ -200,6 +202,7 @@ fn show_root_commit_merge_and_tag() {
         &repo,
         &GitShowArgs { rev: "v1".into(), ..Default::default() },
         &nothing_hidden,
+        GitEmails::Hide,
     )
     .unwrap();
     assert_eq!(tag.commit.id, root);
@@ -208,6 +211,7 @@ fn show_root_commit_merge_and_tag() {
         &repo,
         &GitShowArgs { rev: "HEAD".into(), ..Default::default() },
         &nothing_hidden,
+        GitEmails::Hide,
     )
     .unwrap();
     assert_eq!(merge.commit.parents.len(), 2);
@@ -235,10 +239,14 @@ fn shielded_files_never_appear_in_any_output() {
     let d1 = sluice_git::diff(&repo, &GitDiffArgs::default(), &shield).unwrap();
     let d2 = sluice_git::diff(&repo, &GitDiffArgs { staged: true, ..Default::default() }, &shield)
         .unwrap();
-    let lg = sluice_git::log(&repo, &GitLogArgs::default(), &shield).unwrap();
-    let sh =
-        sluice_git::show(&repo, &GitShowArgs { rev: "HEAD".into(), ..Default::default() }, &shield)
-            .unwrap();
+    let lg = sluice_git::log(&repo, &GitLogArgs::default(), &shield, GitEmails::Hide).unwrap();
+    let sh = sluice_git::show(
+        &repo,
+        &GitShowArgs { rev: "HEAD".into(), ..Default::default() },
+        &shield,
+        GitEmails::Hide,
+    )
+    .unwrap();
     assert_eq!(st.entries.iter().map(|e| e.path.as_str()).collect::<Vec<_>>(), ["plain.txt"]);
     assert_eq!(st.hidden_files, 4);
     assert_eq!(d1.files.len(), 1);
@@ -269,11 +277,13 @@ fn secrets_in_messages_and_patches_are_redacted() {
     t.write("config.txt", format!("aws = {key}\n"));
     t.commit_all(&format!("add key {key}\n\nbody has {key} too"));
     let repo = t.open();
-    let lg = sluice_git::log(&repo, &GitLogArgs::default(), &nothing_hidden).unwrap();
+    let lg =
+        sluice_git::log(&repo, &GitLogArgs::default(), &nothing_hidden, GitEmails::Hide).unwrap();
     let sh = sluice_git::show(
         &repo,
         &GitShowArgs { rev: "HEAD".into(), ..Default::default() },
         &nothing_hidden,
+        GitEmails::Hide,
     )
     .unwrap();
     let text = format!("{lg:?}{sh:?}");

@@ -3,7 +3,7 @@
 //! asked). The analysis itself is the crate's `widens_*`, `unshielded`, `relaxed_autorun`,
 //! `sandbox_widening` and `added_registries`; this module only words it.
 
-use sluice_core::NetworkMode;
+use sluice_core::{GitEmails, NetworkMode};
 use sluice_engine::Engine;
 
 use super::{AUTHORIZE_TITLE, Question, SANDBOX_TITLE, WIDEN_TITLE};
@@ -144,6 +144,22 @@ pub(super) fn network(e: &Engine, args: &SetNetwork) -> Res<Option<Question>> {
         Question { title: "Sluice — allow network?", text, yes: "Allow network", no: "Keep off" }
     };
     Ok(Some(question))
+}
+
+/// Before letting assistants see the e-mail addresses of a project's history (hiding them is
+/// not asked).
+pub(super) fn git_emails(e: &Engine, id: &str, show: bool) -> Res<Option<Question>> {
+    let project = e.find_project(id)?;
+    if !show || project.git_emails == GitEmails::Show {
+        return Ok(None);
+    }
+    let text = format!(
+        "Let assistants see the e-mail addresses in the git history of {}?\n\ngit_log and \
+         git_show would give each commit's author address, not only the name. The addresses \
+         belong to the people who made the commits.",
+        visible(&project.name)
+    );
+    Ok(Some(Question { title: WIDEN_TITLE, text, yes: "Show addresses", no: "Keep hidden" }))
 }
 
 pub(super) fn registries(e: &Engine, hosts: Option<&[String]>) -> Res<Option<Question>> {

@@ -1,5 +1,5 @@
-//! A project as the window shows and changes it: its status, modes, policy, network, sandbox and
-//! auto-run list.
+//! A project as the window shows and changes it: its status, modes, policy, network, sandbox,
+//! auto-run list and git e-mail setting.
 
 use serde::{Deserialize, Serialize};
 use sluice_core::{AutoRunAction, AutoRunHit, AutoRunRule, ProjectState};
@@ -40,6 +40,9 @@ pub struct ProjectDto {
     pub network_mode: Net,
     /// The sandbox its commands run in here: layers, guarantees, hidden stores, grants.
     pub sandbox: SandboxDto,
+    /// Whether git_log and git_show give assistants the authors' e-mail addresses (default:
+    /// hidden, names only).
+    pub show_git_emails: bool,
     #[ts(type = "number")]
     pub created_ms: i64,
 }
@@ -222,6 +225,7 @@ impl From<&Project> for ProjectDto {
             network: p.network.map(Net::from),
             network_mode: sluice_engine::NetworkSetting::of_project(p).mode.into(),
             sandbox: SandboxDto::from(p),
+            show_git_emails: p.git_emails == sluice_core::GitEmails::Show,
             created_ms: p.created_ms,
         }
     }

@@ -176,6 +176,42 @@ fn narrowing_asks_nothing_widening_asks_first() {
     assert_eq!(f.user.asked.lock().unwrap().len(), 1);
 }
 
+/// Showing the e-mail addresses of a project's history asks natively first; a no keeps them
+/// hidden; hiding them again asks nothing.
+#[test]
+fn showing_git_emails_asks_first_and_hiding_them_does_not() {
+    let f = Fixture::new(false);
+    let args = sluice_ipc::AddProject {
+        path: f.folder(),
+        name: None,
+        access: sluice_ipc::Access::ReadOnly,
+        exec: sluice_ipc::Exec::Off,
+    };
+    let id = sluice_ipc::add_project(&f.base.engine, args).unwrap().id;
+    assert_eq!(f.call("list_projects", json!({})).unwrap()[0]["showGitEmails"], false);
+    let show = json!({ "id": id, "show": true });
+    assert_eq!(f.call("set_project_git_emails", show.clone()).unwrap_err().code, "denied");
+    assert_eq!(f.call("list_projects", json!({})).unwrap()[0]["showGitEmails"], false);
+    {
+        let asked = f.user.asked.lock().unwrap();
+        assert_eq!(asked.len(), 1);
+        assert_eq!(
+            (asked[0].title, asked[0].yes, asked[0].no),
+            (WIDEN_TITLE, "Show addresses", "Keep hidden")
+        );
+        assert!(asked[0].text.contains("e-mail addresses"), "{}", asked[0].text);
+    }
+    f.answer(true);
+    assert_eq!(f.call("set_project_git_emails", show.clone()).unwrap()["showGitEmails"], true);
+    // Already shown: nothing more to ask. Hiding narrows: no question either.
+    f.call("set_project_git_emails", show).unwrap();
+    let hide = json!({ "id": id, "show": false });
+    assert_eq!(f.call("set_project_git_emails", hide).unwrap()["showGitEmails"], false);
+    assert_eq!(f.user.asked.lock().unwrap().len(), 2);
+    let bad = json!({ "id": id, "show": "yes" });
+    assert_eq!(f.call("set_project_git_emails", bad).unwrap_err().code, "invalid_argument");
+}
+
 /// Guarding an auto-run path less asks natively first; a no keeps the list; guarding more
 /// asks nothing.
 #[test]

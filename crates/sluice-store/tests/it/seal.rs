@@ -533,3 +533,64 @@ fn pc02_tokens_sealed_before_profiles_existed_keep_verifying_after_the_migration
     let s = open(&dir);
     assert_eq!(kinds(&s.integrity().unwrap()), [FindingKind::Token]);
 }
+
+#[test]
+fn pc02_git_emails_shown_outside_sluice_make_the_project_unavailable() {
+    use sluice_core::GitEmails;
+    let (_tmp, dir) = data_dir();
+    let s = open(&dir);
+    let p = add_project(&s, "history");
+    assert_eq!(p.git_emails, GitEmails::Hide, "hidden by default");
+    assert_eq!(s.project(&p.id).unwrap().unwrap().git_emails, GitEmails::Hide);
+    // The user's own choice verifies, both ways.
+    s.set_project_git_emails(&p.id, GitEmails::Show).unwrap();
+    let read = s.project(&p.id).unwrap().unwrap();
+    assert!(read.state.is_available() && read.git_emails == GitEmails::Show);
+    s.set_project_git_emails(&p.id, GitEmails::Hide).unwrap();
+    assert!(s.integrity().unwrap().is_empty());
+    // Shown by an edit of the file, the project is refused and named.
+    raw(&dir).execute("UPDATE projects SET git_emails = 'show'", []).unwrap();
+    assert!(!s.project(&p.id).unwrap().unwrap().state.is_available());
+    assert_eq!(kinds(&s.integrity().unwrap()), [FindingKind::Project]);
+    let err = s.set_project_git_emails(&p.id, GitEmails::Show).unwrap_err();
+    assert_eq!(err.code(), ErrorCode::Forbidden, "{err}");
+    raw(&dir).execute("UPDATE projects SET git_emails = 'hide'", []).unwrap();
+    assert!(s.project(&p.id).unwrap().unwrap().state.is_available(), "undone, it verifies");
+    // Nothing else is a setting.
+    assert!(raw(&dir).execute("UPDATE projects SET git_emails = 'some'", []).is_err());
+    let missing = sluice_core::ProjectId::generate();
+    let err = s.set_project_git_emails(&missing, GitEmails::Show).unwrap_err();
+    assert_eq!(err.code(), ErrorCode::NotFound);
+}
+
+#[test]
+fn pc02_projects_sealed_before_git_emails_existed_keep_verifying_after_the_migration() {
+    let (_tmp, dir) = data_dir();
+    let s = open(&dir);
+    let p = add_project(&s, "a");
+    drop(s);
+    // Schema 17 as it was: no git_emails column, the seal computed without it. Run twice: the
+    // step adds the column only when it is missing.
+    for _ in 0..2 {
+        raw(&dir)
+            .execute_batch("ALTER TABLE projects DROP COLUMN git_emails; PRAGMA user_version = 17;")
+            .unwrap();
+        let s = open(&dir);
+        assert_eq!(s.schema_version().unwrap(), sluice_store::SCHEMA_VERSION);
+        assert!(s.integrity().unwrap().is_empty(), "{:?}", s.integrity());
+        let read = s.project(&p.id).unwrap().unwrap();
+        assert!(read.state.is_available() && read.git_emails == sluice_core::GitEmails::Hide);
+    }
+    // A database already at 18 whose version was put back migrates again without a change.
+    raw(&dir).execute_batch("PRAGMA user_version = 17;").unwrap();
+    assert!(open(&dir).integrity().unwrap().is_empty());
+    // Its seal was not blessed anew: an edit made before the upgrade still shows.
+    raw(&dir)
+        .execute_batch(
+            "ALTER TABLE projects DROP COLUMN git_emails; UPDATE projects SET exec = 'safe'; \
+             PRAGMA user_version = 17;",
+        )
+        .unwrap();
+    let s = open(&dir);
+    assert_eq!(kinds(&s.integrity().unwrap()), [FindingKind::Project]);
+}
