@@ -430,6 +430,9 @@ impl Store {
     pub fn audit_verify(&self, secret: &InstallSecret) -> Result<ChainReport, StoreError> {
         let key = secret.audit_key();
         let conn = self.conn();
+        // One snapshot for the count, the head and the entries: a writer in another process
+        // appending between those reads would otherwise make an intact chain look cut.
+        let _snapshot = conn.unchecked_transaction()?;
         let entries: i64 = conn.query_row("SELECT count(*) FROM audit", [], |r| r.get(0))?;
         let entries = u64::try_from(entries).unwrap_or(0);
         let head: Option<String> = conn

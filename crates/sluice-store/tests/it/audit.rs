@@ -44,6 +44,38 @@ fn broken_at(report: &ChainReport) -> u64 {
     report.first_break.as_ref().expect("a break").seq
 }
 
+/// A verify while another process appends (the CLI's `audit verify` beside a serving engine)
+/// sees one consistent chain: its count, head and entries from one moment.
+#[test]
+fn a_chain_verified_while_another_writer_appends_is_intact() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let (_tmp, dir) = data_dir();
+    let store = open(&dir);
+    let secret = Arc::new(InstallSecret::generate());
+    for i in 1..=5 {
+        store.audit_append(&secret, &record(i, &secret, None)).unwrap();
+    }
+    let stop = Arc::new(AtomicBool::new(false));
+    let appender = {
+        let (writer, secret, stop) = (open(&dir), secret.clone(), stop.clone());
+        std::thread::spawn(move || {
+            let mut n = 0;
+            while !stop.load(Ordering::Relaxed) {
+                writer.audit_append(&secret, &record(100 + n, &secret, None)).unwrap();
+                n += 1;
+            }
+            n
+        })
+    };
+    for _ in 0..300 {
+        let report = store.audit_verify(&secret).unwrap();
+        assert!(report.intact, "{report:?}");
+    }
+    stop.store(true, Ordering::Relaxed);
+    let appended = appender.join().unwrap();
+    assert!(appended > 10, "only {appended} entries were appended during the verifies");
+}
+
 #[test]
 fn an_untouched_chain_verifies() {
     let (_tmp, store, secret, _raw) = log_of(10);
