@@ -49,6 +49,13 @@ impl Jobs {
     /// started now are returned as errors (nothing is left registered).
     pub fn start(&self, req: JobRequest) -> Result<JobId, ExecError> {
         let limits = &self.inner.limits;
+        // Outside the registry's lock: it looks paths up on disk.
+        let redactor = redactor_for(
+            &req.sandbox.project_root,
+            &req.sandbox.state_dir,
+            req.data_dir.as_deref(),
+            &req.secrets,
+        );
         let mut reg = lock(&self.inner.reg);
         // The stop flag is checked under the same lock `stop_all` sets it under: a start racing
         // an emergency stop either registered its job before (and is killed) or is refused.
@@ -94,12 +101,7 @@ impl Jobs {
             meter: Mutex::new(InputMeter::default()),
             output: watch::channel(0).0,
             ports: Mutex::new(None),
-            redactor: redactor_for(
-                &req.sandbox.project_root,
-                &req.sandbox.state_dir,
-                req.data_dir.as_deref(),
-                &req.secrets,
-            ),
+            redactor,
         });
         if can_run {
             launch(&self.inner, &job, req)?;

@@ -48,7 +48,7 @@ fn broken_at(report: &ChainReport) -> u64 {
 /// sees one consistent chain: its count, head and entries from one moment.
 #[test]
 fn a_chain_verified_while_another_writer_appends_is_intact() {
-    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
     let (_tmp, dir) = data_dir();
     let store = open(&dir);
     let secret = Arc::new(InstallSecret::generate());
@@ -56,23 +56,29 @@ fn a_chain_verified_while_another_writer_appends_is_intact() {
         store.audit_append(&secret, &record(i, &secret, None)).unwrap();
     }
     let stop = Arc::new(AtomicBool::new(false));
+    let appended = Arc::new(AtomicUsize::new(0));
     let appender = {
-        let (writer, secret, stop) = (open(&dir), secret.clone(), stop.clone());
+        let (writer, secret, stop, appended) =
+            (open(&dir), secret.clone(), stop.clone(), appended.clone());
         std::thread::spawn(move || {
-            let mut n = 0;
             while !stop.load(Ordering::Relaxed) {
+                let n = appended.load(Ordering::Relaxed) as u64;
                 writer.audit_append(&secret, &record(100 + n, &secret, None)).unwrap();
-                n += 1;
+                appended.fetch_add(1, Ordering::Relaxed);
             }
-            n
         })
     };
-    for _ in 0..300 {
+    // Verifies until the writer has appended while they ran (however the threads are
+    // scheduled), at least 300 of them.
+    let mut verifies = 0;
+    while verifies < 300 || appended.load(Ordering::Relaxed) < 50 {
         let report = store.audit_verify(&secret).unwrap();
         assert!(report.intact, "{report:?}");
+        verifies += 1;
     }
     stop.store(true, Ordering::Relaxed);
-    let appended = appender.join().unwrap();
+    appender.join().unwrap();
+    let appended = appended.load(Ordering::Relaxed);
     assert!(appended > 10, "only {appended} entries were appended during the verifies");
 }
 
