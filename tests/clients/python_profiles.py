@@ -21,11 +21,11 @@ from common import check, ok, refused
 REVIEW_TOOLS = {
     "list_projects", "server_info", "system_info", "drop_privileges", "list_directory", "stat",
     "read_file", "read_media", "find_files", "search_text", "git_status", "git_diff", "git_log",
-    "git_show",
+    "git_show", "git_refs",
 }
 EDIT_TOOLS = {
     "write_file", "edit_file", "apply_patch", "move_path", "create_directory", "delete_path",
-    "restore", "list_backups",
+    "restore", "list_backups", "git_commit", "git_branch", "git_tag", "git_switch", "git_stash",
 }
 AGENT_TOOLS = {
     "run_command", "run_tests", "run_build", "start_job", "job_status", "job_logs", "cancel_job",

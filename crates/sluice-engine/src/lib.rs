@@ -355,6 +355,11 @@ impl Engine {
         self.mutations_for(&project)
     }
 
+    /// The record of a project's git writes, which `restore` undoes by operation id.
+    pub fn git_journal(&self, handle: &ProjectHandle) -> sluice_git::GitJournal {
+        sluice_git::GitJournal::open(&self.data_dir.join("projects").join(handle.id.as_str()))
+    }
+
     fn mutations_for(&self, project: &Project) -> Result<Arc<Mutations>, Failure> {
         let mut cache = lock(&self.mutations);
         if let Some(m) = cache.get(&project.id) {

@@ -18,6 +18,13 @@ pub enum GitError {
     /// git ran and reported an error (message sanitized: no absolute paths).
     #[error("{0}")]
     GitFailed(String),
+    /// The repository's state does not allow the write (a dirty tree, a detached HEAD, nothing
+    /// to commit, a ref that moved or already exists); nothing was changed.
+    #[error("{0}")]
+    Refused(String),
+    /// Refused by policy whatever the state (a signature Sluice will not make).
+    #[error("{0}")]
+    Forbidden(String),
     /// A time or size limit stopped git.
     #[error("{0}")]
     LimitExceeded(String),
@@ -33,6 +40,8 @@ impl Coded for GitError {
             GitError::InvalidArgument(_) => ErrorCode::InvalidArgument,
             GitError::PathShielded(_) => ErrorCode::PathShielded,
             GitError::GitFailed(_) => ErrorCode::GitFailed,
+            GitError::Refused(_) => ErrorCode::Conflict,
+            GitError::Forbidden(_) => ErrorCode::Forbidden,
             GitError::LimitExceeded(_) => ErrorCode::LimitExceeded,
             GitError::Internal(_) => ErrorCode::Internal,
         }

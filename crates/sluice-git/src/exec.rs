@@ -114,6 +114,12 @@ fn add_platform_env(cmd: &mut Command) {
 #[cfg(not(windows))]
 fn add_platform_env(_cmd: &mut Command) {}
 
+/// The user's home folder, where their global git config lives.
+fn user_home() -> Option<OsString> {
+    let key = if cfg!(windows) { "USERPROFILE" } else { "HOME" };
+    std::env::var_os(key).filter(|h| Path::new(h).is_absolute())
+}
+
 /// Config overrides passed with `-c` on every invocation. `-c` is the command-line scope, which
 /// beats every config file (repository, worktree, includes).
 fn fixed_overrides() -> Vec<String> {
@@ -186,6 +192,11 @@ pub(crate) struct Invocation<'a> {
     /// `GIT_CONFIG_KEY_n` / `GIT_CONFIG_VALUE_n` pairs (driver neutralisation).
     env_overrides: Vec<(String, String)>,
     attr_source: Option<&'static str>,
+    /// Variables set for this invocation only (a commit's author and committer).
+    env: Vec<(&'static str, String)>,
+    /// Read the user's own global git config (their identity and signing choice): the real
+    /// HOME instead of a private one. Only `git config --list` runs this way.
+    user_config: bool,
 }
 
 impl<'a> Invocation<'a> {
@@ -199,7 +210,39 @@ impl<'a> Invocation<'a> {
             timeout: DEFAULT_TIMEOUT,
             env_overrides: setup.overrides,
             attr_source: Some(setup.empty_tree),
+            env: Vec::new(),
+            user_config: false,
         })
+    }
+
+    /// An invocation that changes the repository (`write.rs`). The same hardening, except that
+    /// attributes are the working tree's (line-ending and encoding conversions must match what
+    /// the user's git does; every driver an attribute could select is still neutralised).
+    pub(crate) fn for_write(repo: &'a Repo, stdout_cap: usize) -> Result<Invocation<'a>, GitError> {
+        let mut inv = Invocation::new(repo, stdout_cap)?;
+        inv.attr_source = None;
+        Ok(inv)
+    }
+
+    /// `git config --list -z` as the user's git sees it (repository, worktree and the user's
+    /// global config with its includes; never the system's): where a commit's identity and
+    /// the user's signing choice come from. Reading config runs nothing.
+    pub(crate) fn user_config(repo: &'a Repo) -> Invocation<'a> {
+        Invocation {
+            repo,
+            args: ["config", "--list", "-z"].iter().map(OsString::from).collect(),
+            stdout_cap: CONFIG_CAP,
+            timeout: DEFAULT_TIMEOUT,
+            env_overrides: Vec::new(),
+            attr_source: None,
+            env: Vec::new(),
+            user_config: true,
+        }
+    }
+
+    pub(crate) fn env(&mut self, key: &'static str, value: impl Into<String>) -> &mut Self {
+        self.env.push((key, value.into()));
+        self
     }
 
     pub(crate) fn arg(&mut self, a: impl AsRef<OsStr>) -> &mut Self {
@@ -237,6 +280,8 @@ fn repo_setup(repo: &Repo) -> Result<RepoSetup, GitError> {
         // `git config` reads no attributes, and the empty tree depends on the object format we
         // are about to learn.
         attr_source: None,
+        env: Vec::new(),
+        user_config: false,
     }
     .run()?;
     if listing.truncated {
@@ -295,6 +340,13 @@ pub(crate) fn driver_overrides(listing: &[u8]) -> (Vec<(String, String)>, bool) 
                 }
             }
             "merge" => push(format!("merge.{driver}.driver"), ""),
+            // A commit could run a trailer's command; none is ever asked for, but a fail-closed
+            // tripwire costs nothing.
+            "trailer" => {
+                for var in ["command", "cmd"] {
+                    push(format!("trailer.{driver}.{var}"), "");
+                }
+            }
             _ => {}
         }
     }
@@ -316,14 +368,23 @@ fn run(inv: &Invocation<'_>) -> Result<Output, GitError> {
         cmd.arg("-c").arg(o);
     }
     cmd.args(&inv.args);
-    cmd.env_clear()
-        .env("PATH", &tool.path_env)
-        .env("HOME", home.path())
-        .env("XDG_CONFIG_HOME", home.path())
-        .env("GIT_DIR", inv.repo.git_dir())
+    cmd.env_clear().env("PATH", &tool.path_env);
+    match (inv.user_config, user_home()) {
+        (true, Some(user)) => {
+            cmd.env("HOME", user);
+            if let Some(xdg) = std::env::var_os("XDG_CONFIG_HOME") {
+                cmd.env("XDG_CONFIG_HOME", xdg);
+            }
+        }
+        _ => {
+            cmd.env("HOME", home.path())
+                .env("XDG_CONFIG_HOME", home.path())
+                .env("GIT_CONFIG_GLOBAL", NULL_DEVICE);
+        }
+    }
+    cmd.env("GIT_DIR", inv.repo.git_dir())
         .env("GIT_WORK_TREE", inv.repo.root())
         .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_CONFIG_GLOBAL", NULL_DEVICE)
         .env("GIT_ATTR_NOSYSTEM", "1")
         .env("GIT_TERMINAL_PROMPT", "0")
         .env("GIT_LITERAL_PATHSPECS", "1")
@@ -337,6 +398,7 @@ fn run(inv: &Invocation<'_>) -> Result<Output, GitError> {
     for (idx, (key, value)) in inv.env_overrides.iter().enumerate() {
         cmd.env(format!("GIT_CONFIG_KEY_{idx}"), key).env(format!("GIT_CONFIG_VALUE_{idx}"), value);
     }
+    cmd.envs(inv.env.iter().map(|(k, v)| (k, v)));
     add_platform_env(&mut cmd);
     cmd.current_dir(inv.repo.root())
         .stdin(Stdio::null())

@@ -1,4 +1,7 @@
-//! Read-only git for Sluice's `git_status`, `git_diff`, `git_log` and `git_show` MCP tools.
+//! Git for Sluice's MCP tools: `git_status`, `git_diff`, `git_log`, `git_show` and `git_refs`
+//! read; `git_commit`, `git_branch`, `git_tag`, `git_switch` and `git_stash` write
+//! ([`write`](crate::write): planned, approved, then run with compare-and-swap, and undone by
+//! operation id through [`undo`](crate::undo)). Push and fetch are not offered.
 //!
 //! git runs as the system CLI, hardened so that no repository-controlled program ever runs
 //! (hooks, fsmonitor, pagers, external diff, textconv, filters, signature programs,
@@ -12,6 +15,7 @@
 //! repository-relative paths (the repository root is the project root) and error messages are
 //! sanitized.
 
+mod commit;
 mod diff;
 mod error;
 mod exec;
@@ -19,18 +23,30 @@ mod files;
 mod log;
 mod parse;
 mod privacy;
+mod refs;
 mod repo;
 mod schema;
 mod show;
 mod status;
+mod switch;
+mod undo;
 mod validate;
+mod write;
 
+pub use commit::{GitCommitArgs, plan_commit};
 pub use diff::{DiffFile, GitDiffArgs, GitDiffOutput, diff};
 pub use error::GitError;
 pub use log::{ChangedFile, Commit, GitLogArgs, GitLogOutput, log};
 pub use parse::FileStatus;
 pub use privacy::HIDDEN as EMAIL_HIDDEN;
+pub use refs::{
+    GitBranchArgs, GitRefsArgs, GitRefsOutput, GitTagArgs, RefEntry, RefOp, plan_branch, plan_tag,
+    refs_list,
+};
 pub use repo::{Repo, git_version};
 pub use show::{GitShowArgs, GitShowOutput, show};
 pub use sluice_core::GitEmails;
 pub use status::{GitStatusArgs, GitStatusOutput, StatusEntry, status};
+pub use switch::{GitStashArgs, GitSwitchArgs, StashOp, plan_stash, plan_switch};
+pub use undo::{GitJournal, execute, is_git_operation, plan_undo};
+pub use write::{GitPlan, GitWriteOutput};

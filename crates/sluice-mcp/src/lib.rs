@@ -9,6 +9,7 @@ mod cimd;
 mod direct;
 pub mod dto;
 mod exec;
+mod git_write;
 pub mod http;
 pub mod limits;
 mod live;

@@ -14,10 +14,12 @@ pub(crate) fn minimum(tool: &str) -> Option<Profile> {
         "server_info" | "system_info" | "list_projects" | "drop_privileges" => Profile::Review,
         // Reading.
         "list_directory" | "stat" | "read_file" | "read_media" | "find_files" | "search_text"
-        | "git_status" | "git_diff" | "git_log" | "git_show" => Profile::Review,
+        | "git_status" | "git_diff" | "git_log" | "git_show" | "git_refs" => Profile::Review,
         // Changing files.
         "write_file" | "edit_file" | "apply_patch" | "move_path" | "create_directory"
         | "delete_path" | "restore" | "list_backups" => Profile::Edit,
+        // Git writes: local to the repository (no push, no fetch), undoable like file changes.
+        "git_commit" | "git_branch" | "git_tag" | "git_switch" | "git_stash" => Profile::Edit,
         // Commands and jobs.
         "run_command" | "run_tests" | "run_build" | "start_job" | "job_status" | "job_logs"
         | "cancel_job" | "list_jobs" => Profile::Agent,

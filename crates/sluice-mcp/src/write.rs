@@ -15,8 +15,7 @@ use sluice_core::{AccessMode, ErrorCode, Failure};
 use sluice_engine::{AskRequest, Caller, ProjectHandle};
 use sluice_runner::{
     ApplyPatchArgs, CreateDirectoryArgs, DeletePathArgs, EditFileArgs, ListBackupsArgs,
-    ListBackupsOutput, MovePathArgs, MutationOutput, Mutations, Plan, RestoreArgs, RunnerError,
-    WriteFileArgs,
+    ListBackupsOutput, MovePathArgs, MutationOutput, Mutations, Plan, RunnerError, WriteFileArgs,
 };
 use tokio_util::sync::CancellationToken;
 
@@ -46,6 +45,22 @@ impl SluiceServer {
             Ok(output) => Ok(succeeded(&output)),
             Err(failure) => Ok(failed(&failure)),
         }
+    }
+
+    /// [`SluiceServer::change`], giving the output itself (`restore` wraps it).
+    pub(crate) async fn change_output<F>(
+        &self,
+        caller: &Caller,
+        project: &str,
+        tool: &'static str,
+        cancel: CancellationToken,
+        progress: Progress,
+        plan: F,
+    ) -> Result<MutationOutput, Failure>
+    where
+        F: Fn(&Mutations) -> Result<Plan, RunnerError> + Send + Sync + 'static,
+    {
+        self.change_inner(caller, project, tool, cancel, progress, Arc::new(plan)).await
     }
 
     async fn change_inner<F>(
@@ -232,7 +247,4 @@ change_tools! {
     /// Delete a file, or a folder with `recursive`. Usually asks the user first (the call waits
     /// for the decision); everything deleted is backed up and can be restored.
     delete_path(DeletePathArgs) => plan_delete_path, destructive: true, idempotent: false;
-    /// Undo one earlier change by its `operation_id` (every change returns one), restoring the
-    /// exact previous bytes and modes. Refused if the files changed since.
-    restore(RestoreArgs) => plan_restore, destructive: true, idempotent: false;
 }

@@ -32,7 +32,8 @@ mod walk;
 use std::path::Path;
 
 use sluice_core::AutoRunRule;
-use sluice_guard::{AutoRun, RelPath, Root, Shield};
+pub use sluice_guard::RelPath;
+use sluice_guard::{AutoRun, Root, Shield};
 
 pub use error::RunnerError;
 pub use find::{FindFilesArgs, FindFilesOutput, FoundEntry, find_files};

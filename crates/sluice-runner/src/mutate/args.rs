@@ -99,8 +99,9 @@ pub struct DeletePathArgs {
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(default)]
 pub struct RestoreArgs {
-    /// The `operation_id` (`op_…`) of an earlier change to undo, as returned by the tool that
-    /// made it or by list_backups. Refused if any file it touched has changed since.
+    /// The `operation_id` of an earlier change to undo, as returned by the tool that made it
+    /// (`op_…` for a file change, also listed by list_backups; `git_…` for a git write).
+    /// Refused if anything it changed has changed since.
     pub operation_id: String,
 }
 

@@ -182,52 +182,64 @@ fn autorun_hits(
     steps: &[Step],
     touched: Vec<RelPath>,
 ) -> Result<Vec<AutoRunHit>, RunnerError> {
-    let list = m.ws.autorun();
     let step_paths = steps.iter().flat_map(|s| s.paths()).filter_map(|p| RelPath::parse(p).ok());
-    let mut hits: BTreeMap<String, &AutoRunRule> = BTreeMap::new();
-    for path in step_paths.chain(touched) {
-        if let Some(rule) = list.rule_for(&path) {
-            hits.entry(path.to_string()).or_insert(rule);
+    m.ws.autorun_hits(step_paths.chain(touched))
+}
+
+impl Workspace {
+    /// The auto-run paths among `paths`, one line per thing that runs, for an approval;
+    /// `Forbidden` if any is one the project refuses. Git writes that change working-tree
+    /// files (a switch, a stash pop) use it as the file tools' plans do.
+    pub fn autorun_hits(
+        &self,
+        paths: impl IntoIterator<Item = RelPath>,
+    ) -> Result<Vec<AutoRunHit>, RunnerError> {
+        let list = self.autorun();
+        let mut hits: BTreeMap<String, &AutoRunRule> = BTreeMap::new();
+        for path in paths {
+            if let Some(rule) = list.rule_for(&path) {
+                hits.entry(path.to_string()).or_insert(rule);
+            }
         }
+        let refused: Vec<(&String, &&AutoRunRule)> =
+            hits.iter().filter(|(_, r)| r.action == AutoRunAction::Refuse).collect();
+        if let Some((path, rule)) = refused.first() {
+            let more = match refused.len() {
+                1 => String::new(),
+                n => format!(" (and {} more such paths)", n - 1),
+            };
+            return Err(RunnerError::Forbidden(format!(
+                "`{}`{more} is on this project's auto-run list: {} — Sluice refuses changes to it \
+                 through assistants, approved or not. Nothing was changed; the user can make this \
+                 change themselves, or set the entry to ask in Sluice",
+                sluice_core::text::visible_owned(path),
+                sluice_core::text::visible_owned(&rule.consequence),
+            )));
+        }
+        // A folder the list names (`.github/workflows`) says nothing more than the file below it
+        // that the same rule covers: one line per thing that runs.
+        // Descendants of `path` sort after `path/` (not necessarily right after: `a/b-x` sorts
+        // between `a/b` and `a/b/c`), so a range scan that stops at the first match stays cheap
+        // for a folder of thousands of entries.
+        let shown: Vec<(&String, &&AutoRunRule)> = hits
+            .iter()
+            .filter(|(path, rule)| {
+                let prefix = format!("{path}/");
+                !hits
+                    .range(prefix.clone()..)
+                    .take_while(|(other, _)| other.starts_with(&prefix))
+                    .any(|(_, r)| r.pattern == rule.pattern)
+            })
+            .collect();
+        Ok(shown
+            .into_iter()
+            .map(|(path, rule)| AutoRunHit {
+                path: sluice_core::text::visible_owned(path),
+                program: sluice_core::text::visible_owned(&rule.program),
+                consequence: sluice_core::text::visible_owned(&rule.consequence),
+            })
+            .collect())
     }
-    let refused: Vec<(&String, &&AutoRunRule)> =
-        hits.iter().filter(|(_, r)| r.action == AutoRunAction::Refuse).collect();
-    if let Some((path, rule)) = refused.first() {
-        let more = match refused.len() {
-            1 => String::new(),
-            n => format!(" (and {} more such paths)", n - 1),
-        };
-        return Err(RunnerError::Forbidden(format!(
-            "`{}`{more} is on this project's auto-run list: {} — Sluice refuses changes to it \
-             through assistants, approved or not. Nothing was changed; the user can make this \
-             change themselves, or set the entry to ask in Sluice",
-            sluice_core::text::visible_owned(path),
-            sluice_core::text::visible_owned(&rule.consequence),
-        )));
-    }
-    // A folder the list names (`.github/workflows`) says nothing more than the file below it
-    // that the same rule covers: one line per thing that runs.
-    // Descendants of `path` sort after `path/` (not necessarily right after: `a/b-x` sorts
-    // between `a/b` and `a/b/c`), so a range scan that stops at the first match stays cheap
-    // for a folder of thousands of entries.
-    let shown: Vec<(&String, &&AutoRunRule)> = hits
-        .iter()
-        .filter(|(path, rule)| {
-            let prefix = format!("{path}/");
-            !hits
-                .range(prefix.clone()..)
-                .take_while(|(other, _)| other.starts_with(&prefix))
-                .any(|(_, r)| r.pattern == rule.pattern)
-        })
-        .collect();
-    Ok(shown
-        .into_iter()
-        .map(|(path, rule)| AutoRunHit {
-            path: sluice_core::text::visible_owned(path),
-            program: sluice_core::text::visible_owned(&rule.program),
-            consequence: sluice_core::text::visible_owned(&rule.consequence),
-        })
-        .collect())
 }
 
 impl Mutations {
@@ -260,6 +272,13 @@ impl Mutations {
 
     pub fn workspace(&self) -> &Arc<Workspace> {
         &self.ws
+    }
+
+    /// Runs `f` holding the project's change lock, so no change made through Sluice lands in
+    /// the project meanwhile (a git write changes the working tree outside this layer).
+    pub fn exclusive<T>(&self, f: impl FnOnce() -> T) -> T {
+        let _guard = self.lock.lock().unwrap_or_else(|p| p.into_inner());
+        f()
     }
 
     /// Rolls back every commit a crash interrupted (its journal is still `prepared`) to the
