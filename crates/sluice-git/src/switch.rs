@@ -131,7 +131,12 @@ pub fn plan_switch(
     })
 }
 
-pub(crate) fn switch(repo: &Repo, a: &SwitchAction) -> Result<(GitWriteOutput, Undo), GitError> {
+/// Switches; the undo switches back, which needs a branch to go back to (none from a detached
+/// HEAD).
+pub(crate) fn switch(
+    repo: &Repo,
+    a: &SwitchAction,
+) -> Result<(GitWriteOutput, Option<Undo>), GitError> {
     let mut inv = Invocation::for_write(repo, SMALL_CAP)?;
     inv.args(["switch", "--quiet", "--no-guess"]);
     match &a.create_at {
@@ -142,15 +147,15 @@ pub(crate) fn switch(repo: &Repo, a: &SwitchAction) -> Result<(GitWriteOutput, U
     inv.run()?;
     let state = State::read(repo, &|_| false)?;
     let full = format!("refs/heads/{}", a.branch);
-    let undo = Undo {
+    let undo = a.from.as_ref().map(|from| Undo {
         what: format!("the switch to {}", a.branch),
         moves: a
             .create_at
             .iter()
             .map(|at| RefMove { name: full.clone(), before: None, after: Some(at.clone()) })
             .collect(),
-        switch_to: a.from.clone(),
-    };
+        switch_to: Some(from.clone()),
+    });
     let output = GitWriteOutput {
         done: format!("switched to {}", a.branch),
         branch: state.branch,

@@ -39,6 +39,23 @@ pub(crate) struct Undo {
     pub(crate) switch_to: Option<String>,
 }
 
+impl Undo {
+    /// Whether every value that reaches git's command line is what a write records: the state
+    /// folder is Sluice's, but a record is read back from a file, so it is checked like a request.
+    fn well_formed(&self) -> bool {
+        let id = |v: &Option<String>| {
+            v.as_deref().is_none_or(|v| crate::parse::is_object_id(v.as_bytes()))
+        };
+        let name = |n: &str| {
+            (n.strip_prefix("refs/heads/").or_else(|| n.strip_prefix("refs/tags/")))
+                .is_some_and(|short| !short.starts_with('-'))
+                && write::well_formed(n)
+        };
+        self.moves.iter().all(|m| name(&m.name) && id(&m.before) && id(&m.after))
+            && self.switch_to.as_deref().is_none_or(|b| write::ref_name("branch", b).is_ok())
+    }
+}
+
 #[derive(Debug, Serialize, Deserialize)]
 struct Record {
     version: u32,
@@ -112,7 +129,7 @@ impl GitJournal {
         }
         let text = std::fs::read(self.dir.join(format!("{id}.json"))).map_err(|_| unknown())?;
         let record: Record = serde_json::from_slice(&text).map_err(|_| unknown())?;
-        if record.operation_id != id || record.version != 1 {
+        if record.operation_id != id || record.version != 1 || !record.undo.well_formed() {
             return Err(unknown());
         }
         Ok(record)
@@ -208,7 +225,7 @@ pub fn execute(
     let (mut output, undo) = match &plan.action {
         Action::Commit(a) => commit::commit(repo, a).map(|(o, u)| (o, Some(u)))?,
         Action::Ref(a) => refs::execute(repo, a).map(|(o, u)| (o, Some(u)))?,
-        Action::Switch(a) => switch::switch(repo, a).map(|(o, u)| (o, Some(u)))?,
+        Action::Switch(a) => switch::switch(repo, a)?,
         Action::Stash(a) => (switch::stash(repo, a)?, None),
         Action::Undo(a) => undo(repo, a).map(|(o, u)| (o, Some(u)))?,
     };

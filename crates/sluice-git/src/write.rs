@@ -357,7 +357,7 @@ pub(crate) fn ref_name(kind: &str, name: &str) -> Result<String, GitError> {
 
 /// git's ref-name rules (`git help check-ref-format`), checked here so no process runs for a
 /// name that would be refused anyway.
-fn well_formed(full: &str) -> bool {
+pub(crate) fn well_formed(full: &str) -> bool {
     if full.ends_with('/') || full.ends_with('.') || full.contains("//") || full.contains("..") {
         return false;
     }
