@@ -356,6 +356,27 @@ impl DirHandle {
         Err(GuardError::Io { path: rel.to_string(), kind: std::io::ErrorKind::Unsupported })
     }
 
+    /// Sets the read-only attribute from the write bits of `mode`, through a handle opened on
+    /// the entry itself (a reparse point is never followed), if it is still `expect`.
+    pub fn set_mode(&self, name: &str, expect: FileId, mode: u32) -> Result<(), GuardError> {
+        let rel = self.rel.join(name)?;
+        let meta = self.entry_meta(name)?;
+        if meta.id != expect || !matches!(meta.kind, EntryKind::File | EntryKind::Dir) {
+            return Err(GuardError::Io {
+                path: rel.to_string(),
+                kind: std::io::ErrorKind::AlreadyExists,
+            });
+        }
+        let file = OpenOptions::new()
+            .write(true)
+            .custom_flags(FILE_FLAG_OPEN_REPARSE_POINT)
+            .open(self.path.join(name))
+            .map_err(|e| map_io(e, &rel))?;
+        let mut perms = file.metadata().map_err(|e| map_io(e, &rel))?.permissions();
+        perms.set_readonly(mode & 0o222 == 0);
+        file.set_permissions(perms).map_err(|e| map_io(e, &rel))
+    }
+
     /// Windows cannot flush a directory through `std`; NTFS journals its metadata.
     pub fn sync(&self) -> Result<(), GuardError> {
         Ok(())
@@ -424,6 +445,7 @@ fn entry_meta(meta: &Metadata, path: &Path) -> EntryMeta {
         id: FileId { dev: 0, ino: h.finish() },
         mode: if meta.permissions().readonly() { 0o444 } else { 0o666 },
         nlink: 1,
+        changed: None,
     }
 }
 
