@@ -10,6 +10,7 @@ mod approvals;
 mod audit;
 mod caller;
 mod caller_jobs;
+mod checkpoints;
 pub mod clients;
 pub mod clients_health;
 mod events;

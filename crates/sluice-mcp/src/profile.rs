@@ -18,6 +18,8 @@ pub(crate) fn minimum(tool: &str) -> Option<Profile> {
         // Changing files.
         "write_file" | "edit_file" | "apply_patch" | "move_path" | "create_directory"
         | "delete_path" | "restore" | "list_backups" => Profile::Edit,
+        // Checkpoints: taking and restoring one changes what the project can go back to.
+        "create_checkpoint" | "list_checkpoints" | "restore_checkpoint" => Profile::Edit,
         // Commands and jobs.
         "run_command" | "run_tests" | "run_build" | "start_job" | "job_status" | "job_logs"
         | "cancel_job" | "list_jobs" => Profile::Agent,

@@ -74,6 +74,7 @@ impl SluiceServer {
         let mut router = SluiceServer::tool_router()
             + SluiceServer::media_tools()
             + SluiceServer::write_tools()
+            + SluiceServer::checkpoint_tools()
             + SluiceServer::exec_tools()
             + SluiceServer::live_tools()
             + SluiceServer::port_tools();
