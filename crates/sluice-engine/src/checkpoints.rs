@@ -4,7 +4,10 @@
 //! concurrent change, undoable with `restore`) and is audited as the user's act.
 
 use sluice_core::{Coded, ErrorCode, Failure};
-use sluice_runner::{ListCheckpointsOutput, MutationOutput, RestoreCheckpointArgs, RunnerError};
+use sluice_runner::{
+    CheckpointInfo, CreateCheckpointArgs, ListCheckpointsOutput, MutationOutput,
+    RestoreCheckpointArgs, RunnerError,
+};
 
 use crate::{AuditOutcome, Engine};
 
@@ -17,6 +20,16 @@ impl Engine {
     pub fn checkpoints(&self, reference: &str) -> Result<ListCheckpointsOutput, Failure> {
         let project = self.find_project(reference)?;
         self.mutations_for(&project)?.list_checkpoints().map_err(runner_failure)
+    }
+
+    /// Takes a checkpoint of a project for the user.
+    pub fn create_checkpoint(
+        &self,
+        reference: &str,
+        args: &CreateCheckpointArgs,
+    ) -> Result<CheckpointInfo, Failure> {
+        let project = self.find_project(reference)?;
+        self.mutations_for(&project)?.create_checkpoint(args, None).map_err(runner_failure)
     }
 
     /// Puts a project's tree back as checkpoint `id` holds it, for the user.

@@ -10,6 +10,19 @@ use super::{fail, print_json, shown};
 
 #[derive(Subcommand)]
 pub enum CheckpointCmd {
+    /// Take a checkpoint of a project's files now.
+    Create {
+        /// The project (id or name).
+        project: String,
+        /// A name to recognise it by.
+        #[arg(long)]
+        name: Option<String>,
+        /// Also keep the files `.gitignore` ignores.
+        #[arg(long)]
+        include_ignored: bool,
+        #[arg(long)]
+        json: bool,
+    },
     /// List a project's checkpoints, newest first, and the space they take.
     List {
         /// The project (id or name).
@@ -35,6 +48,22 @@ fn mib(bytes: u64) -> String {
 
 pub fn checkpoint(engine: Engine, cmd: CheckpointCmd) -> Result<()> {
     match cmd {
+        CheckpointCmd::Create { project, name, include_ignored, json } => {
+            let args = serde_json::json!({ "name": name, "include_ignored": include_ignored });
+            let args = serde_json::from_value(args)?;
+            let info = engine.create_checkpoint(&project, &args).map_err(fail)?;
+            if json {
+                return print_json(&info);
+            }
+            outln!(
+                "Checkpoint {}: {} files, {} ({} new) in {} ms.",
+                info.checkpoint_id,
+                info.files,
+                mib(info.bytes),
+                mib(info.added_bytes),
+                info.took_ms
+            );
+        }
         CheckpointCmd::List { project, json } => {
             let list = engine.checkpoints(&project).map_err(fail)?;
             if json {

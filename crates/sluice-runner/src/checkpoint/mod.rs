@@ -114,6 +114,9 @@ pub(crate) struct Meta {
     /// …and the job that ran it, once started.
     #[serde(default)]
     pub job_id: Option<String>,
+    /// How long taking it took (walk, reads, stores, manifest), in milliseconds.
+    #[serde(default)]
+    pub took_ms: u64,
 }
 
 /// Arguments of `create_checkpoint`.
@@ -160,6 +163,8 @@ pub struct CheckpointInfo {
     pub before_command: Option<String>,
     /// The job that ran that command, once it started.
     pub job_id: Option<String>,
+    /// How long taking it took, in milliseconds.
+    pub took_ms: u64,
 }
 
 /// The checkpoints of a project.
@@ -191,6 +196,7 @@ impl From<&Meta> for CheckpointInfo {
             automatic: m.before_command.is_some(),
             before_command: m.before_command.as_deref().map(sluice_core::text::visible_owned),
             job_id: m.job_id.clone(),
+            took_ms: m.took_ms,
         }
     }
 }
@@ -456,6 +462,7 @@ impl Mutations {
         let store = self.checkpoints();
         let limits = self.checkpoint_limits();
         let started_ns = ns(Some(SystemTime::now()));
+        let started = std::time::Instant::now();
         let previous = match store.list()?.into_iter().next() {
             Some(meta) => store.manifest(&meta.id).ok().flatten().map(|m| (meta, m)),
             None => None,
@@ -487,6 +494,7 @@ impl Mutations {
             added_bytes: snap.added,
             before_command,
             job_id: None,
+            took_ms: started.elapsed().as_millis() as u64,
         };
         let manifest = Manifest { version: 1, id, entries: snap.entries };
         store.write(&manifest, &meta)?;
