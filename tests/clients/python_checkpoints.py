@@ -179,7 +179,10 @@ async def exercise(client, binary, root, state):
     named = await ok(client, "create_checkpoint", {**P, "name": "by hand"})
     check(named["name"] == "by hand" and not named["automatic"], "a named checkpoint", named)
 
-    # The user's side: list and restore from the CLI, no approval.
+    # The user's side: the job history names the checkpoint; list and restore, no approval.
+    code, text, err = await sluice(binary, "jobs", "--json")
+    check(code == 0 and any(j.get("checkpoint") == ckpt for j in json.loads(text)),
+          "sluice jobs names the checkpoint taken before the job", text + err)
     code, text, err = await sluice(binary, "checkpoint", "list", "demo")
     check(code == 0 and ckpt in text and "gen.py" in text and "Stored:" in text,
           "the CLI lists them", text + err)
