@@ -226,6 +226,9 @@ fn ns(t: Option<SystemTime>) -> u64 {
     t.and_then(|t| t.duration_since(UNIX_EPOCH).ok()).map(|d| d.as_nanos() as u64).unwrap_or(0)
 }
 
+/// Checkpoints dropped for the count before their contents are collected.
+const COLLECT_EVERY: u64 = 8;
+
 /// A stat cache entry is trusted only if the file's ctime is this much older than the start of
 /// the checkpoint that recorded it.
 const RACY_NS: u64 = 2_000_000_000;
@@ -530,24 +533,28 @@ impl Mutations {
     }
 
     /// Drops the oldest checkpoints beyond the bounds (never the newest) and collects the
-    /// contents no checkpoint holds any more.
+    /// contents no checkpoint holds any more. Collecting reads every manifest, so a checkpoint
+    /// dropped for the count alone is collected with the next few (at most
+    /// [`COLLECT_EVERY`] drops late); one over the byte bound is collected at once.
     fn prune_checkpoints(&self) -> Result<(), RunnerError> {
         let store = self.checkpoints();
         let limits = self.checkpoint_limits();
         let mut metas = store.list()?;
-        let mut dropped = false;
-        while metas.len() > 1
-            && (metas.len() > limits.max_checkpoints || store.blob_bytes() > limits.max_bytes)
-        {
+        while metas.len() > 1 && metas.len() > limits.max_checkpoints {
             if let Some(oldest) = metas.pop() {
                 store.remove(&oldest.id);
-                dropped = true;
-                if metas.len() <= limits.max_checkpoints {
+                if store.note_drop() >= COLLECT_EVERY {
                     store.collect()?;
                 }
             }
         }
-        if dropped {
+        while store.blob_bytes() > limits.max_bytes {
+            if metas.len() <= 1 {
+                break;
+            }
+            if let Some(oldest) = metas.pop() {
+                store.remove(&oldest.id);
+            }
             store.collect()?;
         }
         Ok(())

@@ -31,6 +31,9 @@ fn state_err(e: std::io::Error) -> RunnerError {
 #[derive(Debug, Default, Serialize, Deserialize)]
 struct Usage {
     blob_bytes: u64,
+    /// Checkpoints dropped since the last collection.
+    #[serde(default)]
+    dropped: u64,
 }
 
 pub(crate) struct Store {
@@ -188,28 +191,45 @@ impl Store {
         let _ = fs::remove_file(self.manifest_path(id));
     }
 
-    /// The bytes the blobs take (recounted if the record is missing).
-    pub fn blob_bytes(&self) -> u64 {
+    fn usage(&self) -> Usage {
         match fs::read(self.dir.join("usage.json"))
             .ok()
             .and_then(|b| serde_json::from_slice::<Usage>(&b).ok())
         {
-            Some(u) => u.blob_bytes,
+            Some(u) => u,
             None => {
-                let n = self.count_blob_bytes();
-                self.set_usage(n);
-                n
+                let usage = Usage { blob_bytes: self.count_blob_bytes(), dropped: 0 };
+                self.write_usage(&usage);
+                usage
             }
         }
     }
 
+    /// The bytes the blobs take (recounted if the record is missing).
+    pub fn blob_bytes(&self) -> u64 {
+        self.usage().blob_bytes
+    }
+
+    /// Counts a dropped checkpoint; returns how many were dropped since the last collection.
+    pub fn note_drop(&self) -> u64 {
+        let mut usage = self.usage();
+        usage.dropped += 1;
+        self.write_usage(&usage);
+        usage.dropped
+    }
+
     fn add_usage(&self, delta: i64) {
-        let now = self.blob_bytes();
-        self.set_usage(now.saturating_add_signed(delta));
+        let mut usage = self.usage();
+        usage.blob_bytes = usage.blob_bytes.saturating_add_signed(delta);
+        self.write_usage(&usage);
     }
 
     fn set_usage(&self, blob_bytes: u64) {
-        if let Ok(json) = serde_json::to_vec(&Usage { blob_bytes }) {
+        self.write_usage(&Usage { blob_bytes, dropped: 0 });
+    }
+
+    fn write_usage(&self, usage: &Usage) {
+        if let Ok(json) = serde_json::to_vec(usage) {
             let _ = self.write_atomic(&self.dir.join("usage.json"), &json);
         }
     }

@@ -285,7 +285,24 @@ fn bounds_drop_the_oldest_collect_blobs_and_refuse_a_tree_too_large() {
     assert!(list.checkpoints[0].automatic);
     assert_eq!(list.checkpoints[0].before_command.as_deref(), Some("cargo fmt"));
     assert!(list.stored_bytes > 0);
+    let before_drops = list.stored_bytes;
+    // Dropped for the count, its contents are collected within a few more drops.
+    for n in 0..8 {
+        fs::write(p.proj.join("README.md"), format!("round {n}\n")).unwrap();
+        p.m.create_checkpoint(&CreateCheckpointArgs::default(), None).unwrap();
+    }
     assert!(!contains(&stored(&p.state), "hello\n"), "the first README's blob was collected");
+    let after = p.m.list_checkpoints().unwrap();
+    assert_eq!(after.checkpoints.len(), 2);
+    assert!(after.stored_bytes < before_drops + 4096, "{} vs {before_drops}", after.stored_bytes);
+    // Over the byte bound, the oldest go at once (never the newest).
+    let tight = project(CheckpointLimits { max_bytes: 1, ..CheckpointLimits::default() });
+    tight.m.create_checkpoint(&CreateCheckpointArgs::default(), None).unwrap();
+    fs::write(tight.proj.join("README.md"), "changed\n").unwrap();
+    let newest = tight.m.create_checkpoint(&CreateCheckpointArgs::default(), None).unwrap();
+    let kept = tight.m.list_checkpoints().unwrap().checkpoints;
+    assert_eq!(kept.len(), 1);
+    assert_eq!(kept[0].checkpoint_id, newest.checkpoint_id);
     let err =
         p.m.plan_restore_checkpoint(&RestoreCheckpointArgs { checkpoint_id: first.checkpoint_id })
             .unwrap_err();
