@@ -356,7 +356,7 @@ impl Engine {
         self.mutations_for(&project)
     }
 
-    fn mutations_for(&self, project: &Project) -> Result<Arc<Mutations>, Failure> {
+    pub(crate) fn mutations_for(&self, project: &Project) -> Result<Arc<Mutations>, Failure> {
         let mut cache = lock(&self.mutations);
         if let Some(m) = cache.get(&project.id) {
             return Ok(m.clone());
@@ -367,6 +367,8 @@ impl Engine {
             tracing::error!(project = %project.id, err = %e, "cannot open the change manager");
             Failure::internal()
         })?;
+        #[cfg(debug_assertions)]
+        let m = checkpoint_failpoint(m);
         let m = Arc::new(m);
         cache.insert(project.id.clone(), m.clone());
         Ok(m)
@@ -684,4 +686,19 @@ fn access_of(cache: &Cache) -> Result<(), Failure> {
         ));
     }
     Ok(())
+}
+
+/// Debug builds only: `SLUICE_FAILPOINT_CHECKPOINT_MAX_ENTRIES=N` makes every project "too large"
+/// for a checkpoint of more than N entries, so an end-to-end test can see a command run without
+/// one. Release builds do not contain it.
+#[cfg(debug_assertions)]
+fn checkpoint_failpoint(m: Mutations) -> Mutations {
+    match std::env::var("SLUICE_FAILPOINT_CHECKPOINT_MAX_ENTRIES").ok().and_then(|v| v.parse().ok())
+    {
+        Some(max_entries) => m.with_checkpoint_limits(sluice_runner::CheckpointLimits {
+            max_entries,
+            ..Default::default()
+        }),
+        None => m,
+    }
 }

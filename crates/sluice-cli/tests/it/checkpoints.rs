@@ -7,7 +7,9 @@
 
 use std::os::unix::fs::PermissionsExt;
 
-use crate::harness::{BIN, executable, passed, python_client};
+use serde_json::json;
+
+use crate::harness::{BIN, approved, executable, ok, passed, python_client};
 
 const GENERATOR: &str = r#"import os
 with open("a.txt", "w") as f:
@@ -64,4 +66,20 @@ fn python_sdk_restores_a_generator_run_from_its_checkpoint() {
     // The user's restore is in the audit log as the user's act.
     let audit = sb.ok(&["audit", "list", "--json"]);
     assert!(audit.contains("checkpoint.restore"), "{audit}");
+}
+
+#[test]
+fn a_project_too_large_for_a_checkpoint_still_runs_its_command_and_says_why() {
+    let (sb, token) = executable("any");
+    let server = sb.serve_env(&[("SLUICE_FAILPOINT_CHECKPOINT_MAX_ENTRIES", "1")]);
+    let args = json!({"project": "demo", "program": "touch", "args": ["made.txt"]});
+    let out = ok(&approved(&sb, server.port, &token, "run_command", args, &[]));
+    assert_eq!(out["state"], "succeeded", "{out}");
+    assert!(sb.project.join("made.txt").exists(), "the command ran");
+    assert_eq!(out["checkpoint_id"], serde_json::Value::Null, "{out}");
+    let why = out["checkpoint_skipped"].as_str().unwrap_or_default();
+    assert!(why.contains("no checkpoint was taken") && why.contains("limit"), "{out}");
+    assert!(!why.contains(sb.project.to_str().unwrap()), "no physical path: {why}");
+    let list = sb.ok(&["checkpoint", "list", "demo"]);
+    assert!(list.contains("No checkpoints."), "{list}");
 }
