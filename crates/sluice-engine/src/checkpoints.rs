@@ -58,3 +58,18 @@ impl Engine {
         result.map_err(runner_failure)
     }
 }
+
+/// Debug builds only: `SLUICE_FAILPOINT_CHECKPOINT_MAX_ENTRIES=N` makes every project "too large"
+/// for a checkpoint of more than N entries, so an end-to-end test can see a command run without
+/// one. Release builds do not contain it.
+#[cfg(debug_assertions)]
+pub(crate) fn failpoint(m: sluice_runner::Mutations) -> sluice_runner::Mutations {
+    match std::env::var("SLUICE_FAILPOINT_CHECKPOINT_MAX_ENTRIES").ok().and_then(|v| v.parse().ok())
+    {
+        Some(max_entries) => m.with_checkpoint_limits(sluice_runner::CheckpointLimits {
+            max_entries,
+            ..Default::default()
+        }),
+        None => m,
+    }
+}

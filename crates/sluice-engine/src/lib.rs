@@ -368,7 +368,7 @@ impl Engine {
             Failure::internal()
         })?;
         #[cfg(debug_assertions)]
-        let m = checkpoint_failpoint(m);
+        let m = checkpoints::failpoint(m);
         let m = Arc::new(m);
         cache.insert(project.id.clone(), m.clone());
         Ok(m)
@@ -686,19 +686,4 @@ fn access_of(cache: &Cache) -> Result<(), Failure> {
         ));
     }
     Ok(())
-}
-
-/// Debug builds only: `SLUICE_FAILPOINT_CHECKPOINT_MAX_ENTRIES=N` makes every project "too large"
-/// for a checkpoint of more than N entries, so an end-to-end test can see a command run without
-/// one. Release builds do not contain it.
-#[cfg(debug_assertions)]
-fn checkpoint_failpoint(m: Mutations) -> Mutations {
-    match std::env::var("SLUICE_FAILPOINT_CHECKPOINT_MAX_ENTRIES").ok().and_then(|v| v.parse().ok())
-    {
-        Some(max_entries) => m.with_checkpoint_limits(sluice_runner::CheckpointLimits {
-            max_entries,
-            ..Default::default()
-        }),
-        None => m,
-    }
 }
