@@ -193,7 +193,7 @@ fn a_change_between_plan_and_commit_refuses_and_changes_nothing() {
 }
 
 #[test]
-fn a_restore_never_writes_a_shielded_path_or_reads_through_a_tampered_manifest() {
+fn pc02_a_checkpoint_manifest_tampered_in_the_data_folder_restores_nothing() {
     let p = project(CheckpointLimits::default());
     let info = p.m.create_checkpoint(&CreateCheckpointArgs::default(), None).unwrap();
     let id = info.checkpoint_id.clone();
