@@ -24,6 +24,9 @@ use crate::{GuardError, RelPath};
 
 const FILE_FLAG_OPEN_REPARSE_POINT: u32 = 0x0020_0000;
 const FILE_ATTRIBUTE_REPARSE_POINT: u32 = 0x0000_0400;
+const FILE_FLAG_BACKUP_SEMANTICS: u32 = 0x0200_0000;
+const FILE_READ_ATTRIBUTES: u32 = 0x0080;
+const FILE_WRITE_ATTRIBUTES: u32 = 0x0100;
 
 /// An authorized project folder, identified by its canonical path.
 pub struct Root {
@@ -367,9 +370,10 @@ impl DirHandle {
                 kind: std::io::ErrorKind::AlreadyExists,
             });
         }
+        // A folder opens only with backup semantics; attributes need no data access.
         let file = OpenOptions::new()
-            .write(true)
-            .custom_flags(FILE_FLAG_OPEN_REPARSE_POINT)
+            .access_mode(FILE_WRITE_ATTRIBUTES | FILE_READ_ATTRIBUTES)
+            .custom_flags(FILE_FLAG_OPEN_REPARSE_POINT | FILE_FLAG_BACKUP_SEMANTICS)
             .open(self.path.join(name))
             .map_err(|e| map_io(e, &rel))?;
         let mut perms = file.metadata().map_err(|e| map_io(e, &rel))?.permissions();
