@@ -333,21 +333,9 @@ impl Snap<'_> {
                 out.added += added;
             }
         } else {
-            use sha2::Digest;
-            use std::io::Read;
-            let mut hasher = sha2::Sha256::new();
-            let mut buf = vec![0u8; 64 * 1024];
-            let mut size = 0u64;
-            loop {
-                let n = file.read(&mut buf).map_err(io)?;
-                if n == 0 {
-                    break;
-                }
-                size += n as u64;
-                hasher.update(&buf[..n]);
-            }
+            let (size, hash) = sha256(&mut file).map_err(io)?;
             entry.size = size;
-            entry.hash = Some(hasher.finalize().iter().map(|b| format!("{b:02x}")).collect());
+            entry.hash = Some(hash);
         }
         Ok(Some(entry))
     }
@@ -397,6 +385,23 @@ impl Visitor for Snap<'_> {
             Err(e) => self.fail(e),
         }
     }
+}
+
+/// The size and SHA-256 (hex) of what `src` reads.
+pub(crate) fn sha256(src: &mut impl std::io::Read) -> std::io::Result<(u64, String)> {
+    use sha2::Digest;
+    let mut hasher = sha2::Sha256::new();
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut size = 0u64;
+    loop {
+        let n = src.read(&mut buf)?;
+        if n == 0 {
+            break;
+        }
+        size += n as u64;
+        hasher.update(&buf[..n]);
+    }
+    Ok((size, hasher.finalize().iter().map(|b| format!("{b:02x}")).collect()))
 }
 
 /// Walks the project like `search_text` does and records every entry; with `save`, stores the

@@ -327,3 +327,20 @@ fn ignored_files_are_kept_only_when_asked() {
     assert_eq!(fs::read_to_string(p.proj.join("build/out.o")).unwrap(), "object\n");
     assert!(!p.proj.join("build/more.o").exists());
 }
+
+#[test]
+fn a_command_that_edits_gitignore_neither_hides_a_file_from_the_restore_nor_exposes_one() {
+    let p = project(CheckpointLimits::default());
+    let info = p.m.create_checkpoint(&CreateCheckpointArgs::default(), None).unwrap();
+    // The command ignores README.md (and changes it), and un-ignores build/.
+    fs::write(p.proj.join(".gitignore"), "README.md\n").unwrap();
+    fs::write(p.proj.join("README.md"), "changed while ignored\n").unwrap();
+    restore_checkpoint(&p.m, &info.checkpoint_id).unwrap();
+    assert_eq!(fs::read_to_string(p.proj.join("README.md")).unwrap(), "hello\n");
+    assert_eq!(fs::read_to_string(p.proj.join(".gitignore")).unwrap(), "build/\n");
+    assert_eq!(
+        fs::read_to_string(p.proj.join("build/out.o")).unwrap(),
+        "object\n",
+        "what the checkpoint ignored stays, though today's rules showed it"
+    );
+}

@@ -5,6 +5,9 @@
 //! turns the difference into ordinary steps: entries made since are removed (deepest first; a
 //! folder only when everything in it goes), folders re-created, files written back from the
 //! store (each blob checked against its hash), links re-created, and permission bits set back.
+//! A command that edited a `.gitignore` changes neither side: what the checkpoint holds is
+//! compared as it is even where today's rules hide it, and what the checkpoint's own rules
+//! ignored is left alone even where today's rules show it.
 //! Every path comes from a manifest in Sluice's state folder, which is treated as untrusted: it
 //! is parsed as a project-relative path, refused if the shield covers it or if it names `.git`,
 //! and resolved through the guard like a path an assistant sent.
@@ -62,8 +65,20 @@ impl Mutations {
             self.checkpoint_limits(),
             false,
         )?;
-        let have: BTreeMap<String, Entry> =
+        let mut have: BTreeMap<String, Entry> =
             now.entries.into_iter().map(|e| (e.path.clone(), e)).collect();
+        // What the checkpoint holds but today's ignore rules hide (the command changed a
+        // `.gitignore`) is compared as it is, not taken for missing.
+        for (path, w) in &want {
+            if !have.contains_key(path)
+                && let Some(entry) = self.unwalked(path, w.kind)?
+            {
+                have.insert(path.clone(), entry);
+            }
+        }
+        // …and what the checkpoint's own rules ignored is none of its business, even where
+        // today's rules show it.
+        let ignored_then = if meta.include_ignored { Vec::new() } else { self.rules(id, &want)? };
 
         // What goes: everything the checkpoint does not hold as it is now, deepest first.
         let mut gone: HashSet<String> = HashSet::new();
@@ -74,7 +89,7 @@ impl Mutations {
                 (Kind::Link, Kind::Link) => w.target == cur.target,
                 _ => false,
             });
-            if keep {
+            if keep || !want.contains_key(path) && ignored(&ignored_then, path, cur.kind) {
                 continue;
             }
             if cur.kind == Kind::Dir {
@@ -259,4 +274,96 @@ impl Mutations {
         }
         Ok(bytes)
     }
+}
+
+impl Mutations {
+    /// An entry of the checkpoint the walk did not see, as it is now (`None`: not there). Its
+    /// folders must be real ones: nothing is looked up through a link.
+    fn unwalked(&self, path: &str, kind: Kind) -> Result<Option<Entry>, RunnerError> {
+        let rel = RelPath::parse(path)?;
+        let (dir, name) = match self.ws.root().open_parent(&rel) {
+            Ok(found) => found,
+            Err(sluice_guard::GuardError::NotFound { .. }) => return Ok(None),
+            Err(e) => return Err(e.into()),
+        };
+        if Some(dir.rel_path().clone()) != rel.parent() {
+            return Ok(None);
+        }
+        let meta = match dir.entry_meta(&name) {
+            Ok(meta) => meta,
+            Err(sluice_guard::GuardError::NotFound { .. }) => return Ok(None),
+            Err(e) => return Err(e.into()),
+        };
+        let mut entry = Entry {
+            path: path.to_owned(),
+            kind,
+            size: meta.len,
+            hash: None,
+            target: None,
+            mode: meta.mode & 0o777,
+            stat: None,
+        };
+        match meta.kind {
+            sluice_guard::EntryKind::File => {
+                entry.kind = Kind::File;
+                let (mut file, _) = dir.open_file(&name)?;
+                let (size, hash) = crate::checkpoint::sha256(&mut file)
+                    .map_err(|e| RunnerError::Io { path: path.to_owned(), kind: e.kind() })?;
+                (entry.size, entry.hash) = (size, Some(hash));
+            }
+            sluice_guard::EntryKind::Dir => entry.kind = Kind::Dir,
+            sluice_guard::EntryKind::Symlink => {
+                entry.kind = Kind::Link;
+                entry.target = Some(dir.read_link(&name)?);
+            }
+            sluice_guard::EntryKind::Other => {
+                return Err(RunnerError::Conflict(format!(
+                    "`{path}` is a special file now; nothing was changed"
+                )));
+            }
+        }
+        Ok(Some(entry))
+    }
+
+    /// The checkpoint's own `.gitignore` and `.ignore` rules, deepest folder first, `.ignore`
+    /// before `.gitignore` (the walk's precedence).
+    fn rules(
+        &self,
+        id: &str,
+        want: &BTreeMap<String, Entry>,
+    ) -> Result<Vec<(RelPath, ignore::gitignore::Gitignore)>, RunnerError> {
+        let mut out = Vec::new();
+        for (path, e) in want {
+            let rel = RelPath::parse(path)?;
+            let name = rel.file_name().unwrap_or_default();
+            if e.kind != Kind::File || !matches!(name, ".gitignore" | ".ignore") {
+                continue;
+            }
+            let bytes = self.blob(id, e)?;
+            let mut builder = ignore::gitignore::GitignoreBuilder::new(".");
+            for line in String::from_utf8_lossy(&bytes).lines() {
+                // A bad line is skipped, as git (and the walk) do.
+                let _ = builder.add_line(None, line);
+            }
+            if let Ok(gi) = builder.build() {
+                out.push((rel.parent().unwrap_or_else(RelPath::root), name == ".ignore", gi));
+            }
+        }
+        out.sort_by(|a, b| b.0.depth().cmp(&a.0.depth()).then(b.1.cmp(&a.1)));
+        Ok(out.into_iter().map(|(dir, _, gi)| (dir, gi)).collect())
+    }
+}
+
+/// Whether the checkpoint's rules ignore `path` (or a folder above it).
+fn ignored(rules: &[(RelPath, ignore::gitignore::Gitignore)], path: &str, kind: Kind) -> bool {
+    let Ok(rel) = RelPath::parse(path) else { return false };
+    for (dir, gi) in rules {
+        let Some(sub) = rel.strip_prefix(dir).filter(|s| !s.is_empty()) else { continue };
+        match gi.matched_path_or_any_parents(sub, kind == Kind::Dir) {
+            ignore::Match::Ignore(_) => return true,
+            ignore::Match::Whitelist(_) => return false,
+            ignore::Match::None => {}
+        }
+    }
+    false
 }
