@@ -27,11 +27,12 @@ from common import call, check, ok, refused
 READ_TOOLS = {
     "list_projects", "server_info", "system_info", "list_directory", "stat", "read_file",
     "read_media", "find_files", "search_text", "git_status", "git_diff", "git_log", "git_show", "list_backups",
-    "git_refs",
+    "git_refs", "list_checkpoints",
 }
 WRITE_TOOLS = {
     "write_file", "edit_file", "apply_patch", "move_path", "create_directory", "delete_path",
     "restore", "git_commit", "git_branch", "git_tag", "git_switch", "git_stash",
+    "create_checkpoint", "restore_checkpoint",
 }
 # Execution: starting and cancelling change things; looking at jobs does not.
 EXEC_READ_TOOLS = {"job_status", "job_logs", "list_jobs"}

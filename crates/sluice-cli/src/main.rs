@@ -101,6 +101,9 @@ enum Command {
     /// The hosts projects on the `registries` network reach (package registries).
     #[command(subcommand)]
     Registries(admin::RegistriesCmd),
+    /// A project's checkpoints: list them, restore one.
+    #[command(subcommand)]
+    Checkpoint(admin::CheckpointCmd),
     /// The jobs assistants started (kept across restarts; output is not).
     Jobs {
         /// Only this project's jobs (id or name).
@@ -229,6 +232,7 @@ fn run(cli: Cli) -> Result<()> {
 
         Command::Rules(cmd) => admin::rules(open_engine(dir, cli.secret_store)?, cmd),
         Command::Registries(cmd) => admin::registries(open_engine(dir, cli.secret_store)?, cmd),
+        Command::Checkpoint(cmd) => admin::checkpoint(open_engine(dir, cli.secret_store)?, cmd),
         Command::Jobs { project, limit, json } => {
             admin::jobs(open_engine(dir, cli.secret_store)?, project.as_deref(), limit, json)
         }

@@ -390,6 +390,7 @@ impl Engine {
             owner: None,
             interactive: None,
             publish: Vec::new(),
+            checkpoint: None,
         })
     }
 

@@ -99,6 +99,7 @@ pub(crate) fn status(row: JobRow) -> Option<JobStatus> {
         owner: row.token_id,
         interactive: None,
         ports: Vec::new(),
+        checkpoint: None,
     })
 }
 

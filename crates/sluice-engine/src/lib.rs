@@ -10,6 +10,7 @@ mod approvals;
 mod audit;
 mod caller;
 mod caller_jobs;
+mod checkpoints;
 pub mod clients;
 pub mod clients_health;
 mod events;
@@ -360,7 +361,7 @@ impl Engine {
         sluice_git::GitJournal::open(&self.data_dir.join("projects").join(handle.id.as_str()))
     }
 
-    fn mutations_for(&self, project: &Project) -> Result<Arc<Mutations>, Failure> {
+    pub(crate) fn mutations_for(&self, project: &Project) -> Result<Arc<Mutations>, Failure> {
         let mut cache = lock(&self.mutations);
         if let Some(m) = cache.get(&project.id) {
             return Ok(m.clone());
@@ -371,6 +372,8 @@ impl Engine {
             tracing::error!(project = %project.id, err = %e, "cannot open the change manager");
             Failure::internal()
         })?;
+        #[cfg(debug_assertions)]
+        let m = checkpoints::failpoint(m);
         let m = Arc::new(m);
         cache.insert(project.id.clone(), m.clone());
         Ok(m)

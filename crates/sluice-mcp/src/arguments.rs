@@ -24,6 +24,7 @@ use crate::server::{NoArgs, ProjectCall};
 pub const TOOLS: &[&str] = &[
     "apply_patch",
     "cancel_job",
+    "create_checkpoint",
     "create_directory",
     "delete_path",
     "drop_privileges",
@@ -43,6 +44,7 @@ pub const TOOLS: &[&str] = &[
     "job_logs",
     "job_status",
     "list_backups",
+    "list_checkpoints",
     "list_directory",
     "list_jobs",
     "list_projects",
@@ -50,6 +52,7 @@ pub const TOOLS: &[&str] = &[
     "read_file",
     "read_media",
     "restore",
+    "restore_checkpoint",
     "run_build",
     "run_command",
     "run_tests",
@@ -99,6 +102,9 @@ pub fn check(tool: &str, arguments: Map<String, Value>) -> Option<Result<(), Str
         "delete_path" => project::<DeletePathArgs>(value),
         "restore" => project::<RestoreArgs>(value),
         "list_backups" => project::<ListBackupsArgs>(value),
+        "create_checkpoint" => project::<sluice_runner::CreateCheckpointArgs>(value),
+        "list_checkpoints" => project::<NoArgs>(value),
+        "restore_checkpoint" => project::<sluice_runner::RestoreCheckpointArgs>(value),
         "run_command" => de::<ProjectCall<CommandArgs>>(value).map(|call| {
             let spec = call.args.spec(RUN_DEFAULT_TIMEOUT, RUN_MAX_TIMEOUT);
             // What `prepare` checks first: the shape, before any policy.

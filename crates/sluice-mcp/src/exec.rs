@@ -22,6 +22,7 @@ use sluice_exec::detect::{Action, DetectRequest, Toolchain};
 use sluice_exec::{CommandSpec, Interactive, JobId, JobRequest, JobStatus};
 use tokio_util::sync::CancellationToken;
 
+use crate::checkpoint::Checkpointed;
 use crate::live::{JobLogsArgs, JobLogsOutput, JobStatusArgs, StartJobArgs};
 use crate::server::{Progress, ProjectCall, SluiceServer, failed, succeeded};
 
@@ -136,6 +137,11 @@ pub struct RunCommandOutput {
     pub duration_ms: u64,
     /// Whether the time limit ended it.
     pub timed_out: bool,
+    /// The checkpoint Sluice took of the project right before the command (project and any
+    /// modes): restore_checkpoint with it undoes what the command changed.
+    pub checkpoint_id: Option<String>,
+    /// Why no checkpoint was taken when one would have been (the project over the bounds).
+    pub checkpoint_skipped: Option<String>,
 }
 
 /// The result of `run_tests` / `run_build`: what was detected, and how the run ended.
@@ -189,6 +195,10 @@ pub struct JobOutput {
     pub ports: Vec<crate::ports::PortOutput>,
     /// How start_job's `ready` wait ended (`ready`, `ended` or `deadline`); null otherwise.
     pub ready: Option<String>,
+    /// The checkpoint taken right before it (restore_checkpoint undoes what it changed).
+    pub checkpoint_id: Option<String>,
+    /// Why no checkpoint was taken when one would have been (start_job only).
+    pub checkpoint_skipped: Option<String>,
     /// CPU use of the job's process tree at the last sample, percent.
     pub cpu_percent: Option<f32>,
     /// Memory of the job's process tree at the last sample, bytes.
@@ -220,6 +230,8 @@ impl From<JobStatus> for JobOutput {
             interactive: s.interactive.map(|i| i.as_str().to_owned()),
             ports: s.ports.iter().map(crate::ports::PortOutput::from).collect(),
             ready: None,
+            checkpoint_id: s.checkpoint,
+            checkpoint_skipped: None,
             cpu_percent: s.sample.map(|x| x.cpu_percent),
             memory_bytes: s.sample.map(|x| x.memory_bytes),
         }
@@ -258,7 +270,7 @@ impl SluiceServer {
         &self,
         start: Start,
         spec: CommandSpec,
-    ) -> Result<JobRequest, Failure> {
+    ) -> Result<(JobRequest, Checkpointed), Failure> {
         let Start { caller, project, tool, cancel, progress, interactive, publish } = start;
         let engine = self.engine();
         let handle = engine.project(&caller, &project)?;
@@ -349,7 +361,9 @@ impl SluiceServer {
         request.owner = Some(caller.token_id.as_str().to_owned());
         request.interactive = interactive;
         request.publish = publish;
-        Ok(request)
+        let taken = self.checkpoint_before(&handle, &shown(&request.command.display())).await;
+        request.checkpoint = taken.id.clone();
+        Ok((request, taken))
     }
 
     /// Prepares `spec`, runs it and waits for the end.
@@ -359,10 +373,11 @@ impl SluiceServer {
         spec: CommandSpec,
     ) -> Result<RunCommandOutput, Failure> {
         let cancel = start.cancel.clone();
-        let req = self.prepare(start, spec).await?;
+        let (req, taken) = self.prepare(start, spec).await?;
         let command = shown(&req.command.display());
         let jobs = self.engine().jobs();
         let id = jobs.start(req).map_err(Failure::from)?;
+        taken.started(&id.0);
         // A closed response stream (or `notifications/cancelled`) cancels the request's token:
         // the command approved for this call stops with it, it does not run on unseen.
         let out = tokio::select! {
@@ -387,6 +402,8 @@ impl SluiceServer {
             truncated: out.truncated,
             duration_ms: out.duration.as_millis() as u64,
             timed_out: out.timed_out,
+            checkpoint_id: taken.id,
+            checkpoint_skipped: taken.skipped,
         })
     }
 
@@ -408,15 +425,17 @@ impl SluiceServer {
         let ready = crate::ports::Ready::of(args.ready.as_ref(), &args.publish)?;
         let cancel = start.cancel.clone();
         let spec = args.command.spec(JOB_DEFAULT_TIMEOUT, JOB_MAX_TIMEOUT);
-        let req = self.prepare(start, spec).await?;
+        let (req, taken) = self.prepare(start, spec).await?;
         let jobs = self.engine().jobs();
         let id = jobs.start(req).map_err(Failure::from)?;
+        taken.started(&id.0);
         let waited = match ready {
             Some(ready) => Some(self.wait_ready(&id, ready, cancel).await?),
             None => None,
         };
         let mut out = JobOutput::from(jobs.status(&id).map_err(Failure::from)?);
         out.ready = waited.map(str::to_owned);
+        out.checkpoint_skipped = taken.skipped;
         Ok(out)
     }
 

@@ -5,6 +5,7 @@
 #[doc(hidden)]
 pub mod arguments;
 pub mod check;
+mod checkpoint;
 mod cimd;
 mod direct;
 pub mod dto;

@@ -20,6 +20,8 @@ pub(crate) fn minimum(tool: &str) -> Option<Profile> {
         | "delete_path" | "restore" | "list_backups" => Profile::Edit,
         // Git writes: local to the repository (no push, no fetch), undoable like file changes.
         "git_commit" | "git_branch" | "git_tag" | "git_switch" | "git_stash" => Profile::Edit,
+        // Checkpoints: taking and restoring one changes what the project can go back to.
+        "create_checkpoint" | "list_checkpoints" | "restore_checkpoint" => Profile::Edit,
         // Commands and jobs.
         "run_command" | "run_tests" | "run_build" | "start_job" | "job_status" | "job_logs"
         | "cancel_job" | "list_jobs" => Profile::Agent,

@@ -29,7 +29,7 @@ fn runner_failure(e: RunnerError) -> Failure {
 
 impl SluiceServer {
     /// Plans, asks when the policy says so, re-checks, and commits one change.
-    async fn change<F>(
+    pub(crate) async fn change<F>(
         &self,
         caller: &Caller,
         project: &str,

@@ -18,6 +18,7 @@
 //!   resolved paths, both ends of a move, everything inside a moved or deleted folder — and a
 //!   plan touching a refused one is never made.
 
+mod checkpoint;
 mod error;
 mod find;
 mod list;
@@ -35,6 +36,10 @@ use sluice_core::AutoRunRule;
 pub use sluice_guard::RelPath;
 use sluice_guard::{AutoRun, Root, Shield};
 
+pub use checkpoint::{
+    CheckpointInfo, CheckpointLimits, CreateCheckpointArgs, ListCheckpointsOutput,
+    RestoreCheckpointArgs,
+};
 pub use error::RunnerError;
 pub use find::{FindFilesArgs, FindFilesOutput, FoundEntry, find_files};
 pub use list::{ListDirectoryArgs, ListDirectoryOutput, ListedEntry, list_directory};

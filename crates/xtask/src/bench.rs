@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 
-use crate::{bench_app, bench_exec, deps, sh};
+use crate::{bench_app, bench_checkpoint, bench_exec, deps, sh};
 
 const SEARCH_PATTERNS: &[&str] = &[
     "serde_json::from_str",
@@ -90,6 +90,9 @@ fn rss_kib(pid: u32) -> Result<u64> {
 }
 
 pub fn run(root: &Path, args: &[String]) -> Result<()> {
+    if args.first().map(String::as_str) == Some("checkpoint") {
+        return section_only(root, "checkpoint");
+    }
     if let Some(which @ ("exec" | "app")) = args.first().map(String::as_str) {
         return match args.get(1).map(String::as_str) {
             Some("log") if which == "exec" => {
@@ -270,6 +273,7 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
     ));
     md.push('\n');
     md.push_str(&bench_exec::run(&bin, &work)?);
+    md.push_str(&bench_checkpoint::run(&bin, &work)?);
     md.push_str(&bench_app::run(root, &target)?);
     std::fs::write(root.join("docs/BENCHMARKS.md"), &md)?;
     println!("{md}");
@@ -286,6 +290,10 @@ fn section_only(root: &Path, which: &str) -> Result<()> {
     let work = tempdir(&target)?;
     let (heading, section) = if which == "app" {
         (bench_app::HEADING, bench_app::run(root, &target)?)
+    } else if which == "checkpoint" {
+        sh(Command::new("cargo").args(["build", "--release", "--locked", "-p", "sluice-cli"]))?;
+        let bin = target.join("release/sluice");
+        (bench_checkpoint::HEADING, bench_checkpoint::run(&bin, &work)?)
     } else {
         sh(Command::new("cargo").args(["build", "--release", "--locked", "-p", "sluice-cli"]))?;
         (bench_exec::HEADING, bench_exec::run(&target.join("release/sluice"), &work)?)

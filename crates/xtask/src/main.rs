@@ -13,7 +13,8 @@
 //! - `cargo xtask bench` — the benchmarks, beside their peers (see docs/BENCHMARKS.md);
 //!   `cargo xtask bench exec` / `bench app` re-measure only the execution / desktop app section,
 //!   `cargo xtask bench exec log` only the job log throughput in it, `bench exec keys` only the
-//!   interactive jobs' latency (keystroke to echo, a wait on new output).
+//!   interactive jobs' latency (keystroke to echo, a wait on new output), `bench checkpoint`
+//!   only the checkpoints of a 10k-file project.
 //! - `cargo xtask load [--clients N] [--calls N]` — `sluice serve` under 32 concurrent clients,
 //!   then one token's flood beside another's calls (see docs/BENCHMARKS.md, "Load").
 //! - `cargo xtask bundle` — the .deb and .rpm installers and Claude Desktop's `.mcpb`
@@ -29,6 +30,7 @@
 mod attack;
 mod bench;
 mod bench_app;
+mod bench_checkpoint;
 mod bench_exec;
 #[cfg(target_os = "linux")]
 mod bench_keys;

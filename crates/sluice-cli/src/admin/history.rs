@@ -104,6 +104,8 @@ struct JobJson<'a> {
     ended_ms: Option<i64>,
     /// Published ports while it runs: the job's port and the link on this computer.
     ports: Vec<PortJson>,
+    /// The checkpoint Sluice took right before it (`sluice checkpoint restore` undoes it).
+    checkpoint: Option<String>,
 }
 
 #[derive(Serialize)]
@@ -129,6 +131,17 @@ fn ports(stored: Option<&str>) -> Vec<PortJson> {
 pub fn jobs(engine: Engine, project: Option<&str>, limit: usize, json: bool) -> Result<()> {
     let (only, names) = project_filter(&engine, project)?;
     let list = engine.job_history(only.as_ref(), limit).map_err(fail)?;
+    // Each automatic checkpoint records the job it was taken before.
+    let mut checkpoints = std::collections::HashMap::new();
+    let projects: std::collections::HashSet<&str> =
+        list.iter().map(|j| j.project_id.as_str()).collect();
+    for project in projects {
+        for c in engine.checkpoints(project).map(|l| l.checkpoints).unwrap_or_default() {
+            if let Some(job) = c.job_id {
+                checkpoints.insert(job, c.checkpoint_id);
+            }
+        }
+    }
     if json {
         let v: Vec<_> = list
             .iter()
@@ -146,6 +159,7 @@ pub fn jobs(engine: Engine, project: Option<&str>, limit: usize, json: bool) -> 
                 started_ms: j.started_ms,
                 ended_ms: j.ended_ms,
                 ports: ports(j.ports.as_deref()),
+                checkpoint: checkpoints.get(&j.id).cloned(),
             })
             .collect();
         print_json(&v)?;
@@ -173,6 +187,9 @@ pub fn jobs(engine: Engine, project: Option<&str>, limit: usize, json: bool) -> 
             }
             if let Some(error) = &j.error {
                 outln!("  note:     {}", shown(error));
+            }
+            if let Some(c) = checkpoints.get(&j.id) {
+                outln!("  before:   checkpoint {c} (sluice checkpoint restore {project} {c})");
             }
         }
     }

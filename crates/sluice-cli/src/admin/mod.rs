@@ -3,6 +3,7 @@
 //! per command family; this one holds what they share.
 
 mod approvals;
+mod checkpoint;
 mod doctor;
 mod history;
 mod project;
@@ -16,6 +17,7 @@ use serde::Serialize;
 use sluice_core::Failure;
 
 pub use approvals::{ApprovalsCmd, RulesCmd, approvals, rules};
+pub use checkpoint::{CheckpointCmd, checkpoint};
 pub use doctor::{doctor, reseal};
 pub use history::{AuditCmd, audit, jobs};
 pub use project::{ProjectCmd, project};

@@ -8,6 +8,7 @@ mod at_rest;
 mod attack;
 mod autorun;
 mod changes;
+mod checkpoints;
 mod cli;
 mod client_clis;
 mod connect;

@@ -163,6 +163,9 @@ pub struct JobRequest {
     /// Ports its program will listen on, to forward from the host's loopback while it runs
     /// ([`crate::publish`]).
     pub publish: Vec<u16>,
+    /// The checkpoint the engine took of the project right before it (its id), so what the
+    /// command changes can be undone; shown with the job's status.
+    pub checkpoint: Option<String>,
 }
 
 /// One job's persistent facts, handed to the registry's observer on every state change
@@ -229,6 +232,8 @@ pub struct JobStatus {
     pub interactive: Option<Interactive>,
     /// Its published ports, while it runs.
     pub ports: Vec<crate::publish::PublishedPort>,
+    /// The checkpoint taken right before it, if one was ([`JobRequest::checkpoint`]).
+    pub checkpoint: Option<String>,
 }
 
 /// CPU and memory of a job's whole tree at one moment.
@@ -297,6 +302,7 @@ struct Job {
     id: JobId,
     project: String,
     owner: Option<String>,
+    checkpoint: Option<String>,
     display: String,
     cwd: String,
     state: watch::Sender<JobState>,
@@ -347,6 +353,7 @@ impl Job {
             owner: self.owner.clone(),
             interactive: self.interactive,
             ports: lock(&self.ports).as_ref().map(|p| p.published.clone()).unwrap_or_default(),
+            checkpoint: self.checkpoint.clone(),
         }
     }
 

@@ -89,6 +89,7 @@ impl Jobs {
             id: id.clone(),
             project: req.project.clone(),
             owner: req.owner.clone(),
+            checkpoint: req.checkpoint.clone(),
             display: req.command.display(),
             cwd: req.command.cwd.clone(),
             state: watch::channel(JobState::Queued).0,

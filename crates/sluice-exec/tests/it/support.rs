@@ -54,6 +54,7 @@ impl Fixture {
             owner: None,
             interactive: None,
             publish: Vec::new(),
+            checkpoint: None,
         }
     }
 }

@@ -65,6 +65,9 @@ pub struct EntryMeta {
     pub mode: u32,
     /// Hard links to the inode (1 where the platform does not say).
     pub nlink: u64,
+    /// When the inode last changed (`ctime`: content, mode, links), where the platform says;
+    /// no process can set it back, which is why a stat cache trusts it.
+    pub changed: Option<SystemTime>,
 }
 
 /// One name read from a directory. Names that are not valid UTF-8 are skipped by the reader:

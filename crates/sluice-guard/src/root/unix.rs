@@ -547,6 +547,25 @@ impl DirHandle {
         rfs::fsync(&self.fd).map_err(|e| map_errno(e, &self.rel))
     }
 
+    /// Sets the permission bits of the file or folder `name`, only if it is still the entry
+    /// `expect`: the entry is opened without following a link (a link fails to open) and
+    /// changed through that handle, so a swap can neither redirect the change nor go unseen.
+    pub fn set_mode(&self, name: &str, expect: FileId, mode: u32) -> Result<(), GuardError> {
+        let rel = self.rel.join(name)?;
+        let flags = READ_FILE_FLAGS | OFlags::NOFOLLOW;
+        let fd = rfs::openat(&self.fd, name, flags, Mode::empty())
+            .map_err(|e| map_child_errno(e, &rel, "a regular file or directory"))?;
+        let st = rfs::fstat(&fd).map_err(|e| map_errno(e, &rel))?;
+        let meta = entry_meta(&st);
+        if meta.id != expect || !matches!(meta.kind, EntryKind::File | EntryKind::Dir) {
+            return Err(GuardError::Io {
+                path: rel.to_string(),
+                kind: std::io::ErrorKind::AlreadyExists,
+            });
+        }
+        rfs::fchmod(&fd, Mode::from_raw_mode((mode & 0o7777) as _)).map_err(|e| map_errno(e, &rel))
+    }
+
     /// Bytes available to unprivileged writers on the directory's filesystem, if known.
     pub fn free_space(&self) -> Option<u64> {
         let st = rfs::fstatvfs(&self.fd).ok()?;
@@ -651,13 +670,16 @@ fn entry_meta(st: &rfs::Stat) -> EntryMeta {
         FileType::Symlink => EntryKind::Symlink,
         _ => EntryKind::Other,
     };
-    let secs = st.st_mtime as i64;
-    let nanos = u32::try_from(st.st_mtime_nsec as i64).unwrap_or(0).min(999_999_999);
-    let modified = if secs >= 0 {
-        SystemTime::UNIX_EPOCH.checked_add(Duration::new(secs.unsigned_abs(), nanos))
-    } else {
-        SystemTime::UNIX_EPOCH.checked_sub(Duration::from_secs(secs.unsigned_abs()))
+    let time = |secs: i64, nanos: i64| {
+        let nanos = u32::try_from(nanos).unwrap_or(0).min(999_999_999);
+        if secs >= 0 {
+            SystemTime::UNIX_EPOCH.checked_add(Duration::new(secs.unsigned_abs(), nanos))
+        } else {
+            SystemTime::UNIX_EPOCH.checked_sub(Duration::from_secs(secs.unsigned_abs()))
+        }
     };
+    let modified = time(st.st_mtime as i64, st.st_mtime_nsec as i64);
+    let changed = time(st.st_ctime as i64, st.st_ctime_nsec as i64);
     EntryMeta {
         kind,
         len: u64::try_from(st.st_size as i64).unwrap_or(0),
@@ -666,5 +688,6 @@ fn entry_meta(st: &rfs::Stat) -> EntryMeta {
         id: FileId { dev: st.st_dev as u64, ino: st.st_ino as u64 },
         mode: (st.st_mode as u32) & 0o7777,
         nlink: st.st_nlink as u64,
+        changed,
     }
 }

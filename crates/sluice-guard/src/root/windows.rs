@@ -24,6 +24,9 @@ use crate::{GuardError, RelPath};
 
 const FILE_FLAG_OPEN_REPARSE_POINT: u32 = 0x0020_0000;
 const FILE_ATTRIBUTE_REPARSE_POINT: u32 = 0x0000_0400;
+const FILE_FLAG_BACKUP_SEMANTICS: u32 = 0x0200_0000;
+const FILE_READ_ATTRIBUTES: u32 = 0x0080;
+const FILE_WRITE_ATTRIBUTES: u32 = 0x0100;
 
 /// An authorized project folder, identified by its canonical path.
 pub struct Root {
@@ -356,6 +359,28 @@ impl DirHandle {
         Err(GuardError::Io { path: rel.to_string(), kind: std::io::ErrorKind::Unsupported })
     }
 
+    /// Sets the read-only attribute from the write bits of `mode`, through a handle opened on
+    /// the entry itself (a reparse point is never followed), if it is still `expect`.
+    pub fn set_mode(&self, name: &str, expect: FileId, mode: u32) -> Result<(), GuardError> {
+        let rel = self.rel.join(name)?;
+        let meta = self.entry_meta(name)?;
+        if meta.id != expect || !matches!(meta.kind, EntryKind::File | EntryKind::Dir) {
+            return Err(GuardError::Io {
+                path: rel.to_string(),
+                kind: std::io::ErrorKind::AlreadyExists,
+            });
+        }
+        // A folder opens only with backup semantics; attributes need no data access.
+        let file = OpenOptions::new()
+            .access_mode(FILE_WRITE_ATTRIBUTES | FILE_READ_ATTRIBUTES)
+            .custom_flags(FILE_FLAG_OPEN_REPARSE_POINT | FILE_FLAG_BACKUP_SEMANTICS)
+            .open(self.path.join(name))
+            .map_err(|e| map_io(e, &rel))?;
+        let mut perms = file.metadata().map_err(|e| map_io(e, &rel))?.permissions();
+        perms.set_readonly(mode & 0o222 == 0);
+        file.set_permissions(perms).map_err(|e| map_io(e, &rel))
+    }
+
     /// Windows cannot flush a directory through `std`; NTFS journals its metadata.
     pub fn sync(&self) -> Result<(), GuardError> {
         Ok(())
@@ -424,6 +449,7 @@ fn entry_meta(meta: &Metadata, path: &Path) -> EntryMeta {
         id: FileId { dev: 0, ino: h.finish() },
         mode: if meta.permissions().readonly() { 0o444 } else { 0o666 },
         nlink: 1,
+        changed: None,
     }
 }
 

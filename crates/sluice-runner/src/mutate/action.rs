@@ -45,7 +45,7 @@ pub(crate) enum State {
 
 impl State {
     /// The same thing for undo purposes: content for files, target for links, kind for dirs.
-    fn same_content(&self, other: &State) -> bool {
+    pub(crate) fn same_content(&self, other: &State) -> bool {
         match (self, other) {
             (State::Absent, State::Absent) | (State::Dir { .. }, State::Dir { .. }) => true,
             (State::File { hash: a, .. }, State::File { hash: b, .. }) => a == b,
@@ -101,6 +101,14 @@ pub(crate) enum Step {
         before_from: State,
         before_to: State,
     },
+    /// Set the permission bits of a file or folder, through a handle on the entry itself
+    /// (restoring a checkpoint). The content is neither read nor written.
+    Chmod {
+        path: String,
+        parent: Option<Ident>,
+        before: State,
+        mode: u32,
+    },
 }
 
 impl Step {
@@ -110,7 +118,8 @@ impl Step {
             Step::Write { path, .. }
             | Step::Mkdir { path, .. }
             | Step::Remove { path, .. }
-            | Step::Link { path, .. } => vec![path],
+            | Step::Link { path, .. }
+            | Step::Chmod { path, .. } => vec![path],
             Step::Rename { from, to, .. } => vec![from, to],
         }
     }
@@ -361,7 +370,28 @@ impl Exec<'_> {
                 tdir.sync()?;
                 Ok(())
             }
+            Step::Chmod { path, parent, before, mode } => self.chmod(path, *parent, before, *mode),
         }
+    }
+
+    /// Sets `mode` on the entry of a chmod step, after checking it is still `before`.
+    fn chmod(
+        &self,
+        path: &str,
+        parent: Option<Ident>,
+        before: &State,
+        mode: u32,
+    ) -> Result<(), RunnerError> {
+        let (dir, name) = self.reopen(path, parent)?;
+        self.check(&dir, &name, before)?;
+        let id = match before {
+            State::File { id, .. } | State::Dir { id, .. } => *id,
+            _ => return Err(RunnerError::State(std::io::ErrorKind::InvalidData)),
+        };
+        dir.set_mode(&name, FileId { dev: id.dev, ino: id.ino }, mode)
+            .map_err(|e| exists_conflict(e, path))?;
+        dir.sync()?;
+        Ok(())
     }
 
     /// Puts back the "before" state of a step, if what is there now is "before" or the
@@ -470,6 +500,32 @@ impl Exec<'_> {
                     && self.put_back(record, idx, "to", &tdir, &tname, before_to).is_err()
                 {
                     note(to);
+                }
+            }
+            Step::Chmod { path, before, mode, .. } => {
+                let Some((dir, name, now)) = look(path) else {
+                    note(path);
+                    return conflicts;
+                };
+                let (was, id) = match (&now, before) {
+                    (State::File { id, mode: m, .. }, State::File { .. })
+                    | (State::Dir { id, mode: m }, State::Dir { .. })
+                        if now.same_content(before) =>
+                    {
+                        (*m, *id)
+                    }
+                    _ => {
+                        note(path);
+                        return conflicts;
+                    }
+                };
+                let old = match before {
+                    State::File { mode, .. } | State::Dir { mode, .. } => *mode,
+                    _ => was,
+                };
+                let id = FileId { dev: id.dev, ino: id.ino };
+                if was != old && (was != *mode || dir.set_mode(&name, id, old).is_err()) {
+                    note(path);
                 }
             }
         }

@@ -131,6 +131,11 @@ pub enum EffectKind {
         to: String,
     },
     Mkdir,
+    /// Permission bits set (restoring a checkpoint); the content stays.
+    Chmod {
+        /// The new permission bits, e.g. 493 (0o755).
+        mode: u32,
+    },
 }
 
 /// One effect of a planned change, for the approval prompt and the result.

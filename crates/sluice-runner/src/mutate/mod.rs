@@ -76,6 +76,10 @@ pub struct Mutations {
     protected: Vec<FileId>,
     /// Ties plans to the instance that made them.
     owner: u64,
+    checkpoints: crate::checkpoint::store::Store,
+    /// Serializes taking, pruning and reading checkpoints.
+    checkpoint_lock: Mutex<()>,
+    checkpoint_limits: crate::CheckpointLimits,
 }
 
 impl std::fmt::Debug for Mutations {
@@ -267,7 +271,35 @@ impl Mutations {
             }
         }
         let owner = u64::from_le_bytes(sluice_core::random_bytes::<8>());
-        Ok(Mutations { ws, store, lock: Mutex::new(()), protected, owner })
+        let checkpoints = crate::checkpoint::store::Store::open(state_dir)?;
+        Ok(Mutations {
+            ws,
+            store,
+            lock: Mutex::new(()),
+            protected,
+            owner,
+            checkpoints,
+            checkpoint_lock: Mutex::new(()),
+            checkpoint_limits: Default::default(),
+        })
+    }
+
+    /// Other bounds for this project's checkpoints than the defaults.
+    pub fn with_checkpoint_limits(mut self, limits: crate::CheckpointLimits) -> Mutations {
+        self.checkpoint_limits = limits;
+        self
+    }
+
+    pub(crate) fn checkpoints(&self) -> &crate::checkpoint::store::Store {
+        &self.checkpoints
+    }
+
+    pub(crate) fn checkpoint_limits(&self) -> crate::CheckpointLimits {
+        self.checkpoint_limits
+    }
+
+    pub(crate) fn checkpoint_lock(&self) -> std::sync::MutexGuard<'_, ()> {
+        self.checkpoint_lock.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     pub fn workspace(&self) -> &Arc<Workspace> {
@@ -507,6 +539,10 @@ fn verify(exec: &Exec<'_>, step: &Step) -> Result<(), RunnerError> {
             let (dir, name) = exec.reopen(path, *parent)?;
             exec.check(&dir, &name, before)
         }
+        Step::Chmod { path, parent, before, .. } => {
+            let (dir, name) = exec.reopen(path, *parent)?;
+            exec.check(&dir, &name, before)
+        }
         Step::Mkdir { path, parent, .. } | Step::Link { path, parent, .. } => {
             let (dir, name) = exec.reopen(path, *parent)?;
             exec.check(&dir, &name, &action::State::Absent)
@@ -539,6 +575,7 @@ fn output(record: &Record, steps: &[Step]) -> MutationOutput {
                 EffectKind::Delete => ("deleted", None),
                 EffectKind::Move { to } => ("moved", Some(to.clone())),
                 EffectKind::Mkdir => ("created_directory", None),
+                EffectKind::Chmod { .. } => ("mode_changed", None),
             };
             let hash_after = match &e.kind {
                 EffectKind::Create | EffectKind::Overwrite => hash_of(&e.path),

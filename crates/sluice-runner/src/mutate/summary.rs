@@ -49,6 +49,7 @@ fn line(e: &Effect) -> String {
             format!("move {path} → {} ({what}, {restorable})", visible(to))
         }
         EffectKind::Mkdir => format!("create folder {path}/"),
+        EffectKind::Chmod { mode } => format!("set the mode of {path} to {mode:o}"),
     }
 }
 
@@ -66,6 +67,8 @@ pub(crate) fn tally(effects: &[Effect]) -> ChangeTally {
             }
             (EffectKind::Delete, None) => t.deleted_files += 1,
             (EffectKind::Move { .. }, _) => t.moved += 1,
+            // The tally has no column of its own for it: an existing file changes.
+            (EffectKind::Chmod { .. }, _) => t.overwritten += 1,
         }
         if matches!(e.kind, EffectKind::Overwrite | EffectKind::Delete | EffectKind::Move { .. }) {
             t.destructive += 1;

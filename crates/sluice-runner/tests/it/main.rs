@@ -7,6 +7,8 @@ mod attacks;
 #[cfg(unix)]
 mod autorun;
 #[cfg(unix)]
+mod checkpoint;
+#[cfg(unix)]
 mod media;
 #[cfg(unix)]
 mod mutate;

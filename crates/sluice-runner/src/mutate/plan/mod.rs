@@ -8,6 +8,7 @@ mod delete_path;
 mod edit_file;
 mod move_path;
 mod restore;
+mod restore_checkpoint;
 mod write_file;
 
 use std::collections::HashSet;

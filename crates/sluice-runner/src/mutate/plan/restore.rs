@@ -32,6 +32,10 @@ impl Mutations {
             })
         };
         let mut b = Builder::default();
+        // Paths an earlier step of this plan empties: a checkpoint restore replaces an entry of
+        // another kind in two steps (remove, then create), undone here in reverse, so the
+        // removal's undo finds the path as the creation's undo will have left it.
+        let mut vacated: std::collections::HashSet<String> = std::collections::HashSet::new();
         for (idx, step) in record.steps.iter().enumerate().rev() {
             match step {
                 Step::Write { path, before, new_hash, .. } => {
@@ -46,6 +50,7 @@ impl Mutations {
                         b.write(&t, bytes, *mode);
                     } else {
                         b.push(remove(&t), None);
+                        vacated.insert(t.resolved.to_string());
                     }
                 }
                 Step::Mkdir { path, .. } => {
@@ -55,6 +60,7 @@ impl Mutations {
                         return Err(changed_since(&t.resolved, op));
                     }
                     b.push(remove(&t), None);
+                    vacated.insert(t.resolved.to_string());
                 }
                 Step::Link { path, target, .. } => {
                     let t = self.restore_target(path, op)?;
@@ -63,9 +69,13 @@ impl Mutations {
                         return Err(changed_since(&t.resolved, op));
                     }
                     b.push(remove(&t), None);
+                    vacated.insert(t.resolved.to_string());
                 }
                 Step::Remove { path, before, .. } => {
-                    let t = self.restore_target(path, op)?;
+                    let mut t = self.restore_target(path, op)?;
+                    if vacated.contains(t.resolved.as_str()) {
+                        t.state = State::Absent;
+                    }
                     b.saw(&t);
                     if t.state != State::Absent {
                         return Err(changed_since(&t.resolved, op));
@@ -85,6 +95,26 @@ impl Mutations {
                         }
                         State::Absent => {}
                     }
+                }
+                Step::Chmod { path, before, mode, .. } => {
+                    let t = self.restore_target(path, op)?;
+                    b.saw(&t);
+                    let old = match (&t.state, before) {
+                        (State::File { mode: now, .. }, State::File { mode: old, .. })
+                        | (State::Dir { mode: now, .. }, State::Dir { mode: old, .. })
+                            if now == mode && t.state.same_content(before) =>
+                        {
+                            *old
+                        }
+                        _ => return Err(changed_since(&t.resolved, op)),
+                    };
+                    let step = Step::Chmod {
+                        path: t.resolved.as_str().to_owned(),
+                        parent: t.parent_id,
+                        before: t.state.clone(),
+                        mode: old,
+                    };
+                    b.push(step, None);
                 }
                 Step::Rename { from, to, before_from, before_to, .. } => {
                     let f = self.restore_target(from, op)?;
@@ -159,7 +189,7 @@ fn changed_since(path: &RelPath, op: &str) -> RunnerError {
 }
 
 /// Effects for plans made from steps (restore).
-fn generic_effects(steps: &[Step]) -> Vec<Effect> {
+pub(super) fn generic_effects(steps: &[Step]) -> Vec<Effect> {
     let p = |s: &str| RelPath::parse(s).unwrap_or_else(|_| RelPath::root());
     steps
         .iter()
@@ -174,6 +204,9 @@ fn generic_effects(steps: &[Step]) -> Vec<Effect> {
             Step::Link { path, .. } => effect(&p(path), EffectKind::Create, None, None, true),
             Step::Remove { path, before, .. } => {
                 effect(&p(path), EffectKind::Delete, before.size(), None, true)
+            }
+            Step::Chmod { path, mode, .. } => {
+                effect(&p(path), EffectKind::Chmod { mode: *mode }, None, None, true)
             }
             Step::Rename { from, to, before_from, .. } => effect(
                 &p(from),
