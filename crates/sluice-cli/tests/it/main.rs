@@ -8,6 +8,8 @@ mod at_rest;
 mod attack;
 mod autorun;
 mod changes;
+// File modes and a generator run in the Linux job sandbox.
+#[cfg(unix)]
 mod checkpoints;
 mod cli;
 mod client_clis;
