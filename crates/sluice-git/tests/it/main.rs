@@ -8,3 +8,4 @@ mod open;
 mod schema;
 mod support;
 mod tools;
+mod worktrees;
