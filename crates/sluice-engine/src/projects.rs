@@ -64,7 +64,7 @@ impl Engine {
         cache
             .projects
             .iter()
-            .filter(|p| caller.sees(&p.id))
+            .filter(|p| caller.sees(p))
             .map(|p| {
                 let (status, reason) = status_of(&p.state);
                 // A token that limited itself sees what it may still do.
@@ -137,6 +137,7 @@ impl Engine {
                 format!("project {:?} is unavailable: {reason}", project.name),
             ));
         }
+        let parent_root = self.parent_root(&project)?;
         let workspace = self.workspace(&project)?;
         let self_limited = caller.limit.is_some();
         Ok(ProjectHandle {
@@ -153,6 +154,7 @@ impl Engine {
             git_emails: project.git_emails,
             self_limited,
             workspace,
+            parent_root,
         })
     }
 
@@ -341,11 +343,26 @@ impl Engine {
         self.find_project(p.id.as_str())
     }
 
+    /// Unauthorizes a project. A worktree project's worktree goes too ([`Engine::remove_worktree`]);
+    /// a parent's worktree projects are unauthorized with it (their folders stay).
     pub fn remove_project(&self, reference: &str) -> Result<Project, Failure> {
         let p = self.find_project(reference)?;
+        if p.worktree_of.is_some() {
+            self.remove_worktree(&p, false)?;
+            return Ok(p);
+        }
+        let children: Vec<ProjectId> = (self.projects()?.into_iter())
+            .filter(|c| c.worktree_of.as_ref() == Some(&p.id))
+            .map(|c| c.id)
+            .collect();
         self.store.delete_project(&p.id).map_err(store_failure)?;
         self.after_change("project.remove", Some(&p.id));
         self.jobs.kill_project(p.id.as_str());
+        for child in &children {
+            lock(&self.workspaces).remove(child);
+            lock(&self.mutations).remove(child);
+            self.jobs.kill_project(child.as_str());
+        }
         Ok(p)
     }
 
@@ -463,7 +480,7 @@ fn exec_for(caller: &Caller, exec: ExecMode) -> ExecMode {
 }
 
 pub(crate) fn find_for(cache: &Cache, caller: &Caller, reference: &str) -> Option<Project> {
-    find(&cache.projects, reference).filter(|p| caller.sees(&p.id)).cloned()
+    find(&cache.projects, reference).filter(|p| caller.sees(p)).cloned()
 }
 
 /// Why the project's root is no longer the folder the user authorized, if it is not.

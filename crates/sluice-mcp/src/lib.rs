@@ -22,6 +22,7 @@ pub mod server;
 pub mod stdio;
 mod tasks;
 mod tunnel;
+mod worktree;
 mod write;
 
 pub use http::{BindError, bind, router, runtime, serve};

@@ -20,6 +20,8 @@ pub(crate) fn minimum(tool: &str) -> Option<Profile> {
         | "delete_path" | "restore" | "list_backups" => Profile::Edit,
         // Git writes: local to the repository (no push, no fetch), undoable like file changes.
         "git_commit" | "git_branch" | "git_tag" | "git_switch" | "git_stash" => Profile::Edit,
+        // A worktree is a new project made of the same repository, with its parent's modes.
+        "git_worktree" => Profile::Edit,
         // Commands and jobs.
         "run_command" | "run_tests" | "run_build" | "start_job" | "job_status" | "job_logs"
         | "cancel_job" | "list_jobs" => Profile::Agent,

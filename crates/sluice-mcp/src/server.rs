@@ -75,6 +75,7 @@ impl SluiceServer {
             + SluiceServer::media_tools()
             + SluiceServer::write_tools()
             + SluiceServer::git_tools()
+            + SluiceServer::worktree_tools()
             + SluiceServer::exec_tools()
             + SluiceServer::live_tools()
             + SluiceServer::port_tools();
