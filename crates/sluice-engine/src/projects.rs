@@ -55,6 +55,7 @@ impl Engine {
                     .to_owned(),
             );
         }
+        clamp_worktrees(&mut projects);
         projects
     }
 
@@ -275,9 +276,12 @@ impl Engine {
         let p = self.find_project(reference)?;
         self.store.set_project_modes(&p.id, access, exec).map_err(store_failure)?;
         self.after_change("project.set-modes", Some(&p.id));
-        let now = self.find_project(p.id.as_str())?;
-        if now.exec == ExecMode::Off {
-            self.jobs.kill_project(p.id.as_str());
+        // Its worktree projects follow it down (`clamp_worktrees`), their jobs too.
+        for now in self.projects()? {
+            let mine = now.id == p.id || now.worktree_of.as_ref() == Some(&p.id);
+            if mine && now.exec == ExecMode::Off {
+                self.jobs.kill_project(now.id.as_str());
+            }
         }
         self.find_project(p.id.as_str())
     }
@@ -395,6 +399,28 @@ impl Engine {
         self.store.set_project_autorun(&p.id, rules.as_deref()).map_err(store_failure)?;
         self.after_change("project.autorun", Some(&p.id));
         self.find_project(p.id.as_str())
+    }
+}
+
+/// A worktree project never allows more than its parent does now: its modes as stored (the
+/// parent's when it was made) are narrowed to the parent's current ones wherever it is read.
+fn clamp_worktrees(projects: &mut [Project]) {
+    let parents: Vec<(ProjectId, AccessMode, ExecMode)> =
+        projects.iter().map(|p| (p.id.clone(), p.access, p.exec)).collect();
+    for p in projects.iter_mut() {
+        let Some(parent) = &p.worktree_of else { continue };
+        match parents.iter().find(|(id, _, _)| id == parent) {
+            Some((_, access, exec)) => {
+                if *access == AccessMode::ReadOnly {
+                    p.access = AccessMode::ReadOnly;
+                }
+                p.exec = p.exec.min(*exec);
+            }
+            None => {
+                p.access = AccessMode::ReadOnly;
+                p.exec = ExecMode::Off;
+            }
+        }
     }
 }
 

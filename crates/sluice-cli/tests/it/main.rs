@@ -41,3 +41,4 @@ mod resilience;
 mod sandbox;
 mod slow;
 mod tasks;
+mod worktrees;
