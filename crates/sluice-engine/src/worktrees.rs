@@ -175,10 +175,10 @@ impl Engine {
 
     /// Removes a worktree project: its jobs are stopped, the clean worktree goes (`git worktree
     /// remove`; the branch stays), and the project is unauthorized. `strict` (a tool) refuses
-    /// a worktree that is gone or no longer verifies; otherwise (the user) only the
-    /// authorization goes then, and the folder is left as it is.
+    /// a worktree that is gone, no longer verifies or whose parent is unavailable; otherwise
+    /// (the user) only the authorization goes then, and the folder is left as it is. A
+    /// worktree with uncommitted changes is refused either way.
     pub fn remove_worktree(&self, project: &Project, strict: bool) -> Result<(), Failure> {
-        let present = std::fs::symlink_metadata(&project.root).is_ok();
         match self.worktree_repos(project) {
             Ok((repo, worktree)) => {
                 sluice_git::require_clean_worktree(&worktree).map_err(git_failure)?;
@@ -190,9 +190,7 @@ impl Engine {
                     .exclusive(|| sluice_git::remove_worktree(&repo, &worktree))
                     .map_err(git_failure)?;
             }
-            Err(f) if strict || (present && f.code != ErrorCode::NotAGitRepository) => {
-                return Err(f);
-            }
+            Err(f) if strict => return Err(f),
             Err(f) => {
                 tracing::warn!(project = %project.id, why = %f.message, "unauthorizing a worktree project without removing its folder");
             }
