@@ -140,13 +140,14 @@ impl Engine {
         }
     }
 
-    /// The worktree project `name` of `parent`.
+    /// The worktree project `name` of `parent` (by its folder, so renaming either project
+    /// does not lose it).
     pub fn worktree_project(&self, parent: &ProjectHandle, name: &str) -> Result<Project, Failure> {
-        let wanted = format!("{}@{}", parent.name, name);
+        let folder = worktree_folder(parent.workspace.root().path(), name);
         self.projects()?
             .into_iter()
             .find(|p| {
-                p.worktree_of.as_ref() == Some(&parent.id) && p.name.eq_ignore_ascii_case(&wanted)
+                p.worktree_of.as_ref() == Some(&parent.id) && Some(&p.root) == folder.as_ref()
             })
             .ok_or_else(|| {
                 Failure::new(
