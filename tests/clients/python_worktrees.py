@@ -118,6 +118,9 @@ async def main():
     check(not os.path.exists(os.path.join(os.path.dirname(repo),
                                           os.path.basename(repo) + ".worktrees", "two")),
           "the folder is gone")
+    check(not os.path.exists(os.path.join(os.path.dirname(repo),
+                                          os.path.basename(repo) + ".worktrees")),
+          "the folder of worktrees goes with the last one")
     check("two" in plain_git(repo, "branch", "--list", "two"), "branch two stays")
     print(f"OK {common.no_canary_anywhere()} checks")
 

@@ -116,7 +116,11 @@ impl Engine {
                 ));
             }
         };
-        if let Err(e) = sluice_git::add_worktree(&repo, &root, new.branch, new.create_branch) {
+        // Under the project's change lock, as its other git writes are.
+        let mutations = self.mutations(parent)?;
+        let added = mutations
+            .exclusive(|| sluice_git::add_worktree(&repo, &root, new.branch, new.create_branch));
+        if let Err(e) = added {
             let _ = std::fs::remove_dir(&root);
             return Err(git_failure(e));
         }
@@ -134,7 +138,7 @@ impl Engine {
                 Ok(project)
             }
             Err(f) => {
-                sluice_git::discard_worktree(&repo, &root, created);
+                mutations.exclusive(|| sluice_git::discard_worktree(&repo, &root, created));
                 Err(f)
             }
         }
@@ -190,6 +194,10 @@ impl Engine {
                 mutations
                     .exclusive(|| sluice_git::remove_worktree(&repo, &worktree))
                     .map_err(git_failure)?;
+                // The folder of worktrees goes with its last one (it is left if anything is in it).
+                if let Some(container) = project.root.parent() {
+                    let _ = std::fs::remove_dir(container);
+                }
             }
             Err(f) if strict => return Err(f),
             Err(f) => {
