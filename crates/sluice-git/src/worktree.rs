@@ -60,20 +60,29 @@ pub fn add_worktree(
         }
         _ => {}
     }
-    if create_branch {
-        // A new branch starts at HEAD, which must be a commit.
-        write::commit_of(repo, "HEAD").map_err(|_| {
+    // A new branch starts at HEAD, which must be a commit.
+    let start = if create_branch {
+        Some(write::commit_of(repo, "HEAD").map_err(|_| {
             GitError::Refused("the repository has no commit yet to start a branch at".into())
-        })?;
-    }
+        })?)
+    } else {
+        None
+    };
     let mut inv = Invocation::for_write(repo, SMALL_CAP)?;
     inv.args(["worktree", "add", "--quiet"]);
-    if create_branch {
-        inv.args(["--no-track", "-b", branch, "--"]).arg(path).arg("HEAD");
-    } else {
-        inv.arg("--").arg(path).arg(branch);
+    match &start {
+        Some(start) => inv.args(["--no-track", "-b", branch, "--"]).arg(path).arg(start),
+        None => inv.arg("--").arg(path).arg(branch),
+    };
+    let added = inv.run().map(|_| ());
+    if added.is_err()
+        && let Some(start) = &start
+    {
+        // git may have made the branch before the checkout failed: nothing is left half done
+        // (it goes only if it is still where it was made).
+        let _ = write::move_ref(repo, &full, None, Some(start), "git_worktree (sluice): undo");
     }
-    inv.run().map(|_| ())
+    added
 }
 
 /// Refuses a worktree with uncommitted changes (tracked or untracked files), which removing

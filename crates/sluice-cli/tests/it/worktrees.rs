@@ -257,3 +257,32 @@ fn a_read_only_project_makes_no_worktree_and_a_worktree_never_exceeds_its_parent
     sb.ok(&["project", "remove", "demo"]);
     assert!(!sb.ok(&["project", "list"]).contains("demo@a"));
 }
+
+#[test]
+fn a_worktree_that_fails_verification_once_added_is_removed_again_with_its_branch() {
+    let sb = Sandbox::new();
+    sb.add_project_with(&["--access", "read-write"]);
+    // A job could have planted this: git's worktree records kept through a link, elsewhere.
+    let records = sb.root().join("records");
+    std::fs::create_dir_all(&records).unwrap();
+    std::os::unix::fs::symlink(&records, sb.project.join(".git/worktrees")).unwrap();
+    let token = sb.token("raw", &[]);
+    let server = sb.serve();
+    // git itself may balk at the link, or Sluice's check after it: refused either way.
+    let v = create(server.port, &token, "a");
+    let (out, failed) = crate::harness::result(&v);
+    assert!(failed, "{v}");
+    assert!(["git_failed", "not_a_git_repository"].contains(&out["code"].as_str().unwrap()), "{v}");
+    assert!(!v.to_string().contains(sb.root().to_str().unwrap()), "{v}");
+    server.stop();
+    // Nothing half done: no folder, no record, no branch, no project.
+    assert!(!sb.root().join("proj.worktrees/a").exists());
+    assert_eq!(std::fs::read_dir(&records).unwrap().count(), 0);
+    let branches = std::process::Command::new("git")
+        .current_dir(&sb.project)
+        .args(["branch", "--list", "a"])
+        .output()
+        .unwrap();
+    assert!(branches.stdout.is_empty(), "{}", String::from_utf8_lossy(&branches.stdout));
+    assert!(!sb.ok(&["project", "list"]).contains("demo@a"));
+}
