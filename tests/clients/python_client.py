@@ -31,7 +31,7 @@ READ_TOOLS = {
 }
 WRITE_TOOLS = {
     "write_file", "edit_file", "apply_patch", "move_path", "create_directory", "delete_path",
-    "restore", "git_commit", "git_branch", "git_tag", "git_switch", "git_stash",
+    "restore", "git_commit", "git_branch", "git_tag", "git_switch", "git_stash", "git_worktree",
     "create_checkpoint", "restore_checkpoint",
 }
 # Execution: starting and cancelling change things; looking at jobs does not.

@@ -26,7 +26,7 @@ REVIEW_TOOLS = {
 EDIT_TOOLS = {
     "write_file", "edit_file", "apply_patch", "move_path", "create_directory", "delete_path",
     "restore", "list_backups", "git_commit", "git_branch", "git_tag", "git_switch", "git_stash",
-    "create_checkpoint", "list_checkpoints", "restore_checkpoint",
+    "create_checkpoint", "list_checkpoints", "restore_checkpoint", "git_worktree",
 }
 AGENT_TOOLS = {
     "run_command", "run_tests", "run_build", "start_job", "job_status", "job_logs", "cancel_job",

@@ -3,6 +3,7 @@
 //! the audit log records it ([`RequestAudit`]).
 
 use sluice_core::{Profile, ProjectId, SelfLimit, TokenId};
+use sluice_store::Project;
 
 use crate::{AuditOutcome, Durability};
 
@@ -81,7 +82,11 @@ impl Caller {
         self.profile >= Profile::Agent
     }
 
-    pub(crate) fn sees(&self, project: &ProjectId) -> bool {
-        self.scope.as_ref().is_none_or(|s| s.contains(project))
+    /// Whether this caller sees `project`: the one place scope is applied. A worktree project
+    /// is seen exactly when its parent is (a scoped token inherits it through `worktree_of`).
+    pub(crate) fn sees(&self, project: &Project) -> bool {
+        self.scope.as_ref().is_none_or(|s| {
+            s.contains(&project.id) || project.worktree_of.as_ref().is_some_and(|p| s.contains(p))
+        })
     }
 }

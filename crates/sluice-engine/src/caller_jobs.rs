@@ -17,7 +17,7 @@ impl Engine {
             Err(_) => self.stored_job(id).ok_or_else(not_found)?,
         };
         match ProjectId::parse(&status.project) {
-            Some(p) if caller.sees(&p) && self.find_project(p.as_str()).is_ok() => Ok(status),
+            Some(p) if self.find_project(p.as_str()).is_ok_and(|p| caller.sees(&p)) => Ok(status),
             _ => Err(not_found()),
         }
     }

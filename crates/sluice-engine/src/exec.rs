@@ -370,7 +370,7 @@ impl Engine {
             command: verdict.resolved.clone(),
             sandbox: Sandbox {
                 project_root: root,
-                state_dir: self.data_dir.join("projects").join(handle.id.as_str()).join("exec"),
+                state_dir: self.state_dir(&handle.id).join("exec"),
                 hidden: vec![self.data_dir.clone()],
                 network: match network.mode {
                     NetworkMode::Off => Network::Off,

@@ -27,6 +27,7 @@ pub mod shutdown;
 mod tasks;
 mod tokens;
 mod watch;
+mod worktrees;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -56,6 +57,7 @@ use projects::find_for;
 pub use projects::{default_autorun_rules, default_shield_patterns};
 pub use sluice_exec::{JobLimits, LandlockReport, guarantees};
 pub use tasks::{TASK_LOST_REASON, TASK_TTL};
+pub use worktrees::{NewWorktree, WorktreeRemoval};
 /// What jobs see and never see (for `sluice doctor` and the Settings view).
 pub mod job_view {
     pub use sluice_exec::egress::{DEFAULT_REGISTRIES, HostList};
@@ -131,12 +133,18 @@ pub struct ProjectHandle {
     /// are narrowed to read-only and off whatever the project allows.
     pub self_limited: bool,
     pub workspace: Arc<Workspace>,
+    /// A worktree project's parent root: its repository opens only as that worktree.
+    pub parent_root: Option<PathBuf>,
 }
 
 impl ProjectHandle {
     /// Opens the project's git repository (the project root must be the repository root).
     pub fn repo(&self) -> Result<sluice_git::Repo, sluice_git::GitError> {
-        sluice_git::Repo::open(self.workspace.root().path())
+        let root = self.workspace.root().path();
+        match &self.parent_root {
+            Some(parent) => sluice_git::Repo::open_worktree(root, parent),
+            None => sluice_git::Repo::open(root),
+        }
     }
 
     /// Whether the sensitive-file shield hides `path` (project-relative). Unparseable paths are
@@ -356,19 +364,13 @@ impl Engine {
         self.mutations_for(&project)
     }
 
-    /// The record of a project's git writes, which `restore` undoes by operation id.
-    pub fn git_journal(&self, handle: &ProjectHandle) -> sluice_git::GitJournal {
-        sluice_git::GitJournal::open(&self.data_dir.join("projects").join(handle.id.as_str()))
-    }
-
     pub(crate) fn mutations_for(&self, project: &Project) -> Result<Arc<Mutations>, Failure> {
         let mut cache = lock(&self.mutations);
         if let Some(m) = cache.get(&project.id) {
             return Ok(m.clone());
         }
         let workspace = self.workspace(project)?;
-        let state_dir = self.data_dir.join("projects").join(project.id.as_str());
-        let m = Mutations::open(workspace, &state_dir, BackupLimits::default()).map_err(|e| {
+        let m = Mutations::open(workspace, &self.state_dir(&project.id), BackupLimits::default()).map_err(|e| {
             tracing::error!(project = %project.id, err = %e, "cannot open the change manager");
             Failure::internal()
         })?;

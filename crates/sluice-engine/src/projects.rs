@@ -55,6 +55,7 @@ impl Engine {
                     .to_owned(),
             );
         }
+        clamp_worktrees(&mut projects);
         projects
     }
 
@@ -64,7 +65,7 @@ impl Engine {
         cache
             .projects
             .iter()
-            .filter(|p| caller.sees(&p.id))
+            .filter(|p| caller.sees(p))
             .map(|p| {
                 let (status, reason) = status_of(&p.state);
                 // A token that limited itself sees what it may still do.
@@ -137,6 +138,7 @@ impl Engine {
                 format!("project {:?} is unavailable: {reason}", project.name),
             ));
         }
+        let parent_root = self.parent_root(&project)?;
         let workspace = self.workspace(&project)?;
         let self_limited = caller.limit.is_some();
         Ok(ProjectHandle {
@@ -153,6 +155,7 @@ impl Engine {
             git_emails: project.git_emails,
             self_limited,
             workspace,
+            parent_root,
         })
     }
 
@@ -224,6 +227,17 @@ impl Engine {
         Ok(self.refresh()?.projects.clone())
     }
 
+    /// The project's folder in Sluice's data folder: its backups, journal, checkpoints and the
+    /// records of its git writes.
+    pub(crate) fn state_dir(&self, id: &ProjectId) -> PathBuf {
+        self.data_dir.join("projects").join(id.as_str())
+    }
+
+    /// The record of a project's git writes, which `restore` undoes by operation id.
+    pub fn git_journal(&self, handle: &ProjectHandle) -> sluice_git::GitJournal {
+        sluice_git::GitJournal::open(&self.state_dir(&handle.id))
+    }
+
     pub fn find_project(&self, reference: &str) -> Result<Project, Failure> {
         let cache = self.refresh()?;
         find(&cache.projects, reference).cloned().ok_or_else(|| {
@@ -273,9 +287,12 @@ impl Engine {
         let p = self.find_project(reference)?;
         self.store.set_project_modes(&p.id, access, exec).map_err(store_failure)?;
         self.after_change("project.set-modes", Some(&p.id));
-        let now = self.find_project(p.id.as_str())?;
-        if now.exec == ExecMode::Off {
-            self.jobs.kill_project(p.id.as_str());
+        // Its worktree projects follow it down (`clamp_worktrees`), their jobs too.
+        for now in self.projects()? {
+            let mine = now.id == p.id || now.worktree_of.as_ref() == Some(&p.id);
+            if mine && now.exec == ExecMode::Off {
+                self.jobs.kill_project(now.id.as_str());
+            }
         }
         self.find_project(p.id.as_str())
     }
@@ -341,11 +358,26 @@ impl Engine {
         self.find_project(p.id.as_str())
     }
 
+    /// Unauthorizes a project. A worktree project's worktree goes too ([`Engine::remove_worktree`]);
+    /// a parent's worktree projects are unauthorized with it (their folders stay).
     pub fn remove_project(&self, reference: &str) -> Result<Project, Failure> {
         let p = self.find_project(reference)?;
+        if p.worktree_of.is_some() {
+            self.remove_worktree(&p, false)?;
+            return Ok(p);
+        }
+        let children: Vec<ProjectId> = (self.projects()?.into_iter())
+            .filter(|c| c.worktree_of.as_ref() == Some(&p.id))
+            .map(|c| c.id)
+            .collect();
         self.store.delete_project(&p.id).map_err(store_failure)?;
         self.after_change("project.remove", Some(&p.id));
         self.jobs.kill_project(p.id.as_str());
+        for child in &children {
+            lock(&self.workspaces).remove(child);
+            lock(&self.mutations).remove(child);
+            self.jobs.kill_project(child.as_str());
+        }
         Ok(p)
     }
 
@@ -378,6 +410,28 @@ impl Engine {
         self.store.set_project_autorun(&p.id, rules.as_deref()).map_err(store_failure)?;
         self.after_change("project.autorun", Some(&p.id));
         self.find_project(p.id.as_str())
+    }
+}
+
+/// A worktree project never allows more than its parent does now: its modes as stored (the
+/// parent's when it was made) are narrowed to the parent's current ones wherever it is read.
+fn clamp_worktrees(projects: &mut [Project]) {
+    let parents: Vec<(ProjectId, AccessMode, ExecMode)> =
+        projects.iter().map(|p| (p.id.clone(), p.access, p.exec)).collect();
+    for p in projects.iter_mut() {
+        let Some(parent) = &p.worktree_of else { continue };
+        match parents.iter().find(|(id, _, _)| id == parent) {
+            Some((_, access, exec)) => {
+                if *access == AccessMode::ReadOnly {
+                    p.access = AccessMode::ReadOnly;
+                }
+                p.exec = p.exec.min(*exec);
+            }
+            None => {
+                p.access = AccessMode::ReadOnly;
+                p.exec = ExecMode::Off;
+            }
+        }
     }
 }
 
@@ -463,7 +517,7 @@ fn exec_for(caller: &Caller, exec: ExecMode) -> ExecMode {
 }
 
 pub(crate) fn find_for(cache: &Cache, caller: &Caller, reference: &str) -> Option<Project> {
-    find(&cache.projects, reference).filter(|p| caller.sees(&p.id)).cloned()
+    find(&cache.projects, reference).filter(|p| caller.sees(p)).cloned()
 }
 
 /// Why the project's root is no longer the folder the user authorized, if it is not.

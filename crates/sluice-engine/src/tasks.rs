@@ -59,7 +59,7 @@ impl Engine {
         let visible = task.token_id == caller.token_id.as_str()
             && task.created_ms.saturating_add(task.ttl_ms) >= sluice_store::now_ms()
             && ProjectId::parse(&task.project_id)
-                .is_some_and(|p| caller.sees(&p) && self.find_project(p.as_str()).is_ok());
+                .is_some_and(|p| self.find_project(p.as_str()).is_ok_and(|p| caller.sees(&p)));
         if visible { Ok(task) } else { Err(not_found()) }
     }
 

@@ -382,9 +382,11 @@ fn run(inv: &Invocation<'_>) -> Result<Output, GitError> {
                 .env("GIT_CONFIG_GLOBAL", NULL_DEVICE);
         }
     }
-    cmd.env("GIT_DIR", inv.repo.git_dir())
-        .env("GIT_WORK_TREE", inv.repo.root())
-        .env("GIT_CONFIG_NOSYSTEM", "1")
+    cmd.env("GIT_DIR", inv.repo.git_dir()).env("GIT_WORK_TREE", inv.repo.root());
+    if let Some(common) = inv.repo.common_dir() {
+        cmd.env("GIT_COMMON_DIR", common);
+    }
+    cmd.env("GIT_CONFIG_NOSYSTEM", "1")
         .env("GIT_ATTR_NOSYSTEM", "1")
         .env("GIT_TERMINAL_PROMPT", "0")
         .env("GIT_LITERAL_PATHSPECS", "1")

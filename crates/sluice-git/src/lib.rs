@@ -1,7 +1,9 @@
 //! Git for Sluice's MCP tools: `git_status`, `git_diff`, `git_log`, `git_show` and `git_refs`
 //! read; `git_commit`, `git_branch`, `git_tag`, `git_switch` and `git_stash` write
 //! ([`write`](crate::write): planned, approved, then run with compare-and-swap, and undone by
-//! operation id through [`undo`](crate::undo)). Push and fetch are not offered.
+//! operation id through [`undo`](crate::undo)). Push and fetch are not offered. Linked
+//! worktrees are made and removed by [`worktree`](crate::worktree), and opened only when they
+//! are the ones Sluice made ([`Repo::open_worktree`]).
 //!
 //! git runs as the system CLI, hardened so that no repository-controlled program ever runs
 //! (hooks, fsmonitor, pagers, external diff, textconv, filters, signature programs,
@@ -31,6 +33,7 @@ mod status;
 mod switch;
 mod undo;
 mod validate;
+mod worktree;
 mod write;
 
 pub use commit::{GitCommitArgs, plan_commit};
@@ -49,4 +52,7 @@ pub use sluice_core::GitEmails;
 pub use status::{GitStatusArgs, GitStatusOutput, StatusEntry, status};
 pub use switch::{GitStashArgs, GitSwitchArgs, StashOp, plan_stash, plan_switch};
 pub use undo::{GitJournal, execute, is_git_operation, plan_undo};
+pub use worktree::{
+    add_worktree, discard_worktree, remove_worktree, require_clean_worktree, worktree_name,
+};
 pub use write::{GitPlan, GitWriteOutput};

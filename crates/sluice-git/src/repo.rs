@@ -11,6 +11,9 @@ use crate::{GitError, exec};
 pub struct Repo {
     root: PathBuf,
     git_dir: PathBuf,
+    /// A worktree Sluice made: its parent's `.git`, verified at open ([`Repo::open_worktree`]),
+    /// handed to git as `GIT_COMMON_DIR` so git never follows the `commondir` file itself.
+    common_dir: Option<PathBuf>,
 }
 
 impl fmt::Debug for Repo {
@@ -68,16 +71,91 @@ impl Repo {
             return not_repo(why);
         }
         exec::tool()?;
-        Ok(Repo { root: project_root.to_path_buf(), git_dir })
+        Ok(Repo { root: project_root.to_path_buf(), git_dir, common_dir: None })
+    }
+
+    /// Opens a linked worktree Sluice made of the repository at `parent_root` (a registered
+    /// worktree project), and no other: the parent must pass [`Repo::open`]; `<root>/.git`
+    /// must be a regular file holding `gitdir: <P>/.git/worktrees/<id>` with no link on the
+    /// way; that folder's `commondir` must lead back to the parent's `.git` and its `gitdir`
+    /// file to `<root>/.git`. Anything else — a `.git` file rewritten to point at another
+    /// repository, a worktree of another repository — is refused as [`Repo::open`] refuses
+    /// every `.git` file.
+    pub fn open_worktree(project_root: &Path, parent_root: &Path) -> Result<Repo, GitError> {
+        let refused = || {
+            GitError::NotAGitRepository(
+                "refused: the project's .git file does not lead to the worktree Sluice made of                  its parent project's repository (it was changed, or the worktree was not made                  by Sluice)"
+                    .to_owned(),
+            )
+        };
+        if !project_root.is_absolute() {
+            return Err(GitError::invalid("the project root must be an absolute path"));
+        }
+        let parent = Repo::open(parent_root)?;
+        let common = std::fs::canonicalize(&parent.git_dir).map_err(|_| refused())?;
+        if common != parent.git_dir {
+            return Err(refused());
+        }
+        let root = std::fs::canonicalize(project_root).map_err(|_| refused())?;
+        if root != project_root {
+            return Err(refused());
+        }
+        let dot_git = root.join(".git");
+        let pointer = read_small_file(&dot_git).ok_or_else(refused)?;
+        let gitdir = pointer
+            .strip_prefix("gitdir: ")
+            .map(|p| p.trim_end_matches(['\n', '\r']))
+            .filter(|p| !p.is_empty() && !p.contains(['\n', '\r']))
+            .ok_or_else(refused)?;
+        // git writes the path absolute, or relative to the worktree with
+        // `worktree.useRelativePaths`; either way it must already be canonical.
+        let written = root.join(gitdir);
+        let git_dir = std::fs::canonicalize(&written).map_err(|_| refused())?;
+        let lexical: PathBuf = written.components().collect();
+        if git_dir != lexical || git_dir.parent() != Some(&common.join("worktrees")) {
+            return Err(refused());
+        }
+        match std::fs::symlink_metadata(&git_dir) {
+            Ok(m) if m.is_dir() => {}
+            _ => return Err(refused()),
+        }
+        let commondir = read_small_file(&git_dir.join("commondir")).ok_or_else(refused)?;
+        let commondir = git_dir.join(commondir.trim_end_matches(['\n', '\r']));
+        if std::fs::canonicalize(commondir).ok().as_ref() != Some(&common) {
+            return Err(refused());
+        }
+        let back = read_small_file(&git_dir.join("gitdir")).ok_or_else(refused)?;
+        let back = git_dir.join(back.trim_end_matches(['\n', '\r']));
+        if std::fs::canonicalize(back).ok().as_ref() != Some(&dot_git) {
+            return Err(refused());
+        }
+        Ok(Repo { root, git_dir, common_dir: Some(common) })
     }
 
     pub(crate) fn root(&self) -> &Path {
         &self.root
     }
 
+    /// The repository's git directory: `.git`, or a worktree's own folder in its parent's
+    /// `.git/worktrees` (its HEAD and index).
     pub(crate) fn git_dir(&self) -> &Path {
         &self.git_dir
     }
+
+    /// The verified parent `.git` of a worktree Sluice made.
+    pub(crate) fn common_dir(&self) -> Option<&Path> {
+        self.common_dir.as_deref()
+    }
+}
+
+/// A small regular file (not a link) as text, or `None`: a `.git` file and a worktree's
+/// `commondir` and `gitdir` hold one path each.
+fn read_small_file(path: &Path) -> Option<String> {
+    let meta = std::fs::symlink_metadata(path).ok()?;
+    if !meta.is_file() || meta.len() > 4096 {
+        return None;
+    }
+    String::from_utf8(std::fs::read(path).ok()?).ok()
 }
 
 /// Whether the object store is the repository's own. Git reads objects wherever the store

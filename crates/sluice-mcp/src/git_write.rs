@@ -119,7 +119,7 @@ impl SluiceServer {
 }
 
 /// Refuses a project (or a token) that may not change anything.
-fn writable(handle: ProjectHandle) -> Result<ProjectHandle, Failure> {
+pub(crate) fn writable(handle: ProjectHandle) -> Result<ProjectHandle, Failure> {
     if handle.self_limited {
         return Err(Failure::new(ErrorCode::ReadOnlyProject, SELF_LIMITED));
     }

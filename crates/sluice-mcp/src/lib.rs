@@ -23,6 +23,7 @@ pub mod server;
 pub mod stdio;
 mod tasks;
 mod tunnel;
+mod worktree;
 mod write;
 
 pub use http::{BindError, bind, router, runtime, serve};

@@ -22,6 +22,8 @@ pub(crate) fn minimum(tool: &str) -> Option<Profile> {
         "git_commit" | "git_branch" | "git_tag" | "git_switch" | "git_stash" => Profile::Edit,
         // Checkpoints: taking and restoring one changes what the project can go back to.
         "create_checkpoint" | "list_checkpoints" | "restore_checkpoint" => Profile::Edit,
+        // A worktree is a new project made of the same repository, with its parent's modes.
+        "git_worktree" => Profile::Edit,
         // Commands and jobs.
         "run_command" | "run_tests" | "run_build" | "start_job" | "job_status" | "job_logs"
         | "cancel_job" | "list_jobs" => Profile::Agent,

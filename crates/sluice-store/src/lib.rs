@@ -35,6 +35,7 @@ mod sealed_table;
 pub mod secret;
 mod tasks;
 mod tokens;
+mod worktrees;
 
 pub use approvals::{ApprovalRecord, ApprovalState};
 pub use audit::{

@@ -28,7 +28,7 @@ const OAUTH_REQUESTS: SealedTable = SealedTable {
               expires_ms, decision, decided_ms",
     n_columns: 10,
     scope: false,
-    tail: None,
+    tails: &[],
 };
 
 /// The grant behind a remote token: which client it was issued to and for which resource.
@@ -38,7 +38,7 @@ const OAUTH_GRANTS: SealedTable = SealedTable {
     columns: "token_id, client_id, client_name, resource",
     n_columns: 4,
     scope: false,
-    tail: None,
+    tails: &[],
 };
 
 /// Registered clients kept; registering more drops the oldest that holds no grant.

@@ -73,6 +73,8 @@ pub struct Project {
     pub sandbox: SandboxSettings,
     /// Whether its git tools show the e-mail addresses of its history. Default: hidden.
     pub git_emails: GitEmails,
+    /// The project this one is a linked worktree of (made by Sluice's `git_worktree`).
+    pub worktree_of: Option<ProjectId>,
 }
 
 /// What [`Store::insert_project`] needs; the id and timestamps are assigned by the store.
@@ -95,10 +97,10 @@ pub struct ModeChange {
     pub exec_forced_off: bool,
 }
 
-const COLUMNS: &str = "id, name, root, access, exec, state, state_reason, shield_patterns, \
+pub(crate) const COLUMNS: &str = "id, name, root, access, exec, state, state_reason, shield_patterns, \
                        root_dev, root_ino, created_ms, updated_ms, ask_deletes, ask_writes, \
                        network_mode, autorun_rules, hide_paths, unhide_paths, grants, \
-                       sockets, require_full, git_emails";
+                       sockets, require_full, git_emails, worktree_of";
 
 const MAX_NAME_CHARS: usize = 80;
 
@@ -126,6 +128,7 @@ impl Store {
             network: None,
             sandbox: SandboxSettings::default(),
             git_emails: GitEmails::Hide,
+            worktree_of: None,
         };
 
         let (dev, ino) = fingerprint_columns(new.fingerprint);
@@ -382,23 +385,40 @@ impl Store {
         })
     }
 
-    /// Removes the project, its allow rules, and its place in every token scope (a token scoped
-    /// only to removed projects then sees nothing; it never widens to "all projects").
+    /// Removes the project (and the worktree projects made from it), their allow rules, and
+    /// their place in every token scope (a token scoped only to removed projects then sees
+    /// nothing; it never widens to "all projects").
     pub fn delete_project(&self, id: &ProjectId) -> Result<(), StoreError> {
         let key = self.sealing()?;
         let mut conn = self.conn();
         let tx = conn.transaction()?;
-        // The tokens whose scope loses this project: resealed after it, if they verified before
+        let children: Vec<String> = if self.schema >= crate::schema::WORKTREE_SCHEMA {
+            tx.prepare("SELECT id FROM projects WHERE worktree_of = ?1")?
+                .query_map([id.as_str()], |r| r.get(0))?
+                .collect::<Result<_, _>>()?
+        } else {
+            Vec::new()
+        };
+        let mut doomed = children.clone();
+        doomed.push(id.as_str().to_owned());
+        // The tokens whose scope loses these projects: resealed after, if they verified before
         // (one edited outside Sluice stays refused).
-        let scoped: Vec<String> = tx
-            .prepare("SELECT token_id FROM token_scopes WHERE project_id = ?1")?
-            .query_map([id.as_str()], |r| r.get(0))?
-            .collect::<Result<_, _>>()?;
         let mut reseal = Vec::new();
-        for token in scoped {
-            if key.map_or(Ok(false), |key| TOKENS.verify(&tx, key, &token))? {
-                reseal.push(token);
+        for project in &doomed {
+            let scoped: Vec<String> = tx
+                .prepare("SELECT token_id FROM token_scopes WHERE project_id = ?1")?
+                .query_map([project], |r| r.get(0))?
+                .collect::<Result<_, _>>()?;
+            for token in scoped {
+                if !reseal.contains(&token)
+                    && key.map_or(Ok(false), |key| TOKENS.verify(&tx, key, &token))?
+                {
+                    reseal.push(token);
+                }
             }
+        }
+        for child in &children {
+            tx.execute("DELETE FROM projects WHERE id = ?1", [child])?;
         }
         let n = tx.execute("DELETE FROM projects WHERE id = ?1", [id.as_str()])?;
         expect_one(n, id)?;
@@ -412,7 +432,7 @@ impl Store {
     }
 
     /// A project whose seal does not match is unavailable, whatever its row says.
-    fn mark_if_tampered(
+    pub(crate) fn mark_if_tampered(
         &self,
         conn: &rusqlite::Connection,
         project: &mut Project,
@@ -467,7 +487,7 @@ fn check_modes(access: AccessMode, exec: ExecMode) -> Result<(), StoreError> {
     Ok(())
 }
 
-fn validate_name(name: &str) -> Result<&str, StoreError> {
+pub(crate) fn validate_name(name: &str) -> Result<&str, StoreError> {
     let name = name.trim();
     if name.is_empty() {
         return Err(StoreError::Invalid("the project name is empty".into()));
@@ -489,7 +509,7 @@ fn validate_name(name: &str) -> Result<&str, StoreError> {
     Ok(name)
 }
 
-fn root_text(root: &Path) -> Result<&str, StoreError> {
+pub(crate) fn root_text(root: &Path) -> Result<&str, StoreError> {
     if !root.is_absolute() {
         return Err(StoreError::Invalid("the project root must be an absolute path".into()));
     }
@@ -498,14 +518,14 @@ fn root_text(root: &Path) -> Result<&str, StoreError> {
 }
 
 /// SQLite integers are signed: store the fingerprint's bits unchanged.
-fn fingerprint_columns(fp: Option<RootFingerprint>) -> (Option<i64>, Option<i64>) {
+pub(crate) fn fingerprint_columns(fp: Option<RootFingerprint>) -> (Option<i64>, Option<i64>) {
     match fp {
         Some(fp) => (Some(fp.dev as i64), Some(fp.ino as i64)),
         None => (None, None),
     }
 }
 
-fn project_conflict(err: rusqlite::Error, name: &str) -> StoreError {
+pub(crate) fn project_conflict(err: rusqlite::Error, name: &str) -> StoreError {
     match unique_violation(&err) {
         Some("projects.name") => {
             StoreError::Conflict(format!("a project named {name:?} already exists"))
@@ -529,7 +549,7 @@ pub(crate) fn decode_error(idx: usize, msg: String) -> rusqlite::Error {
     rusqlite::Error::FromSqlConversionFailure(idx, Type::Text, msg.into())
 }
 
-fn project_from_row(r: &Row<'_>) -> rusqlite::Result<Project> {
+pub(crate) fn project_from_row(r: &Row<'_>) -> rusqlite::Result<Project> {
     let id: String = r.get(0)?;
     let id = ProjectId::parse(&id).ok_or_else(|| decode_error(0, format!("bad id {id:?}")))?;
     let access: String = r.get(3)?;
@@ -595,5 +615,11 @@ fn project_from_row(r: &Row<'_>) -> rusqlite::Result<Project> {
         },
         sandbox,
         git_emails: r.get::<_, String>(21)?.parse().map_err(|e: String| decode_error(21, e))?,
+        worktree_of: match r.get::<_, Option<String>>(22)? {
+            None => None,
+            Some(id) => Some(
+                ProjectId::parse(&id).ok_or_else(|| decode_error(22, format!("bad id {id:?}")))?,
+            ),
+        },
     })
 }

@@ -391,21 +391,47 @@ fn v18(tx: &rusqlite::Transaction) -> rusqlite_migration::HookResult {
     Ok(())
 }
 
+/// Version 19: the project a project is a linked worktree of (Sluice made the worktree with
+/// `git_worktree` and authorized it), NULL for every other project. Sealed as the project seal's
+/// second tail, bound only when not NULL, so seals made before this step still verify and
+/// /// pointing a project at a parent outside Sluice breaks the seal. `Store::delete_project`
+/// removes a parent's worktree projects with it. Run by [`v19`], which adds the column only when
+/// it is missing (as [`v18`]).
+const V19: &str = r#"
+ALTER TABLE projects ADD COLUMN worktree_of TEXT REFERENCES projects (id);
+"#;
+
+/// The schema version that added each project's worktree parent.
+pub(crate) const WORKTREE_SCHEMA: usize = 19;
+
+fn v19(tx: &rusqlite::Transaction) -> rusqlite_migration::HookResult {
+    let present: bool = tx.query_row(
+        "SELECT EXISTS (SELECT 1 FROM pragma_table_info('projects') WHERE name = 'worktree_of')",
+        [],
+        |r| r.get(0),
+    )?;
+    if !present {
+        tx.execute_batch(V19)?;
+    }
+    Ok(())
+}
+
 /// Every migration, oldest first.
 pub(crate) fn migrations() -> Migrations<'static> {
     let steps = [V1, V2, V3, V4, V5, V6, V7, V8, V9, V10, V11, V12, V13, V14, V15];
     let mut all: Vec<M<'static>> = steps.iter().map(|sql| M::up(sql)).collect();
     all.push(M::up_with_hook("", v16));
     all.push(M::up_with_hook("", v17));
+    all.push(M::up_with_hook("", v18));
     #[cfg(debug_assertions)]
     if std::env::var_os("SLUICE_FAILPOINT_STALL_MIGRATION").is_some() {
         all.push(M::up_with_hook("", |tx: &rusqlite::Transaction| {
-            v18(tx)?;
+            v19(tx)?;
             stall_in_migration(tx)
         }));
         return Migrations::new(all);
     }
-    all.push(M::up_with_hook("", v18));
+    all.push(M::up_with_hook("", v19));
     Migrations::new(all)
 }
 
@@ -422,4 +448,4 @@ fn stall_in_migration(_tx: &rusqlite::Transaction) -> rusqlite_migration::HookRe
 }
 
 /// The schema version this build writes.
-pub(crate) const LATEST: usize = 18;
+pub(crate) const LATEST: usize = 19;

@@ -527,7 +527,7 @@ fn exists(conn: &Connection, table: &SealedTable, id: &str) -> Result<bool, Stor
     Ok(conn.query_row(&sql, [id], |r| r.get(0))?)
 }
 
-fn tampered_error(table: &SealedTable, id: &str) -> StoreError {
+pub(crate) fn tampered_error(table: &SealedTable, id: &str) -> StoreError {
     let what = match table.table {
         "projects" => "project",
         "tokens" => "token",

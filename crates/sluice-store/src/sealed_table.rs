@@ -18,28 +18,37 @@ pub(crate) struct SealedTable {
     pub n_columns: usize,
     /// Whether the token's scope rows are bound too.
     pub scope: bool,
-    /// A column added after sealing began, with its default: it is bound (with its name) only
-    /// when it holds something else, so rows sealed before it existed keep their seals without
-    /// being resealed — a reseal at the upgrade would bless a row edited before it — while any
-    /// change of it later breaks the seal. (A token's `profile`, `full` by default; a project's
-    /// `git_emails`, `hide` by default.)
-    pub tail: Option<(&'static str, &'static str)>,
+    /// Columns added after sealing began, in the order they were added, each with its default
+    /// (`None`: NULL): each is bound (with its name) only when it holds something else, so rows
+    /// sealed before it existed keep their seals without being resealed — a reseal at the
+    /// upgrade would bless a row edited before it — while any change of it later breaks the
+    /// seal. (A token's `profile`, `full` by default; a project's `git_emails`, `hide` by
+    /// default, and `worktree_of`, NULL by default.)
+    pub tails: &'static [(&'static str, Option<&'static str>)],
 }
 
-/// The seal of `row`: its first `n` columns, then the tail column (at index `n`) when it is
-/// not its default.
+/// Whether a tail column holds its default.
+fn is_default(value: ValueRef<'_>, default: Option<&str>) -> bool {
+    match default {
+        None => matches!(value, ValueRef::Null),
+        Some(default) => value.as_str().ok() == Some(default),
+    }
+}
+
+/// The seal of `row`: its first `n` columns, then each tail column (from index `n`) that is not
+/// its default.
 fn seal_of_row(
     key: &[u8; 32],
     table: &str,
     row: &Row<'_>,
     n: usize,
-    tail: Option<(&str, &str)>,
+    tails: &[(&str, Option<&str>)],
     extra: &[&str],
 ) -> rusqlite::Result<[u8; 32]> {
     let mut values = (0..n).map(|i| row.get_ref(i)).collect::<rusqlite::Result<Vec<_>>>()?;
-    if let Some((name, default)) = tail {
-        let value = row.get_ref(n)?;
-        if value.as_str().ok() != Some(default) {
+    for (i, (name, default)) in tails.iter().enumerate() {
+        let value = row.get_ref(n + i)?;
+        if !is_default(value, *default) {
             values.push(ValueRef::Text(name.as_bytes()));
             values.push(value);
         }
@@ -48,17 +57,19 @@ fn seal_of_row(
 }
 
 impl SealedTable {
-    /// The columns a seal is computed from, the tail last.
+    /// The columns a seal is computed from, the tails last.
     fn selected(&self) -> String {
-        match self.tail {
-            Some((tail, _)) => format!("{}, {tail}", self.columns),
-            None => self.columns.to_owned(),
+        let mut columns = self.columns.to_owned();
+        for (tail, _) in self.tails {
+            columns.push_str(", ");
+            columns.push_str(tail);
         }
+        columns
     }
 
     /// The index of the `seal` column after [`SealedTable::selected`].
     fn seal_index(&self) -> usize {
-        self.n_columns + usize::from(self.tail.is_some())
+        self.n_columns + self.tails.len()
     }
 
     /// The seal `row` (its first `n_columns` columns, then the tail) should carry.
@@ -75,7 +86,7 @@ impl SealedTable {
             Vec::new()
         };
         let scope: Vec<&str> = scope.iter().map(String::as_str).collect();
-        Ok(seal_of_row(key, self.table, row, self.n_columns, self.tail, &scope)?)
+        Ok(seal_of_row(key, self.table, row, self.n_columns, self.tails, &scope)?)
     }
 
     /// Whether the row `id` carries the seal it should (false when it is missing).
@@ -167,7 +178,7 @@ fn scope_of(conn: &Connection, token: &str) -> Result<Vec<String>, StoreError> {
 }
 
 /// The project rows: every column but `updated_ms` (the root, the modes, the lists, the state),
-/// and their git e-mail setting (schema 18).
+/// their git e-mail setting (schema 18) and the project they are a worktree of (schema 19).
 pub(crate) const PROJECTS: SealedTable = SealedTable {
     table: "projects",
     id: "id",
@@ -176,7 +187,7 @@ pub(crate) const PROJECTS: SealedTable = SealedTable {
               hide_paths, unhide_paths, grants, sockets, require_full, network",
     n_columns: 21,
     scope: false,
-    tail: Some(("git_emails", "hide")),
+    tails: &[("git_emails", Some("hide")), ("worktree_of", None)],
 };
 
 /// The allow rules: the whole rule.
@@ -186,7 +197,7 @@ pub(crate) const RULES: SealedTable = SealedTable {
     columns: "id, project_id, argv, created_ms, cwd, env, content, added_from, asked_by",
     n_columns: 9,
     scope: false,
-    tail: None,
+    tails: &[],
 };
 
 /// The tokens: all but `last_used_ms` (written on use), their profile (schema 16) and their
@@ -198,5 +209,5 @@ pub(crate) const TOKENS: SealedTable = SealedTable {
               self_limited_ms",
     n_columns: 9,
     scope: true,
-    tail: Some(("profile", "full")),
+    tails: &[("profile", Some("full"))],
 };

@@ -74,7 +74,8 @@ pub enum ProjectCmd {
         #[arg(long, value_parser = parse_ask)]
         writes: Option<bool>,
     },
-    /// Remove a project's authorization (its files are untouched).
+    /// Remove a project's authorization (its files are untouched; a worktree project made by
+    /// git_worktree goes with its clean worktree, keeping the branch).
     Remove {
         project: String,
     },
@@ -219,6 +220,8 @@ struct ProjectJson<'a> {
     /// Whether the git tools show e-mail addresses: `show` or `hide`.
     git_emails: &'static str,
     status: String,
+    /// The project this one is a worktree of (its name), if it is one.
+    worktree_of: Option<String>,
 }
 
 /// `sluice project show --json`.
@@ -232,6 +235,7 @@ struct ProjectShowJson<'a> {
     network: &'static str,
     git_emails: &'static str,
     status: String,
+    worktree_of: Option<String>,
     sandbox: SandboxJson<'a>,
 }
 
@@ -277,6 +281,23 @@ fn print_project(p: &Project) {
     outln!("  writes:    {}", ask(p.ask_writes));
     outln!("  git e-mails: {}", git_emails_text(p.git_emails));
     outln!("  status:    {}", state_text(&p.state));
+}
+
+/// The name of the project `p` is a worktree of, if it is one.
+fn parent_name(projects: &[Project], p: &Project) -> Option<String> {
+    let parent = p.worktree_of.as_ref()?;
+    Some(
+        projects
+            .iter()
+            .find(|q| &q.id == parent)
+            .map_or_else(|| parent.to_string(), |q| q.name.clone()),
+    )
+}
+
+fn print_parent(parent: Option<String>) {
+    if let Some(parent) = parent {
+        outln!("  worktree of {parent}");
+    }
 }
 
 fn git_emails_text(emails: GitEmails) -> &'static str {
@@ -395,6 +416,7 @@ pub fn project(engine: Engine, cmd: ProjectCmd) -> Result<()> {
                         network_setting: p.network.map_or("default", NetworkMode::as_str),
                         git_emails: p.git_emails.as_str(),
                         status: state_text(&p.state),
+                        worktree_of: parent_name(&projects, p),
                     })
                     .collect();
                 print_json(&list)?;
@@ -403,6 +425,7 @@ pub fn project(engine: Engine, cmd: ProjectCmd) -> Result<()> {
             } else {
                 for p in &projects {
                     print_project(p);
+                    print_parent(parent_name(&projects, p));
                 }
             }
         }
@@ -445,7 +468,11 @@ pub fn project(engine: Engine, cmd: ProjectCmd) -> Result<()> {
         }
         ProjectCmd::Remove { project } => {
             let p = engine.remove_project(&project).map_err(fail)?;
-            outln!("Removed {} ({}); its files are untouched.", p.name, p.id);
+            if p.worktree_of.is_some() {
+                outln!("Removed worktree project {} ({}); its branch stays.", p.name, p.id);
+            } else {
+                outln!("Removed {} ({}); its files are untouched.", p.name, p.id);
+            }
         }
         ProjectCmd::Shield { project, add, remove, reset } => {
             let p = engine.find_project(&project).map_err(fail)?;
@@ -475,6 +502,7 @@ pub fn project(engine: Engine, cmd: ProjectCmd) -> Result<()> {
         }
         ProjectCmd::Show { project, json } => {
             let p = engine.find_project(&project).map_err(fail)?;
+            let parent = parent_name(&engine.projects().map_err(fail)?, &p);
             if json {
                 print_json(&ProjectShowJson {
                     id: &p.id,
@@ -485,10 +513,12 @@ pub fn project(engine: Engine, cmd: ProjectCmd) -> Result<()> {
                     network: NetworkSetting::of_project(&p).mode.as_str(),
                     git_emails: p.git_emails.as_str(),
                     status: state_text(&p.state),
+                    worktree_of: parent,
                     sandbox: SandboxJson::of(&engine, &p),
                 })?;
             } else {
                 print_project(&p);
+                print_parent(parent);
                 print_sandbox(&engine, &p, false);
             }
         }

@@ -44,3 +44,4 @@ mod resilience;
 mod sandbox;
 mod slow;
 mod tasks;
+mod worktrees;

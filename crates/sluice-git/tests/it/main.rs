@@ -8,4 +8,5 @@ mod open;
 mod schema;
 mod support;
 mod tools;
+mod worktrees;
 mod writes;

@@ -7,6 +7,7 @@ mod seal;
 mod secret;
 mod store;
 mod tokens;
+mod worktrees;
 
 use std::path::Path;
 
