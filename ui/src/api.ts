@@ -124,6 +124,12 @@ export const api = {
    * asks natively first. */
   setProjectGitEmails: (id: string, show: boolean) =>
     call("set_project_git_emails", { id, show }),
+  /** A project's checkpoints, newest first, and the space they take. */
+  listCheckpoints: (project: string) => call("list_checkpoints", { project }),
+  createCheckpoint: (project: string, name: string | null) =>
+    call("create_checkpoint", { project, name }),
+  /** Puts the project's files back as the checkpoint holds them; asks natively first. */
+  restoreCheckpoint: (project: string, id: string) => call("restore_checkpoint", { project, id }),
   /** The hosts of the "registries" network (`null`: the defaults); adding one asks natively. */
   setRegistries: (hosts: string[] | null) => call("set_registries", { hosts }),
   /** The clients Sluice can connect, with whether each is connected. */

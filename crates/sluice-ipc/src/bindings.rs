@@ -5,6 +5,7 @@
 
 use ts_rs::{Config, TS};
 
+use crate::checkpoints::*;
 use crate::connect::*;
 use crate::dto::*;
 use crate::jobs::*;
@@ -41,6 +42,9 @@ pub const COMMANDS: &[(&str, &str, &str)] = &[
     ("emergency_stop", "Record<string, never>", "StopResult"),
     ("set_project_network", "{ args: SetNetwork }", "ProjectDto"),
     ("set_project_git_emails", "{ id: string; show: boolean }", "ProjectDto"),
+    ("list_checkpoints", "{ project: string }", "CheckpointsDto"),
+    ("create_checkpoint", "{ project: string; name: string | null }", "CheckpointDto"),
+    ("restore_checkpoint", "{ project: string; id: string }", "RestoredDto"),
     ("set_registries", "{ hosts: string[] | null }", "RegistryDto[]"),
     ("list_clients", "Record<string, never>", "ClientDto[]"),
     ("connect_preview", "{ client: string }", "ConfigPreview"),
@@ -83,6 +87,9 @@ pub fn typescript() -> String {
         SandboxPathDto::decl(&cfg),
         SandboxDto::decl(&cfg),
         ProjectDto::decl(&cfg),
+        CheckpointDto::decl(&cfg),
+        CheckpointsDto::decl(&cfg),
+        RestoredDto::decl(&cfg),
         SetPolicy::decl(&cfg),
         SetNetwork::decl(&cfg),
         AddProject::decl(&cfg),

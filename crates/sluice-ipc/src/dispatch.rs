@@ -52,6 +52,10 @@ pub const AUTHORIZE_TITLE: &str = "Sluice — authorize a folder?";
 /// The title of the dialogs that confirm widening a project's access.
 pub const WIDEN_TITLE: &str = "Sluice — widen access?";
 
+/// The title of the dialog that confirms putting a project's files back as a checkpoint holds
+/// them.
+pub const RESTORE_TITLE: &str = "Sluice — restore a checkpoint?";
+
 /// The title of the dialogs that confirm exposing a store or a socket to a project's commands.
 pub const SANDBOX_TITLE: &str = "Sluice — expose to commands?";
 
@@ -152,6 +156,16 @@ pub fn call(api: &Api<'_>, cmd: &str, args: Value) -> Result<Value, IpcError> {
             let (id, show) = arg!(args, id: String, show: bool);
             api.ask(question::git_emails(e, &id, show)?)?;
             out(set_project_git_emails(e, &id, show))
+        }
+        "list_checkpoints" => out(list_checkpoints(e, &arg!(args, project: String))),
+        "create_checkpoint" => {
+            let (project, name) = arg!(args, project: String, name: Option<String>);
+            out(create_checkpoint(e, &project, name))
+        }
+        "restore_checkpoint" => {
+            let (project, id) = arg!(args, project: String, id: String);
+            api.ask(Some(question::restore_checkpoint(e, &project, &id)?))?;
+            out(restore_checkpoint(e, &project, &id))
         }
         "set_registries" => {
             let hosts = arg!(args, hosts: Option<Vec<String>>);

@@ -5,6 +5,7 @@
 //! DTOs are the wire format, not the engine's domain types: they carry what the window shows,
 //! with physical paths (the window is the local user's own) and never a token's hash.
 
+mod checkpoints;
 mod connect;
 pub mod dispatch;
 mod dto;
@@ -18,6 +19,7 @@ use std::time::Duration;
 use sluice_core::{ErrorCode, Failure, GitEmails, NetworkMode, Profile};
 use sluice_engine::{AuditFilter, Decision, Engine, EngineEvent, clients};
 
+pub use checkpoints::*;
 pub use connect::*;
 pub use dto::*;
 pub use jobs::*;

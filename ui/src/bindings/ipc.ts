@@ -225,6 +225,36 @@ sandbox: SandboxDto,
  */
 showGitEmails: boolean, createdMs: number, };
 
+export type CheckpointDto = { id: string, name: string | null, 
+/**
+ * When it was taken (RFC 3339, UTC).
+ */
+created: string, files: number, bytes: number, 
+/**
+ * What it added to the store (contents no earlier checkpoint held).
+ */
+addedBytes: number, 
+/**
+ * Taken by Sluice before a command ran; that command.
+ */
+beforeCommand: string | null, jobId: string | null, };
+
+export type CheckpointsDto = { checkpoints: Array<CheckpointDto>, 
+/**
+ * Bytes all of them take in Sluice's data folder (each content stored once).
+ */
+storedBytes: number, maxCheckpoints: number, maxBytes: number, };
+
+export type RestoredDto = { 
+/**
+ * `restore` undoes the restore by this id.
+ */
+operationId: string, 
+/**
+ * Files written back, deleted or given their mode again.
+ */
+files: number, };
+
 export type SetPolicy = { id: string, 
 /**
  * `null` keeps the current setting.
@@ -873,6 +903,9 @@ export type Commands = {
   emergency_stop: { args: Record<string, never>; result: StopResult };
   set_project_network: { args: { args: SetNetwork }; result: ProjectDto };
   set_project_git_emails: { args: { id: string; show: boolean }; result: ProjectDto };
+  list_checkpoints: { args: { project: string }; result: CheckpointsDto };
+  create_checkpoint: { args: { project: string; name: string | null }; result: CheckpointDto };
+  restore_checkpoint: { args: { project: string; id: string }; result: RestoredDto };
   set_registries: { args: { hosts: string[] | null }; result: RegistryDto[] };
   list_clients: { args: Record<string, never>; result: ClientDto[] };
   connect_preview: { args: { client: string }; result: ConfigPreview };

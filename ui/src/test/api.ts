@@ -53,6 +53,9 @@ export const api: Mocked = {
   emergencyStop: vi.fn(),
   setProjectNetwork: vi.fn(),
   setProjectGitEmails: vi.fn(),
+  listCheckpoints: vi.fn(),
+  createCheckpoint: vi.fn(),
+  restoreCheckpoint: vi.fn(),
   setRegistries: vi.fn(),
   listClients: vi.fn(),
   connectPreview: vi.fn(),
@@ -94,6 +97,12 @@ export function resetApi(): void {
   m.listTokens.mockResolvedValue([]);
   m.listApprovals.mockResolvedValue([]);
   m.listAllowRules.mockResolvedValue([]);
+  m.listCheckpoints.mockResolvedValue({
+    checkpoints: [],
+    storedBytes: 0,
+    maxCheckpoints: 50,
+    maxBytes: 2 * 1024 ** 3,
+  });
   m.listJobs.mockResolvedValue([]);
   m.listClients.mockResolvedValue([]);
   m.clientHealth.mockResolvedValue([]);

@@ -16,6 +16,7 @@ import type {
 } from "../bindings/ipc";
 import { AddField, ConfirmButton, ErrorLine, FormActions, Text, Time, errorMessage } from "../components";
 import { visible } from "../format";
+import { CheckpointsEditor } from "./Checkpoints";
 import { GitEmailsEditor } from "./GitEmails";
 import { SandboxEditor } from "./Sandbox";
 
@@ -291,6 +292,7 @@ function ProjectDetail({ project, onRemoved }: { project: ProjectDto; onRemoved:
         />
       )}
       <GitEmailsEditor project={project} onError={setError} />
+      <CheckpointsEditor project={project} onError={setError} />
       <ShieldEditor project={project} onError={setError} />
       <AutoRunEditor project={project} onError={setError} />
       <SandboxEditor project={project} onError={setError} />

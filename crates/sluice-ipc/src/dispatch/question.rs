@@ -6,7 +6,7 @@
 use sluice_core::{GitEmails, NetworkMode};
 use sluice_engine::Engine;
 
-use super::{AUTHORIZE_TITLE, Question, SANDBOX_TITLE, WIDEN_TITLE};
+use super::{AUTHORIZE_TITLE, Question, RESTORE_TITLE, SANDBOX_TITLE, WIDEN_TITLE};
 use crate::*;
 
 /// Before a folder is authorized: always asked.
@@ -160,6 +160,30 @@ pub(super) fn git_emails(e: &Engine, id: &str, show: bool) -> Res<Option<Questio
         visible(&project.name)
     );
     Ok(Some(Question { title: WIDEN_TITLE, text, yes: "Show addresses", no: "Keep hidden" }))
+}
+
+/// Before putting a project's files back as a checkpoint holds them: it overwrites and deletes
+/// what changed since (undoable, but the user should know what they are choosing).
+pub(super) fn restore_checkpoint(e: &Engine, project: &str, id: &str) -> Res<Question> {
+    let p = e.find_project(project)?;
+    let list = e.checkpoints(project)?;
+    let Some(c) = list.checkpoints.iter().find(|c| c.checkpoint_id == id) else {
+        return Err(Failure::new(ErrorCode::NotFound, format!("no checkpoint {id:?} in this project"))
+            .into());
+    };
+    let what = match (&c.name, &c.before_command) {
+        (Some(name), _) => format!("\"{}\"", visible(name)),
+        (None, Some(cmd)) => format!("the one taken before `{}`", visible(cmd)),
+        (None, None) => "this checkpoint".to_owned(),
+    };
+    let text = format!(
+        "Put the files of {} back as they were at {} ({what})?\n\nFiles changed since are \
+         overwritten and files created since are deleted; ignored files, .git and protected \
+         files are left alone. You can undo the restore afterwards.",
+        visible(&p.name),
+        c.created
+    );
+    Ok(Question { title: RESTORE_TITLE, text, yes: "Restore", no: "Keep the files" })
 }
 
 pub(super) fn registries(e: &Engine, hosts: Option<&[String]>) -> Res<Option<Question>> {
