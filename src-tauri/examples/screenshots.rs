@@ -225,6 +225,15 @@ async fn take_all(app: &Path, out: &Path, suffix: &str, env: &[(&str, &str)]) {
     s.wait_text(By::Css("[data-testid=job-ports]"), "http://127.0.0.1:").await;
     shot(&s, out, suffix, "jobs-server").await;
 
+    // The checkpoints Sluice took before each of those commands, under the project.
+    s.click(by_text("nav", "Projects")).await;
+    s.wait_view("projects").await;
+    s.click(By::XPath("//tr[@data-testid='project-row']//button[normalize-space()='web-shop']"))
+        .await;
+    let checkpoints = "fieldset[aria-label='Checkpoints']";
+    s.wait_text(By::Css(checkpoints), "before").await;
+    shot_at(&s, out, suffix, "projects-checkpoints", Some(checkpoints)).await;
+
     s.click(by_text("nav", "Activity")).await;
     s.wait_view("activity").await;
     s.wait_text(By::Css("[data-testid=chain-status]"), "Audit chain intact").await;
@@ -288,8 +297,18 @@ async fn approve_in_window(s: &Session, what: &str) {
 /// Saves the window as `<out>/<name>.png`, with the focus ring and the text cursor out of
 /// the picture.
 async fn shot(s: &Session, out: &Path, suffix: &str, name: &str) {
-    s.script("document.activeElement && document.activeElement.blur(); window.scrollTo(0, 0);")
-        .await;
+    shot_at(s, out, suffix, name, None).await;
+}
+
+/// [`shot`] with the element `css` selects scrolled into view (else the top of the view).
+async fn shot_at(s: &Session, out: &Path, suffix: &str, name: &str, css: Option<&str>) {
+    let scroll = match css {
+        Some(css) => {
+            format!("document.querySelector({css:?}).scrollIntoView({{block: 'center'}});")
+        }
+        None => "window.scrollTo(0, 0);".to_owned(),
+    };
+    s.script(&format!("document.activeElement && document.activeElement.blur(); {scroll}")).await;
     // Let live values (durations, the log) settle into one frame.
     tokio::time::sleep(Duration::from_millis(600)).await;
     let path = out.join(format!("{name}{suffix}.png"));

@@ -370,7 +370,8 @@ impl Engine {
             return Ok(m.clone());
         }
         let workspace = self.workspace(project)?;
-        let m = Mutations::open(workspace, &self.state_dir(&project.id), BackupLimits::default()).map_err(|e| {
+        let m = Mutations::open(workspace, &self.state_dir(&project.id), BackupLimits::default())
+            .map_err(|e| {
             tracing::error!(project = %project.id, err = %e, "cannot open the change manager");
             Failure::internal()
         })?;

@@ -79,7 +79,11 @@ pub fn list_checkpoints(engine: &Engine, project: &str) -> Res<CheckpointsDto> {
     })
 }
 
-pub fn create_checkpoint(engine: &Engine, project: &str, name: Option<String>) -> Res<CheckpointDto> {
+pub fn create_checkpoint(
+    engine: &Engine,
+    project: &str,
+    name: Option<String>,
+) -> Res<CheckpointDto> {
     let args = CreateCheckpointArgs { name, ..CreateCheckpointArgs::default() };
     Ok(engine.create_checkpoint(project, &args)?.into())
 }

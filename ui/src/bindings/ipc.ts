@@ -223,7 +223,12 @@ sandbox: SandboxDto,
  * Whether git_log and git_show give assistants the authors' e-mail addresses (default:
  * hidden, names only).
  */
-showGitEmails: boolean, createdMs: number, };
+showGitEmails: boolean, 
+/**
+ * The id of the project this one is a linked git worktree of (made by `git_worktree`;
+ * removing it removes its clean worktree and keeps the branch).
+ */
+worktreeOf: string | null, createdMs: number, };
 
 export type CheckpointDto = { id: string, name: string | null, 
 /**

@@ -7,8 +7,6 @@ import { api } from "../api";
 import type {
   Access,
   AllowRuleDto,
-  AutoRunActionDto,
-  AutoRunRuleDto,
   Channel,
   Exec,
   Net,
@@ -16,6 +14,7 @@ import type {
 } from "../bindings/ipc";
 import { AddField, ConfirmButton, ErrorLine, FormActions, Text, Time, errorMessage } from "../components";
 import { visible } from "../format";
+import { AutoRunEditor } from "./AutoRun";
 import { CheckpointsEditor } from "./Checkpoints";
 import { GitEmailsEditor } from "./GitEmails";
 import { SandboxEditor } from "./Sandbox";
@@ -68,6 +67,7 @@ export function ProjectsView(props: {
 }) {
   const [selected, setSelected] = useState<string | null>(null);
   const project = props.projects.find((p) => p.id === selected) ?? null;
+  const rows = underParents(props.projects);
   return (
     <section aria-label="Projects">
       <div className="section-head">
@@ -102,12 +102,18 @@ export function ProjectsView(props: {
             </tr>
           </thead>
           <tbody>
-            {props.projects.map((p) => (
+            {rows.map((p) => (
               <tr key={p.id} aria-selected={p.id === selected} data-testid="project-row">
-                <td>
+                <td className={p.worktreeOf ? "worktree" : undefined}>
+                  {p.worktreeOf && (
+                    <span className="muted" aria-hidden="true">
+                      ↳{" "}
+                    </span>
+                  )}
                   <button type="button" className="link" onClick={() => setSelected(p.id)}>
                     <Text>{p.name}</Text>
                   </button>
+                  {p.worktreeOf && <span className="muted"> · worktree</span>}
                 </td>
                 <td className={`status-${p.status}`}>{STATUS[p.status]}</td>
                 <td>{ACCESS.find((a) => a.value === p.access)?.label}</td>
@@ -124,7 +130,14 @@ export function ProjectsView(props: {
           </tbody>
         </table>
       )}
-      {project && <ProjectDetail key={project.id} project={project} onRemoved={() => setSelected(null)} />}
+      {project && (
+        <ProjectDetail
+          key={project.id}
+          project={project}
+          parent={props.projects.find((p) => p.id === project.worktreeOf) ?? null}
+          onRemoved={() => setSelected(null)}
+        />
+      )}
     </section>
   );
 }
@@ -239,7 +252,26 @@ function ModeChoice<T extends string>(props: {
   );
 }
 
-function ProjectDetail({ project, onRemoved }: { project: ProjectDto; onRemoved: () => void }) {
+/** Projects in their order, each worktree right after the project it was made from. */
+function underParents(projects: ProjectDto[]): ProjectDto[] {
+  const ids = new Set(projects.map((p) => p.id));
+  const out: ProjectDto[] = [];
+  for (const p of projects) {
+    if (p.worktreeOf && ids.has(p.worktreeOf)) continue;
+    out.push(p, ...projects.filter((w) => w.worktreeOf === p.id));
+  }
+  return out;
+}
+
+function ProjectDetail({
+  project,
+  parent,
+  onRemoved,
+}: {
+  project: ProjectDto;
+  parent: ProjectDto | null;
+  onRemoved: () => void;
+}) {
   const [error, setError] = useState<string | null>(null);
   const run = async (f: () => Promise<unknown>) => {
     try {
@@ -257,6 +289,12 @@ function ProjectDetail({ project, onRemoved }: { project: ProjectDto; onRemoved:
       <p>
         <Text mono>{project.root}</Text>
       </p>
+      {parent && (
+        <p className="muted" data-testid="worktree-of">
+          A git worktree of <Text>{parent.name}</Text>, made by an assistant: it never allows more
+          than <Text>{parent.name}</Text> does.
+        </p>
+      )}
       {project.reason && (
         <p className="warning">
           <Text>{project.reason}</Text>
@@ -314,7 +352,11 @@ function ProjectDetail({ project, onRemoved }: { project: ProjectDto; onRemoved:
         <ConfirmButton
           label="Remove…"
           danger
-          question={`Remove ${visible(project.name)}? The folder stays; Sluice forgets it.`}
+          question={
+            project.worktreeOf
+              ? `Remove the worktree ${visible(project.name)}? Its folder is deleted (it must have no uncommitted changes); its branch stays in the repository.`
+              : `Remove ${visible(project.name)}? The folder stays; Sluice forgets it.`
+          }
           confirmLabel="Remove"
           onConfirm={() =>
             run(async () => {
@@ -385,144 +427,6 @@ function ShieldEditor({
           </button>
         )}
       </AddField>
-    </fieldset>
-  );
-}
-
-/** What an entry of the auto-run list gets, in words. */
-const AUTORUN_ACTION: Record<AutoRunActionDto, string> = {
-  ask: "asks you",
-  refuse: "refused",
-};
-
-/** The auto-run list: files other programs run on their own (editor tasks, MCP configs, git
- * hooks, CI). A change to one asks first, even where changes otherwise do not, or is refused.
- * Guarding an entry less (removing it, or letting a refused one ask) is confirmed natively. */
-function AutoRunEditor({
-  project,
-  onError,
-}: {
-  project: ProjectDto;
-  onError: (e: string | null) => void;
-}) {
-  const [defaults, setDefaults] = useState<AutoRunRuleDto[]>([]);
-  const [pattern, setPattern] = useState("");
-  const [program, setProgram] = useState("");
-  const [consequence, setConsequence] = useState("");
-  const [action, setAction] = useState<AutoRunActionDto>("ask");
-  useEffect(() => {
-    api.defaultAutorun().then(setDefaults, (e) => onError(errorMessage(e)));
-  }, [onError]);
-  const rules = project.autorun ?? defaults;
-  const refused = rules.filter((r) => r.action === "refuse").length;
-  const save = async (next: AutoRunRuleDto[] | null) => {
-    try {
-      await api.setAutorun(project.id, next);
-      onError(null);
-      return true;
-    } catch (e) {
-      onError(errorMessage(e));
-      return false;
-    }
-  };
-  const add = async () => {
-    const who = program.trim() || "set by you";
-    const rule: AutoRunRuleDto = {
-      pattern: pattern.trim(),
-      action,
-      program: who,
-      consequence: consequence.trim() || `${who} runs or reads this file on its own`,
-    };
-    if (await save([...rules.filter((r) => r.pattern !== rule.pattern), rule])) {
-      setPattern("");
-      setProgram("");
-      setConsequence("");
-    }
-  };
-  return (
-    <fieldset className="autorun" data-testid="autorun">
-      <legend>Files that run on their own</legend>
-      <p className="muted">
-        Editors, assistants, git hooks and CI run these files without being asked. A change to one
-        asks you first — even where changes otherwise don't — or is refused
-        {project.autorun === null ? " (the defaults)." : " (your own list)."}
-      </p>
-      <details>
-        <summary>
-          {rules.length} {rules.length === 1 ? "entry" : "entries"}, {refused} refused
-        </summary>
-        <ul>
-          {rules.map((r, i) => (
-            <li key={`${r.pattern}-${i}`} data-testid="autorun-rule">
-              <Text mono>{r.pattern}</Text>{" "}
-              <span className={`autorun-${r.action}`}>{AUTORUN_ACTION[r.action]}</span> ·{" "}
-              <Text>{r.program}</Text>: <span className="muted"><Text>{r.consequence}</Text></span>{" "}
-              <button
-                type="button"
-                className="small"
-                aria-label={
-                  r.action === "refuse"
-                    ? `Ask instead of refusing changes to ${visible(r.pattern)}`
-                    : `Refuse changes to ${visible(r.pattern)}`
-                }
-                onClick={() =>
-                  void save(
-                    rules.map((x, j) =>
-                      j === i ? { ...x, action: x.action === "refuse" ? "ask" : "refuse" } : x,
-                    ),
-                  )
-                }
-              >
-                {r.action === "refuse" ? "Ask instead" : "Refuse"}
-              </button>{" "}
-              <button
-                type="button"
-                className="small"
-                aria-label={`Stop guarding ${visible(r.pattern)}`}
-                onClick={() => void save(rules.filter((_, j) => j !== i))}
-              >
-                Remove
-              </button>
-            </li>
-          ))}
-        </ul>
-      </details>
-      <div className="row">
-        <input
-          aria-label="New auto-run pattern"
-          placeholder="deploy/**"
-          value={pattern}
-          onChange={(e) => setPattern(e.target.value)}
-        />
-        <input
-          aria-label="Which program runs it"
-          placeholder="the deploy bot"
-          value={program}
-          onChange={(e) => setProgram(e.target.value)}
-        />
-        <input
-          aria-label="What happens when it changes"
-          placeholder="runs these scripts every night"
-          value={consequence}
-          onChange={(e) => setConsequence(e.target.value)}
-        />
-        <select
-          aria-label="A change to it"
-          value={action}
-          onChange={(e) => setAction(e.target.value as AutoRunActionDto)}
-        >
-          <option value="ask">asks you</option>
-          <option value="refuse">is refused</option>
-        </select>
-        <button type="button" disabled={!pattern.trim()} onClick={() => void add()}>
-          Add entry
-        </button>
-        {project.autorun !== null && (
-          <button type="button" onClick={() => void save(null)}>
-            Restore defaults
-          </button>
-        )}
-      </div>
     </fieldset>
   );
 }

@@ -168,8 +168,11 @@ pub(super) fn restore_checkpoint(e: &Engine, project: &str, id: &str) -> Res<Que
     let p = e.find_project(project)?;
     let list = e.checkpoints(project)?;
     let Some(c) = list.checkpoints.iter().find(|c| c.checkpoint_id == id) else {
-        return Err(Failure::new(ErrorCode::NotFound, format!("no checkpoint {id:?} in this project"))
-            .into());
+        return Err(Failure::new(
+            ErrorCode::NotFound,
+            format!("no checkpoint {id:?} in this project"),
+        )
+        .into());
     };
     let what = match (&c.name, &c.before_command) {
         (Some(name), _) => format!("\"{}\"", visible(name)),

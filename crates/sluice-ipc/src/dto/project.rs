@@ -43,6 +43,9 @@ pub struct ProjectDto {
     /// Whether git_log and git_show give assistants the authors' e-mail addresses (default:
     /// hidden, names only).
     pub show_git_emails: bool,
+    /// The id of the project this one is a linked git worktree of (made by `git_worktree`;
+    /// removing it removes its clean worktree and keeps the branch).
+    pub worktree_of: Option<String>,
     #[ts(type = "number")]
     pub created_ms: i64,
 }
@@ -226,6 +229,7 @@ impl From<&Project> for ProjectDto {
             network_mode: sluice_engine::NetworkSetting::of_project(p).mode.into(),
             sandbox: SandboxDto::from(p),
             show_git_emails: p.git_emails == sluice_core::GitEmails::Show,
+            worktree_of: p.worktree_of.as_ref().map(|id| id.to_string()),
             created_ms: p.created_ms,
         }
     }
