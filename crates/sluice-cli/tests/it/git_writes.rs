@@ -76,18 +76,12 @@ fn python_sdk_commits_branches_switches_stashes_tags_and_undoes_with_no_program_
     git(&sb.project, &["checkout", "-q", "main"]);
     plant(&sb, &marks);
     // The user's own identity, in their global git config: what a commit is by.
-    let home = sb.root().join("home");
-    std::fs::create_dir_all(&home).unwrap();
-    std::fs::write(
-        home.join(".gitconfig"),
-        "[user]\n\tname = Grace User\n\temail = grace.user@users.example.org\n",
-    )
-    .unwrap();
+    let home_env = sb
+        .user_home("home", "[user]\n\tname = Grace User\n\temail = grace.user@users.example.org\n");
     sb.add_project_with(&["--access", "read-write"]);
     sb.ok(&["project", "policy", "demo", "--deletes", "ask", "--writes", "allow"]);
     let token = sb.token("python", &[]);
     let reviewer = sb.token("reviewer", &["--profile", "review"]);
-    let home_env = home.display().to_string();
     let server = Server::start_env(&sb, &[], &[("HOME", &home_env)]);
     let out = python_client("python_git_writes.py")
         .args(["--url", &server.url(), "--project", "demo", "--sluice", crate::harness::BIN])
@@ -122,12 +116,8 @@ fn git_writes_refuse_cleanly_and_a_failed_pop_changes_nothing() {
     let sb = Sandbox::new();
     sb.add_project_with(&["--access", "read-write"]);
     let token = sb.token("raw", &[]);
-    let nobody = sb.root().join("nobody");
-    let home = sb.root().join("home");
-    for (dir, config) in [(&nobody, ""), (&home, "[user]\n\tname = U\n\temail = u@example.org\n")] {
-        std::fs::create_dir_all(dir).unwrap();
-        std::fs::write(dir.join(".gitconfig"), config).unwrap();
-    }
+    let nobody = sb.user_home("nobody", "");
+    let home = sb.user_home("home", "[user]\n\tname = U\n\temail = u@example.org\n");
     let args = |extra: Value| {
         let mut v = json!({"project": "demo"});
         v.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
@@ -136,14 +126,14 @@ fn git_writes_refuse_cleanly_and_a_failed_pop_changes_nothing() {
     let head = || std::fs::read_to_string(sb.project.join(".git/refs/heads/main")).unwrap();
     let before = head();
 
-    let server = Server::start_env(&sb, &[], &[("HOME", nobody.to_str().unwrap())]);
+    let server = Server::start_env(&sb, &[], &[("HOME", &nobody)]);
     let commit = args(json!({"message": "m", "all": true}));
     let why = refused(&call(server.port, &token, "git_commit", commit.clone()), "conflict");
     assert!(why.contains("will not invent") && why.contains("user.name"), "{why}");
     server.stop();
     assert_eq!(head(), before, "nothing was committed");
 
-    let server = Server::start_env(&sb, &[], &[("HOME", home.to_str().unwrap())]);
+    let server = Server::start_env(&sb, &[], &[("HOME", &home)]);
     let port = server.port;
     // A stash that conflicts with what was committed since: the pop is refused and undone.
     ok(&call(port, &token, "git_stash", args(json!({"message": "wip"}))));

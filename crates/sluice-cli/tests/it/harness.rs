@@ -48,6 +48,15 @@ impl Sandbox {
         self.tmp.path().canonicalize().unwrap()
     }
 
+    /// A home folder `name` in the sandbox whose `.gitconfig` is `gitconfig` (the user's git
+    /// identity, which git writes use), as a `HOME` value for the server.
+    pub fn user_home(&self, name: &str, gitconfig: &str) -> String {
+        let home = self.root().join(name);
+        std::fs::create_dir_all(&home).unwrap();
+        std::fs::write(home.join(".gitconfig"), gitconfig).unwrap();
+        home.display().to_string()
+    }
+
     pub fn cmd(&self) -> Command {
         let mut c = Command::new(BIN);
         c.env("SLUICE_DATA_DIR", &self.data)

@@ -11,11 +11,7 @@ use crate::harness::{Sandbox, Server, call, git, ok, passed, python_client, refu
 
 /// The user's identity in a HOME of the sandbox, as `git_commit` needs it.
 fn home(sb: &Sandbox) -> String {
-    let home = sb.root().join("home");
-    std::fs::create_dir_all(&home).unwrap();
-    std::fs::write(home.join(".gitconfig"), "[user]\n\tname = Grace\n\temail = g@example.org\n")
-        .unwrap();
-    home.display().to_string()
+    sb.user_home("home", "[user]\n\tname = Grace\n\temail = g@example.org\n")
 }
 
 fn names(port: u16, token: &str) -> Vec<String> {
@@ -258,6 +254,8 @@ fn a_read_only_project_makes_no_worktree_and_a_worktree_never_exceeds_its_parent
     assert!(!sb.ok(&["project", "list"]).contains("demo@a"));
 }
 
+// The failure is planted with a symbolic link: Unix.
+#[cfg(unix)]
 #[test]
 fn a_worktree_that_fails_verification_once_added_is_removed_again_with_its_branch() {
     let sb = Sandbox::new();

@@ -14,7 +14,7 @@
 //! restore planner. Physical paths here never appear in messages.
 
 use std::collections::HashSet;
-use std::fs::{self, File, OpenOptions};
+use std::fs::{self, File};
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
@@ -23,6 +23,7 @@ use sha2::{Digest, Sha256};
 
 use super::{Manifest, Meta};
 use crate::RunnerError;
+use crate::mutate::store::{create_private_dir_all, private_file};
 
 fn state_err(e: std::io::Error) -> RunnerError {
     RunnerError::State(e.kind())
@@ -358,20 +359,4 @@ fn hex(bytes: &[u8]) -> String {
 
 fn random_name() -> String {
     format!("tmp-{}", sluice_core::id::base32(&sluice_core::random_bytes::<10>()))
-}
-
-fn create_private_dir_all(path: &Path) -> std::io::Result<()> {
-    let mut builder = fs::DirBuilder::new();
-    builder.recursive(true);
-    #[cfg(unix)]
-    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
-    builder.create(path)
-}
-
-fn private_file(path: &Path) -> std::io::Result<File> {
-    let mut opts = OpenOptions::new();
-    opts.write(true).create_new(true);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::mode(&mut opts, 0o600);
-    opts.open(path)
 }

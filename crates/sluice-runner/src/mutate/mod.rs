@@ -25,7 +25,7 @@ mod action;
 mod args;
 pub(crate) mod patch;
 mod plan;
-mod store;
+pub(crate) mod store;
 pub(crate) mod summary;
 mod text;
 

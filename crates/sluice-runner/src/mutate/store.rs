@@ -228,8 +228,9 @@ impl Store {
 }
 
 // Owner-only like `sluice_store::fsperm`'s helpers, but kept here: the runner sits below the
-// store (no SQL, no install secret) and takes no dependency on it for four lines.
-fn create_private_dir_all(path: &Path) -> std::io::Result<()> {
+// store (no SQL, no install secret) and takes no dependency on it for four lines. The
+// checkpoints' store uses them too.
+pub(crate) fn create_private_dir_all(path: &Path) -> std::io::Result<()> {
     let mut builder = fs::DirBuilder::new();
     builder.recursive(true);
     #[cfg(unix)]
@@ -237,7 +238,7 @@ fn create_private_dir_all(path: &Path) -> std::io::Result<()> {
     builder.create(path)
 }
 
-fn private_file(path: &Path) -> std::io::Result<File> {
+pub(crate) fn private_file(path: &Path) -> std::io::Result<File> {
     let mut opts = OpenOptions::new();
     opts.write(true).create_new(true);
     #[cfg(unix)]
