@@ -31,6 +31,7 @@ pub const COMMAND_NAMES: &[&str] = &[
     "emergency_stop",
     "set_project_network",
     "set_project_git_emails",
+    "set_project_git_hooks",
     "list_checkpoints",
     "create_checkpoint",
     "restore_checkpoint",

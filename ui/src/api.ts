@@ -124,6 +124,9 @@ export const api = {
    * asks natively first. */
   setProjectGitEmails: (id: string, show: boolean) =>
     call("set_project_git_emails", { id, show }),
+  /** Whether a project's commits run its git hooks, each as a job in its sandbox; turning
+   * them on is confirmed natively by the shell first. */
+  setProjectGitHooks: (id: string, run: boolean) => call("set_project_git_hooks", { id, run }),
   /** A project's checkpoints, newest first, and the space they take. */
   listCheckpoints: (project: string) => call("list_checkpoints", { project }),
   createCheckpoint: (project: string, name: string | null) =>

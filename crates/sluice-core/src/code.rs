@@ -78,6 +78,9 @@ error_codes! {
     LimitExceeded = "limit_exceeded",
     /// The request conflicts with existing state (duplicate name, nested root, …).
     Conflict = "conflict",
+    /// A git hook the project allows (run as a job in its sandbox) refused the commit: it exited
+    /// with an error, or changed what was staged; nothing was committed.
+    HookFailed = "hook_failed",
     /// Input for a job that takes none: it was not started as interactive.
     NotInteractive = "not_interactive",
     /// Input for a job that has ended, or whose input was closed; nothing was sent.

@@ -18,7 +18,9 @@ pub use autorun::{AutoRunAction, AutoRunHit, AutoRunRule};
 pub use change::{ChangeClass, ChangeTally};
 pub use code::{Coded, ErrorCode, Failure};
 pub use id::{ProjectId, TokenId, random_bytes};
-pub use mode::{AccessMode, ExecMode, GitEmails, NetworkMode, Profile, ProjectState, SelfLimit};
+pub use mode::{
+    AccessMode, ExecMode, GitEmails, GitHooks, NetworkMode, Profile, ProjectState, SelfLimit,
+};
 pub use sandbox::{HostPath, SandboxSettings};
 
 /// The red-team suite's length: `ci` iterations in the test command, `long` when

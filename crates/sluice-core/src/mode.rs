@@ -56,6 +56,20 @@ pub enum GitEmails {
     Show,
 }
 
+/// Whether git writes run the repository's hooks (`.git/hooks`, or `core.hooksPath` inside the
+/// project): never by default; when the user allows them for a project, each hook runs as a job
+/// in the project's sandbox, like a command, and never as Sluice itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum GitHooks {
+    /// No hook runs: a commit is made from plumbing, with nothing of the repository's run.
+    #[default]
+    Off,
+    /// The commit hooks (`pre-commit`, `prepare-commit-msg`, `commit-msg`, `post-commit`) run as
+    /// jobs in the project's sandbox; a failing one stops the commit.
+    Sandbox,
+}
+
 /// A limit an assistant put on its own token (`drop_privileges`), ordered from the least to the
 /// most it takes away. An assistant can only move up this order; only the user lifts it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
@@ -152,6 +166,7 @@ str_enum!(NetworkMode { Off = "off", Registries = "registries", On = "on" });
 str_enum!(Profile { Review = "review", Edit = "edit", Agent = "agent", Full = "full" });
 str_enum!(SelfLimit { ReadOnly = "read-only", Paused = "paused" });
 str_enum!(GitEmails { Hide = "hide", Show = "show" });
+str_enum!(GitHooks { Off = "off", Sandbox = "sandbox" });
 
 impl ExecMode {
     /// The modes that let the assistant change files through processes need read-write access.

@@ -15,7 +15,7 @@ use sluice_core::ChangeTally;
 use sluice_core::{ErrorCode, ExecMode, Failure, NetworkMode, ProjectId};
 use sluice_exec::{
     AllowRule, CommandSpec, Enforcement, Form, HostList, JobRequest, Jobs, Network, Policy,
-    ProjectFacts, Risk, Sandbox, SandboxPolicy, TrustedPath, Verdict,
+    ProjectFacts, ResolvedCommand, Risk, Sandbox, SandboxPolicy, TrustedPath, Verdict,
 };
 use sluice_store::{ApprovalRecord, ApprovalState, Project, RuleOrigin};
 
@@ -333,6 +333,16 @@ impl Engine {
         handle: &ProjectHandle,
         verdict: &Verdict,
     ) -> Result<JobRequest, Failure> {
+        self.command_request(handle, verdict.resolved.clone())
+    }
+
+    /// [`Engine::job_request`] for a command no verdict decided: one Sluice runs on the user's
+    /// standing decision (a git hook of a project whose hooks the user allowed).
+    pub fn command_request(
+        &self,
+        handle: &ProjectHandle,
+        command: ResolvedCommand,
+    ) -> Result<JobRequest, Failure> {
         let root = handle.workspace.root().path().to_path_buf();
         let roots: Vec<PathBuf> = self.projects()?.into_iter().map(|p| p.root).collect();
         let project = self.find_project(handle.id.as_str())?;
@@ -367,7 +377,7 @@ impl Engine {
         }
         Ok(JobRequest {
             project: handle.id.as_str().to_owned(),
-            command: verdict.resolved.clone(),
+            command,
             sandbox: Sandbox {
                 project_root: root,
                 state_dir: self.state_dir(&handle.id).join("exec"),
@@ -391,6 +401,7 @@ impl Engine {
             interactive: None,
             publish: Vec::new(),
             checkpoint: None,
+            shown_as: None,
         })
     }
 

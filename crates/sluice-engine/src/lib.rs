@@ -129,6 +129,8 @@ pub struct ProjectHandle {
     pub ask_writes: bool,
     /// Whether the git tools show the e-mail addresses of the project's history.
     pub git_emails: sluice_core::GitEmails,
+    /// Whether `git_commit` runs the repository's hooks (as jobs in the project's sandbox).
+    pub git_hooks: sluice_core::GitHooks,
     /// The caller's token limited itself to read-only (`drop_privileges`): `access` and `exec`
     /// are narrowed to read-only and off whatever the project allows.
     pub self_limited: bool,

@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use sluice_core::{
-    AccessMode, AutoRunRule, ErrorCode, ExecMode, Failure, GitEmails, ProjectId, ProjectState,
-    TokenId,
+    AccessMode, AutoRunRule, ErrorCode, ExecMode, Failure, GitEmails, GitHooks, ProjectId,
+    ProjectState, TokenId,
 };
 use sluice_runner::Workspace;
 use sluice_store::{NewProject, Project, RootFingerprint};
@@ -153,6 +153,7 @@ impl Engine {
             ask_deletes: project.ask_deletes,
             ask_writes: project.ask_writes,
             git_emails: project.git_emails,
+            git_hooks: project.git_hooks,
             self_limited,
             workspace,
             parent_root,
@@ -316,6 +317,15 @@ impl Engine {
         let p = self.find_project(reference)?;
         self.store.set_project_git_emails(&p.id, emails).map_err(store_failure)?;
         self.after_change("project.git-emails", Some(&p.id));
+        self.find_project(p.id.as_str())
+    }
+
+    /// Sets whether the project's `git_commit` runs its hooks, each as a job in its sandbox.
+    /// Only the user sets it (the CLI, the window); no tool does.
+    pub fn set_git_hooks(&self, reference: &str, hooks: GitHooks) -> Result<Project, Failure> {
+        let p = self.find_project(reference)?;
+        self.store.set_project_git_hooks(&p.id, hooks).map_err(store_failure)?;
+        self.after_change("project.git-hooks", Some(&p.id));
         self.find_project(p.id.as_str())
     }
 

@@ -3,11 +3,14 @@
 //! The plan stages into a copy of the index and writes its tree; the commit takes git's index
 //! lock, stages again into the locked copy, refuses unless the tree is the approved one, makes
 //! the commit object (`commit-tree`), moves the branch with compare-and-swap, and only then
-//! makes the built index the repository's. No hook runs (there is no `git commit` to run one).
+//! makes the built index the repository's. No hook runs (there is no `git commit` to run one),
+//! unless the user allowed the project's hooks: then [`hooks`](crate::hooks) finds them and the
+//! caller runs each as a job in the project's sandbox, in git's order, with the lock held.
 
 use serde::Deserialize;
 
 use crate::exec::Invocation;
+use crate::hooks::{self, HookRun, HookRunner};
 use crate::undo::{Action, Undo};
 use crate::write::{self, GitPlan, GitWriteOutput, IndexLock, RefMove, SMALL_CAP, State};
 use crate::{GitError, Repo, files};
@@ -129,10 +132,18 @@ pub fn plan_commit(
     })
 }
 
-pub(crate) fn commit(repo: &Repo, a: &CommitAction) -> Result<(GitWriteOutput, Undo), GitError> {
+pub(crate) fn commit(
+    repo: &Repo,
+    a: &CommitAction,
+    runner: Option<&dyn HookRunner>,
+) -> Result<(GitWriteOutput, Undo), GitError> {
     let settings = write::UserSettings::read(repo)?;
     let identity = settings.identity()?;
     settings.check_unsigned(false)?;
+    let hooks = match runner {
+        Some(runner) => hooks::hooks_dir(repo, settings.hooks_path())?.map(|dir| (runner, dir)),
+        None => None,
+    };
     let lock = IndexLock::take(repo)?;
     let tree = stage_and_write_tree(repo, lock.file(), &a.stage)?;
     if tree != a.tree {
@@ -142,21 +153,36 @@ pub(crate) fn commit(repo: &Repo, a: &CommitAction) -> Result<(GitWriteOutput, U
                 .into(),
         ));
     }
+    let mut ran = Vec::new();
+    let message = match &hooks {
+        Some((runner, dir)) => before_commit(repo, *runner, dir, &lock, a, &mut ran)?,
+        None => a.message.clone(),
+    };
     let mut inv = Invocation::for_write(repo, SMALL_CAP)?;
     inv.args(["commit-tree", &a.tree]);
     if let Some(parent) = &a.parent {
         inv.args(["-p", parent]);
     }
-    inv.arg("-m").arg(&a.message);
+    inv.arg("-m").arg(&message);
     identity.apply(&mut inv);
     let made = String::from_utf8_lossy(&inv.run()?.stdout).trim().to_owned();
     if !crate::parse::is_object_id(made.as_bytes()) {
         return Err(GitError::Internal("git did not report the new commit".into()));
     }
     let full = format!("refs/heads/{}", a.branch);
-    let reason = format!("commit (sluice): {}", write::subject(&a.message));
+    let reason = format!("commit (sluice): {}", write::subject(&message));
     write::move_ref(repo, &full, Some(&made), a.parent.as_deref(), &reason)?;
     lock.commit()?;
+    // As in git, post-commit only reports: the commit stands whatever it does.
+    if let Some((runner, dir)) = &hooks
+        && let Some(program) = hooks::find(dir, "post-commit")
+    {
+        let call =
+            hooks::HookCall { name: "post-commit", program, args: Vec::new(), env: Vec::new() };
+        if let Ok(run) = runner.run(&call) {
+            ran.push(run);
+        }
+    }
     let output = GitWriteOutput {
         done: format!("committed {} to {}", short(&made), a.branch),
         branch: Some(a.branch.clone()),
@@ -165,6 +191,7 @@ pub(crate) fn commit(repo: &Repo, a: &CommitAction) -> Result<(GitWriteOutput, U
         files: a.files.clone(),
         hidden_files: a.hidden_files,
         operation_id: None,
+        hooks: ran,
     };
     let undo = Undo {
         what: format!("the commit {} on {}", short(&made), a.branch),
@@ -172,6 +199,67 @@ pub(crate) fn commit(repo: &Repo, a: &CommitAction) -> Result<(GitWriteOutput, U
         switch_to: None,
     };
     Ok((output, undo))
+}
+
+/// Runs `pre-commit`, `prepare-commit-msg` and `commit-msg` as git does, with the index lock
+/// held and the staged index as `GIT_INDEX_FILE`; returns the message the hooks left. A hook
+/// that fails, or a `pre-commit` that changes what is staged (the tree planned, and approved
+/// where it asked), stops the commit with nothing committed.
+fn before_commit(
+    repo: &Repo,
+    runner: &dyn HookRunner,
+    dir: &std::path::Path,
+    lock: &IndexLock,
+    a: &CommitAction,
+    ran: &mut Vec<HookRun>,
+) -> Result<String, GitError> {
+    let env = vec![
+        ("GIT_INDEX_FILE".to_owned(), lock.file().to_string_lossy().into_owned()),
+        ("GIT_EDITOR".to_owned(), ":".to_owned()),
+    ];
+    hooks::run_required(runner, dir, "pre-commit", Vec::new(), &env, ran)?;
+    if stage_and_write_tree(repo, lock.file(), &[])? != a.tree {
+        return Err(GitError::Hook(
+            sluice_core::ErrorCode::HookFailed,
+            "the pre-commit hook changed what is staged, so nothing was committed (a commit \
+             holds exactly the files it was planned, and approved, with); what the hook changed \
+             is in the working tree: look at git_status and commit again"
+                .into(),
+        ));
+    }
+    let file = repo.git_dir().join("COMMIT_EDITMSG");
+    std::fs::write(&file, &a.message)
+        .map_err(|_| GitError::Internal("cannot write the commit message for its hooks".into()))?;
+    let path = file.to_string_lossy().into_owned();
+    hooks::run_required(
+        runner,
+        dir,
+        "prepare-commit-msg",
+        vec![path.clone(), "message".into()],
+        &env,
+        ran,
+    )?;
+    hooks::run_required(runner, dir, "commit-msg", vec![path], &env, ran)?;
+    let edited = std::fs::read(&file)
+        .map_err(|_| GitError::Internal("cannot read the commit message back".into()))?;
+    let message = cleanup(&String::from_utf8_lossy(&edited));
+    if message.is_empty() {
+        return Err(GitError::Hook(
+            sluice_core::ErrorCode::HookFailed,
+            "the commit message hooks left an empty message, so nothing was committed".into(),
+        ));
+    }
+    write::message(&message, "commit")?;
+    Ok(message)
+}
+
+/// git's `whitespace` cleanup of a message: trailing spaces and leading and trailing blank
+/// lines go.
+fn cleanup(message: &str) -> String {
+    let lines: Vec<&str> = message.lines().map(str::trim_end).collect();
+    let start = lines.iter().position(|l| !l.is_empty()).unwrap_or(lines.len());
+    let end = lines.iter().rposition(|l| !l.is_empty()).map_or(start, |i| i + 1);
+    lines[start..end].join("\n")
 }
 
 pub(crate) fn short(id: &str) -> &str {

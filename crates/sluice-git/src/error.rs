@@ -28,6 +28,10 @@ pub enum GitError {
     /// A time or size limit stopped git.
     #[error("{0}")]
     LimitExceeded(String),
+    /// A hook the project allows refused the commit ([`ErrorCode::HookFailed`]), or could not
+    /// run (the runner's own code: paused, stopped, no confinement, …); nothing was committed.
+    #[error("{1}")]
+    Hook(ErrorCode, String),
     /// Sluice could not run git at all (spawn or pipe failure); details stay local.
     #[error("{0}")]
     Internal(String),
@@ -43,6 +47,7 @@ impl Coded for GitError {
             GitError::Refused(_) => ErrorCode::Conflict,
             GitError::Forbidden(_) => ErrorCode::Forbidden,
             GitError::LimitExceeded(_) => ErrorCode::LimitExceeded,
+            GitError::Hook(code, _) => *code,
             GitError::Internal(_) => ErrorCode::Internal,
         }
     }

@@ -7,7 +7,9 @@
 //!
 //! git runs as the system CLI, hardened so that no repository-controlled program ever runs
 //! (hooks, fsmonitor, pagers, external diff, textconv, filters, signature programs,
-//! transports): see [`exec`](crate::exec) for the layers. Every request value is validated
+//! transports): see [`exec`](crate::exec) for the layers. The one exception is a project whose
+//! user allowed its hooks: `git_commit` then names them to the caller, which runs each as a job
+//! in the project's sandbox ([`hooks`](crate::hooks)). Every request value is validated
 //! before it reaches git's command line, outputs are parsed from NUL-separated formats, files
 //! matched by the caller's sensitive-file shield are dropped from every output, and commit
 //! messages and patches pass through [`sluice_core::redact::redact`]. Author e-mail addresses
@@ -22,6 +24,7 @@ mod diff;
 mod error;
 mod exec;
 mod files;
+mod hooks;
 mod log;
 mod parse;
 mod privacy;
@@ -39,6 +42,7 @@ mod write;
 pub use commit::{GitCommitArgs, plan_commit};
 pub use diff::{DiffFile, GitDiffArgs, GitDiffOutput, diff};
 pub use error::GitError;
+pub use hooks::{HookCall, HookRun, HookRunner};
 pub use log::{ChangedFile, Commit, GitLogArgs, GitLogOutput, log};
 pub use parse::FileStatus;
 pub use privacy::HIDDEN as EMAIL_HIDDEN;

@@ -313,7 +313,7 @@ pub(crate) fn stash(repo: &Repo, a: &StashAction) -> Result<GitWriteOutput, GitE
         created,
         files: a.files.clone(),
         hidden_files: a.hidden_files,
-        operation_id: None,
+        ..GitWriteOutput::default()
     })
 }
 

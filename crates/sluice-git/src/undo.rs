@@ -14,7 +14,7 @@ use crate::commit::{self, CommitAction, short};
 use crate::refs::{self, RefAction};
 use crate::switch::{self, StashAction, SwitchAction};
 use crate::write::{self, GitPlan, GitWriteOutput, RefMove, State};
-use crate::{GitError, Repo};
+use crate::{GitError, HookRunner, Repo};
 
 /// Records kept per project; the oldest go first.
 const MAX_RECORDS: usize = 500;
@@ -215,15 +215,17 @@ pub fn plan_undo(
     })
 }
 
-/// Runs a planned write, recording how to undo it where git can.
+/// Runs a planned write, recording how to undo it where git can. With `hooks`, a commit runs
+/// the repository's commit hooks through it (the project allows them).
 pub fn execute(
     repo: &Repo,
     plan: &GitPlan,
     journal: &GitJournal,
     tool: &str,
+    hooks: Option<&dyn HookRunner>,
 ) -> Result<GitWriteOutput, GitError> {
     let (mut output, undo) = match &plan.action {
-        Action::Commit(a) => commit::commit(repo, a).map(|(o, u)| (o, Some(u)))?,
+        Action::Commit(a) => commit::commit(repo, a, hooks).map(|(o, u)| (o, Some(u)))?,
         Action::Ref(a) => refs::execute(repo, a).map(|(o, u)| (o, Some(u)))?,
         Action::Switch(a) => switch::switch(repo, a)?,
         Action::Stash(a) => (switch::stash(repo, a)?, None),

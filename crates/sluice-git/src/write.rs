@@ -64,6 +64,10 @@ pub struct GitWriteOutput {
     /// Pass to `restore` to undo this (a commit undone to its parent with the files kept, a
     /// deleted branch or tag re-created, …); null where git cannot undo it safely.
     pub operation_id: Option<String>,
+    /// The repository's hooks that ran, each as a job in the project's sandbox (only in a
+    /// project whose user allowed its git hooks).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub hooks: Vec<crate::HookRun>,
 }
 
 /// Who a commit or an annotated tag is by, from the user's git configuration.
@@ -96,6 +100,7 @@ pub(crate) struct UserSettings {
     missing: &'static str,
     sign_commits: bool,
     sign_tags: bool,
+    hooks_path: Option<String>,
 }
 
 impl UserSettings {
@@ -110,12 +115,20 @@ impl UserSettings {
     /// From `git config --list -z`: the last value of a key wins, as in git.
     fn parse(listing: &[u8]) -> UserSettings {
         let mut last = std::collections::HashMap::new();
+        let mut hooks_paths = Vec::new();
         for record in listing.split(|b| *b == 0).filter(|r| !r.is_empty()) {
             let record = String::from_utf8_lossy(record);
             // A key with no `=` at all is a boolean true.
             let (key, value) = record.split_once('\n').unwrap_or((&record, "true"));
+            if key == "core.hookspath" {
+                hooks_paths.push(value.to_owned());
+            }
             last.insert(key.to_owned(), value.to_owned());
         }
+        // The listing ends with the command line's scope, where Sluice's own override of
+        // core.hooksPath (which keeps git from running any hook) is the last value: the one
+        // before it is the user's.
+        hooks_paths.pop();
         let get = |k: &str| last.get(k).filter(|v| !v.trim().is_empty()).cloned();
         let truthy = |k: &str| {
             last.get(k).is_some_and(|v| {
@@ -146,6 +159,7 @@ impl UserSettings {
             missing,
             sign_commits: truthy("commit.gpgsign"),
             sign_tags: truthy("tag.gpgsign") || truthy("tag.forcesignannotated"),
+            hooks_path: hooks_paths.pop().filter(|v| !v.trim().is_empty()),
         }
     }
 
@@ -163,6 +177,11 @@ impl UserSettings {
 
     /// Refuses when the user's configuration asks for signatures: Sluice never runs a signing
     /// program, and it will not make an unsigned commit the user asked to be signed.
+    /// `core.hooksPath` as configured, unexpanded.
+    pub(crate) fn hooks_path(&self) -> Option<&str> {
+        self.hooks_path.as_deref()
+    }
+
     pub(crate) fn check_unsigned(&self, tag: bool) -> Result<(), GitError> {
         let (on, key) = if tag {
             (self.sign_tags, "tag.gpgSign")
@@ -524,6 +543,14 @@ mod tests {
         let s = UserSettings::parse(b"tag.forcesignannotated\nyes\0commit.gpgsign\nfalse\0");
         assert!(s.check_unsigned(true).is_err());
         assert!(s.check_unsigned(false).is_ok());
+    }
+
+    #[test]
+    fn the_hooks_path_is_the_users_not_sluices_override() {
+        let s = UserSettings::parse(b"core.hookspath\n.husky/_\0core.hookspath\n/dev/null\0");
+        assert_eq!(s.hooks_path(), Some(".husky/_"));
+        let s = UserSettings::parse(b"user.name\nA\0core.hookspath\n/dev/null\0");
+        assert_eq!(s.hooks_path(), None, "only the override: git's own .git/hooks");
     }
 
     #[test]

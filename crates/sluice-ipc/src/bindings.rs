@@ -42,6 +42,7 @@ pub const COMMANDS: &[(&str, &str, &str)] = &[
     ("emergency_stop", "Record<string, never>", "StopResult"),
     ("set_project_network", "{ args: SetNetwork }", "ProjectDto"),
     ("set_project_git_emails", "{ id: string; show: boolean }", "ProjectDto"),
+    ("set_project_git_hooks", "{ id: string; run: boolean }", "ProjectDto"),
     ("list_checkpoints", "{ project: string }", "CheckpointsDto"),
     ("create_checkpoint", "{ project: string; name: string | null }", "CheckpointDto"),
     ("restore_checkpoint", "{ project: string; id: string }", "RestoredDto"),

@@ -79,6 +79,44 @@ pub fn list_checkpoints(engine: &Engine, project: &str) -> Res<CheckpointsDto> {
     })
 }
 
+/// A checkpoint Sluice took before a command, with its project: what the tray offers to undo.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CommandCheckpoint {
+    pub project_id: String,
+    pub project_name: String,
+    pub id: String,
+    /// The command it was taken before.
+    pub command: String,
+    /// When it was taken (RFC 3339, UTC).
+    pub created: String,
+}
+
+/// The newest `max` checkpoints taken before commands, across the available read-write
+/// projects, newest first. A project whose checkpoints cannot be read is left out.
+pub fn recent_command_checkpoints(engine: &Engine, max: usize) -> Vec<CommandCheckpoint> {
+    let projects = engine.projects().unwrap_or_default();
+    let mut all: Vec<CommandCheckpoint> = projects
+        .iter()
+        .filter(|p| p.state.is_available() && p.access == sluice_core::AccessMode::ReadWrite)
+        .flat_map(|p| {
+            let list = engine.checkpoints(p.id.as_str()).map(|l| l.checkpoints);
+            list.unwrap_or_default().into_iter().filter_map(|c| {
+                Some(CommandCheckpoint {
+                    project_id: p.id.as_str().to_owned(),
+                    project_name: p.name.clone(),
+                    command: c.before_command?,
+                    id: c.checkpoint_id,
+                    created: c.created,
+                })
+            })
+        })
+        .collect();
+    // RFC 3339 in UTC, one format: the text orders as the time does.
+    all.sort_by(|a, b| b.created.cmp(&a.created));
+    all.truncate(max);
+    all
+}
+
 pub fn create_checkpoint(
     engine: &Engine,
     project: &str,

@@ -157,6 +157,11 @@ pub fn call(api: &Api<'_>, cmd: &str, args: Value) -> Result<Value, IpcError> {
             api.ask(question::git_emails(e, &id, show)?)?;
             out(set_project_git_emails(e, &id, show))
         }
+        "set_project_git_hooks" => {
+            let (id, run) = arg!(args, id: String, run: bool);
+            api.ask(question::git_hooks(e, &id, run)?)?;
+            out(set_project_git_hooks(e, &id, run))
+        }
         "list_checkpoints" => out(list_checkpoints(e, &arg!(args, project: String))),
         "create_checkpoint" => {
             let (project, name) = arg!(args, project: String, name: Option<String>);

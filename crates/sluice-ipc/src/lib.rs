@@ -16,7 +16,7 @@ pub mod wire;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use sluice_core::{ErrorCode, Failure, GitEmails, NetworkMode, Profile};
+use sluice_core::{ErrorCode, Failure, GitEmails, GitHooks, NetworkMode, Profile};
 use sluice_engine::{AuditFilter, Decision, Engine, EngineEvent, clients};
 
 pub use checkpoints::*;
@@ -492,6 +492,13 @@ pub fn set_project_network(engine: &Engine, args: SetNetwork) -> Res<ProjectDto>
 pub fn set_project_git_emails(engine: &Engine, id: &str, show: bool) -> Res<ProjectDto> {
     let emails = if show { GitEmails::Show } else { GitEmails::Hide };
     Ok(ProjectDto::from(&engine.set_git_emails(id, emails)?))
+}
+
+/// Sets whether a project's commits run its git hooks, each as a job in its sandbox (the shell
+/// confirms turning them on natively first).
+pub fn set_project_git_hooks(engine: &Engine, id: &str, run: bool) -> Res<ProjectDto> {
+    let hooks = if run { GitHooks::Sandbox } else { GitHooks::Off };
+    Ok(ProjectDto::from(&engine.set_git_hooks(id, hooks)?))
 }
 
 /// The network `args` would give the project's commands when it reaches more than now (the

@@ -6,7 +6,9 @@
 //! else like a write, and always when the working tree would change a path on the auto-run list
 //! or one the sensitive-file shield protects — plan again and refuse unless it is the same
 //! action on the same state, check pause, then run under the project's change lock. Only
-//! read-write projects accept them; git itself runs no hook, filter or signing program.
+//! read-write projects accept them; git itself runs no hook, filter or signing program. Where
+//! the user allowed a project's git hooks, `git_commit` runs them as jobs in its sandbox
+//! ([`crate::git_hooks`]).
 
 use std::sync::Arc;
 
@@ -15,7 +17,7 @@ use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{CallToolResult, RequestMetaObject};
 use rmcp::{ErrorData, Peer, RoleServer, tool, tool_router};
 use serde::Serialize;
-use sluice_core::{AccessMode, Coded, ErrorCode, Failure};
+use sluice_core::{AccessMode, Coded, ErrorCode, Failure, GitHooks};
 use sluice_engine::{AskRequest, Caller, ProjectHandle};
 use sluice_git::{GitError, GitJournal, GitPlan, GitWriteOutput, Repo};
 use sluice_runner::{MutationOutput, RelPath, RestoreArgs};
@@ -54,7 +56,12 @@ impl SluiceServer {
         let handle = writable(engine.project(caller, project)?)?;
         let mutations = engine.mutations(&handle)?;
         let journal = Arc::new(engine.git_journal(&handle));
-        let planned = plan_blocking(&handle, &journal, &plan).await?;
+        let mut planned = plan_blocking(&handle, &journal, &plan).await?;
+        let hooks = tool == "git_commit" && handle.git_hooks == GitHooks::Sandbox;
+        if hooks {
+            crate::git_hooks::check_runnable(&handle)?;
+            planned.summary.push_str(crate::git_hooks::SUMMARY_LINE);
+        }
         // A name the guard cannot parse cannot be checked against the auto-run list: it asks.
         let (paths, odd): (Vec<_>, Vec<_>) =
             planned.touched.iter().map(|p| RelPath::parse(p)).partition(Result::is_ok);
@@ -77,7 +84,8 @@ impl SluiceServer {
             if let Some(refusal) = outcome.refusal() {
                 return Err(refusal);
             }
-            let again = plan_blocking(&handle, &journal, &plan).await?;
+            let mut again = plan_blocking(&handle, &journal, &plan).await?;
+            again.summary = planned.summary;
             if again.fingerprint != planned.fingerprint {
                 return Err(Failure::new(
                     ErrorCode::Conflict,
@@ -90,12 +98,19 @@ impl SluiceServer {
             planned
         };
         engine.check_access()?;
+        if hooks {
+            // What the hooks change can be undone like what any command changes.
+            self.checkpoint_before(&handle, "the git hooks of a commit").await;
+        }
+        let runner = hooks
+            .then(|| crate::git_hooks::SandboxHooks::new(engine.clone(), handle.clone(), caller));
         let engine = engine.clone();
         tokio::task::spawn_blocking(move || {
             engine.check_auditable()?;
             let repo = handle.repo().map_err(git_failure)?;
+            let runner = runner.as_ref().map(|r| r as &dyn sluice_git::HookRunner);
             mutations
-                .exclusive(|| sluice_git::execute(&repo, &planned, &journal, tool))
+                .exclusive(|| sluice_git::execute(&repo, &planned, &journal, tool, runner))
                 .map_err(git_failure)
         })
         .await
@@ -283,8 +298,10 @@ git_tools! {
     git_commit(sluice_git::GitCommitArgs) => sluice_git::plan_commit, destructive: false,
         "Commit in a read-write project: stage `paths` (or `all` changes) and commit them with \
          your `message`, as the user's git identity. Files the sensitive-file shield protects \
-         are never staged; no git hook runs. Returns an operation id that `restore` takes to \
-         undo the commit (the branch moves back; the changes stay, staged).";
+         are never staged. No git hook runs, unless the user allowed the project's hooks: then \
+         each runs as a job in the project's sandbox, and one that fails (or changes what is \
+         staged) stops the commit with `hook_failed`. Returns an operation id that `restore` \
+         takes to undo the commit (the branch moves back; the changes stay, staged).";
     git_branch(sluice_git::GitBranchArgs) => sluice_git::plan_branch, destructive: true,
         "Create a branch (without switching to it; see git_switch) or delete one (asks the \
          user like a delete; restore re-creates it). List branches with git_refs.";

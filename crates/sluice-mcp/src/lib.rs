@@ -10,6 +10,7 @@ mod cimd;
 mod direct;
 pub mod dto;
 mod exec;
+mod git_hooks;
 mod git_write;
 pub mod http;
 pub mod limits;

@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 use rusqlite::types::Type;
 use rusqlite::{OptionalExtension, Row, params};
 use sluice_core::{
-    AccessMode, AutoRunRule, ExecMode, GitEmails, HostPath, NetworkMode, ProjectId, ProjectState,
-    SandboxSettings,
+    AccessMode, AutoRunRule, ExecMode, GitEmails, GitHooks, HostPath, NetworkMode, ProjectId,
+    ProjectState, SandboxSettings,
 };
 
 use crate::error::unique_violation;
@@ -75,6 +75,8 @@ pub struct Project {
     pub git_emails: GitEmails,
     /// The project this one is a linked worktree of (made by Sluice's `git_worktree`).
     pub worktree_of: Option<ProjectId>,
+    /// Whether its git writes run the repository's hooks (in its sandbox). Default: off.
+    pub git_hooks: GitHooks,
 }
 
 /// What [`Store::insert_project`] needs; the id and timestamps are assigned by the store.
@@ -100,7 +102,7 @@ pub struct ModeChange {
 pub(crate) const COLUMNS: &str = "id, name, root, access, exec, state, state_reason, shield_patterns, \
                        root_dev, root_ino, created_ms, updated_ms, ask_deletes, ask_writes, \
                        network_mode, autorun_rules, hide_paths, unhide_paths, grants, \
-                       sockets, require_full, git_emails, worktree_of";
+                       sockets, require_full, git_emails, worktree_of, git_hooks";
 
 const MAX_NAME_CHARS: usize = 80;
 
@@ -129,6 +131,7 @@ impl Store {
             sandbox: SandboxSettings::default(),
             git_emails: GitEmails::Hide,
             worktree_of: None,
+            git_hooks: GitHooks::Off,
         };
 
         let (dev, ino) = fingerprint_columns(new.fingerprint);
@@ -259,6 +262,20 @@ impl Store {
             let n = tx.execute(
                 "UPDATE projects SET git_emails = ?2, updated_ms = ?3 WHERE id = ?1",
                 params![id.as_str(), emails.as_str(), now_ms()],
+            )?;
+            expect_one(n, id)
+        })
+    }
+
+    /// Sets whether the project's git writes run its hooks in its sandbox (the user's decision).
+    pub fn set_project_git_hooks(&self, id: &ProjectId, hooks: GitHooks) -> Result<(), StoreError> {
+        if self.schema < crate::schema::GIT_HOOKS_SCHEMA {
+            return Err(StoreError::Invalid("this database predates the git hooks setting".into()));
+        }
+        self.write_sealed(&PROJECTS, id.as_str(), Before::MustVerify, |tx| {
+            let n = tx.execute(
+                "UPDATE projects SET git_hooks = ?2, updated_ms = ?3 WHERE id = ?1",
+                params![id.as_str(), hooks.as_str(), now_ms()],
             )?;
             expect_one(n, id)
         })
@@ -621,5 +638,6 @@ pub(crate) fn project_from_row(r: &Row<'_>) -> rusqlite::Result<Project> {
                 ProjectId::parse(&id).ok_or_else(|| decode_error(22, format!("bad id {id:?}")))?,
             ),
         },
+        git_hooks: r.get::<_, String>(23)?.parse().map_err(|e: String| decode_error(23, e))?,
     })
 }

@@ -394,7 +394,7 @@ fn v18(tx: &rusqlite::Transaction) -> rusqlite_migration::HookResult {
 /// Version 19: the project a project is a linked worktree of (Sluice made the worktree with
 /// `git_worktree` and authorized it), NULL for every other project. Sealed as the project seal's
 /// second tail, bound only when not NULL, so seals made before this step still verify and
-/// /// pointing a project at a parent outside Sluice breaks the seal. `Store::delete_project`
+/// pointing a project at a parent outside Sluice breaks the seal. `Store::delete_project`
 /// removes a parent's worktree projects with it. Run by [`v19`], which adds the column only when
 /// it is missing (as [`v18`]).
 const V19: &str = r#"
@@ -416,6 +416,29 @@ fn v19(tx: &rusqlite::Transaction) -> rusqlite_migration::HookResult {
     Ok(())
 }
 
+/// Version 20: whether a project's git writes run its hooks (`sluice_core::GitHooks`), off
+/// unless the user allowed them. Sealed as the project seal's third tail, bound only when not
+/// `off` (as [`V18`]). Run by [`v20`], which adds the column only when it is missing.
+const V20: &str = r#"
+ALTER TABLE projects ADD COLUMN git_hooks TEXT NOT NULL DEFAULT 'off'
+    CHECK (git_hooks IN ('off', 'sandbox'));
+"#;
+
+/// The schema version that added each project's git hooks setting.
+pub(crate) const GIT_HOOKS_SCHEMA: usize = 20;
+
+fn v20(tx: &rusqlite::Transaction) -> rusqlite_migration::HookResult {
+    let present: bool = tx.query_row(
+        "SELECT EXISTS (SELECT 1 FROM pragma_table_info('projects') WHERE name = 'git_hooks')",
+        [],
+        |r| r.get(0),
+    )?;
+    if !present {
+        tx.execute_batch(V20)?;
+    }
+    Ok(())
+}
+
 /// Every migration, oldest first.
 pub(crate) fn migrations() -> Migrations<'static> {
     let steps = [V1, V2, V3, V4, V5, V6, V7, V8, V9, V10, V11, V12, V13, V14, V15];
@@ -423,15 +446,16 @@ pub(crate) fn migrations() -> Migrations<'static> {
     all.push(M::up_with_hook("", v16));
     all.push(M::up_with_hook("", v17));
     all.push(M::up_with_hook("", v18));
+    all.push(M::up_with_hook("", v19));
     #[cfg(debug_assertions)]
     if std::env::var_os("SLUICE_FAILPOINT_STALL_MIGRATION").is_some() {
         all.push(M::up_with_hook("", |tx: &rusqlite::Transaction| {
-            v19(tx)?;
+            v20(tx)?;
             stall_in_migration(tx)
         }));
         return Migrations::new(all);
     }
-    all.push(M::up_with_hook("", v19));
+    all.push(M::up_with_hook("", v20));
     Migrations::new(all)
 }
 
@@ -448,4 +472,4 @@ fn stall_in_migration(_tx: &rusqlite::Transaction) -> rusqlite_migration::HookRe
 }
 
 /// The schema version this build writes.
-pub(crate) const LATEST: usize = 19;
+pub(crate) const LATEST: usize = 20;

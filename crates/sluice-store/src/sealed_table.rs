@@ -23,7 +23,7 @@ pub(crate) struct SealedTable {
     /// sealed before it existed keep their seals without being resealed — a reseal at the
     /// upgrade would bless a row edited before it — while any change of it later breaks the
     /// seal. (A token's `profile`, `full` by default; a project's `git_emails`, `hide` by
-    /// default, and `worktree_of`, NULL by default.)
+    /// default, `worktree_of`, NULL by default, and `git_hooks`, `off` by default.)
     pub tails: &'static [(&'static str, Option<&'static str>)],
 }
 
@@ -178,7 +178,8 @@ fn scope_of(conn: &Connection, token: &str) -> Result<Vec<String>, StoreError> {
 }
 
 /// The project rows: every column but `updated_ms` (the root, the modes, the lists, the state),
-/// their git e-mail setting (schema 18) and the project they are a worktree of (schema 19).
+/// their git e-mail setting (schema 18), the project they are a worktree of (schema 19) and their
+/// git hooks setting (schema 20).
 pub(crate) const PROJECTS: SealedTable = SealedTable {
     table: "projects",
     id: "id",
@@ -187,7 +188,7 @@ pub(crate) const PROJECTS: SealedTable = SealedTable {
               hide_paths, unhide_paths, grants, sockets, require_full, network",
     n_columns: 21,
     scope: false,
-    tails: &[("git_emails", Some("hide")), ("worktree_of", None)],
+    tails: &[("git_emails", Some("hide")), ("worktree_of", None), ("git_hooks", Some("off"))],
 };
 
 /// The allow rules: the whole rule.

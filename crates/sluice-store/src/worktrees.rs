@@ -66,10 +66,10 @@ impl Store {
                                        root_dev, root_ino, created_ms, updated_ms, ask_deletes,
                                        ask_writes, network_mode, autorun_rules, hide_paths,
                                        unhide_paths, grants, sockets, require_full, git_emails,
-                                       worktree_of)
+                                       worktree_of, git_hooks)
                  SELECT ?1, ?2, ?3, access, exec, 'available', shield_patterns, ?4, ?5, ?6, ?6,
                         ask_deletes, ask_writes, network_mode, autorun_rules, hide_paths,
-                        unhide_paths, grants, sockets, require_full, git_emails, id
+                        unhide_paths, grants, sockets, require_full, git_emails, id, git_hooks
                  FROM projects WHERE id = ?7",
                 params![id.as_str(), name, root, dev, ino, now, parent.as_str()],
             )

@@ -1,11 +1,14 @@
 //! The tray: the state line, "Approvals (N)" with Approve / Deny per waiting approval, "Jobs (N
 //! running)" with Cancel per job, "Connection requests (N)" with each hosted assistant's code
-//! and Approve / Deny, Pause / Resume, Emergency stop, Open Sluice…, Quit — rebuilt
+//! and Approve / Deny, "Undo a command's changes" for the newest commands that took a checkpoint
+//! (a native question, then the project's files put back), Pause / Resume, Emergency stop, Open
+//! Sluice…, Quit — rebuilt
 //! from engine state whenever it changes. An approval, a runaway job and the kill switch are
 //! each at most two clicks from the tray icon and need no window.
 
 use anyhow::{Context as _, Result};
 use muda::{IsMenuItem, Menu, MenuItem, PredefinedMenuItem, Submenu};
+use serde_json::json;
 use sluice_engine::Engine;
 use sluice_ipc::{self as ipc, ApprovalDto, DecidedFrom, JobDto, JobStateDto, Verdict};
 use tray_icon::{Icon, MouseButton, MouseButtonState, TrayIcon, TrayIconBuilder, TrayIconEvent};
@@ -20,6 +23,9 @@ const ICON_PAUSED_WAITING: &[u8] = include_bytes!("../../../icons/tray-paused-wa
 const ICON_STOPPED: &[u8] = include_bytes!("../../../icons/tray-stopped.png");
 const ICON_STOPPED_WAITING: &[u8] = include_bytes!("../../../icons/tray-stopped-waiting.png");
 
+/// How many commands the tray offers to undo.
+const UNDOABLE: usize = 5;
+
 /// What the tray shows.
 struct View {
     paused: bool,
@@ -30,6 +36,8 @@ struct View {
     findings: usize,
     /// Hosted assistants asking to connect through the tunnel (reach from the web).
     requests: Vec<sluice_engine::OAuthRequest>,
+    /// The newest checkpoints taken before commands: what the user can undo from here.
+    undoable: Vec<ipc::CommandCheckpoint>,
 }
 
 impl View {
@@ -50,6 +58,7 @@ impl View {
                 tracing::warn!(code = %e.code, "cannot list connection requests for the tray");
                 Vec::new()
             }),
+            undoable: ipc::recent_command_checkpoints(engine, UNDOABLE),
         }
     }
 
@@ -226,6 +235,28 @@ fn jobs_menu(view: &View) -> Result<Submenu> {
     )?)
 }
 
+/// "Undo what `cargo fmt` changed · my-app · 14:02 UTC" per recent command: a click asks
+/// natively, then puts the project's files back as they were before it (itself undoable).
+fn undo_menu(view: &View) -> Result<Submenu> {
+    let entries: Vec<MenuItem> = view
+        .undoable
+        .iter()
+        .map(|c| {
+            let time = c.created.get(11..16).unwrap_or("");
+            let line =
+                format!("Undo what `{}` changed · {} · {time} UTC", c.command, c.project_name);
+            MenuItem::with_id(
+                format!("undo-command:{}:{}", c.project_id, c.id),
+                label(&ipc::visible(&line)),
+                true,
+                None,
+            )
+        })
+        .collect();
+    let items: Vec<&dyn IsMenuItem> = entries.iter().map(|e| e as &dyn IsMenuItem).collect();
+    Ok(Submenu::with_id_and_items("undo", "Undo a command's changes", true, &items)?)
+}
+
 fn menu(view: &View) -> Result<Menu> {
     let paused = view.paused;
     let state = MenuItem::with_id(
@@ -274,6 +305,7 @@ fn menu(view: &View) -> Result<Menu> {
     let approvals = if view.pending.is_empty() { None } else { Some(approvals_menu(view)?) };
     let requests = if view.requests.is_empty() { None } else { Some(requests_menu(view)?) };
     let jobs = if view.running.is_empty() { None } else { Some(jobs_menu(view)?) };
+    let undo = if view.undoable.is_empty() { None } else { Some(undo_menu(view)?) };
     let mut items: Vec<&dyn IsMenuItem> = vec![&state];
     if let Some(i) = &integrity {
         items.push(i);
@@ -288,7 +320,10 @@ fn menu(view: &View) -> Result<Menu> {
     if let Some(j) = &jobs {
         items.push(j);
     }
-    if approvals.is_some() || requests.is_some() || jobs.is_some() {
+    if let Some(u) = &undo {
+        items.push(u);
+    }
+    if approvals.is_some() || requests.is_some() || jobs.is_some() || undo.is_some() {
         items.push(&s2);
     }
     items.push(&toggle);
@@ -336,6 +371,29 @@ pub fn on_menu(app: &App, id: &str) {
             std::thread::spawn(move || {
                 if let Err(e) = ipc::cancel_job(app.engine(), &job) {
                     tracing::warn!(code = %e.code, "cannot cancel a job from the tray");
+                }
+                app.refresh_tray();
+            });
+        }
+        _ if id.starts_with("undo-command:") => {
+            let Some((project, checkpoint)) = id["undo-command:".len()..].split_once(':') else {
+                return;
+            };
+            let (app, args) = (app.clone(), json!({"project": project, "id": checkpoint}));
+            // The same command as the window's: it asks natively, off the main thread.
+            std::thread::spawn(move || {
+                match crate::window::call(&app, "restore_checkpoint", args) {
+                    Ok(_) => crate::native::notify(
+                        &app,
+                        "Sluice restored the project",
+                        "The files are back as they were before the command. Restoring can \
+                         itself be undone from the project's checkpoints.",
+                    ),
+                    Err(e) if e.code == "denied" => {}
+                    Err(e) => {
+                        tracing::warn!(code = %e.code, "cannot undo a command from the tray");
+                        crate::native::notify(&app, "Sluice could not undo that", &e.message);
+                    }
                 }
                 app.refresh_tray();
             });
@@ -498,6 +556,7 @@ mod tests {
             running: vec![],
             findings: 0,
             requests: vec![],
+            undoable: vec![],
         };
         assert_eq!(v(false, 0).tooltip(), "Sluice — AI access on");
         assert_eq!(v(false, 1).tooltip(), "Sluice — AI access on · 1 approval waiting");
@@ -561,6 +620,37 @@ mod tests {
         for (i, a) in icons.iter().enumerate() {
             assert!(icons[i + 1..].iter().all(|b| a != b), "every state has its own icon");
         }
+    }
+
+    #[test]
+    fn the_undo_menu_names_each_command_its_project_and_time() {
+        let view = View {
+            paused: false,
+            stopped: false,
+            pending: vec![],
+            running: vec![],
+            findings: 0,
+            requests: vec![],
+            undoable: vec![ipc::CommandCheckpoint {
+                project_id: "proj_aaaaaaaaaaaaaaaa".into(),
+                project_name: "R&D\u{202E}app".into(),
+                id: "ckpt_bbbbbbbbbbbbbbbb".into(),
+                command: "cargo fmt".into(),
+                created: "2026-12-04T14:02:59Z".into(),
+            }],
+        };
+        let sub = undo_menu(&view).unwrap();
+        assert_eq!(sub.text(), "Undo a command's changes");
+        let items = sub.items();
+        let entry = items[0].as_menuitem().unwrap();
+        // A control character in a name is shown, not obeyed; `&` is itself.
+        assert_eq!(entry.text(), "Undo what `cargo fmt` changed · R&&D⟨U+202E⟩app · 14:02 UTC");
+        assert_eq!(entry.id().0, "undo-command:proj_aaaaaaaaaaaaaaaa:ckpt_bbbbbbbbbbbbbbbb");
+        let full = menu(&view).unwrap();
+        let undo = |i: &muda::MenuItemKind| {
+            i.as_submenu().is_some_and(|s| s.text() == "Undo a command's changes")
+        };
+        assert!(full.items().iter().any(undo), "the tray offers it");
     }
 
     #[test]

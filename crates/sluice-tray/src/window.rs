@@ -146,7 +146,7 @@ fn serve(app: App, stdout: ChildStdout, replies: mpsc::Sender<ToWindow>, serial:
     }
 }
 
-fn call(
+pub(crate) fn call(
     app: &App,
     cmd: &str,
     args: serde_json::Value,

@@ -460,6 +460,35 @@ fn tray_menu_approves_denies_always_allows_pauses_and_stops() {
     let now = sluice_json(&data, &["approvals", "list", "--json"]).as_array().unwrap().len();
     assert_eq!(now, asked, "the always-allowed command ran without asking");
 
+    // What a command changed is undone from the menu: its entry names the command and the
+    // project, a native question comes first (Return keeps the files), then the files are put
+    // back as they were before it.
+    std::fs::write(project.join("made-by-the-command.txt"), "new\n").unwrap();
+    const UNDO: &str = "Undo a command's changes";
+    let is_echo =
+        |l: &str| l.starts_with("Undo what `/usr/bin/echo 'from the tray'` changed · demo");
+    let menu = wait_menu(&host, "the command to undo", |m| {
+        m.labelled(UNDO).is_some_and(|u| u.find(&is_echo).is_some())
+    });
+    let line = menu.labelled(UNDO).unwrap().find(&is_echo).unwrap().label.clone();
+    let undo = |answer: Native| {
+        click(&host, &[UNDO, &line]);
+        let deadline = Instant::now() + STEP;
+        while !answer_native_now(&xvfb.display, "Sluice — restore a checkpoint?", answer, deadline)
+        {
+            std::thread::sleep(POLL);
+        }
+    };
+    undo(Native::Return);
+    std::thread::sleep(POLL * 10);
+    assert!(project.join("made-by-the-command.txt").exists(), "Return kept the files");
+    undo(Native::Accept);
+    let deadline = Instant::now() + STEP;
+    while project.join("made-by-the-command.txt").exists() {
+        assert!(Instant::now() < deadline, "the undo from the tray did not restore the files");
+        std::thread::sleep(POLL);
+    }
+
     // "Approve once" for a job: it runs and shows under Jobs, where Cancel ends it.
     let sleep = json!({"project": "demo", "program": "sleep", "args": ["600"]});
     let waiting = call_async(port, &token, "start_job", sleep);

@@ -1,7 +1,7 @@
 // Generated from crates/sluice-ipc by `UPDATE_BINDINGS=1 cargo test -p sluice-ipc`.
 // Do not edit by hand: a test fails when this file is stale.
 
-export type ErrorCode = "invalid_argument" | "path_invalid" | "path_outside_project" | "path_shielded" | "not_found" | "wrong_kind" | "too_large" | "binary_file" | "image_too_large" | "image_invalid" | "text_file" | "project_not_found" | "project_unavailable" | "read_only_project" | "outside_profile" | "not_a_git_repository" | "git_failed" | "unauthorized" | "rate_limited" | "paused" | "stopped" | "limit_exceeded" | "conflict" | "not_interactive" | "job_ended" | "cannot_publish" | "port_not_published" | "forbidden" | "denied" | "approval_expired" | "cancelled" | "confinement_unavailable" | "no_config_file" | "config_unparseable" | "config_unsafe_edit" | "config_changed" | "not_configured" | "preview_not_found" | "preview_expired" | "sluice_binary_missing" | "secret_store" | "io" | "internal";
+export type ErrorCode = "invalid_argument" | "path_invalid" | "path_outside_project" | "path_shielded" | "not_found" | "wrong_kind" | "too_large" | "binary_file" | "image_too_large" | "image_invalid" | "text_file" | "project_not_found" | "project_unavailable" | "read_only_project" | "outside_profile" | "not_a_git_repository" | "git_failed" | "unauthorized" | "rate_limited" | "paused" | "stopped" | "limit_exceeded" | "conflict" | "hook_failed" | "not_interactive" | "job_ended" | "cannot_publish" | "port_not_published" | "forbidden" | "denied" | "approval_expired" | "cancelled" | "confinement_unavailable" | "no_config_file" | "config_unparseable" | "config_unsafe_edit" | "config_changed" | "not_configured" | "preview_not_found" | "preview_expired" | "sluice_binary_missing" | "secret_store" | "io" | "internal";
 
 export type Profile = "review" | "edit" | "agent" | "full";
 
@@ -224,6 +224,11 @@ sandbox: SandboxDto,
  * hidden, names only).
  */
 showGitEmails: boolean, 
+/**
+ * Whether `git_commit` runs the repository's hooks, each as a job in the project's sandbox
+ * (default: off, no hook runs).
+ */
+runGitHooks: boolean, 
 /**
  * The id of the project this one is a linked git worktree of (made by `git_worktree`;
  * removing it removes its clean worktree and keeps the branch).
@@ -908,6 +913,7 @@ export type Commands = {
   emergency_stop: { args: Record<string, never>; result: StopResult };
   set_project_network: { args: { args: SetNetwork }; result: ProjectDto };
   set_project_git_emails: { args: { id: string; show: boolean }; result: ProjectDto };
+  set_project_git_hooks: { args: { id: string; run: boolean }; result: ProjectDto };
   list_checkpoints: { args: { project: string }; result: CheckpointsDto };
   create_checkpoint: { args: { project: string; name: string | null }; result: CheckpointDto };
   restore_checkpoint: { args: { project: string; id: string }; result: RestoredDto };

@@ -53,6 +53,7 @@ export const api: Mocked = {
   emergencyStop: vi.fn(),
   setProjectNetwork: vi.fn(),
   setProjectGitEmails: vi.fn(),
+  setProjectGitHooks: vi.fn(),
   listCheckpoints: vi.fn(),
   createCheckpoint: vi.fn(),
   restoreCheckpoint: vi.fn(),

@@ -80,6 +80,7 @@ export const project = (over: Partial<ProjectDto> = {}): ProjectDto => ({
   networkMode: "off",
   sandbox: sandbox(),
   showGitEmails: false,
+  runGitHooks: false,
   worktreeOf: null,
   createdMs: 1_700_000_000_000,
   ...over,

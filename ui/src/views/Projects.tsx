@@ -16,7 +16,7 @@ import { AddField, ConfirmButton, ErrorLine, FormActions, Text, Time, errorMessa
 import { visible } from "../format";
 import { AutoRunEditor } from "./AutoRun";
 import { CheckpointsEditor } from "./Checkpoints";
-import { GitEmailsEditor } from "./GitEmails";
+import { GitEmailsEditor, GitHooksEditor } from "./Git";
 import { SandboxEditor } from "./Sandbox";
 
 export const ACCESS: { value: Access; label: string; hint: string }[] = [
@@ -330,6 +330,9 @@ function ProjectDetail({
         />
       )}
       <GitEmailsEditor project={project} onError={setError} />
+      {project.access === "read-write" && (
+        <GitHooksEditor project={project} onError={setError} />
+      )}
       <CheckpointsEditor project={project} onError={setError} />
       <ShieldEditor project={project} onError={setError} />
       <AutoRunEditor project={project} onError={setError} />

@@ -7,8 +7,8 @@ use anyhow::{Result, anyhow};
 use clap::{Args, Subcommand};
 use serde::Serialize;
 use sluice_core::{
-    AccessMode, AutoRunAction, AutoRunRule, ExecMode, GitEmails, HostPath, NetworkMode, ProjectId,
-    ProjectState, SandboxSettings,
+    AccessMode, AutoRunAction, AutoRunRule, ExecMode, GitEmails, GitHooks, HostPath, NetworkMode,
+    ProjectId, ProjectState, SandboxSettings,
 };
 use sluice_engine::{
     Engine, NetworkSetting, Project, SandboxView, default_autorun_rules, default_shield_patterns,
@@ -51,6 +51,11 @@ pub enum ProjectCmd {
         /// git_show return. Names are always shown; messages keep their own text.
         #[arg(long, value_parser = parse_git_emails)]
         git_emails: Option<GitEmails>,
+        /// `sandbox`: git_commit runs the repository's commit hooks, each as a job in the
+        /// project's sandbox (needs execution mode `project` or `any`), and a failing one stops
+        /// the commit; `off` (the default): no hook runs.
+        #[arg(long, value_parser = parse_git_hooks)]
+        git_hooks: Option<GitHooks>,
     },
     /// Stop assistants from using a project (it stays authorized).
     Disable {
@@ -189,6 +194,10 @@ fn parse_git_emails(s: &str) -> Result<GitEmails, String> {
     s.parse().map_err(|_| format!("expected `show` or `hide`, not {s:?}"))
 }
 
+fn parse_git_hooks(s: &str) -> Result<GitHooks, String> {
+    s.parse().map_err(|_| format!("expected `sandbox` or `off`, not {s:?}"))
+}
+
 fn parse_on_off(s: &str) -> Result<bool, String> {
     match s {
         "on" => Ok(true),
@@ -219,6 +228,8 @@ struct ProjectJson<'a> {
     network_setting: &'static str,
     /// Whether the git tools show e-mail addresses: `show` or `hide`.
     git_emails: &'static str,
+    /// Whether commits run the repository's hooks: `sandbox` or `off`.
+    git_hooks: &'static str,
     status: String,
     /// The project this one is a worktree of (its name), if it is one.
     worktree_of: Option<String>,
@@ -234,6 +245,7 @@ struct ProjectShowJson<'a> {
     exec: &'static str,
     network: &'static str,
     git_emails: &'static str,
+    git_hooks: &'static str,
     status: String,
     worktree_of: Option<String>,
     sandbox: SandboxJson<'a>,
@@ -280,6 +292,7 @@ fn print_project(p: &Project) {
     outln!("  deletes:   {}", ask(p.ask_deletes));
     outln!("  writes:    {}", ask(p.ask_writes));
     outln!("  git e-mails: {}", git_emails_text(p.git_emails));
+    outln!("  git hooks: {}", git_hooks_text(p.git_hooks));
     outln!("  status:    {}", state_text(&p.state));
 }
 
@@ -304,6 +317,13 @@ fn git_emails_text(emails: GitEmails) -> &'static str {
     match emails {
         GitEmails::Hide => "hidden from assistants (git_log and git_show give names only)",
         GitEmails::Show => "shown to assistants (git_log and git_show give author addresses)",
+    }
+}
+
+fn git_hooks_text(hooks: GitHooks) -> &'static str {
+    match hooks {
+        GitHooks::Off => "off (git_commit runs no hook)",
+        GitHooks::Sandbox => "run on commit, each as a job in the project's sandbox",
     }
 }
 
@@ -415,6 +435,7 @@ pub fn project(engine: Engine, cmd: ProjectCmd) -> Result<()> {
                         network: NetworkSetting::of_project(p).mode.as_str(),
                         network_setting: p.network.map_or("default", NetworkMode::as_str),
                         git_emails: p.git_emails.as_str(),
+                        git_hooks: p.git_hooks.as_str(),
                         status: state_text(&p.state),
                         worktree_of: parent_name(&projects, p),
                     })
@@ -429,10 +450,16 @@ pub fn project(engine: Engine, cmd: ProjectCmd) -> Result<()> {
                 }
             }
         }
-        ProjectCmd::Set { project, access, exec, network, git_emails } => {
-            if access.is_none() && exec.is_none() && network.is_none() && git_emails.is_none() {
+        ProjectCmd::Set { project, access, exec, network, git_emails, git_hooks } => {
+            if access.is_none()
+                && exec.is_none()
+                && network.is_none()
+                && git_emails.is_none()
+                && git_hooks.is_none()
+            {
                 return Err(anyhow!(
-                    "nothing to change; pass --access, --exec, --network and/or --git-emails"
+                    "nothing to change; pass --access, --exec, --network, --git-emails and/or \
+                     --git-hooks"
                 ));
             }
             let before = engine.find_project(&project).map_err(fail)?;
@@ -445,6 +472,9 @@ pub fn project(engine: Engine, cmd: ProjectCmd) -> Result<()> {
             }
             if let Some(emails) = git_emails {
                 p = engine.set_git_emails(&project, emails).map_err(fail)?;
+            }
+            if let Some(hooks) = git_hooks {
+                p = engine.set_git_hooks(&project, hooks).map_err(fail)?;
             }
             if before.exec != ExecMode::Off && p.exec == ExecMode::Off && exec.is_none() {
                 outln!("Read-only projects cannot execute: execution was turned off.");
@@ -512,6 +542,7 @@ pub fn project(engine: Engine, cmd: ProjectCmd) -> Result<()> {
                     exec: p.exec.as_str(),
                     network: NetworkSetting::of_project(&p).mode.as_str(),
                     git_emails: p.git_emails.as_str(),
+                    git_hooks: p.git_hooks.as_str(),
                     status: state_text(&p.state),
                     worktree_of: parent,
                     sandbox: SandboxJson::of(&engine, &p),

@@ -341,7 +341,7 @@ fn pc03_kill_9_inside_a_migration_leaves_the_old_schema_and_the_next_start_migra
         }
         // The next start migrates from scratch, and everything from before is there.
         let server = sb.serve();
-        assert_eq!(user_version(&sb), 19);
+        assert_eq!(user_version(&sb), 20);
         let v =
             call(server.port, &token, "read_file", json!({"project": "demo", "path": "README.md"}));
         assert!(ok(&v)["content"].as_str().unwrap().contains("hello world"));

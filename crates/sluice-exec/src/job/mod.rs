@@ -166,6 +166,9 @@ pub struct JobRequest {
     /// The checkpoint the engine took of the project right before it (its id), so what the
     /// command changes can be undone; shown with the job's status.
     pub checkpoint: Option<String>,
+    /// How the job's command is shown instead of its argv (a git hook, named by its place in
+    /// the project rather than by its physical path).
+    pub shown_as: Option<String>,
 }
 
 /// One job's persistent facts, handed to the registry's observer on every state change

@@ -90,7 +90,7 @@ impl Jobs {
             project: req.project.clone(),
             owner: req.owner.clone(),
             checkpoint: req.checkpoint.clone(),
-            display: req.command.display(),
+            display: req.shown_as.clone().unwrap_or_else(|| req.command.display()),
             cwd: req.command.cwd.clone(),
             state: watch::channel(JobState::Queued).0,
             data: Mutex::new(JobData { created_ms: now_ms(), ..JobData::default() }),

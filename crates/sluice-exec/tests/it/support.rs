@@ -55,6 +55,7 @@ impl Fixture {
             interactive: None,
             publish: Vec::new(),
             checkpoint: None,
+            shown_as: None,
         }
     }
 }

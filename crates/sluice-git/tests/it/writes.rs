@@ -16,7 +16,7 @@ fn a_tampered_undo_record_is_refused_before_git_runs() {
     let journal = GitJournal::open(state.path());
     let args = GitBranchArgs { action: RefOp::Create, name: "side".into(), ..Default::default() };
     let plan = sluice_git::plan_branch(&repo, &args, &shield).unwrap();
-    let done = sluice_git::execute(&repo, &plan, &journal, "git_branch").unwrap();
+    let done = sluice_git::execute(&repo, &plan, &journal, "git_branch", None).unwrap();
     let id = done.operation_id.unwrap();
     // The record as written undoes cleanly to a plan.
     assert!(sluice_git::plan_undo(&repo, &journal, &id, &shield).is_ok());

@@ -3,7 +3,7 @@
 //! asked). The analysis itself is the crate's `widens_*`, `unshielded`, `relaxed_autorun`,
 //! `sandbox_widening` and `added_registries`; this module only words it.
 
-use sluice_core::{GitEmails, NetworkMode};
+use sluice_core::{GitEmails, GitHooks, NetworkMode};
 use sluice_engine::Engine;
 
 use super::{AUTHORIZE_TITLE, Question, RESTORE_TITLE, SANDBOX_TITLE, WIDEN_TITLE};
@@ -160,6 +160,22 @@ pub(super) fn git_emails(e: &Engine, id: &str, show: bool) -> Res<Option<Questio
         visible(&project.name)
     );
     Ok(Some(Question { title: WIDEN_TITLE, text, yes: "Show addresses", no: "Keep hidden" }))
+}
+
+/// Before letting a project's commits run its git hooks (turning them off is not asked).
+pub(super) fn git_hooks(e: &Engine, id: &str, run: bool) -> Res<Option<Question>> {
+    let project = e.find_project(id)?;
+    if !run || project.git_hooks == GitHooks::Sandbox {
+        return Ok(None);
+    }
+    let text = format!(
+        "Run the git hooks of {} when an assistant commits?\n\nEach hook (pre-commit, \
+         commit-msg, …) would run as a job in the project's sandbox, like a command, and a \
+         failing one would stop the commit. Hooks are programs in the repository: run them \
+         only if you trust what is there.",
+        visible(&project.name)
+    );
+    Ok(Some(Question { title: WIDEN_TITLE, text, yes: "Run hooks", no: "Keep off" }))
 }
 
 /// Before putting a project's files back as a checkpoint holds them: it overwrites and deletes

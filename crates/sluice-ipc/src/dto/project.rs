@@ -43,6 +43,9 @@ pub struct ProjectDto {
     /// Whether git_log and git_show give assistants the authors' e-mail addresses (default:
     /// hidden, names only).
     pub show_git_emails: bool,
+    /// Whether `git_commit` runs the repository's hooks, each as a job in the project's sandbox
+    /// (default: off, no hook runs).
+    pub run_git_hooks: bool,
     /// The id of the project this one is a linked git worktree of (made by `git_worktree`;
     /// removing it removes its clean worktree and keeps the branch).
     pub worktree_of: Option<String>,
@@ -229,6 +232,7 @@ impl From<&Project> for ProjectDto {
             network_mode: sluice_engine::NetworkSetting::of_project(p).mode.into(),
             sandbox: SandboxDto::from(p),
             show_git_emails: p.git_emails == sluice_core::GitEmails::Show,
+            run_git_hooks: p.git_hooks == sluice_core::GitHooks::Sandbox,
             worktree_of: p.worktree_of.as_ref().map(|id| id.to_string()),
             created_ms: p.created_ms,
         }

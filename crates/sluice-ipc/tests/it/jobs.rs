@@ -168,3 +168,36 @@ fn emergency_stop_kills_jobs_and_shows_stopped_until_resumed() {
     assert!(!s.stopped && !s.paused);
     f.engine.check_access().unwrap();
 }
+
+/// What the tray offers to undo: the checkpoints taken before commands, newest first, each with
+/// its project; one the user took by hand is not among them. Undoing one puts the files back.
+#[test]
+fn the_tray_offers_to_undo_the_newest_commands_and_undoing_one_restores_the_files() {
+    let f = fixture();
+    let caller = f.engine.authenticate(&f.secret).unwrap();
+    let handle = f.engine.project(&caller, "my-app").unwrap();
+    let root = handle.workspace.root().path().to_path_buf();
+    std::fs::write(root.join("a.txt"), "before\n").unwrap();
+    let m = f.engine.mutations(&handle).unwrap();
+    let args = sluice_runner::CreateCheckpointArgs::default();
+    let first = m.create_checkpoint(&args, Some("npm install".into())).unwrap();
+    let by_hand = create_checkpoint(&f.engine, "my-app", Some("mine".into())).unwrap();
+    // RFC 3339 to the second: the next one is newer.
+    std::thread::sleep(Duration::from_millis(1100));
+    let second = m.create_checkpoint(&args, Some("cargo fmt".into())).unwrap();
+    std::fs::write(root.join("a.txt"), "changed by the command\n").unwrap();
+    std::fs::write(root.join("new.txt"), "made by the command\n").unwrap();
+
+    let offered = recent_command_checkpoints(&f.engine, 5);
+    let ids: Vec<&str> = offered.iter().map(|c| c.id.as_str()).collect();
+    assert_eq!(ids, [second.checkpoint_id.as_str(), first.checkpoint_id.as_str()]);
+    assert!(!ids.contains(&by_hand.id.as_str()), "a checkpoint taken by hand is not a command");
+    assert_eq!(offered[0].command, "cargo fmt");
+    assert_eq!(offered[0].project_name, "my-app");
+    assert_eq!(recent_command_checkpoints(&f.engine, 1).len(), 1);
+
+    let restored = restore_checkpoint(&f.engine, &offered[0].project_id, &offered[0].id).unwrap();
+    assert!(restored.files >= 2, "{restored:?}");
+    assert_eq!(std::fs::read_to_string(root.join("a.txt")).unwrap(), "before\n");
+    assert!(!root.join("new.txt").exists(), "what the command made is gone");
+}

@@ -594,3 +594,34 @@ fn pc02_projects_sealed_before_git_emails_existed_keep_verifying_after_the_migra
     let s = open(&dir);
     assert_eq!(kinds(&s.integrity().unwrap()), [FindingKind::Project]);
 }
+
+#[test]
+fn pc02_git_hooks_turned_on_outside_sluice_make_the_project_unavailable() {
+    use sluice_core::GitHooks;
+    let (_tmp, dir) = data_dir();
+    let s = open(&dir);
+    let p = add_project(&s, "hooks");
+    assert_eq!(p.git_hooks, GitHooks::Off, "off by default");
+    s.set_project_git_hooks(&p.id, GitHooks::Sandbox).unwrap();
+    let read = s.project(&p.id).unwrap().unwrap();
+    assert!(read.state.is_available() && read.git_hooks == GitHooks::Sandbox);
+    s.set_project_git_hooks(&p.id, GitHooks::Off).unwrap();
+    // Turned on by an edit of the file, the project is refused and named.
+    raw(&dir).execute("UPDATE projects SET git_hooks = 'sandbox'", []).unwrap();
+    assert!(!s.project(&p.id).unwrap().unwrap().state.is_available());
+    assert_eq!(kinds(&s.integrity().unwrap()), [FindingKind::Project]);
+    raw(&dir).execute("UPDATE projects SET git_hooks = 'off'", []).unwrap();
+    assert!(s.project(&p.id).unwrap().unwrap().state.is_available(), "undone, it verifies");
+    assert!(raw(&dir).execute("UPDATE projects SET git_hooks = 'host'", []).is_err());
+    drop(s);
+    // Sealed before the column existed (schema 19), it still verifies, hooks off.
+    for _ in 0..2 {
+        raw(&dir)
+            .execute_batch("ALTER TABLE projects DROP COLUMN git_hooks; PRAGMA user_version = 19;")
+            .unwrap();
+        let s = open(&dir);
+        assert!(s.integrity().unwrap().is_empty(), "{:?}", s.integrity());
+        let read = s.project(&p.id).unwrap().unwrap();
+        assert!(read.state.is_available() && read.git_hooks == GitHooks::Off);
+    }
+}

@@ -114,12 +114,12 @@ fn projects_sealed_before_worktrees_existed_keep_verifying_after_the_migration()
             .unwrap();
         let s = open(&dir);
         assert_eq!(s.schema_version().unwrap(), sluice_store::SCHEMA_VERSION);
-        assert_eq!(sluice_store::SCHEMA_VERSION, 19);
+        assert_eq!(sluice_store::SCHEMA_VERSION, 20);
         assert!(s.integrity().unwrap().is_empty(), "{:?}", s.integrity());
         let read = s.project(&p.id).unwrap().unwrap();
         assert!(read.state.is_available() && read.worktree_of.is_none());
     }
-    // Already at 19 with its version put back: migrates again without a change.
+    // Already at the latest with its version put back: migrates again without a change.
     raw(&dir).execute_batch("PRAGMA user_version = 18;").unwrap();
     assert!(open(&dir).integrity().unwrap().is_empty());
     // Its seal was not blessed anew: an edit made before the upgrade still shows.
