@@ -1,7 +1,7 @@
 """Git hooks the user allowed, as the official Python MCP SDK sees them over Streamable HTTP:
 off by default (a commit runs none); allowed for the project, `git_commit` runs the hooks of
-`core.hooksPath` (pre-commit, prepare-commit-msg, commit-msg, post-commit), each as a job of the
-committing token that `list_jobs` shows, with a checkpoint taken first; a failing pre-commit
+`core.hooksPath` (pre-commit, prepare-commit-msg, commit-msg, post-commit), and `git_switch` its
+post-checkout, each as a job of the token that `list_jobs` shows, with a checkpoint taken first; a failing pre-commit
 stops the commit with `hook_failed` and its output, a pre-commit that restages a file (a
 formatter) stops it too and the next commit goes through, a commit-msg hook's trailer lands in
 the message; a token that may not run the project's programs, and a hooks folder outside the
@@ -97,6 +97,15 @@ async def main():
         listed = await ok(client, "list_checkpoints", p)
         check("git hooks of a commit" in str(listed), "a checkpoint came before the hooks",
               listed)
+
+        # A switch runs post-checkout, with git's arguments, and nothing else.
+        switched = await ok(client, "git_switch", {**p, "branch": "feature", "create": True})
+        check([h["hook"] for h in switched.get("hooks", [])] == ["post-checkout"],
+              "post-checkout ran as a job", switched)
+        check(f"post-checkout {made['head']} {made['head']} 1" in marks(),
+              "with the previous and new HEAD and the branch flag", marks())
+        back = await ok(client, "git_switch", {**p, "branch": "main"})
+        check(back["branch"] == "main" and len(back.get("hooks", [])) == 1, "back again", back)
 
         # A failing pre-commit stops the commit: hook_failed, with its output.
         before = await head(client)

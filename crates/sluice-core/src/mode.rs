@@ -65,8 +65,9 @@ pub enum GitHooks {
     /// No hook runs: a commit is made from plumbing, with nothing of the repository's run.
     #[default]
     Off,
-    /// The commit hooks (`pre-commit`, `prepare-commit-msg`, `commit-msg`, `post-commit`) run as
-    /// jobs in the project's sandbox; a failing one stops the commit.
+    /// The commit hooks (`pre-commit`, `prepare-commit-msg`, `commit-msg`, `post-commit`) and a
+    /// switch's `post-checkout` run as jobs in the project's sandbox; a failing pre-commit or
+    /// commit-msg stops the commit.
     Sandbox,
 }
 

@@ -63,7 +63,7 @@ pub(crate) fn hooks_dir(
             ErrorCode::Forbidden,
             "this project runs its git hooks in its sandbox, and as a worktree its repository \
              (index and hooks) lives in its parent's folder, which the sandbox cannot see; \
-             nothing was committed. Commit in the parent project, or the user can turn this \
+             nothing was done. Commit and switch in the parent project, or the user can turn this \
              project's git hooks off in Sluice."
                 .into(),
         ));
@@ -93,7 +93,7 @@ fn outside(shown: &str) -> GitError {
         ErrorCode::Forbidden,
         format!(
             "this project runs its git hooks in its sandbox, and its hooks folder ({}) is \
-             outside the project, where the sandbox cannot see it; nothing was committed. The \
+             outside the project, where the sandbox cannot see it; nothing was done. The \
              user can point core.hooksPath inside the project or turn the project's git hooks \
              off in Sluice.",
             sluice_core::text::visible(shown)

@@ -7,6 +7,7 @@ use serde::Deserialize;
 
 use crate::commit::short;
 use crate::exec::Invocation;
+use crate::hooks::{self, HookRunner};
 use crate::refs::{RefEntry, shown};
 use crate::undo::{Action, Undo};
 use crate::write::{self, GitPlan, GitWriteOutput, RefMove, SMALL_CAP, State};
@@ -136,7 +137,17 @@ pub fn plan_switch(
 pub(crate) fn switch(
     repo: &Repo,
     a: &SwitchAction,
+    runner: Option<&dyn HookRunner>,
 ) -> Result<(GitWriteOutput, Option<Undo>), GitError> {
+    // Where hooks run, a hooks folder the sandbox cannot see refuses before anything moves.
+    let hooks = match runner {
+        Some(runner) => {
+            let settings = write::UserSettings::read(repo)?;
+            hooks::hooks_dir(repo, settings.hooks_path())?.map(|dir| (runner, dir))
+        }
+        None => None,
+    };
+    let before = State::read(repo, &|_| false)?.head;
     let mut inv = Invocation::for_write(repo, SMALL_CAP)?;
     inv.args(["switch", "--quiet", "--no-guess"]);
     match &a.create_at {
@@ -146,6 +157,26 @@ pub(crate) fn switch(
     };
     inv.run()?;
     let state = State::read(repo, &|_| false)?;
+    // As in git, post-checkout only reports: the switch stands whatever it does.
+    let mut ran = Vec::new();
+    if let Some((runner, dir)) = &hooks
+        && let Some(program) = hooks::find(dir, "post-checkout")
+    {
+        let zero = "0".repeat(40);
+        let call = hooks::HookCall {
+            name: "post-checkout",
+            program,
+            args: vec![
+                before.clone().unwrap_or_else(|| zero.clone()),
+                state.head.clone().unwrap_or(zero),
+                "1".into(),
+            ],
+            env: Vec::new(),
+        };
+        if let Ok(run) = runner.run(&call) {
+            ran.push(run);
+        }
+    }
     let full = format!("refs/heads/{}", a.branch);
     let undo = a.from.as_ref().map(|from| Undo {
         what: format!("the switch to {}", a.branch),
@@ -162,6 +193,7 @@ pub(crate) fn switch(
         head: state.head,
         files: a.files.clone(),
         hidden_files: a.hidden_files,
+        hooks: ran,
         ..GitWriteOutput::default()
     };
     Ok((output, undo))

@@ -216,7 +216,8 @@ pub fn plan_undo(
 }
 
 /// Runs a planned write, recording how to undo it where git can. With `hooks`, a commit runs
-/// the repository's commit hooks through it (the project allows them).
+/// the repository's commit hooks through it, and a switch its `post-checkout` (the project
+/// allows them).
 pub fn execute(
     repo: &Repo,
     plan: &GitPlan,
@@ -227,7 +228,7 @@ pub fn execute(
     let (mut output, undo) = match &plan.action {
         Action::Commit(a) => commit::commit(repo, a, hooks).map(|(o, u)| (o, Some(u)))?,
         Action::Ref(a) => refs::execute(repo, a).map(|(o, u)| (o, Some(u)))?,
-        Action::Switch(a) => switch::switch(repo, a)?,
+        Action::Switch(a) => switch::switch(repo, a, hooks)?,
         Action::Stash(a) => (switch::stash(repo, a)?, None),
         Action::Undo(a) => undo(repo, a).map(|(o, u)| (o, Some(u)))?,
     };

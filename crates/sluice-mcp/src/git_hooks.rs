@@ -1,4 +1,5 @@
-//! A project's git hooks, run for `git_commit` where the user allowed them
+//! A project's git hooks, run for `git_commit` (and `post-checkout` for `git_switch`) where the
+//! user allowed them
 //! (`GitHooks::Sandbox`): each hook is a job in the project's sandbox like any command the
 //! project runs — the token that committed owns it, the Jobs view shows it, pause and the
 //! emergency stop refuse or end it, the project's network setting applies and its output is
@@ -19,11 +20,11 @@ const HOOK_TIMEOUT: Duration = Duration::from_secs(600);
 /// The most of a hook's output a commit's result carries (its end; `job_logs` has the rest).
 const OUTPUT_TAIL: usize = 4096;
 
-/// Added to a commit's approval summary in a project that runs its hooks.
+/// Added to a commit's or a switch's approval summary in a project that runs its hooks.
 pub(crate) const SUMMARY_LINE: &str =
-    "\nthe repository's commit hooks then run, each as a job in the project's sandbox";
+    "\nthe repository's git hooks then run, each as a job in the project's sandbox";
 
-/// Refuses a commit whose hooks could not run: they run only where the token may run the
+/// Refuses a commit or switch whose hooks could not run: they run only where the token may run the
 /// project's programs (execution mode `project` or `any`). Committing without them would skip
 /// the checks the user asked for.
 pub(crate) fn check_runnable(handle: &ProjectHandle) -> Result<(), Failure> {
@@ -33,9 +34,9 @@ pub(crate) fn check_runnable(handle: &ProjectHandle) -> Result<(), Failure> {
     Err(Failure::new(
         ErrorCode::Forbidden,
         format!(
-            "project {:?} runs its git hooks on every commit, as jobs in its sandbox, and this \
-             token may not run the project's programs here (execution mode `{}`), so nothing \
-             was committed. The user can allow commands for this token and project, or turn \
+            "project {:?} runs its git hooks on every commit and switch, as jobs in its \
+             sandbox, and this token may not run the project's programs here (execution mode \
+             `{}`), so nothing was done. The user can allow commands for this token and project, or turn \
              the project's git hooks off in Sluice.",
             handle.name, handle.exec
         ),

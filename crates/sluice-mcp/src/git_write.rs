@@ -7,8 +7,8 @@
 //! or one the sensitive-file shield protects — plan again and refuse unless it is the same
 //! action on the same state, check pause, then run under the project's change lock. Only
 //! read-write projects accept them; git itself runs no hook, filter or signing program. Where
-//! the user allowed a project's git hooks, `git_commit` runs them as jobs in its sandbox
-//! ([`crate::git_hooks`]).
+//! the user allowed a project's git hooks, `git_commit` runs its commit hooks and `git_switch`
+//! its `post-checkout`, as jobs in its sandbox ([`crate::git_hooks`]).
 
 use std::sync::Arc;
 
@@ -57,7 +57,7 @@ impl SluiceServer {
         let mutations = engine.mutations(&handle)?;
         let journal = Arc::new(engine.git_journal(&handle));
         let mut planned = plan_blocking(&handle, &journal, &plan).await?;
-        let hooks = tool == "git_commit" && handle.git_hooks == GitHooks::Sandbox;
+        let hooks = matches!(tool, "git_commit" | "git_switch") && handle.git_hooks == GitHooks::Sandbox;
         if hooks {
             crate::git_hooks::check_runnable(&handle)?;
             planned.summary.push_str(crate::git_hooks::SUMMARY_LINE);
@@ -100,7 +100,8 @@ impl SluiceServer {
         engine.check_access()?;
         if hooks {
             // What the hooks change can be undone like what any command changes.
-            self.checkpoint_before(&handle, "the git hooks of a commit").await;
+            let of = if tool == "git_commit" { "a commit" } else { "a switch" };
+            self.checkpoint_before(&handle, &format!("the git hooks of {of}")).await;
         }
         let runner = hooks
             .then(|| crate::git_hooks::SandboxHooks::new(engine.clone(), handle.clone(), caller));
@@ -310,7 +311,9 @@ git_tools! {
          user like a delete; restore re-creates it). List tags with git_refs.";
     git_switch(sluice_git::GitSwitchArgs) => sluice_git::plan_switch, destructive: false,
         "Check out another branch (or `create` one and check it out). Refused while tracked \
-         files have uncommitted changes (commit or git_stash them first), so nothing is lost.";
+         files have uncommitted changes (commit or git_stash them first), so nothing is lost. \
+         Where the user allowed the project's hooks, post-checkout then runs as a job in its \
+         sandbox.";
     git_stash(sluice_git::GitStashArgs) => sluice_git::plan_stash, destructive: false,
         "Stash the uncommitted changes to tracked files (`push`) or apply and drop a stash \
          entry onto a clean working tree (`pop`; all or nothing). List entries with git_refs.";

@@ -51,7 +51,8 @@ pub enum ProjectCmd {
         /// git_show return. Names are always shown; messages keep their own text.
         #[arg(long, value_parser = parse_git_emails)]
         git_emails: Option<GitEmails>,
-        /// `sandbox`: git_commit runs the repository's commit hooks, each as a job in the
+        /// `sandbox`: git_commit runs the repository's commit hooks (git_switch its
+        /// post-checkout), each as a job in the
         /// project's sandbox (needs execution mode `project` or `any`), and a failing one stops
         /// the commit; `off` (the default): no hook runs.
         #[arg(long, value_parser = parse_git_hooks)]

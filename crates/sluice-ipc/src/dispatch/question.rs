@@ -169,10 +169,11 @@ pub(super) fn git_hooks(e: &Engine, id: &str, run: bool) -> Res<Option<Question>
         return Ok(None);
     }
     let text = format!(
-        "Run the git hooks of {} when an assistant commits?\n\nEach hook (pre-commit, \
-         commit-msg, …) would run as a job in the project's sandbox, like a command, and a \
-         failing one would stop the commit. Hooks are programs in the repository: run them \
-         only if you trust what is there.",
+        "Run the git hooks of {} when an assistant commits or switches branches?\n\nEach \
+         hook (pre-commit, commit-msg, post-checkout, …) would run as a job in the project's \
+         sandbox, like a command, and a failing pre-commit or commit-msg would stop the \
+         commit. Hooks are programs in the repository: run them only if you trust what is \
+         there.",
         visible(&project.name)
     );
     Ok(Some(Question { title: WIDEN_TITLE, text, yes: "Run hooks", no: "Keep off" }))
