@@ -278,7 +278,7 @@ fn status(dir: PathBuf, pref: SecretPreference, args: &ConnectArgs) -> Result<()
     outln!("{:<w_client$}  {:<w_file$}  {:<w_state$}  REASON", "CLIENT", "CONFIG FILE", "STATE");
     for h in &list {
         let mut reason = match h.state {
-            HealthState::Broken => format!("{}: {}", h.code, h.reason),
+            HealthState::Broken => format!("{}: {}", h.code.as_str(), h.reason),
             _ => h.reason.clone(),
         };
         if let Some(token) = h.token_location() {
@@ -318,7 +318,7 @@ impl<'a> HealthRow<'a> {
     fn of(h: &'a ClientHealth) -> HealthRow<'a> {
         HealthRow {
             client: h.client.id(),
-            code: h.code,
+            code: h.code.as_str(),
             config: h.path.as_ref().map(|p| p.display().to_string()),
             connection: h.connection.as_deref(),
             reason: &h.reason,
@@ -384,7 +384,7 @@ fn repair(engine: &Engine, client: Client, port: u16, args: &ConnectArgs) -> Res
             outln!("Status: {} — {}.", after.state.as_str(), after.reason);
             Ok(())
         }
-        _ => Err(anyhow!("after the repair: {} — {}", after.code, after.reason)),
+        _ => Err(anyhow!("after the repair: {} — {}", after.code.as_str(), after.reason)),
     }
 }
 

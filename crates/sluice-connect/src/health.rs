@@ -99,16 +99,6 @@ pub enum ReadError {
     Unreadable(String),
 }
 
-impl ReadError {
-    /// A stable code for scripts and the window.
-    pub fn code(&self) -> &'static str {
-        match self {
-            ReadError::Invalid(_) => "config_invalid",
-            ReadError::Unreadable(_) => "config_unreadable",
-        }
-    }
-}
-
 /// The most of a config file read: client settings are kilobytes; anything this large is not
 /// one.
 const MAX_FILE: u64 = 16 * 1024 * 1024;

@@ -41,7 +41,17 @@ pub enum HealthState {
 }
 
 impl HealthState {
-    pub fn as_str(self) -> &'static str {
+    /// Every state, in declaration order.
+    pub const ALL: &'static [HealthState] = &[
+        HealthState::NotInstalled,
+        HealthState::NotConfigured,
+        HealthState::Working,
+        HealthState::Unverified,
+        HealthState::Broken,
+        HealthState::NotRunning,
+    ];
+
+    pub const fn as_str(self) -> &'static str {
         match self {
             HealthState::NotInstalled => "not_installed",
             HealthState::NotConfigured => "not_configured",
@@ -53,6 +63,99 @@ impl HealthState {
     }
 }
 
+/// Why one client's entry is in its state: the state's own name, or why it is broken. Stable
+/// (scripts, `sluice connect --status --json`, the window's union `HealthCode`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum HealthCode {
+    /// Neither the config file nor its folder exists.
+    NotInstalled,
+    /// The client's file has no Sluice entry.
+    NotConfigured,
+    /// A real MCP call with the entry's own credential worked.
+    Working,
+    /// The client keeps the token itself: only the port was checked.
+    Unverified,
+    /// The entry cannot work (only as a state; a broken entry's code says why).
+    Broken,
+    /// Sluice is not running: nothing was checked that needs it.
+    NotRunning,
+    /// The entry points at another port than the one Sluice serves on.
+    PortChanged,
+    /// Sluice refused the entry's token.
+    TokenRejected,
+    /// The stdio entry's program is gone.
+    BinaryMissing,
+    /// The stdio entry runs a Sluice other than this one.
+    OtherBinary,
+    /// The keychain holds no token for the entry's connection.
+    ConnectionTokenMissing,
+    /// The file is not valid in its format, or not shaped as the client expects.
+    ConfigInvalid,
+    /// The file cannot be read at all.
+    ConfigUnreadable,
+    /// The entry sends no token.
+    NoToken,
+    /// The entry under Sluice's name runs something that is not Sluice's bridge.
+    NotSluice,
+    /// The MCP call failed for another reason (the reason says which).
+    CheckFailed,
+    /// The entry works as far as Sluice can tell; the client keeps its token.
+    TokenKeptByClient,
+}
+
+impl HealthCode {
+    /// Every code, in declaration order.
+    pub const ALL: &'static [HealthCode] = &[
+        HealthCode::NotInstalled,
+        HealthCode::NotConfigured,
+        HealthCode::Working,
+        HealthCode::Unverified,
+        HealthCode::Broken,
+        HealthCode::NotRunning,
+        HealthCode::PortChanged,
+        HealthCode::TokenRejected,
+        HealthCode::BinaryMissing,
+        HealthCode::OtherBinary,
+        HealthCode::ConnectionTokenMissing,
+        HealthCode::ConfigInvalid,
+        HealthCode::ConfigUnreadable,
+        HealthCode::NoToken,
+        HealthCode::NotSluice,
+        HealthCode::CheckFailed,
+        HealthCode::TokenKeptByClient,
+    ];
+
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            HealthCode::NotInstalled => "not_installed",
+            HealthCode::NotConfigured => "not_configured",
+            HealthCode::Working => "working",
+            HealthCode::Unverified => "unverified",
+            HealthCode::Broken => "broken",
+            HealthCode::NotRunning => "not_running",
+            HealthCode::PortChanged => "port_changed",
+            HealthCode::TokenRejected => "token_rejected",
+            HealthCode::BinaryMissing => "binary_missing",
+            HealthCode::OtherBinary => "other_binary",
+            HealthCode::ConnectionTokenMissing => "connection_token_missing",
+            HealthCode::ConfigInvalid => "config_invalid",
+            HealthCode::ConfigUnreadable => "config_unreadable",
+            HealthCode::NoToken => "no_token",
+            HealthCode::NotSluice => "not_sluice",
+            HealthCode::CheckFailed => "check_failed",
+            HealthCode::TokenKeptByClient => "token_kept_by_client",
+        }
+    }
+}
+
+/// The code of a config file that cannot be read.
+fn read_code(e: &ReadError) -> HealthCode {
+    match e {
+        ReadError::Invalid(_) => HealthCode::ConfigInvalid,
+        ReadError::Unreadable(_) => HealthCode::ConfigUnreadable,
+    }
+}
+
 /// One client's health. Never holds a token.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ClientHealth {
@@ -60,10 +163,8 @@ pub struct ClientHealth {
     /// The config file looked at.
     pub path: Option<PathBuf>,
     pub state: HealthState,
-    /// A stable code: the state's own name, or why it is broken (`port_changed`,
-    /// `token_rejected`, `binary_missing`, `other_binary`, `connection_token_missing`, `config_invalid`,
-    /// `config_unreadable`, `no_token`, `not_sluice`, `check_failed`).
-    pub code: &'static str,
+    /// The state's own code, or why it is broken.
+    pub code: HealthCode,
     /// What was found, in one or two sentences.
     pub reason: String,
     /// How the entry reaches Sluice, when there is one.
@@ -79,7 +180,7 @@ impl ClientHealth {
         client: Client,
         path: Option<PathBuf>,
         state: HealthState,
-        code: &'static str,
+        code: HealthCode,
         reason: String,
     ) -> ClientHealth {
         ClientHealth {
@@ -99,13 +200,13 @@ impl ClientHealth {
         match self.state {
             HealthState::Broken => matches!(
                 self.code,
-                "port_changed"
-                    | "token_rejected"
-                    | "binary_missing"
-                    | "other_binary"
-                    | "connection_token_missing"
-                    | "no_token"
-                    | "check_failed"
+                HealthCode::PortChanged
+                    | HealthCode::TokenRejected
+                    | HealthCode::BinaryMissing
+                    | HealthCode::OtherBinary
+                    | HealthCode::ConnectionTokenMissing
+                    | HealthCode::NoToken
+                    | HealthCode::CheckFailed
             ),
             _ => false,
         }
@@ -204,7 +305,7 @@ impl Engine {
                 .map(|(h, &c)| {
                     h.join().unwrap_or_else(|_| {
                         let why = "the check stopped unexpectedly".to_owned();
-                        ClientHealth::new(c, None, HealthState::Broken, "check_failed", why)
+                        ClientHealth::new(c, None, HealthState::Broken, HealthCode::CheckFailed, why)
                     })
                 })
                 .collect()
@@ -225,7 +326,7 @@ impl Engine {
                 client,
                 None,
                 HealthState::NotInstalled,
-                "not_installed",
+                HealthCode::NotInstalled,
                 "no config file on this system".into(),
             );
         };
@@ -234,7 +335,7 @@ impl Engine {
                 client,
                 Some(path),
                 HealthState::NotInstalled,
-                "not_installed",
+                HealthCode::NotInstalled,
                 "neither its config file nor its folder exists".into(),
             );
         }
@@ -254,10 +355,10 @@ impl Engine {
             client,
             Some(path.to_owned()),
             HealthState::NotConfigured,
-            "not_configured",
+            HealthCode::NotConfigured,
             String::new(),
         );
-        let broken = |mut h: ClientHealth, code: &'static str, reason: String| {
+        let broken = |mut h: ClientHealth, code: HealthCode, reason: String| {
             h.state = HealthState::Broken;
             h.code = code;
             h.reason = reason;
@@ -269,7 +370,7 @@ impl Engine {
                 h.reason = "no config file yet; Connect creates it".into();
                 return h;
             }
-            Err(e) => return broken(h, e.code(), format!("the file cannot be read: {e}")),
+            Err(e) => return broken(h, read_code(&e), format!("the file cannot be read: {e}")),
         };
         let found = match health::read_entry(client, &text) {
             Ok(Some(found)) => found,
@@ -278,9 +379,9 @@ impl Engine {
                 return h;
             }
             Err(ReadError::Invalid(e)) => {
-                return broken(h, "config_invalid", format!("the file cannot be used: {e}"));
+                return broken(h, HealthCode::ConfigInvalid, format!("the file cannot be used: {e}"));
             }
-            Err(e) => return broken(h, e.code(), e.to_string()),
+            Err(e) => return broken(h, read_code(&e), e.to_string()),
         };
         h.transport = Some(found.transport);
         h.storage = found.credential.storage();
@@ -295,7 +396,7 @@ impl Engine {
         running: Option<u16>,
         verify: Verify<'_>,
     ) -> ClientHealth {
-        let set = |mut h: ClientHealth, state: HealthState, code: &'static str, reason: String| {
+        let set = |mut h: ClientHealth, state: HealthState, code: HealthCode, reason: String| {
             h.state = state;
             h.code = code;
             h.reason = reason;
@@ -305,25 +406,25 @@ impl Engine {
             set(
                 h,
                 HealthState::NotRunning,
-                "not_running",
+                HealthCode::NotRunning,
                 "Sluice is not running, so the entry was not checked; start the app or `sluice \
                  serve`"
                     .into(),
             )
         };
         let outcome = |h: ClientHealth, result: Result<String, ProbeError>| match result {
-            Ok(summary) => set(h, HealthState::Working, "working", summary),
+            Ok(summary) => set(h, HealthState::Working, HealthCode::Working, summary),
             Err(ProbeError::NotRunning) => not_running(h),
             Err(ProbeError::Refused { code, message }) if code == "unauthorized" => set(
                 h,
                 HealthState::Broken,
-                "token_rejected",
+                HealthCode::TokenRejected,
                 format!("Sluice refuses the entry's token: {message}"),
             ),
             Err(ProbeError::Refused { message, .. }) => {
-                set(h, HealthState::Broken, "check_failed", format!("Sluice refused: {message}"))
+                set(h, HealthState::Broken, HealthCode::CheckFailed, format!("Sluice refused: {message}"))
             }
-            Err(ProbeError::Failed(why)) => set(h, HealthState::Broken, "check_failed", why),
+            Err(ProbeError::Failed(why)) => set(h, HealthState::Broken, HealthCode::CheckFailed, why),
         };
         let kept_by_client = |h: ClientHealth, port_note: &str| {
             let whose = match &found.credential {
@@ -333,7 +434,7 @@ impl Engine {
             set(
                 h,
                 HealthState::Unverified,
-                "token_kept_by_client",
+                HealthCode::TokenKeptByClient,
                 format!(
                     "{port_note}the token is not in the file ({whose}), so Sluice cannot check it"
                 ),
@@ -347,7 +448,7 @@ impl Engine {
                     return set(
                         h,
                         HealthState::Broken,
-                        "port_changed",
+                        HealthCode::PortChanged,
                         format!("the entry points at {was}; Sluice now listens on port {port}"),
                     );
                 }
@@ -359,13 +460,13 @@ impl Engine {
                         kept_by_client(h, &format!("The port ({port}) is right; "))
                     }
                     Credential::Keychain(_) | Credential::None => {
-                        set(h, HealthState::Broken, "no_token", "the entry sends no token".into())
+                        set(h, HealthState::Broken, HealthCode::NoToken, "the entry sends no token".into())
                     }
                 }
             }
             Transport::Stdio => {
                 let Some((program, args)) = &found.command else {
-                    return set(h, HealthState::Broken, "check_failed", "no command".into());
+                    return set(h, HealthState::Broken, HealthCode::CheckFailed, "no command".into());
                 };
                 let name = Path::new(program)
                     .file_name()
@@ -378,7 +479,7 @@ impl Engine {
                     return set(
                         h,
                         HealthState::Broken,
-                        "not_sluice",
+                        HealthCode::NotSluice,
                         format!(
                             "the entry runs {}, not `sluice stdio`",
                             sluice_core::text::visible(program)
@@ -390,7 +491,7 @@ impl Engine {
                     return set(
                         h,
                         HealthState::Broken,
-                        "binary_missing",
+                        HealthCode::BinaryMissing,
                         format!(
                             "{} no longer exists (moved or removed, e.g. by an upgrade)",
                             sluice_core::text::visible(&program.display().to_string())
@@ -401,7 +502,7 @@ impl Engine {
                     return set(
                         h,
                         HealthState::Broken,
-                        "other_binary",
+                        HealthCode::OtherBinary,
                         format!(
                             "the entry runs {}, not this Sluice's `sluice` ({}); it was not \
                              started to check it. Repair points it at this one",
@@ -424,7 +525,7 @@ impl Engine {
                             return set(
                                 h,
                                 HealthState::Broken,
-                                "connection_token_missing",
+                                HealthCode::ConnectionTokenMissing,
                                 format!(
                                     "Sluice has no stored token for the connection \"{name}\" \
                                      (its keychain entry is gone)"
@@ -458,7 +559,7 @@ impl Engine {
                     Credential::None => set(
                         h,
                         HealthState::Broken,
-                        "no_token",
+                        HealthCode::NoToken,
                         "the entry gives `sluice stdio` no token (no --connection, no \
                          SLUICE_TOKEN)"
                             .into(),

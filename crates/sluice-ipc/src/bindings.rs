@@ -146,6 +146,24 @@ pub fn typescript() -> String {
     let codes: Vec<String> =
         sluice_core::ErrorCode::ALL.iter().map(|c| format!("{:?}", c.as_str())).collect();
     out.push_str(&format!("export type ErrorCode = {};\n\n", codes.join(" | ")));
+    // Client health (sluice_engine::HealthState, HealthCode) and integrity findings
+    // (sluice_store::FindingKind): what the window branches on is a union too.
+    let union = |name: &str, all: Vec<&str>| {
+        let quoted: Vec<String> = all.iter().map(|s| format!("{s:?}")).collect();
+        format!("export type {name} = {};\n\n", quoted.join(" | "))
+    };
+    out.push_str(&union(
+        "HealthState",
+        sluice_engine::clients_health::HealthState::ALL.iter().map(|s| s.as_str()).collect(),
+    ));
+    out.push_str(&union(
+        "HealthCode",
+        sluice_engine::clients_health::HealthCode::ALL.iter().map(|c| c.as_str()).collect(),
+    ));
+    out.push_str(&union(
+        "FindingCode",
+        sluice_engine::FindingKind::ALL.iter().map(|k| k.code()).collect(),
+    ));
     // The token profiles (sluice_core::Profile), from the least to the most they offer, with
     // what each lets a token do.
     let profiles: Vec<String> =

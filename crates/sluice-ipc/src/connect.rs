@@ -90,11 +90,11 @@ pub struct ClientHealthDto {
     pub title: String,
     /// The config file looked at.
     pub config_path: Option<String>,
-    /// `not_installed`, `not_configured`, `working`, `unverified`, `broken` or `not_running`.
+    /// A `clients_health::HealthState`'s wire form (a checked union in TypeScript).
+    #[ts(type = "HealthState")]
     pub state: String,
-    /// Stable: the state, or why it is broken (`port_changed`, `token_rejected`,
-    /// `binary_missing`, `connection_token_missing`, `config_invalid`, `config_unreadable`,
-    /// `no_token`, `not_sluice`, `other_binary`, `check_failed`), or `token_kept_by_client`.
+    /// A `clients_health::HealthCode`'s wire form: the state, or why it is broken.
+    #[ts(type = "HealthCode")]
     pub code: String,
     /// What was found, in words.
     pub reason: String,
@@ -239,7 +239,7 @@ fn health_dto(h: &ClientHealth) -> ClientHealthDto {
         title: h.client.title().to_owned(),
         config_path: h.path.as_ref().map(|p| p.display().to_string()),
         state: h.state.as_str().to_owned(),
-        code: h.code.to_owned(),
+        code: h.code.as_str().to_owned(),
         reason: h.reason.clone(),
         transport: h.transport.map(|t| {
             match t {

@@ -74,6 +74,23 @@ pub enum FindingKind {
 }
 
 impl FindingKind {
+    /// Every kind, in declaration order.
+    pub const ALL: &'static [FindingKind] = &[
+        FindingKind::Project,
+        FindingKind::AllowRule,
+        FindingKind::Token,
+        FindingKind::Stop,
+        FindingKind::Pause,
+        FindingKind::AuditHead,
+        FindingKind::AuditReset,
+        FindingKind::Marker,
+        FindingKind::Reset,
+        FindingKind::Reach,
+        FindingKind::ConnectionRequest,
+        FindingKind::Grant,
+    ];
+
+    /// The stable wire form (`sluice doctor`, the window's union `FindingCode`).
     pub const fn code(self) -> &'static str {
         match self {
             FindingKind::Project => "project-seal",

@@ -4,7 +4,7 @@
 // appears so a click or keypress meant for something else cannot approve it (AP-06).
 
 import { type ReactNode, useEffect, useRef, useState } from "react";
-import { api } from "../api";
+import { ApiError, api } from "../api";
 import type {
   ApprovalDto,
   ApprovalStatus,
@@ -60,7 +60,7 @@ export function ApprovalsView(props: {
     const failed = results.filter((r) => r.status === "rejected");
     // One decided elsewhere meanwhile is not a failure worth showing.
     const real = failed.filter(
-      (r) => !(r.status === "rejected" && (r.reason as { code?: string })?.code === "conflict"),
+      (r) => !(r.status === "rejected" && r.reason instanceof ApiError && r.reason.code === "conflict"),
     );
     setError(real.length ? errorMessage((real[0] as PromiseRejectedResult).reason) : null);
     await props.reload();

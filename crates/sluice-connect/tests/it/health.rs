@@ -137,7 +137,7 @@ fn missing_entries_and_bad_files() {
     ];
     for (client, text) in bad {
         let err = read_entry(client, text).unwrap_err();
-        assert_eq!(err.code(), "config_invalid", "{client:?} {text:?}");
+        assert!(matches!(err, ReadError::Invalid(_)), "{client:?} {text:?}");
         assert!(!err.to_string().is_empty());
     }
     // Odd but valid values never panic: numbers as args, a list as a command, a deep nest.
@@ -163,5 +163,5 @@ fn files_that_are_not_readable_text() {
     assert!(matches!(err, ReadError::Unreadable(_)), "{err:?}");
     let bin = tmp.path().join("bin.json");
     std::fs::write(&bin, [0xff, 0xfe, 0]).unwrap();
-    assert_eq!(read_file(&bin).unwrap_err().code(), "config_invalid");
+    assert!(matches!(read_file(&bin).unwrap_err(), ReadError::Invalid(_)));
 }

@@ -134,10 +134,8 @@ pub struct SecretInfo {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct IntegrityFindingDto {
-    /// Stable: `project-seal`, `allow-rule-seal`, `token-seal`, `stop-seal`, `pause-seal`,
-    /// `audit-head-seal`, `seal-marker`, `seal-reset` (the database was put back to before
-    /// sealing: everything sealed in it is held broken), `reach-seal`, `connection-request-seal`,
-    /// `grant-seal` (reach from the web: never accepted by a reseal).
+    /// A `sluice_store::FindingKind`'s wire form (a checked union in TypeScript).
+    #[ts(type = "FindingCode")]
     pub code: String,
     /// The project's or token's id, the rule's number, or the record's key.
     pub subject: String,
