@@ -25,7 +25,7 @@ use std::time::Duration;
 use client::{Pending, client, client_step, start_job_argv, type_into_job};
 use driver::{Session, by_text};
 use sluice_core::{AccessMode, ExecMode, Profile};
-use sluice_engine::{Engine, EngineConfig, SecretPreference};
+use sluice_engine::{Engine, EngineConfig, NewWorktree, SecretPreference};
 use thirtyfour::By;
 
 /// The demo job: a test watcher that keeps printing while the screenshots are taken.
@@ -65,6 +65,15 @@ fn demo_projects(code: &Path) {
     write(api.join("README.md"), "# api-server\n\nThe shop's HTTP API.\n");
     write(api.join("Cargo.toml"), "[package]\nname = \"api-server\"\nversion = \"0.1.0\"\n");
     write(api.join("src/main.rs"), "fn main() {}\n");
+    // A repository, as most projects are: committed, by a demo identity.
+    for args in [
+        &["init", "-q", "-b", "main"][..],
+        &["add", "-A"],
+        &["-c", "user.name=Demo", "-c", "user.email=demo@example.org", "commit", "-qm", "API"],
+    ] {
+        let ok = std::process::Command::new("git").arg("-C").arg(&api).args(args).status();
+        assert!(ok.is_ok_and(|s| s.success()), "git {args:?} in the demo project");
+    }
     let notes = code.join("notes");
     write(notes.join("README.md"), "# notes\n\nMeeting notes and plans.\n");
 }
@@ -89,6 +98,13 @@ fn seed(code: &Path, data: &Path) -> (String, String) {
         engine.create_token_with_profile("Cursor", scope, days(90), Profile::Edit).unwrap();
     let (old, _) = engine.create_token("Old laptop", None, days(30)).unwrap();
     engine.revoke_token(old.id.as_str()).unwrap();
+    // api-server runs its git hooks (as sandboxed jobs), and has a worktree an assistant made
+    // to try something beside the main branch.
+    engine.set_git_hooks("api-server", sluice_core::GitHooks::Sandbox).unwrap();
+    let caller = engine.authenticate(&claude).unwrap();
+    let parent = engine.project(&caller, "api-server").unwrap();
+    let trial = NewWorktree { name: "retry-logic", branch: "retry-logic", create_branch: true };
+    engine.create_worktree(&parent, &trial).expect("make the demo worktree");
     (claude, cursor)
 }
 
@@ -233,6 +249,14 @@ async fn take_all(app: &Path, out: &Path, suffix: &str, env: &[(&str, &str)]) {
     let checkpoints = "fieldset[aria-label='Checkpoints']";
     s.wait_text(By::Css(checkpoints), "before").await;
     shot_at(&s, out, suffix, "projects-checkpoints", Some(checkpoints)).await;
+
+    // A repository's project: its worktree listed under it, and its git settings.
+    s.click(By::XPath("//tr[@data-testid='project-row']//button[normalize-space()='api-server']"))
+        .await;
+    let git = "fieldset[aria-label='Git hooks']";
+    s.wait_text(By::Css(git), "Run the repository").await;
+    s.wait_text(By::Css("[data-testid=project-row]"), "retry-logic").await;
+    shot_at(&s, out, suffix, "projects-git", Some(git)).await;
 
     s.click(by_text("nav", "Activity")).await;
     s.wait_view("activity").await;
