@@ -11,8 +11,9 @@ use serde::Deserialize;
 
 use crate::exec::Invocation;
 use crate::hooks::{self, HookRun, HookRunner};
-use crate::undo::{Action, Undo};
-use crate::write::{self, GitPlan, GitWriteOutput, IndexLock, RefMove, SMALL_CAP, State};
+use crate::write::{
+    self, GitPlan, GitWriteOutput, IndexLock, RefMove, Run, SMALL_CAP, State, Undo, short,
+};
 use crate::{GitError, Repo, files};
 
 /// Most files one commit stages.
@@ -120,7 +121,7 @@ pub fn plan_commit(
         deletes: false,
         touched: Vec::new(),
         hidden_touched: 0,
-        action: Action::Commit(CommitAction {
+        action: Box::new(CommitAction {
             branch,
             parent,
             tree,
@@ -132,7 +133,17 @@ pub fn plan_commit(
     })
 }
 
-pub(crate) fn commit(
+impl Run for CommitAction {
+    fn run(
+        &self,
+        repo: &Repo,
+        hooks: Option<&dyn HookRunner>,
+    ) -> Result<(GitWriteOutput, Option<Undo>), GitError> {
+        commit(repo, self, hooks).map(|(o, u)| (o, Some(u)))
+    }
+}
+
+fn commit(
     repo: &Repo,
     a: &CommitAction,
     runner: Option<&dyn HookRunner>,
@@ -260,10 +271,6 @@ fn cleanup(message: &str) -> String {
     let start = lines.iter().position(|l| !l.is_empty()).unwrap_or(lines.len());
     let end = lines.iter().rposition(|l| !l.is_empty()).map_or(start, |i| i + 1);
     lines[start..end].join("\n")
-}
-
-pub(crate) fn short(id: &str) -> &str {
-    id.get(..12).unwrap_or(id)
 }
 
 fn copy_index(repo: &Repo, to: &std::path::Path) -> Result<(), GitError> {

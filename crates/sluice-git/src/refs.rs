@@ -4,11 +4,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::commit::short;
 use crate::exec::Invocation;
-use crate::undo::{Action, Undo};
-use crate::write::{self, GitPlan, GitWriteOutput, RefMove, SMALL_CAP, State};
-use crate::{GitError, Repo};
+use crate::write::{self, GitPlan, GitWriteOutput, RefMove, Run, SMALL_CAP, State, Undo, short};
+use crate::{GitError, HookRunner, Repo};
 
 /// Most refs of each kind `git_refs` lists.
 const MAX_LISTED: usize = 500;
@@ -165,7 +163,7 @@ fn plan_create(
         deletes: false,
         touched: Vec::new(),
         hidden_touched: 0,
-        action: Action::Ref(RefAction {
+        action: Box::new(RefAction {
             kind,
             name: name.to_owned(),
             full,
@@ -191,7 +189,7 @@ fn plan_delete(state: &State, kind: &'static str, name: &str, full: String, at: 
         deletes: true,
         touched: Vec::new(),
         hidden_touched: 0,
-        action: Action::Ref(RefAction {
+        action: Box::new(RefAction {
             kind,
             name: name.to_owned(),
             full,
@@ -202,7 +200,17 @@ fn plan_delete(state: &State, kind: &'static str, name: &str, full: String, at: 
     }
 }
 
-pub(crate) fn execute(repo: &Repo, a: &RefAction) -> Result<(GitWriteOutput, Undo), GitError> {
+impl Run for RefAction {
+    fn run(
+        &self,
+        repo: &Repo,
+        _hooks: Option<&dyn HookRunner>,
+    ) -> Result<(GitWriteOutput, Option<Undo>), GitError> {
+        execute(repo, self).map(|(o, u)| (o, Some(u)))
+    }
+}
+
+fn execute(repo: &Repo, a: &RefAction) -> Result<(GitWriteOutput, Undo), GitError> {
     let (done, before, after) = match (&a.create, &a.delete) {
         (Some(at), _) => {
             let object = match &a.annotate {
@@ -362,6 +370,37 @@ pub fn refs_list(repo: &Repo, _args: &GitRefsArgs) -> Result<GitRefsOutput, GitE
     };
     let branches = list("refs/heads")?;
     let tags = list("refs/tags")?;
-    let stashes = crate::switch::stash_list(repo)?;
+    let stashes = stash_list(repo)?;
     Ok(GitRefsOutput { current: state.branch, branches, tags, stashes, truncated })
+}
+
+/// The stash entries, newest first.
+fn stash_list(repo: &Repo) -> Result<Vec<RefEntry>, GitError> {
+    if !write::ref_exists(repo, "refs/stash")? {
+        return Ok(Vec::new());
+    }
+    let mut inv = Invocation::new(repo, SMALL_CAP)?;
+    inv.args([
+        "log",
+        "--walk-reflogs",
+        "--max-count=500",
+        "--format=%gd%x00%H%x00%gs",
+        "refs/stash",
+        "--",
+    ]);
+    let out = inv.run()?;
+    Ok(String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|line| {
+            let f: Vec<&str> = line.split('\0').collect();
+            match f[..] {
+                [name, commit, subject] => Some(RefEntry {
+                    name: name.to_owned(),
+                    commit: commit.to_owned(),
+                    subject: sluice_core::redact::redact(subject).into_owned(),
+                }),
+                _ => None,
+            }
+        })
+        .collect())
 }

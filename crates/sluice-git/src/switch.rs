@@ -5,12 +5,10 @@
 
 use serde::Deserialize;
 
-use crate::commit::short;
 use crate::exec::Invocation;
 use crate::hooks::{self, HookRunner};
-use crate::refs::{RefEntry, shown};
-use crate::undo::{Action, Undo};
-use crate::write::{self, GitPlan, GitWriteOutput, RefMove, SMALL_CAP, State};
+use crate::refs::shown;
+use crate::write::{self, GitPlan, GitWriteOutput, RefMove, Run, SMALL_CAP, State, Undo, short};
 use crate::{GitError, Repo, files};
 
 /// Arguments of `git_switch`.
@@ -122,7 +120,7 @@ pub fn plan_switch(
         deletes: false,
         touched: files.clone(),
         hidden_touched: hidden_files,
-        action: Action::Switch(SwitchAction {
+        action: Box::new(SwitchAction {
             branch: args.branch.clone(),
             create_at,
             from: state.branch.clone(),
@@ -134,7 +132,27 @@ pub fn plan_switch(
 
 /// Switches; the undo switches back, which needs a branch to go back to (none from a detached
 /// HEAD).
-pub(crate) fn switch(
+impl Run for SwitchAction {
+    fn run(
+        &self,
+        repo: &Repo,
+        hooks: Option<&dyn HookRunner>,
+    ) -> Result<(GitWriteOutput, Option<Undo>), GitError> {
+        switch(repo, self, hooks)
+    }
+}
+
+impl Run for StashAction {
+    fn run(
+        &self,
+        repo: &Repo,
+        _hooks: Option<&dyn HookRunner>,
+    ) -> Result<(GitWriteOutput, Option<Undo>), GitError> {
+        Ok((stash(repo, self)?, None))
+    }
+}
+
+fn switch(
     repo: &Repo,
     a: &SwitchAction,
     runner: Option<&dyn HookRunner>,
@@ -300,11 +318,11 @@ pub fn plan_stash(
         deletes: false,
         touched: files.clone(),
         hidden_touched: hidden_files,
-        action: Action::Stash(StashAction { files, hidden_files, ..action }),
+        action: Box::new(StashAction { files, hidden_files, ..action }),
     })
 }
 
-pub(crate) fn stash(repo: &Repo, a: &StashAction) -> Result<GitWriteOutput, GitError> {
+fn stash(repo: &Repo, a: &StashAction) -> Result<GitWriteOutput, GitError> {
     let settings = write::UserSettings::read(repo)?;
     let identity = settings.identity()?;
     let mut inv = Invocation::for_write(repo, SMALL_CAP)?;
@@ -379,37 +397,6 @@ fn roll_back(repo: &Repo, before: &std::collections::HashSet<String>) -> Result<
         }
     }
     Ok(())
-}
-
-/// The stash entries, newest first.
-pub(crate) fn stash_list(repo: &Repo) -> Result<Vec<RefEntry>, GitError> {
-    if !write::ref_exists(repo, "refs/stash")? {
-        return Ok(Vec::new());
-    }
-    let mut inv = Invocation::new(repo, SMALL_CAP)?;
-    inv.args([
-        "log",
-        "--walk-reflogs",
-        "--max-count=500",
-        "--format=%gd%x00%H%x00%gs",
-        "refs/stash",
-        "--",
-    ]);
-    let out = inv.run()?;
-    Ok(String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .filter_map(|line| {
-            let f: Vec<&str> = line.split('\0').collect();
-            match f[..] {
-                [name, commit, subject] => Some(RefEntry {
-                    name: name.to_owned(),
-                    commit: commit.to_owned(),
-                    subject: sluice_core::redact::redact(subject).into_owned(),
-                }),
-                _ => None,
-            }
-        })
-        .collect())
 }
 
 fn list_into(summary: &mut String, files: &[String], hidden: u32) {

@@ -10,51 +10,13 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 
-use crate::commit::{self, CommitAction, short};
-use crate::refs::{self, RefAction};
-use crate::switch::{self, StashAction, SwitchAction};
-use crate::write::{self, GitPlan, GitWriteOutput, RefMove, State};
+use crate::switch;
+use crate::write::{self, GitPlan, GitWriteOutput, RefMove, Run, State, Undo, short};
 use crate::{GitError, HookRunner, Repo};
 
 /// Records kept per project; the oldest go first.
 const MAX_RECORDS: usize = 500;
 const PREFIX: &str = "git_";
-
-/// What a planned write will do.
-pub(crate) enum Action {
-    Commit(CommitAction),
-    Ref(RefAction),
-    Switch(SwitchAction),
-    Stash(StashAction),
-    Undo(UndoAction),
-}
-
-/// How to undo a write: refs to move back, then (for a switch) the branch to return to.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub(crate) struct Undo {
-    /// What the write did, for the undo's summary ("the commit 1a2b3c on main").
-    pub(crate) what: String,
-    pub(crate) moves: Vec<RefMove>,
-    /// Switch to this branch before moving refs back (undoing a switch).
-    pub(crate) switch_to: Option<String>,
-}
-
-impl Undo {
-    /// Whether every value that reaches git's command line is what a write records: the state
-    /// folder is Sluice's, but a record is read back from a file, so it is checked like a request.
-    fn well_formed(&self) -> bool {
-        let id = |v: &Option<String>| {
-            v.as_deref().is_none_or(|v| crate::parse::is_object_id(v.as_bytes()))
-        };
-        let name = |n: &str| {
-            (n.strip_prefix("refs/heads/").or_else(|| n.strip_prefix("refs/tags/")))
-                .is_some_and(|short| !short.starts_with('-'))
-                && write::well_formed(n)
-        };
-        self.moves.iter().all(|m| name(&m.name) && id(&m.before) && id(&m.after))
-            && self.switch_to.as_deref().is_none_or(|b| write::ref_name("branch", b).is_ok())
-    }
-}
 
 #[derive(Debug, Serialize, Deserialize)]
 struct Record {
@@ -211,7 +173,7 @@ pub fn plan_undo(
         deletes,
         touched: shown,
         hidden_touched,
-        action: Action::Undo(UndoAction { id: id.to_owned(), undo: record.undo }),
+        action: Box::new(UndoAction { id: id.to_owned(), undo: record.undo }),
     })
 }
 
@@ -225,17 +187,21 @@ pub fn execute(
     tool: &str,
     hooks: Option<&dyn HookRunner>,
 ) -> Result<GitWriteOutput, GitError> {
-    let (mut output, undo) = match &plan.action {
-        Action::Commit(a) => commit::commit(repo, a, hooks).map(|(o, u)| (o, Some(u)))?,
-        Action::Ref(a) => refs::execute(repo, a).map(|(o, u)| (o, Some(u)))?,
-        Action::Switch(a) => switch::switch(repo, a, hooks)?,
-        Action::Stash(a) => (switch::stash(repo, a)?, None),
-        Action::Undo(a) => undo(repo, a).map(|(o, u)| (o, Some(u)))?,
-    };
+    let (mut output, undo) = plan.action.run(repo, hooks)?;
     if let Some(undo) = undo {
         output.operation_id = Some(journal.save(tool, undo)?);
     }
     Ok(output)
+}
+
+impl Run for UndoAction {
+    fn run(
+        &self,
+        repo: &Repo,
+        _hooks: Option<&dyn HookRunner>,
+    ) -> Result<(GitWriteOutput, Option<Undo>), GitError> {
+        undo(repo, self).map(|(o, u)| (o, Some(u)))
+    }
 }
 
 fn undo(repo: &Repo, a: &UndoAction) -> Result<(GitWriteOutput, Undo), GitError> {

@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::exec::Invocation;
 use crate::status::GitStatusArgs;
-use crate::{GitError, Repo, validate};
+use crate::{GitError, HookRunner, Repo, validate};
 
 /// Output cap for the small plumbing commands a write runs.
 pub(crate) const SMALL_CAP: usize = 4 * 1024 * 1024;
@@ -36,7 +36,19 @@ pub struct GitPlan {
     /// How many of `touched` the sensitive-file shield protects (they are not listed; a write
     /// that changes one asks the user).
     pub hidden_touched: u32,
-    pub(crate) action: crate::undo::Action,
+    pub(crate) action: Box<dyn Run>,
+}
+
+/// What a planned write does when it runs. Each tool's action (`commit.rs`, `refs.rs`,
+/// `switch.rs`, and the undo in `undo.rs`) carries what it needs and runs itself, so a plan
+/// knows no tool and no tool knows another.
+pub(crate) trait Run: Send + Sync {
+    /// Runs it; returns what it did and, where git can undo it, how.
+    fn run(
+        &self,
+        repo: &Repo,
+        hooks: Option<&dyn HookRunner>,
+    ) -> Result<(GitWriteOutput, Option<Undo>), GitError>;
 }
 
 impl std::fmt::Debug for GitPlan {
@@ -463,6 +475,11 @@ pub(crate) fn message(value: &str, what: &str) -> Result<(), GitError> {
 }
 
 /// The first line of a message, short, for summaries.
+/// A commit id as the summaries show it: its first 12 hex digits.
+pub(crate) fn short(id: &str) -> &str {
+    id.get(..12).unwrap_or(id)
+}
+
 pub(crate) fn subject(message: &str) -> String {
     let line = message.trim().lines().next().unwrap_or_default();
     let mut s: String = sluice_core::text::visible_owned(line).chars().take(72).collect();
@@ -576,5 +593,32 @@ mod tests {
         ] {
             assert!(!well_formed(bad), "{bad:?}");
         }
+    }
+}
+
+/// How to undo a write: refs to move back, then (for a switch) the branch to return to.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct Undo {
+    /// What the write did, for the undo's summary ("the commit 1a2b3c on main").
+    pub(crate) what: String,
+    pub(crate) moves: Vec<RefMove>,
+    /// Switch to this branch before moving refs back (undoing a switch).
+    pub(crate) switch_to: Option<String>,
+}
+
+impl Undo {
+    /// Whether every value that reaches git's command line is what a write records: the state
+    /// folder is Sluice's, but a record is read back from a file, so it is checked like a request.
+    pub(crate) fn well_formed(&self) -> bool {
+        let id = |v: &Option<String>| {
+            v.as_deref().is_none_or(|v| crate::parse::is_object_id(v.as_bytes()))
+        };
+        let name = |n: &str| {
+            (n.strip_prefix("refs/heads/").or_else(|| n.strip_prefix("refs/tags/")))
+                .is_some_and(|short| !short.starts_with('-'))
+                && well_formed(n)
+        };
+        self.moves.iter().all(|m| name(&m.name) && id(&m.before) && id(&m.after))
+            && self.switch_to.as_deref().is_none_or(|b| ref_name("branch", b).is_ok())
     }
 }
