@@ -4,8 +4,8 @@
 use serde::{Deserialize, Serialize};
 
 use crate::exec::Invocation;
-use crate::files::{self, DIFF_FLAGS};
-use crate::parse::{FileStatus, Tokens};
+use crate::files::{self, DIFF_FLAGS, DiffFile};
+use crate::parse::Tokens;
 use crate::{GitError, Repo};
 
 /// Arguments of `git_diff`.
@@ -37,27 +37,6 @@ pub struct GitDiffOutput {
     pub hidden_files: u32,
     /// True when patch text was cut at `max_bytes` or at Sluice's output limit.
     pub truncated: bool,
-}
-
-/// One changed file.
-#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
-#[schemars(transform = crate::schema::plain_integers)]
-pub struct DiffFile {
-    /// Project-relative path (the new path of a rename).
-    pub path: String,
-    /// The previous path of a rename or copy.
-    pub old_path: Option<String>,
-    /// How the file changed.
-    pub status: FileStatus,
-    /// Added lines; null for binary files.
-    pub additions: Option<u32>,
-    /// Deleted lines; null for binary files.
-    pub deletions: Option<u32>,
-    /// True for binary files, which have no patch text.
-    pub binary: bool,
-    /// Unified diff of this file (secrets redacted); null for binary files or past the byte
-    /// limit.
-    pub patch: Option<String>,
 }
 
 /// Runs `git diff` for `repo`, dropping files the shield hides.

@@ -4,9 +4,31 @@
 
 use std::collections::{HashMap, VecDeque};
 
-use crate::diff::DiffFile;
-use crate::parse::{self, Tokens};
+use serde::Serialize;
+
+use crate::parse::{self, FileStatus, Tokens};
 use crate::{GitError, validate};
+
+/// One changed file.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+#[schemars(transform = crate::schema::plain_integers)]
+pub struct DiffFile {
+    /// Project-relative path (the new path of a rename).
+    pub path: String,
+    /// The previous path of a rename or copy.
+    pub old_path: Option<String>,
+    /// How the file changed.
+    pub status: FileStatus,
+    /// Added lines; null for binary files.
+    pub additions: Option<u32>,
+    /// Deleted lines; null for binary files.
+    pub deletions: Option<u32>,
+    /// True for binary files, which have no patch text.
+    pub binary: bool,
+    /// Unified diff of this file (secrets redacted); null for binary files or past the byte
+    /// limit.
+    pub patch: Option<String>,
+}
 
 /// Default and largest `max_bytes` for patch text.
 pub(crate) const DEFAULT_MAX_BYTES: u32 = 256 * 1024;

@@ -40,7 +40,8 @@ mod worktree;
 mod write;
 
 pub use commit::{GitCommitArgs, plan_commit};
-pub use diff::{DiffFile, GitDiffArgs, GitDiffOutput, diff};
+pub use diff::{GitDiffArgs, GitDiffOutput, diff};
+pub use files::DiffFile;
 pub use error::GitError;
 pub use hooks::{HookCall, HookRun, HookRunner};
 pub use log::{ChangedFile, Commit, GitLogArgs, GitLogOutput, log};

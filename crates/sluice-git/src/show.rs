@@ -4,9 +4,8 @@
 use serde::{Deserialize, Serialize};
 use sluice_core::GitEmails;
 
-use crate::diff::DiffFile;
 use crate::exec::Invocation;
-use crate::files::{self, DIFF_FLAGS};
+use crate::files::{self, DIFF_FLAGS, DiffFile};
 use crate::log::{Commit, read_commit};
 use crate::parse::{self, Tokens};
 use crate::validate::{self, RevKind};
