@@ -131,6 +131,15 @@ fn every_command_ends_quietly_when_its_reader_goes_away() {
                     serde_json::from_str(&sb.ok(&["rules", "list", "--json"])).unwrap();
                 Run::Prints(vec![list[0]["id"].to_string()])
             }
+            "checkpoint create" => Run::Prints(v(&["demo", "--name", "piped"])),
+            "checkpoint list" => Run::Prints(v(&["demo"])),
+            "checkpoint restore" => {
+                let list: Value =
+                    serde_json::from_str(&sb.ok(&["checkpoint", "list", "demo", "--json"]))
+                        .unwrap();
+                let id = list["checkpoints"][0]["checkpoint_id"].as_str().expect("a checkpoint");
+                Run::Prints(v(&["demo", id]))
+            }
             "registries add" => Run::Prints(v(&["pypi.corp.example"])),
             "registries remove" => Run::Prints(v(&["pypi.corp.example"])),
             "registries reset" | "pause" | "resume" => Run::Prints(vec![]),
