@@ -305,7 +305,13 @@ impl Engine {
                 .map(|(h, &c)| {
                     h.join().unwrap_or_else(|_| {
                         let why = "the check stopped unexpectedly".to_owned();
-                        ClientHealth::new(c, None, HealthState::Broken, HealthCode::CheckFailed, why)
+                        ClientHealth::new(
+                            c,
+                            None,
+                            HealthState::Broken,
+                            HealthCode::CheckFailed,
+                            why,
+                        )
                     })
                 })
                 .collect()
@@ -379,7 +385,11 @@ impl Engine {
                 return h;
             }
             Err(ReadError::Invalid(e)) => {
-                return broken(h, HealthCode::ConfigInvalid, format!("the file cannot be used: {e}"));
+                return broken(
+                    h,
+                    HealthCode::ConfigInvalid,
+                    format!("the file cannot be used: {e}"),
+                );
             }
             Err(e) => return broken(h, read_code(&e), e.to_string()),
         };
@@ -421,10 +431,15 @@ impl Engine {
                 HealthCode::TokenRejected,
                 format!("Sluice refuses the entry's token: {message}"),
             ),
-            Err(ProbeError::Refused { message, .. }) => {
-                set(h, HealthState::Broken, HealthCode::CheckFailed, format!("Sluice refused: {message}"))
+            Err(ProbeError::Refused { message, .. }) => set(
+                h,
+                HealthState::Broken,
+                HealthCode::CheckFailed,
+                format!("Sluice refused: {message}"),
+            ),
+            Err(ProbeError::Failed(why)) => {
+                set(h, HealthState::Broken, HealthCode::CheckFailed, why)
             }
-            Err(ProbeError::Failed(why)) => set(h, HealthState::Broken, HealthCode::CheckFailed, why),
         };
         let kept_by_client = |h: ClientHealth, port_note: &str| {
             let whose = match &found.credential {
@@ -459,14 +474,22 @@ impl Engine {
                     Credential::ClientPrompt | Credential::Environment(_) => {
                         kept_by_client(h, &format!("The port ({port}) is right; "))
                     }
-                    Credential::Keychain(_) | Credential::None => {
-                        set(h, HealthState::Broken, HealthCode::NoToken, "the entry sends no token".into())
-                    }
+                    Credential::Keychain(_) | Credential::None => set(
+                        h,
+                        HealthState::Broken,
+                        HealthCode::NoToken,
+                        "the entry sends no token".into(),
+                    ),
                 }
             }
             Transport::Stdio => {
                 let Some((program, args)) = &found.command else {
-                    return set(h, HealthState::Broken, HealthCode::CheckFailed, "no command".into());
+                    return set(
+                        h,
+                        HealthState::Broken,
+                        HealthCode::CheckFailed,
+                        "no command".into(),
+                    );
                 };
                 let name = Path::new(program)
                     .file_name()

@@ -41,8 +41,8 @@ mod write;
 
 pub use commit::{GitCommitArgs, plan_commit};
 pub use diff::{GitDiffArgs, GitDiffOutput, diff};
-pub use files::DiffFile;
 pub use error::GitError;
+pub use files::DiffFile;
 pub use hooks::{HookCall, HookRun, HookRunner};
 pub use log::{ChangedFile, Commit, GitLogArgs, GitLogOutput, log};
 pub use parse::FileStatus;

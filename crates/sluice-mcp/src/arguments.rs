@@ -14,10 +14,11 @@ use sluice_runner::{
 };
 
 use crate::dto::DropPrivilegesArgs;
-use crate::exec::{
-    CommandArgs, JobArgs, ListJobsArgs, RUN_DEFAULT_TIMEOUT, RUN_MAX_TIMEOUT, ToolchainArgs,
+use crate::exec::{RUN_DEFAULT_TIMEOUT, RUN_MAX_TIMEOUT};
+use crate::job_wire::{
+    CommandArgs, JobArgs, JobLogsArgs, JobStatusArgs, ListJobsArgs, StartJobArgs, ToolchainArgs,
+    WriteJobInputArgs,
 };
-use crate::live::{JobLogsArgs, JobStatusArgs, StartJobArgs, WriteJobInputArgs};
 use crate::server::{NoArgs, ProjectCall};
 
 /// Every tool, by name.
@@ -118,7 +119,7 @@ pub fn check(tool: &str, arguments: Map<String, Value>) -> Option<Result<(), Str
         }),
         "run_tests" | "run_build" => project::<ToolchainArgs>(value),
         "cancel_job" => de::<JobArgs>(value).map(drop),
-        "fetch_from_job" => de::<crate::ports::FetchFromJobArgs>(value).map(drop),
+        "fetch_from_job" => de::<crate::job_wire::FetchFromJobArgs>(value).map(drop),
         "job_status" => de::<JobStatusArgs>(value).map(drop),
         "write_job_input" => de::<WriteJobInputArgs>(value).map(drop),
         "job_logs" => de::<JobLogsArgs>(value).map(drop),

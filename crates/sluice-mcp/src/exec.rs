@@ -7,24 +7,26 @@
 //! project's toolchain and builds an ordinary command from it. Jobs belong to their project: a
 //! token sees only jobs of projects in its scope, live ones and those remembered in the store.
 
-use std::collections::BTreeMap;
 use std::time::Duration;
 
 use rmcp::handler::server::common::{Extension, schema_for_output};
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{CallToolResult, RequestMetaObject};
 use rmcp::{ErrorData, Peer, RoleServer, tool, tool_router};
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
 use sluice_core::{ErrorCode, Failure, NetworkMode};
 use sluice_engine::{AskRequest, Caller, Engine};
 use sluice_exec::detect::{Action, DetectRequest, Toolchain};
-use sluice_exec::{CommandSpec, Interactive, JobId, JobRequest, JobStatus};
+use sluice_exec::{CommandSpec, Interactive, JobId, JobRequest};
 use tokio_util::sync::CancellationToken;
 
 use crate::checkpoint::Checkpointed;
-use crate::live::{JobLogsArgs, JobLogsOutput, JobStatusArgs, StartJobArgs};
-use crate::server::{Progress, ProjectCall, SluiceServer, failed, succeeded};
+use crate::job_wire::{
+    CommandArgs, JobArgs, JobLogsArgs, JobLogsOutput, JobOutput, JobStatusArgs, ListJobsArgs,
+    ListJobsOutput, RunCommandOutput, StartJobArgs, ToolchainArgs, ToolchainRunOutput, shown,
+    state_str,
+};
+use crate::live::respond;
+use crate::server::{Progress, ProjectCall, SluiceServer};
 
 /// `run_command` waits at most this long by default, and never longer than the maximum.
 pub(crate) const RUN_DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
@@ -34,28 +36,6 @@ const TOOLCHAIN_DEFAULT_TIMEOUT: Duration = Duration::from_secs(300);
 /// A job's default and longest time limit.
 const JOB_DEFAULT_TIMEOUT: Duration = Duration::from_secs(30 * 60);
 const JOB_MAX_TIMEOUT: Duration = Duration::from_secs(6 * 3600);
-
-/// A command: a program and its arguments as an array, never a shell string.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[schemars(transform = sluice_core::schema::plain_integers)]
-pub struct CommandArgs {
-    /// The program: a bare name found on the trusted PATH (`cargo`, `git`, `npm`) or an
-    /// absolute path outside the project. No shell: `|`, `;`, `$(…)` mean nothing here.
-    pub program: String,
-    /// The arguments, one element each, passed exactly as given.
-    #[serde(default)]
-    pub args: Vec<String>,
-    /// Working folder, project-relative (default: the project root).
-    #[serde(default)]
-    pub cwd: Option<String>,
-    /// Environment additions (only allow-listed names such as `RUST_BACKTRACE`, `NODE_ENV`,
-    /// `CI`); the command otherwise runs in a cleared environment.
-    #[serde(default)]
-    pub env: Option<BTreeMap<String, String>>,
-    /// Time limit in seconds; the whole process tree is killed when it is reached.
-    #[serde(default)]
-    pub timeout_seconds: Option<u64>,
-}
 
 impl CommandArgs {
     pub(crate) fn spec(self, default: Duration, max: Duration) -> CommandSpec {
@@ -68,187 +48,6 @@ impl CommandArgs {
             timeout: Some(timeout),
         }
     }
-}
-
-/// How to test or build: detected from the folder's files unless `toolchain` says.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[schemars(transform = sluice_core::schema::plain_integers)]
-pub struct ToolchainArgs {
-    /// The project-relative folder to run in, e.g. a package of a monorepo (default: the
-    /// project root). Detection looks at this folder's files only.
-    #[serde(default)]
-    pub path: Option<String>,
-    /// Use this toolchain instead of detecting one: cargo, npm, pnpm, yarn, bun, go, gradle,
-    /// maven, dotnet, pytest (tests only), make or just.
-    #[serde(default)]
-    pub toolchain: Option<String>,
-    /// Tests only: run the tests matching this name (cargo's test filter, go's `-run`, pytest's
-    /// `-k`, gradle's `--tests`, maven's `-Dtest=`, dotnet's `--filter`, an npm script argument).
-    #[serde(default)]
-    pub filter: Option<String>,
-    /// Extra arguments, one element each, checked against the toolchain's allowed options
-    /// (e.g. `["--release"]`, `["--", "--nocapture"]`); anything else is refused.
-    #[serde(default)]
-    pub args: Vec<String>,
-    /// Environment additions (only allow-listed names such as `RUST_BACKTRACE`, `CI`).
-    #[serde(default)]
-    pub env: Option<BTreeMap<String, String>>,
-    /// Time limit in seconds (default 300, at most 600); for longer runs use start_job.
-    #[serde(default)]
-    pub timeout_seconds: Option<u64>,
-}
-
-/// One job, by id.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[schemars(transform = sluice_core::schema::plain_integers)]
-pub struct JobArgs {
-    /// The job id (`job_…`) that `start_job` or `list_jobs` returned.
-    pub job_id: String,
-}
-
-/// Optional project filter for `list_jobs`.
-#[derive(Debug, Default, Deserialize, JsonSchema)]
-#[schemars(transform = sluice_core::schema::plain_integers)]
-pub struct ListJobsArgs {
-    /// Only this project's jobs (id or name); all visible projects when absent.
-    #[serde(default)]
-    pub project: Option<String>,
-}
-
-/// The result of a command run to completion.
-#[derive(Debug, Serialize, JsonSchema)]
-#[schemars(transform = sluice_core::schema::plain_integers)]
-pub struct RunCommandOutput {
-    /// The command as it ran (resolved program and quoted arguments, secrets redacted).
-    pub command: String,
-    /// `succeeded`, `failed`, `cancelled` or `timed-out`.
-    pub state: String,
-    /// The exit code, when the program exited on its own.
-    pub exit_code: Option<i32>,
-    /// The signal that ended it, if one did.
-    pub signal: Option<i32>,
-    /// Standard output (ANSI stripped, secrets redacted, capped).
-    pub stdout: String,
-    /// Standard error (same treatment).
-    pub stderr: String,
-    /// Whether output was dropped because it exceeded the cap.
-    pub truncated: bool,
-    /// Wall-clock time in milliseconds.
-    pub duration_ms: u64,
-    /// Whether the time limit ended it.
-    pub timed_out: bool,
-    /// The checkpoint Sluice took of the project right before the command (project and any
-    /// modes): restore_checkpoint with it undoes what the command changed.
-    pub checkpoint_id: Option<String>,
-    /// Why no checkpoint was taken when one would have been (the project over the bounds).
-    pub checkpoint_skipped: Option<String>,
-}
-
-/// The result of `run_tests` / `run_build`: what was detected, and how the run ended.
-#[derive(Debug, Serialize, JsonSchema)]
-#[schemars(transform = sluice_core::schema::plain_integers)]
-pub struct ToolchainRunOutput {
-    /// The toolchain that ran (`cargo`, `npm`, `go`, …).
-    pub toolchain: String,
-    /// The file that decided it, in the folder it ran in (`Cargo.toml`, `yarn.lock`, …).
-    pub detected_from: String,
-    /// The project-relative folder it ran in (`""`: the project root).
-    pub path: String,
-    #[serde(flatten)]
-    pub run: RunCommandOutput,
-}
-
-/// A job's state and counters.
-#[derive(Debug, Serialize, JsonSchema)]
-#[schemars(transform = sluice_core::schema::plain_integers)]
-pub struct JobOutput {
-    /// The job id (`job_…`).
-    pub job_id: String,
-    /// The project's id.
-    pub project: String,
-    /// The command (resolved program and quoted arguments, secrets redacted).
-    pub command: String,
-    /// `queued`, `running`, `succeeded`, `failed`, `cancelled`, `timed-out`, or `lost` (Sluice
-    /// stopped before it finished).
-    pub state: String,
-    /// The exit code, once it exited on its own.
-    pub exit_code: Option<i32>,
-    /// The signal that ended it, if one did.
-    pub signal: Option<i32>,
-    /// Why it could not run, if it could not.
-    pub error: Option<String>,
-    /// Running time so far (or in total) in milliseconds.
-    pub runtime_ms: Option<u64>,
-    /// Bytes written to standard output so far.
-    pub stdout_bytes: u64,
-    /// Bytes written to standard error so far.
-    pub stderr_bytes: u64,
-    /// Output bytes dropped from the bounded log buffers.
-    pub dropped_bytes: u64,
-    /// How the job is confined (Landlock), in a sentence.
-    pub confinement: Option<String>,
-    /// `terminal` or `pipe` when its owner can type into it (write_job_input); null
-    /// otherwise.
-    pub interactive: Option<String>,
-    /// Ports the job published (start_job with `publish`), while it runs: fetch them with
-    /// fetch_from_job; `url` is where the user's browser opens them on this computer.
-    pub ports: Vec<crate::ports::PortOutput>,
-    /// How start_job's `ready` wait ended (`ready`, `ended` or `deadline`); null otherwise.
-    pub ready: Option<String>,
-    /// The checkpoint taken right before it (restore_checkpoint undoes what it changed).
-    pub checkpoint_id: Option<String>,
-    /// Why no checkpoint was taken when one would have been (start_job only).
-    pub checkpoint_skipped: Option<String>,
-    /// CPU use of the job's process tree at the last sample, percent.
-    pub cpu_percent: Option<f32>,
-    /// Memory of the job's process tree at the last sample, bytes.
-    pub memory_bytes: Option<u64>,
-}
-
-/// A command line as results show it to the assistant: through the same redactor as the
-/// output, so a secret pasted into arguments does not come back into the transcript (the user's
-/// approval shows the command exactly).
-fn shown(command: &str) -> String {
-    sluice_core::redact::redact(command).into_owned()
-}
-
-impl From<JobStatus> for JobOutput {
-    fn from(s: JobStatus) -> JobOutput {
-        JobOutput {
-            job_id: s.id.0,
-            project: s.project,
-            command: shown(&s.command),
-            state: if s.lost { "lost".to_owned() } else { state_str(s.state) },
-            exit_code: s.exit_code,
-            signal: s.signal,
-            error: s.error,
-            runtime_ms: s.runtime.map(|d| d.as_millis() as u64),
-            stdout_bytes: s.stdout_bytes,
-            stderr_bytes: s.stderr_bytes,
-            dropped_bytes: s.dropped_bytes,
-            confinement: s.confinement.map(|c| c.summary),
-            interactive: s.interactive.map(|i| i.as_str().to_owned()),
-            ports: s.ports.iter().map(crate::ports::PortOutput::from).collect(),
-            ready: None,
-            checkpoint_id: s.checkpoint,
-            checkpoint_skipped: None,
-            cpu_percent: s.sample.map(|x| x.cpu_percent),
-            memory_bytes: s.sample.map(|x| x.memory_bytes),
-        }
-    }
-}
-
-/// Every visible job.
-#[derive(Debug, Serialize, JsonSchema)]
-#[schemars(transform = sluice_core::schema::plain_integers)]
-pub struct ListJobsOutput {
-    /// Jobs of the projects this token may use, oldest first (past ones, also from before a
-    /// restart, then those this engine runs).
-    pub jobs: Vec<JobOutput>,
-}
-
-pub(crate) fn state_str<T: Serialize>(state: T) -> String {
-    serde_json::to_value(state).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default()
 }
 
 /// Everything a starting tool knows about its call besides its own arguments.
@@ -505,13 +304,6 @@ fn interactive_line(kind: Interactive) -> String {
          sent, inside the same sandbox",
         kind.as_str()
     )
-}
-
-pub(crate) fn respond<T: Serialize>(r: Result<T, Failure>) -> Result<CallToolResult, ErrorData> {
-    Ok(match r {
-        Ok(out) => succeeded(&out),
-        Err(f) => failed(&f),
-    })
 }
 
 /// The tools that start a command differ only in their name, description, arguments, output

@@ -57,7 +57,8 @@ impl SluiceServer {
         let mutations = engine.mutations(&handle)?;
         let journal = Arc::new(engine.git_journal(&handle));
         let mut planned = plan_blocking(&handle, &journal, &plan).await?;
-        let hooks = matches!(tool, "git_commit" | "git_switch") && handle.git_hooks == GitHooks::Sandbox;
+        let hooks =
+            matches!(tool, "git_commit" | "git_switch") && handle.git_hooks == GitHooks::Sandbox;
         if hooks {
             crate::git_hooks::check_runnable(&handle)?;
             planned.summary.push_str(crate::git_hooks::SUMMARY_LINE);

@@ -13,6 +13,7 @@ mod exec;
 mod git_hooks;
 mod git_write;
 pub mod http;
+mod job_wire;
 pub mod limits;
 mod live;
 mod media;

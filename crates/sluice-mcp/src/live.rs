@@ -14,16 +14,18 @@ use rmcp::handler::server::common::{Extension, schema_for_output};
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::CallToolResult;
 use rmcp::{ErrorData, tool, tool_router};
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use sluice_core::{ErrorCode, Failure};
 use sluice_engine::Caller;
-use sluice_exec::{ExecError, InputPart, Interactive, JobStatus, Key, Stream};
+use sluice_exec::{ExecError, InputPart, JobStatus, Key, Stream};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use crate::exec::{CommandArgs, JobOutput, respond, state_str};
-use crate::server::SluiceServer;
+use crate::job_wire::{
+    JobLogsArgs, JobLogsOutput, JobOutput, JobStatusArgs, WriteJobInputArgs, WriteJobInputOutput,
+    state_str,
+};
+use crate::server::{SluiceServer, failed, succeeded};
 
 /// The longest a read waits in one call.
 pub(crate) const MAX_WAIT: Duration = Duration::from_secs(30);
@@ -35,143 +37,6 @@ const MAX_PAGE: usize = 64 * 1024;
 const MAX_PATTERN_LEN: usize = 4096;
 /// How far back from the newest output a pattern is looked for: the ring's size.
 pub(crate) const PATTERN_WINDOW: usize = 1 << 20;
-
-/// How a job takes input.
-#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
-#[serde(rename_all = "kebab-case")]
-pub enum InteractiveArg {
-    /// A pseudo-terminal of its own (inside the sandbox): for REPLs, prompts, debuggers and
-    /// programs that check for a terminal. Output is one stream (`stdout`), as a terminal
-    /// shows it, echo included.
-    Terminal,
-    /// Its stdin is a pipe (stdout and stderr stay separate). Ctrl-C sends SIGINT, ctrl-d and
-    /// `end_input` close the pipe.
-    Pipe,
-}
-
-/// `start_job`'s arguments: a command, and whether the assistant may type into it.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[schemars(transform = sluice_core::schema::plain_integers)]
-pub struct StartJobArgs {
-    #[serde(flatten)]
-    pub command: CommandArgs,
-    /// Start it interactive: `terminal` or `pipe` (default: not interactive, stdin empty).
-    /// Always asks the user first; only this token can then type into it (write_job_input)
-    /// and read its output.
-    #[serde(default)]
-    pub interactive: Option<InteractiveArg>,
-    /// Ports the program will listen on (at most 4), to open from this computer: each is
-    /// forwarded from 127.0.0.1 while the job runs (the job's network stays closed otherwise).
-    /// Needs the project's network `off` or `registries`. Always asks the user first.
-    #[serde(default)]
-    pub publish: Vec<u16>,
-    /// Wait (at most 30 s) until the server is ready before answering: one of `port` (it
-    /// accepts connections), `http_path` (an HTTP GET of it answers below 500) or `log_pattern`
-    /// (a regular expression its output matches).
-    #[serde(default)]
-    pub ready: Option<crate::ports::ReadyArg>,
-}
-
-impl From<InteractiveArg> for Interactive {
-    fn from(a: InteractiveArg) -> Interactive {
-        match a {
-            InteractiveArg::Terminal => Interactive::Terminal,
-            InteractiveArg::Pipe => Interactive::Pipe,
-        }
-    }
-}
-
-/// Input for an interactive job: text, then keys, then (optionally) end of input.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[schemars(transform = sluice_core::schema::plain_integers)]
-pub struct WriteJobInputArgs {
-    /// The job id (`job_…`) of an interactive job this token started.
-    pub job_id: String,
-    /// Text to type, sent as it is (a newline in it is a newline, not a key press).
-    #[serde(default)]
-    pub text: Option<String>,
-    /// Keys pressed after the text, in order: enter, tab, escape, backspace, up, down, right,
-    /// left, ctrl-c, ctrl-d.
-    #[serde(default)]
-    pub keys: Vec<String>,
-    /// End the input after the text and keys (a pipe closes; a terminal gets ctrl-d).
-    #[serde(default)]
-    pub end_input: bool,
-}
-
-/// What a write did.
-#[derive(Debug, Serialize, JsonSchema)]
-#[schemars(transform = sluice_core::schema::plain_integers)]
-pub struct WriteJobInputOutput {
-    /// The job id.
-    pub job_id: String,
-    /// Bytes the program was sent.
-    pub bytes_sent: u64,
-    /// The input is closed now (a pipe after `end_input`); later writes are refused.
-    pub input_closed: bool,
-    /// Where the job's output stood just before this write: pass it as `cursor` to job_logs
-    /// (with `wait`) to read what the program echoes and answers.
-    pub next_cursor: u64,
-}
-
-/// One job's state, optionally after waiting for it to end.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[schemars(transform = sluice_core::schema::plain_integers)]
-pub struct JobStatusArgs {
-    /// The job id (`job_…`) that `start_job` or `list_jobs` returned.
-    pub job_id: String,
-    /// Wait up to this many seconds (at most 30) for the job to end before answering.
-    #[serde(default)]
-    pub wait_seconds: Option<u64>,
-}
-
-/// A page of one job's output, optionally after waiting.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[schemars(transform = sluice_core::schema::plain_integers)]
-pub struct JobLogsArgs {
-    /// The job id (`job_…`).
-    pub job_id: String,
-    /// `stdout` (default) or `stderr`.
-    #[serde(default)]
-    pub stream: Option<String>,
-    /// Where to continue: 0 (default) for the start, or the `next_cursor` of the previous page.
-    #[serde(default)]
-    pub cursor: Option<u64>,
-    /// The most bytes to return (default and maximum 65536).
-    #[serde(default)]
-    pub max_bytes: Option<usize>,
-    /// Wait before answering: `output` (until there is output past `cursor`), `pattern` (until
-    /// the output past `cursor` matches `pattern`) or `end` (until the job ends). Any wait also
-    /// ends when the job ends, and at `wait_seconds`.
-    #[serde(default)]
-    pub wait: Option<String>,
-    /// For `wait: pattern`: a regular expression (Rust syntax, at most 4096 bytes).
-    #[serde(default)]
-    pub pattern: Option<String>,
-    /// The longest wait in seconds (default 10, at most 30).
-    #[serde(default)]
-    pub wait_seconds: Option<u64>,
-}
-
-/// A page of a job's output.
-#[derive(Debug, Serialize, JsonSchema)]
-#[schemars(transform = sluice_core::schema::plain_integers)]
-pub struct JobLogsOutput {
-    /// The text of this page.
-    pub text: String,
-    /// Where this page starts (may be past the requested cursor when older output was dropped).
-    pub cursor: u64,
-    /// Pass this as `cursor` to read on.
-    pub next_cursor: u64,
-    /// Bytes dropped from the buffer so far (older output that can no longer be read).
-    pub dropped_bytes: u64,
-    /// Whether this page reaches the end of what was written so far.
-    pub at_end: bool,
-    /// The job's state now; once it is final and `at_end` is true, there is nothing more.
-    pub state: String,
-    /// How a wait ended: `output`, `pattern`, `end` or `deadline`; null without a wait.
-    pub waited: Option<String>,
-}
 
 /// What a wait waits for.
 enum Until {
@@ -466,4 +331,12 @@ mod tests {
         assert_eq!(wait_for(Some(3600)), MAX_WAIT);
         assert_eq!(wait_for(None), DEFAULT_WAIT);
     }
+}
+
+/// A tool's result: its output, or its refusal as a tool error.
+pub(crate) fn respond<T: Serialize>(r: Result<T, Failure>) -> Result<CallToolResult, ErrorData> {
+    Ok(match r {
+        Ok(out) => succeeded(&out),
+        Err(f) => failed(&f),
+    })
 }

@@ -4,7 +4,6 @@
 //! the user's browser opens ([`sluice_exec::publish`]); the answer comes back through the job's
 //! output redactor, bounded.
 
-use std::collections::BTreeMap;
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -15,16 +14,15 @@ use rmcp::handler::server::common::{Extension, schema_for_output};
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::CallToolResult;
 use rmcp::{ErrorData, tool, tool_router};
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
 use sluice_core::{ErrorCode, Failure};
 use sluice_engine::Caller;
-use sluice_exec::{JobId, PublishedPort, Stream};
+use sluice_exec::{JobId, Stream};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use crate::cimd::AbortOnDrop;
-use crate::exec::respond;
+use crate::job_wire::{FetchFromJobArgs, FetchFromJobOutput, HeaderOutput, ReadyArg};
+use crate::live::respond;
 use crate::live::{PATTERN_WINDOW, pattern, wait_cancelled, wait_for};
 use crate::server::SluiceServer;
 
@@ -38,22 +36,6 @@ const MAX_HEADERS: usize = 32;
 /// port opening; a wait for a log pattern wakes on the job's output instead).
 const READY_POLL: Duration = Duration::from_millis(50);
 
-/// A published port as results show it.
-#[derive(Debug, Serialize, JsonSchema)]
-#[schemars(transform = sluice_core::schema::plain_integers)]
-pub struct PortOutput {
-    /// The port the job's program listens on.
-    pub port: u16,
-    /// Where the user's browser opens it, on this computer (fetch_from_job reaches it too).
-    pub url: String,
-}
-
-impl From<&PublishedPort> for PortOutput {
-    fn from(p: &PublishedPort) -> PortOutput {
-        PortOutput { port: p.port, url: sluice_core::link::job_link(p.host_port) }
-    }
-}
-
 /// The line publishing adds to the user's approval card.
 pub(crate) fn publish_line(ports: &[u16]) -> String {
     let list: Vec<String> = ports.iter().map(u16::to_string).collect();
@@ -62,25 +44,6 @@ pub(crate) fn publish_line(ports: &[u16]) -> String {
          job runs, by your browser and by the assistant; the job's network stays closed",
         list.join(", ")
     )
-}
-
-/// `start_job`'s readiness wait.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[schemars(transform = sluice_core::schema::plain_integers)]
-pub struct ReadyArg {
-    /// Ready when this published port accepts connections.
-    #[serde(default)]
-    pub port: Option<u16>,
-    /// Ready when an HTTP GET of this path (on the first published port, or `port`) answers
-    /// with a status below 500.
-    #[serde(default)]
-    pub http_path: Option<String>,
-    /// Ready when the job's output (stdout or stderr) matches this regular expression.
-    #[serde(default)]
-    pub log_pattern: Option<String>,
-    /// The longest wait in seconds (default 10, at most 30); the job goes on either way.
-    #[serde(default)]
-    pub timeout_seconds: Option<u64>,
 }
 
 /// A readiness wait, checked.
@@ -154,52 +117,6 @@ fn check_path(path: &str) -> Result<(), Failure> {
              (at most 2048 bytes; percent-encode the rest)",
         ))
     }
-}
-
-/// `fetch_from_job`'s arguments.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[schemars(transform = sluice_core::schema::plain_integers)]
-pub struct FetchFromJobArgs {
-    /// The job id (`job_…`) of a running job of a project this token uses.
-    pub job_id: String,
-    /// One of the ports that job published (start_job with `publish`).
-    pub port: u16,
-    /// The path and query to request (default `/`).
-    #[serde(default)]
-    pub path: Option<String>,
-    /// GET (default), HEAD, POST, PUT, PATCH, DELETE or OPTIONS.
-    #[serde(default)]
-    pub method: Option<String>,
-    /// Request headers (at most 32); Host, Connection and the body's framing are Sluice's.
-    #[serde(default)]
-    pub headers: BTreeMap<String, String>,
-    /// A request body, as text (at most 1 MiB).
-    #[serde(default)]
-    pub body: Option<String>,
-    /// The longest wait for the answer in seconds (default 10, at most 30).
-    #[serde(default)]
-    pub timeout_seconds: Option<u64>,
-}
-
-/// One header of an answer.
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct HeaderOutput {
-    pub name: String,
-    pub value: String,
-}
-
-/// The answer of the job's server.
-#[derive(Debug, Serialize, JsonSchema)]
-#[schemars(transform = sluice_core::schema::plain_integers)]
-pub struct FetchFromJobOutput {
-    /// The HTTP status code.
-    pub status: u16,
-    pub headers: Vec<HeaderOutput>,
-    /// The body as text (invalid UTF-8 replaced), redacted like the job's output, at most
-    /// 256 KiB.
-    pub body: String,
-    /// Whether the body was longer and cut.
-    pub truncated: bool,
 }
 
 #[tool_router(router = port_tools, vis = "pub(crate)")]

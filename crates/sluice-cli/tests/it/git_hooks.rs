@@ -62,7 +62,10 @@ fn python_sdk_commits_run_allowed_hooks_only_as_jobs_in_the_sandbox() {
         "#!/bin/sh\necho commit-msg >> .git/hook-marks.log\nprintf '\\nHook-Checked: yes\\n' >> \"$1\"\n",
     );
     script(&hooks.join("post-commit"), "#!/bin/sh\necho post-commit >> .git/hook-marks.log\n");
-    script(&hooks.join("post-checkout"), "#!/bin/sh\necho \"post-checkout $*\" >> .git/hook-marks.log\n");
+    script(
+        &hooks.join("post-checkout"),
+        "#!/bin/sh\necho \"post-checkout $*\" >> .git/hook-marks.log\n",
+    );
     // The hook git would not run: core.hooksPath replaces .git/hooks.
     script(
         &sb.project.join(".git/hooks/pre-commit"),
