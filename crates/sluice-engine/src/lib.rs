@@ -15,6 +15,7 @@ pub mod clients;
 pub mod clients_health;
 mod events;
 mod exec;
+mod health_codes;
 mod jobstore;
 mod live;
 pub mod logging;

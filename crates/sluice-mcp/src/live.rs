@@ -292,6 +292,14 @@ fn bytes_of(status: &JobStatus, stream: Stream) -> u64 {
     }
 }
 
+/// A tool's result: its output, or its refusal as a tool error.
+pub(crate) fn respond<T: Serialize>(r: Result<T, Failure>) -> Result<CallToolResult, ErrorData> {
+    Ok(match r {
+        Ok(out) => succeeded(&out),
+        Err(f) => failed(&f),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -331,12 +339,4 @@ mod tests {
         assert_eq!(wait_for(Some(3600)), MAX_WAIT);
         assert_eq!(wait_for(None), DEFAULT_WAIT);
     }
-}
-
-/// A tool's result: its output, or its refusal as a tool error.
-pub(crate) fn respond<T: Serialize>(r: Result<T, Failure>) -> Result<CallToolResult, ErrorData> {
-    Ok(match r {
-        Ok(out) => succeeded(&out),
-        Err(f) => failed(&f),
-    })
 }

@@ -3,6 +3,12 @@
 
 export type ErrorCode = "invalid_argument" | "path_invalid" | "path_outside_project" | "path_shielded" | "not_found" | "wrong_kind" | "too_large" | "binary_file" | "image_too_large" | "image_invalid" | "text_file" | "project_not_found" | "project_unavailable" | "read_only_project" | "outside_profile" | "not_a_git_repository" | "git_failed" | "unauthorized" | "rate_limited" | "paused" | "stopped" | "limit_exceeded" | "conflict" | "hook_failed" | "not_interactive" | "job_ended" | "cannot_publish" | "port_not_published" | "forbidden" | "denied" | "approval_expired" | "cancelled" | "confinement_unavailable" | "no_config_file" | "config_unparseable" | "config_unsafe_edit" | "config_changed" | "not_configured" | "preview_not_found" | "preview_expired" | "sluice_binary_missing" | "secret_store" | "io" | "internal";
 
+export type HealthState = "not_installed" | "not_configured" | "working" | "unverified" | "broken" | "not_running";
+
+export type HealthCode = "not_installed" | "not_configured" | "working" | "unverified" | "broken" | "not_running" | "port_changed" | "token_rejected" | "binary_missing" | "other_binary" | "connection_token_missing" | "config_invalid" | "config_unreadable" | "no_token" | "not_sluice" | "check_failed" | "token_kept_by_client";
+
+export type FindingCode = "project-seal" | "allow-rule-seal" | "token-seal" | "stop-seal" | "pause-seal" | "audit-head-seal" | "audit-reset" | "seal-marker" | "seal-reset" | "reach-seal" | "connection-request-seal" | "grant-seal";
+
 export type Profile = "review" | "edit" | "agent" | "full";
 
 export const PROFILES: { profile: Profile; describe: string }[] = [{ profile: "review", describe: "list, read, search and read git history" }, { profile: "edit", describe: "review, and change files" }, { profile: "agent", describe: "edit, and run commands and jobs" }, { profile: "full", describe: "everything the project's modes allow" }];
@@ -37,12 +43,9 @@ reason: string | null, };
 
 export type IntegrityFindingDto = { 
 /**
- * Stable: `project-seal`, `allow-rule-seal`, `token-seal`, `stop-seal`, `pause-seal`,
- * `audit-head-seal`, `seal-marker`, `seal-reset` (the database was put back to before
- * sealing: everything sealed in it is held broken), `reach-seal`, `connection-request-seal`,
- * `grant-seal` (reach from the web: never accepted by a reseal).
+ * A `sluice_store::FindingKind`'s wire form (a checked union in TypeScript).
  */
-code: string, 
+code: FindingCode, 
 /**
  * The project's or token's id, the rule's number, or the record's key.
  */
@@ -691,15 +694,13 @@ export type ClientHealthDto = { client: string, title: string,
  */
 configPath: string | null, 
 /**
- * `not_installed`, `not_configured`, `working`, `unverified`, `broken` or `not_running`.
+ * A `clients_health::HealthState`'s wire form (a checked union in TypeScript).
  */
-state: string, 
+state: HealthState, 
 /**
- * Stable: the state, or why it is broken (`port_changed`, `token_rejected`,
- * `binary_missing`, `connection_token_missing`, `config_invalid`, `config_unreadable`,
- * `no_token`, `not_sluice`, `other_binary`, `check_failed`), or `token_kept_by_client`.
+ * A `clients_health::HealthCode`'s wire form: the state, or why it is broken.
  */
-code: string, 
+code: HealthCode, 
 /**
  * What was found, in words.
  */

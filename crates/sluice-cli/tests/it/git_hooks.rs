@@ -71,7 +71,7 @@ fn python_sdk_commits_run_allowed_hooks_only_as_jobs_in_the_sandbox() {
         &sb.project.join(".git/hooks/pre-commit"),
         "#!/bin/sh\necho REPLACED-HOOK-RAN >> .git/hook-marks.log\n",
     );
-    git(&sb.project, &["add", ".githooks"]);
+    git(&sb.project, &["add", ".githooks", "README.md"]);
     git(&sb.project, &["commit", "-q", "--no-verify", "-m", "hooks"]);
     git(&sb.project, &["config", "core.hooksPath", ".githooks"]);
     let outside = sb.root().join("hooks-outside");

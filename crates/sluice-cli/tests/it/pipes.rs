@@ -138,6 +138,8 @@ fn every_command_ends_quietly_when_its_reader_goes_away() {
                     serde_json::from_str(&sb.ok(&["checkpoint", "list", "demo", "--json"]))
                         .unwrap();
                 let id = list["checkpoints"][0]["checkpoint_id"].as_str().expect("a checkpoint");
+                // Something to put back: a file made since.
+                std::fs::write(sb.project.join("made-since.txt"), "x\n").unwrap();
                 Run::Prints(v(&["demo", id]))
             }
             "registries add" => Run::Prints(v(&["pypi.corp.example"])),
