@@ -128,6 +128,10 @@ impl ProjectState {
     }
 }
 
+/// Gives a field-less enum its stable words: `ALL` (every variant, in order), `as_str`,
+/// `Display` and `FromStr` (whose error names the accepted words), from one list, so a variant
+/// cannot exist without its word or be missing from `ALL`.
+#[macro_export]
 macro_rules! str_enum {
     ($ty:ident { $($variant:ident = $s:literal),+ $(,)? }) => {
         impl $ty {
@@ -138,16 +142,16 @@ macro_rules! str_enum {
             }
         }
 
-        impl fmt::Display for $ty {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        impl ::std::fmt::Display for $ty {
+            fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
                 f.write_str(self.as_str())
             }
         }
 
-        impl FromStr for $ty {
-            type Err = String;
+        impl ::std::str::FromStr for $ty {
+            type Err = ::std::string::String;
 
-            fn from_str(s: &str) -> Result<$ty, String> {
+            fn from_str(s: &str) -> ::std::result::Result<$ty, ::std::string::String> {
                 match s {
                     $($s => Ok($ty::$variant),)+
                     _ => Err(format!(

@@ -20,28 +20,14 @@ pub enum HealthState {
     NotRunning,
 }
 
-impl HealthState {
-    /// Every state, in declaration order.
-    pub const ALL: &'static [HealthState] = &[
-        HealthState::NotInstalled,
-        HealthState::NotConfigured,
-        HealthState::Working,
-        HealthState::Unverified,
-        HealthState::Broken,
-        HealthState::NotRunning,
-    ];
-
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            HealthState::NotInstalled => "not_installed",
-            HealthState::NotConfigured => "not_configured",
-            HealthState::Working => "working",
-            HealthState::Unverified => "unverified",
-            HealthState::Broken => "broken",
-            HealthState::NotRunning => "not_running",
-        }
-    }
-}
+sluice_core::str_enum!(HealthState {
+    NotInstalled = "not_installed",
+    NotConfigured = "not_configured",
+    Working = "working",
+    Unverified = "unverified",
+    Broken = "broken",
+    NotRunning = "not_running",
+});
 
 /// Why one client's entry is in its state: the state's own name, or why it is broken. Stable
 /// (scripts, `sluice connect --status --json`, the window's union `HealthCode`).
@@ -83,47 +69,22 @@ pub enum HealthCode {
     TokenKeptByClient,
 }
 
-impl HealthCode {
-    /// Every code, in declaration order.
-    pub const ALL: &'static [HealthCode] = &[
-        HealthCode::NotInstalled,
-        HealthCode::NotConfigured,
-        HealthCode::Working,
-        HealthCode::Unverified,
-        HealthCode::Broken,
-        HealthCode::NotRunning,
-        HealthCode::PortChanged,
-        HealthCode::TokenRejected,
-        HealthCode::BinaryMissing,
-        HealthCode::OtherBinary,
-        HealthCode::ConnectionTokenMissing,
-        HealthCode::ConfigInvalid,
-        HealthCode::ConfigUnreadable,
-        HealthCode::NoToken,
-        HealthCode::NotSluice,
-        HealthCode::CheckFailed,
-        HealthCode::TokenKeptByClient,
-    ];
-
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            HealthCode::NotInstalled => "not_installed",
-            HealthCode::NotConfigured => "not_configured",
-            HealthCode::Working => "working",
-            HealthCode::Unverified => "unverified",
-            HealthCode::Broken => "broken",
-            HealthCode::NotRunning => "not_running",
-            HealthCode::PortChanged => "port_changed",
-            HealthCode::TokenRejected => "token_rejected",
-            HealthCode::BinaryMissing => "binary_missing",
-            HealthCode::OtherBinary => "other_binary",
-            HealthCode::ConnectionTokenMissing => "connection_token_missing",
-            HealthCode::ConfigInvalid => "config_invalid",
-            HealthCode::ConfigUnreadable => "config_unreadable",
-            HealthCode::NoToken => "no_token",
-            HealthCode::NotSluice => "not_sluice",
-            HealthCode::CheckFailed => "check_failed",
-            HealthCode::TokenKeptByClient => "token_kept_by_client",
-        }
-    }
-}
+sluice_core::str_enum!(HealthCode {
+    NotInstalled = "not_installed",
+    NotConfigured = "not_configured",
+    Working = "working",
+    Unverified = "unverified",
+    Broken = "broken",
+    NotRunning = "not_running",
+    PortChanged = "port_changed",
+    TokenRejected = "token_rejected",
+    BinaryMissing = "binary_missing",
+    OtherBinary = "other_binary",
+    ConnectionTokenMissing = "connection_token_missing",
+    ConfigInvalid = "config_invalid",
+    ConfigUnreadable = "config_unreadable",
+    NoToken = "no_token",
+    NotSluice = "not_sluice",
+    CheckFailed = "check_failed",
+    TokenKeptByClient = "token_kept_by_client",
+});
