@@ -25,6 +25,7 @@ mod action;
 mod args;
 pub(crate) mod patch;
 mod plan;
+mod step;
 pub(crate) mod store;
 pub(crate) mod summary;
 mod text;
@@ -40,7 +41,8 @@ use sluice_guard::{FileId, RelPath};
 pub use args::*;
 pub use store::BackupLimits;
 
-use action::{Exec, Step};
+use action::Exec;
+use step::Step;
 use store::{Record, Status, Store};
 
 use crate::{RunnerError, Workspace};
@@ -545,7 +547,7 @@ fn verify(exec: &Exec<'_>, step: &Step) -> Result<(), RunnerError> {
         }
         Step::Mkdir { path, parent, .. } | Step::Link { path, parent, .. } => {
             let (dir, name) = exec.reopen(path, *parent)?;
-            exec.check(&dir, &name, &action::State::Absent)
+            exec.check(&dir, &name, &step::State::Absent)
         }
         Step::Rename { from, to, from_parent, to_parent, before_from, before_to } => {
             let (dir, name) = exec.reopen(from, *from_parent)?;

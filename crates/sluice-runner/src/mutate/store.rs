@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::action::Step;
+use super::step::{Step, hex_hash};
 use super::args::Effect;
 use crate::RunnerError;
 
@@ -157,7 +157,7 @@ impl Store {
     /// A blob's bytes, only if they still have the expected hash.
     pub fn load_blob(&self, op: &str, name: &str, hash: &str) -> Result<Vec<u8>, RunnerError> {
         let bytes = fs::read(self.op_dir(op).join(name)).map_err(state_err)?;
-        if super::action::hex_hash(&bytes) != hash {
+        if hex_hash(&bytes) != hash {
             return Err(RunnerError::State(std::io::ErrorKind::InvalidData));
         }
         Ok(bytes)

@@ -6,7 +6,7 @@ use super::{
     Builder, NEW_FILE_MODE, Target, effect, not_a_file, prefix_error, preserved_mode, remove,
 };
 use crate::RunnerError;
-use crate::mutate::action::{Ident, State};
+use crate::mutate::step::{Ident, State};
 use crate::mutate::args::*;
 use crate::mutate::patch::{self, FileOp, Hunk};
 use crate::mutate::text;

@@ -2,7 +2,7 @@
 
 use super::{Builder, NEW_DIR_MODE, effect};
 use crate::RunnerError;
-use crate::mutate::action::{State, Step};
+use crate::mutate::step::{State, Step};
 use crate::mutate::args::*;
 use crate::mutate::{Mutations, Plan};
 

@@ -4,7 +4,7 @@ use sluice_guard::GuardError;
 
 use super::{Builder, effect, remove};
 use crate::RunnerError;
-use crate::mutate::action::{State, Step};
+use crate::mutate::step::{State, Step};
 use crate::mutate::args::*;
 use crate::mutate::{Mutations, Plan};
 

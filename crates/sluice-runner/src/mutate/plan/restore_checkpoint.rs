@@ -20,7 +20,7 @@ use super::Builder;
 use super::restore::generic_effects;
 use crate::RunnerError;
 use crate::checkpoint::{Entry, Kind, Manifest, RestoreCheckpointArgs, snapshot, valid_id};
-use crate::mutate::action::{Ident, State, Step, hex_hash};
+use crate::mutate::step::{Ident, State, Step, hex_hash};
 use crate::mutate::{MAX_TREE_BYTES, Mutations, Plan};
 
 fn damaged(id: &str, why: &str) -> RunnerError {

@@ -4,7 +4,7 @@ use sluice_guard::GuardError;
 
 use super::{Builder, NEW_FILE_MODE, check_expected, effect, not_a_file, preserved_mode};
 use crate::RunnerError;
-use crate::mutate::action::State;
+use crate::mutate::step::State;
 use crate::mutate::args::*;
 use crate::mutate::{MAX_WRITE_BYTES, Mutations, Plan};
 
