@@ -23,6 +23,7 @@ mod profile;
 pub mod reach;
 pub mod server;
 pub mod stdio;
+mod task_results;
 mod tasks;
 mod tunnel;
 mod worktree;

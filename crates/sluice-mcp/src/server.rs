@@ -25,7 +25,7 @@ use sluice_runner::{
 };
 
 use crate::dto;
-use crate::tasks::{self, Tasks};
+use crate::task_results::{self, Tasks};
 
 /// Arguments of every project tool: the project, then the tool's own fields.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -615,8 +615,8 @@ impl ServerHandler for SluiceServer {
         // A client that declared the Tasks extension gets a task for a call that may take a
         // while — unless it would be refused at once (paused, unknown project), which it hears
         // now, as any client would.
-        if tasks::TASK_TOOLS.contains(&request.name.as_ref())
-            && tasks::declared(&context)
+        if task_results::TASK_TOOLS.contains(&request.name.as_ref())
+            && task_results::declared(&context)
             && crate::profile::offers(&caller, &request.name)
         {
             let project = request.arguments.as_ref().and_then(|a| a.get("project"));
