@@ -118,6 +118,35 @@ fn a_command_runs_as_a_task_through_its_approval_and_hands_over_its_result() {
     assert!(v["result"].get("taskId").is_none(), "{v}");
 }
 
+/// A git write that asks (deleting a branch) is a task too: the client is not held while the
+/// user decides.
+#[test]
+fn a_git_write_that_asks_runs_as_a_task_through_its_approval() {
+    let (sb, token) = executable("any");
+    let server = sb.serve();
+    let port = server.port;
+    let branch = |action: &str| json!({"project": "demo", "action": action, "name": "feature"});
+    let made = modern(port, &token, "tools/call", "git_branch", json!({"name": "git_branch", "arguments": branch("create")}), true);
+    // Creating a branch asks nothing here, but it still comes back as a task.
+    let id = made["result"]["taskId"].as_str().expect("a task").to_owned();
+    assert_eq!(ended(port, &token, &id)["status"], "completed");
+    let id = start(port, &token, "git_branch", branch("delete"));
+    let approval = wait_pending(&sb);
+    assert_eq!(approval["tool"], "git_branch", "{approval}");
+    assert_eq!(get(port, &token, &id)["result"]["status"], "working");
+    sb.ok(&["approvals", "approve", approval["id"].as_str().unwrap()]);
+    let done = ended(port, &token, &id);
+    assert_eq!(done["result"]["isError"], false, "{done}");
+    let op = done["result"]["structuredContent"]["operation_id"].as_str().unwrap_or_default();
+    assert!(op.starts_with("git_"), "{done}");
+    let branches = std::process::Command::new("git")
+        .current_dir(&sb.project)
+        .args(["branch", "--list", "feature"])
+        .output()
+        .unwrap();
+    assert!(branches.stdout.is_empty(), "the branch is deleted");
+}
+
 #[test]
 fn cancelling_a_task_withdraws_its_approval_or_stops_its_command() {
     let (sb, token) = executable("any");
