@@ -2,7 +2,8 @@
 //! trusted program resolution, approval fingerprints and allow rules), how it runs (`spawn`: no
 //! shell, an allow-listed environment, Landlock confinement, resource limits), how it stops
 //! (`kill`: whole process trees, including `setsid` and double-forked descendants), what comes
-//! back (`output`: capped, ANSI-stripped, redacted), and the registry of running work (`job`).
+//! back (`output`: capped, ANSI-stripped, redacted), the registry of running work (`job`), and
+//! the one helper Sluice runs for itself, unconfined and supervised (`service`: the tunnel).
 //!
 //! No MCP and no engine here: the engine decides with [`spec::decide`], asks the human when the
 //! verdict says so, and hands the resolved command to [`job::Jobs`].
@@ -23,6 +24,7 @@ pub mod output;
 pub mod pins;
 pub mod publish;
 pub mod seatbelt;
+pub mod service;
 pub mod spawn;
 pub mod spec;
 #[cfg(windows)]
