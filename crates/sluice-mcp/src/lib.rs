@@ -21,6 +21,7 @@ mod openai;
 mod ports;
 mod profile;
 pub mod reach;
+mod reach_owner;
 pub mod server;
 pub mod stdio;
 mod task_results;
@@ -31,4 +32,4 @@ mod write;
 
 pub use http::{BindError, bind, router, runtime, serve};
 pub use limits::Limits;
-pub use reach::serve_reach;
+pub use reach_owner::serve_reach;

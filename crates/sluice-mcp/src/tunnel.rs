@@ -1,8 +1,7 @@
-//! The tunnel Sluice runs for reach from the web: started when the process that owns the reach
-//! port takes it, and stopped when reach is turned off or changed, or Sluice exits. A tunnel
-//! program is supervised by `sluice_exec::service` (every process Sluice starts is
-//! `sluice-exec`'s); this side records its state for the window and `sluice reach status`, and
-//! learns the public address it announces. OpenAI's tunnel is Sluice's own poller instead.
+//! A tunnel program Sluice runs for reach from the web (`reach_owner.rs` starts and stops it),
+//! supervised by `sluice_exec::service` (every process Sluice starts is `sluice-exec`'s): this
+//! side records its state for the window and `sluice reach status`, and learns the public
+//! address it announces. OpenAI's tunnel is Sluice's own poller instead (`openai.rs`).
 //!
 //! The program and its arguments come from the user's setting only (see
 //! [`sluice_engine::reach::Tunnel`]); nothing it prints reaches a log.
@@ -13,58 +12,7 @@ use std::sync::Arc;
 use sluice_engine::Engine;
 use sluice_engine::reach::{Reach, Tunnel, TunnelState, TunnelStatus};
 use sluice_exec::service::{self, ServiceState, ServiceWatcher};
-use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
-
-use crate::limits::Limits;
-
-/// What starts a tunnel process: a change to it starts the process again.
-pub(crate) type TunnelKey = (Tunnel, u16, Option<String>);
-
-/// The key of `reach`'s tunnel, if Sluice runs one.
-pub(crate) fn key_of(reach: &Reach) -> Option<TunnelKey> {
-    reach.tunnel_key().map(|(t, port, url)| (t, port, url.map(str::to_owned)))
-}
-
-/// A supervised tunnel process.
-pub(crate) struct TunnelRunner {
-    pub(crate) key: TunnelKey,
-    stop: CancellationToken,
-    task: JoinHandle<()>,
-}
-
-impl TunnelRunner {
-    /// Starts supervising the tunnel `reach` names (it must name one): its process, or for
-    /// OpenAI's tunnel, Sluice's own poller, whose calls get `limits`.
-    pub(crate) fn start(
-        engine: Arc<Engine>,
-        reach: Reach,
-        key: TunnelKey,
-        limits: Limits,
-    ) -> TunnelRunner {
-        let stop = CancellationToken::new();
-        let task = if key.0.runs_program() {
-            tokio::spawn(supervise(engine, reach, key.0.clone(), stop.clone()))
-        } else {
-            let stop = stop.clone();
-            tokio::spawn(async move {
-                let mut tracker =
-                    Tracker { engine: engine.clone(), status: TunnelStatus::default() };
-                crate::openai::run(engine.clone(), reach, limits, stop, &mut tracker).await;
-                if let Err(f) = engine.set_tunnel_status(None) {
-                    tracing::warn!(code = %f.code, "cannot clear the tunnel's state");
-                }
-            })
-        };
-        TunnelRunner { key, stop, task }
-    }
-
-    /// Stops the process group and waits until it is gone.
-    pub(crate) async fn stop(self) {
-        self.stop.cancel();
-        let _ = self.task.await;
-    }
-}
 
 /// The supervisor's record of the tunnel, written through to the engine.
 pub(crate) struct Tracker {
@@ -73,6 +21,11 @@ pub(crate) struct Tracker {
 }
 
 impl Tracker {
+    /// A record that starts empty (nothing started yet).
+    pub(crate) fn new(engine: Arc<Engine>) -> Tracker {
+        Tracker { engine, status: TunnelStatus::default() }
+    }
+
     pub(crate) fn set(&mut self, state: TunnelState, pid: Option<u32>, message: Option<String>) {
         self.status.state = state;
         self.status.pid = pid;
@@ -133,9 +86,9 @@ impl ServiceWatcher for TunnelWatcher {
     }
 }
 
-async fn supervise(engine: Arc<Engine>, reach: Reach, tunnel: Tunnel, stop: CancellationToken) {
+pub(crate) async fn supervise(engine: Arc<Engine>, reach: Reach, tunnel: Tunnel, stop: CancellationToken) {
     stop_orphan(&engine, &reach);
-    let tracker = Tracker { engine: engine.clone(), status: TunnelStatus::default() };
+    let tracker = Tracker::new(engine.clone());
     let mut watcher = TunnelWatcher { tracker, reach, tunnel, announced: false };
     service::supervise(&mut watcher, stop).await;
     if let Err(f) = engine.set_tunnel_status(None) {
