@@ -1,8 +1,5 @@
 //! Project modes. Defaults are the safe ones: read-only, execution off.
 
-use std::fmt;
-use std::str::FromStr;
-
 use serde::{Deserialize, Serialize};
 
 /// What the assistant may do to a project's files.

@@ -9,7 +9,6 @@
 //! is turned off or changed.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use axum::body::Body;
 use axum::extract::{Path, Request, State};
@@ -26,7 +25,7 @@ use sluice_engine::reach::{
 use tokio_util::sync::CancellationToken;
 
 use crate::cimd::MetadataFetcher;
-use crate::http::{Front, bind, build_router, closing, content_type_is, serve};
+use crate::http::{Front, build_router, closing, content_type_is};
 use crate::limits::{Limiter, Limits, SourceBudget};
 
 /// The largest OAuth request body read (a registration or a token request).

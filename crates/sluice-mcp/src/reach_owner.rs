@@ -187,4 +187,3 @@ impl TunnelRunner {
         let _ = self.task.await;
     }
 }
-

@@ -11,8 +11,6 @@
 //! writes to disk. A task whose result is gone (a restart, or evicted) still answers, with a
 //! result that says so.
 
-use std::collections::{HashMap, VecDeque};
-use std::sync::Mutex;
 use std::time::{Duration, UNIX_EPOCH};
 
 use rmcp::model::{

@@ -86,7 +86,12 @@ impl ServiceWatcher for TunnelWatcher {
     }
 }
 
-pub(crate) async fn supervise(engine: Arc<Engine>, reach: Reach, tunnel: Tunnel, stop: CancellationToken) {
+pub(crate) async fn supervise(
+    engine: Arc<Engine>,
+    reach: Reach,
+    tunnel: Tunnel,
+    stop: CancellationToken,
+) {
     stop_orphan(&engine, &reach);
     let tracker = Tracker::new(engine.clone());
     let mut watcher = TunnelWatcher { tracker, reach, tunnel, announced: false };

@@ -126,7 +126,14 @@ fn a_git_write_that_asks_runs_as_a_task_through_its_approval() {
     let server = sb.serve();
     let port = server.port;
     let branch = |action: &str| json!({"project": "demo", "action": action, "name": "feature"});
-    let made = modern(port, &token, "tools/call", "git_branch", json!({"name": "git_branch", "arguments": branch("create")}), true);
+    let made = modern(
+        port,
+        &token,
+        "tools/call",
+        "git_branch",
+        json!({"name": "git_branch", "arguments": branch("create")}),
+        true,
+    );
     // Creating a branch asks nothing here, but it still comes back as a task.
     let id = made["result"]["taskId"].as_str().expect("a task").to_owned();
     assert_eq!(ended(port, &token, &id)["status"], "completed");

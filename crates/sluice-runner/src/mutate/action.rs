@@ -14,14 +14,11 @@
 
 use std::io::{Read, Write};
 
-use serde::{Deserialize, Serialize};
 use sluice_guard::{DirHandle, EntryKind, FileId, GuardError, RelPath};
 
-use super::step::{Ident, State, Step, hex_hash};
+use super::step::{Ident, State, Step};
 use super::store::{Blob, Record, Store};
 use crate::{RunnerError, Workspace};
-
-
 
 /// `blake3:<hex>` (or bare hex) from a client, normalized to lower-case hex.
 pub(crate) fn parse_expected(input: &str) -> Result<String, RunnerError> {

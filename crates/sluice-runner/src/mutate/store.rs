@@ -15,8 +15,8 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::step::{Step, hex_hash};
 use super::args::Effect;
+use super::step::{Step, hex_hash};
 use crate::RunnerError;
 
 /// Bounds on the backups kept per project; the oldest operations are dropped first, the newest

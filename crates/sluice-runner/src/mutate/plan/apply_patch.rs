@@ -6,9 +6,9 @@ use super::{
     Builder, NEW_FILE_MODE, Target, effect, not_a_file, prefix_error, preserved_mode, remove,
 };
 use crate::RunnerError;
-use crate::mutate::step::{Ident, State};
 use crate::mutate::args::*;
 use crate::mutate::patch::{self, FileOp, Hunk};
+use crate::mutate::step::{Ident, State};
 use crate::mutate::text;
 use crate::mutate::{MAX_PATCH_BYTES, MAX_PATCH_FILES, MAX_WRITE_BYTES, Mutations, Plan};
 

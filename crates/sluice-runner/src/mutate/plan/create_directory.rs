@@ -2,8 +2,8 @@
 
 use super::{Builder, NEW_DIR_MODE, effect};
 use crate::RunnerError;
-use crate::mutate::step::{State, Step};
 use crate::mutate::args::*;
+use crate::mutate::step::{State, Step};
 use crate::mutate::{Mutations, Plan};
 
 impl Mutations {

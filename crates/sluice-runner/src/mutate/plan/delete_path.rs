@@ -4,8 +4,8 @@ use sluice_guard::GuardError;
 
 use super::{Builder, effect, remove};
 use crate::RunnerError;
-use crate::mutate::step::{State, Step};
 use crate::mutate::args::*;
+use crate::mutate::step::{State, Step};
 use crate::mutate::{Mutations, Plan};
 
 impl Mutations {

@@ -2,8 +2,8 @@
 
 use super::{Builder, MAX_EDITS, check_expected, effect, not_a_file, preserved_mode};
 use crate::RunnerError;
-use crate::mutate::step::State;
 use crate::mutate::args::*;
+use crate::mutate::step::State;
 use crate::mutate::text;
 use crate::mutate::{MAX_WRITE_BYTES, Mutations, Plan};
 

@@ -17,8 +17,8 @@ use std::sync::Arc;
 use sluice_guard::{DirHandle, EntryKind, GuardError, RelPath};
 
 use super::action::{observe, parse_expected};
-use super::step::{Ident, State, Step, hex_hash};
 use super::args::*;
+use super::step::{Ident, State, Step, hex_hash};
 use super::{MAX_TREE_BYTES, MAX_TREE_ENTRIES, MAX_WRITE_BYTES, Mutations, Plan};
 use crate::RunnerError;
 

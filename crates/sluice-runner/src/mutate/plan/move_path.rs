@@ -4,8 +4,8 @@ use sluice_guard::GuardError;
 
 use super::{Builder, check_expected, effect};
 use crate::RunnerError;
-use crate::mutate::step::{State, Step};
 use crate::mutate::args::*;
+use crate::mutate::step::{State, Step};
 use crate::mutate::{Mutations, Plan};
 
 impl Mutations {

@@ -5,8 +5,8 @@ use sluice_guard::{GuardError, RelPath};
 use super::{Builder, Target, effect, prefix_error, remove};
 use crate::RunnerError;
 use crate::mutate::action::rel;
-use crate::mutate::step::{State, Step};
 use crate::mutate::args::*;
+use crate::mutate::step::{State, Step};
 use crate::mutate::store::Store;
 use crate::mutate::{Mutations, Plan, valid_operation_id};
 

@@ -4,8 +4,8 @@ use sluice_guard::GuardError;
 
 use super::{Builder, NEW_FILE_MODE, check_expected, effect, not_a_file, preserved_mode};
 use crate::RunnerError;
-use crate::mutate::step::State;
 use crate::mutate::args::*;
+use crate::mutate::step::State;
 use crate::mutate::{MAX_WRITE_BYTES, Mutations, Plan};
 
 impl Mutations {
