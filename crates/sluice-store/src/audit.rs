@@ -18,6 +18,7 @@ use sluice_core::{ProjectId, TokenId};
 use subtle::ConstantTimeEq;
 
 use crate::projects::decode_error;
+use crate::seal::put_str;
 use crate::secret::{from_hex, to_hex};
 use crate::{InstallSecret, Store, StoreError};
 
@@ -269,14 +270,6 @@ impl StoredRow {
         let seq = u64::try_from(self.seq).map_err(|_| "negative audit seq".to_owned())?;
         Ok(AuditEntry { seq, record })
     }
-}
-
-/// `0` for absent; `1`, the length, then the bytes for present: unambiguous concatenation.
-pub(crate) fn put_str(h: &mut blake3::Hasher, s: Option<&str>) {
-    match s {
-        None => h.update(&[0]),
-        Some(s) => h.update(&[1]).update(&(s.len() as u64).to_be_bytes()).update(s.as_bytes()),
-    };
 }
 
 fn check_text(what: &str, value: &str, required: bool) -> Result<(), StoreError> {

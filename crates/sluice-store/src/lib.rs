@@ -24,6 +24,7 @@ mod db;
 mod error;
 pub mod fsperm;
 mod hex;
+mod integrity;
 mod jobs;
 mod kv;
 mod oauth;
