@@ -3,7 +3,8 @@
 //! and no product file grows past [`MAX_LINES`]: one that would is split at its seams first (a
 //! folder module, one file per concern, as `sluice-cli`'s `admin/` and `sluice-exec`'s `jail/`).
 //!
-//! The docs stand on their own: every path the README and `docs/` name exists, no tracked file
+//! The docs stand on their own: every path the README and `docs/` name exists, each crate takes
+//! at most six lines of `docs/ARCHITECTURE.md`, no tracked file
 //! sends a reader to documents a clone does not have, and `docs/THREATS.md` describes every case
 //! id the suite uses.
 
@@ -181,6 +182,39 @@ fn every_path_a_document_names_exists() {
         }
     }
     assert!(missing.is_empty(), "paths named in the docs that do not exist: {missing:#?}");
+}
+
+/// The most lines one crate's section of docs/ARCHITECTURE.md may take: its entry points and
+/// invariants, not its history.
+const MAX_CRATE_LINES: usize = 6;
+
+/// Each `### \`crates/…\`` section's non-empty lines, by heading.
+fn crate_sections(text: &str) -> Vec<(String, usize)> {
+    let mut out: Vec<(String, usize)> = Vec::new();
+    let mut open = false;
+    for line in text.lines() {
+        if line.starts_with('#') {
+            open = line.starts_with("### `crates/");
+            if open {
+                out.push((line.to_owned(), 0));
+            }
+        } else if open && !line.trim().is_empty() {
+            out.last_mut().expect("a section").1 += 1;
+        }
+    }
+    out
+}
+
+#[test]
+fn each_crate_takes_at_most_six_lines_of_the_architecture() {
+    let text = std::fs::read_to_string(repo_root().join("docs/ARCHITECTURE.md")).unwrap();
+    let sections = crate_sections(&text);
+    assert!(sections.len() >= 10, "the crate sections are found: {sections:?}");
+    let long: Vec<_> = sections.iter().filter(|(_, n)| *n > MAX_CRATE_LINES).collect();
+    assert!(long.is_empty(), "crate sections past {MAX_CRATE_LINES} lines: {long:?}");
+    // The counter counts: a section of seven lines is too long.
+    let seven = format!("### `crates/x`\n{}\n## Next\n", "line\n".repeat(7));
+    assert_eq!(crate_sections(&seven), [("### `crates/x`".to_owned(), 7)]);
 }
 
 #[test]
