@@ -8,13 +8,12 @@
 //! - `search_text` vs `rg` on the same tree and patterns, with the hit counts side by side.
 //! - Engine start to ready (median of 20 starts) and resident memory when idle.
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
 
 use anyhow::{Context, Result, bail};
 
+use crate::bench_util::{output, sluice, start};
 use crate::{bench_app, bench_checkpoint, bench_exec, deps, sh};
 
 const SEARCH_PATTERNS: &[&str] = &[
@@ -23,62 +22,6 @@ const SEARCH_PATTERNS: &[&str] = &[
     r"unsafe impl.*Send",
     "(?i)deprecated since",
 ];
-
-pub(crate) struct Serve {
-    pub(crate) child: Child,
-    pub(crate) port: u16,
-}
-
-impl Drop for Serve {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn free_port() -> Result<u16> {
-    Ok(std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
-}
-
-pub(crate) fn sluice(bin: &Path, data: &Path) -> Command {
-    let mut c = Command::new(bin);
-    c.arg("--data-dir").arg(data).args(["--secret-store", "file"]);
-    c
-}
-
-pub(crate) fn output(cmd: &mut Command) -> Result<String> {
-    let out = cmd.output().with_context(|| format!("{cmd:?}"))?;
-    if !out.status.success() {
-        bail!("{cmd:?} failed: {}", String::from_utf8_lossy(&out.stderr));
-    }
-    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
-}
-
-pub(crate) fn start(bin: &Path, data: &Path) -> Result<(Serve, Duration)> {
-    start_with(bin, data, &[])
-}
-
-/// [`start`] with more `sluice serve` arguments.
-pub(crate) fn start_with(bin: &Path, data: &Path, extra: &[&str]) -> Result<(Serve, Duration)> {
-    let port = free_port()?;
-    let t0 = Instant::now();
-    let mut child = sluice(bin, data)
-        .args(["serve", "--port", &port.to_string()])
-        // The load generator is one client calling as fast as it can: lift the per-token limits
-        // that would otherwise (rightly) throttle it.
-        .args(["--rate-limit", "1000000", "--burst", "1000000"])
-        .args(extra)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()?;
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().context("stdout")?).read_line(&mut line)?;
-    let ready = t0.elapsed();
-    if !line.contains("serving") {
-        bail!("sluice serve did not start: {line}");
-    }
-    Ok((Serve { child, port }, ready))
-}
 
 fn rss_kib(pid: u32) -> Result<u64> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status"))?;

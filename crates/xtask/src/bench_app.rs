@@ -95,7 +95,7 @@ pub fn run(root: &Path, target: &Path) -> Result<String> {
     let _ = std::fs::remove_dir_all(&work);
     drop(xvfb);
 
-    let approvals = crate::bench::output(
+    let approvals = crate::bench_util::output(
         Command::new(target.join("release/examples/bench_approval"))
             .arg("--app")
             .arg(&app)

@@ -11,8 +11,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 
-use crate::bench::{output, sluice};
-use crate::bench_exec::{loadavg, median_p95, ms};
+use crate::bench_util::{loadavg, median_p95, ms, output, sluice};
 
 pub(crate) const HEADING: &str = "## Checkpoints, release `sluice` CLI";
 

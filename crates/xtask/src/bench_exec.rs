@@ -22,8 +22,7 @@
 //! Each measure gets a fresh server: the engine's start-rate limit (60 starts a minute) would
 //! otherwise throttle the bench, rightly.
 
-use std::io::{Read, Write};
-use std::net::TcpStream;
+use std::io::Read;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -31,7 +30,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, bail};
 use serde_json::{Value, json};
 
-use crate::bench::{output, sluice, start, start_with};
+use crate::bench_util::{Ctx, call, loadavg, median_p95, ms, setup, start, start_with};
 
 /// The heading of this section in docs/BENCHMARKS.md.
 pub const HEADING: &str = "## Execution, release `sluice serve`";
@@ -53,7 +52,7 @@ pub const LOG_HEADING: &str = "### Job log throughput";
 
 /// Runs the execution benchmarks and returns their markdown section.
 pub fn run(bin: &Path, work: &Path) -> Result<String> {
-    let (data, projects, token) = setup(bin, work)?;
+    let (data, projects, token) = setup(bin, work, STOP_PROJECTS)?;
     let ctx = Ctx { bin, data: &data, token: &token };
 
     let load_before = loadavg();
@@ -80,124 +79,9 @@ pub fn run(bin: &Path, work: &Path) -> Result<String> {
 
 /// Runs only the log throughput measure and returns its markdown part (under [`LOG_HEADING`]).
 pub fn run_log(bin: &Path, work: &Path) -> Result<String> {
-    let (data, projects, token) = setup(bin, work)?;
+    let (data, projects, token) = setup(bin, work, STOP_PROJECTS)?;
     let ctx = Ctx { bin, data: &data, token: &token };
     log_throughput(&ctx, &projects[0], true)
-}
-
-/// The data folder, the projects (`any` execution) and a full token.
-pub(crate) fn setup(bin: &Path, work: &Path) -> Result<(std::path::PathBuf, Projects, String)> {
-    let data = work.join("exec-data");
-    let mut projects = Vec::new();
-    for i in 0..STOP_PROJECTS {
-        let name = format!("exec{i}");
-        let dir = work.join(&name);
-        std::fs::create_dir_all(&dir)?;
-        output(sluice(bin, &data).args(["project", "add"]).arg(&dir).args([
-            "--name",
-            &name,
-            "--access",
-            "read-write",
-            "--exec",
-            "any",
-        ]))?;
-        projects.push((name, dir));
-    }
-    let created = output(sluice(bin, &data).args([
-        "token",
-        "create",
-        "--label",
-        "bench-exec",
-        "--profile",
-        "full",
-    ]))?;
-    let token = created
-        .split_whitespace()
-        .find(|w| w.starts_with("slc_") && w.len() == 56)
-        .context("token")?
-        .to_owned();
-    Ok((data, projects, token))
-}
-
-pub(crate) type Projects = Vec<(String, std::path::PathBuf)>;
-
-pub(crate) struct Ctx<'a> {
-    pub(crate) bin: &'a Path,
-    pub(crate) data: &'a Path,
-    pub(crate) token: &'a str,
-}
-
-impl Ctx<'_> {
-    fn cli(&self, args: &[&str]) -> Result<String> {
-        output(sluice(self.bin, self.data).args(args))
-    }
-
-    /// Calls a tool that asks the first time: approves it with `--always` through the CLI, so
-    /// the exact command runs without asking from then on.
-    pub(crate) fn call_approving(&self, port: u16, tool: &str, args: Value) -> Result<Value> {
-        self.call_approved(port, tool, args, &["--always"])
-    }
-
-    /// Calls a tool, approving through the CLI (`approvals approve <id>` and `extra`) whatever
-    /// asks while it runs: an interactive start asks every time and takes no `--always`.
-    pub(crate) fn call_approved(
-        &self,
-        port: u16,
-        tool: &str,
-        args: Value,
-        extra: &[&str],
-    ) -> Result<Value> {
-        let token = self.token.to_owned();
-        let tool = tool.to_owned();
-        let call = std::thread::spawn(move || call(port, &token, &tool, &args));
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while !call.is_finished() {
-            let list: Value = serde_json::from_str(&self.cli(&["approvals", "list", "--json"])?)?;
-            for a in list.as_array().into_iter().flatten().filter(|a| a["state"] == "pending") {
-                let id = a["id"].as_str().context("approval id")?;
-                self.cli(&[&["approvals", "approve", id], extra].concat())?;
-            }
-            if Instant::now() > deadline {
-                bail!("the call neither asked nor finished");
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        call.join().map_err(|_| anyhow::anyhow!("the calling thread panicked"))?
-    }
-}
-
-/// One JSON-RPC `tools/call` over its own HTTP/1.1 connection; the tool's structured result.
-pub(crate) fn call(port: u16, token: &str, tool: &str, args: &Value) -> Result<Value> {
-    let body = json!({
-        "jsonrpc": "2.0", "id": 1, "method": "tools/call",
-        "params": { "name": tool, "arguments": args }
-    })
-    .to_string();
-    let mut s = TcpStream::connect(("127.0.0.1", port))?;
-    s.set_read_timeout(Some(Duration::from_secs(600)))?;
-    write!(
-        s,
-        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n\
-         Accept: application/json, text/event-stream\r\nConnection: close\r\n\
-         Authorization: Bearer {token}\r\nMCP-Protocol-Version: 2025-11-25\r\n\
-         Content-Length: {}\r\n\r\n{body}",
-        body.len()
-    )?;
-    let mut reply = String::new();
-    s.read_to_string(&mut reply)?;
-    let (head, rest) = reply.split_once("\r\n\r\n").context("no HTTP head")?;
-    if !head.starts_with("HTTP/1.1 200") {
-        bail!("{tool}: {head}\n{rest}");
-    }
-    // The JSON-RPC response is the body, or the `data:` line of an event stream (possibly in a
-    // chunked body, where it sits on a line of its own).
-    let text = rest.lines().find_map(|l| l.strip_prefix("data: ")).unwrap_or(rest);
-    let v: Value = serde_json::from_str(text.trim()).with_context(|| format!("{tool}: {rest}"))?;
-    let result = &v["result"];
-    if result["isError"] == json!(true) {
-        bail!("{tool} failed: {}", result["structuredContent"]);
-    }
-    Ok(result["structuredContent"].clone())
 }
 
 /// Live (not zombie) processes whose command line contains `marker`.
@@ -215,26 +99,9 @@ fn survivors(marker: &str) -> usize {
         .count()
 }
 
-pub(crate) fn loadavg() -> String {
-    std::fs::read_to_string("/proc/loadavg")
-        .ok()
-        .and_then(|l| l.split_whitespace().next().map(str::to_owned))
-        .unwrap_or_else(|| "?".into())
-}
-
 fn unique_marker() -> String {
     let t = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
     format!("{}", 800_000 + (t.subsec_nanos() as u64 + std::process::id() as u64 * 31) % 90_000)
-}
-
-pub(crate) fn median_p95(mut v: Vec<Duration>) -> (Duration, Duration) {
-    v.sort();
-    let p95 = v[((v.len() * 95).div_ceil(100)).saturating_sub(1).min(v.len() - 1)];
-    (v[v.len() / 2], p95)
-}
-
-pub(crate) fn ms(d: Duration) -> String {
-    format!("{:.1}", d.as_secs_f64() * 1e3)
 }
 
 struct StopRound {

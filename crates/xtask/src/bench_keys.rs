@@ -26,8 +26,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, bail};
 use serde_json::{Value, json};
 
-use crate::bench::start;
-use crate::bench_exec::{Ctx, call, loadavg, median_p95, setup};
+use crate::bench_util::{Ctx, call, loadavg, median_p95, setup, start};
 
 /// The heading of this part of the execution section in docs/BENCHMARKS.md.
 pub const HEADING: &str = "### Interactive jobs: keystroke to echo, a wait on new output";
@@ -74,7 +73,7 @@ fn repl_version(text: &str) -> Result<String> {
 
 /// Runs this part alone: its own data folder, project and token.
 pub fn run_alone(bin: &Path, work: &Path) -> Result<String> {
-    let (data, projects, token) = setup(bin, work)?;
+    let (data, projects, token) = setup(bin, work, 1)?;
     let ctx = Ctx { bin, data: &data, token: &token };
     run(&ctx, &projects[0].0, true)
 }

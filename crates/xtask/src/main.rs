@@ -34,6 +34,7 @@ mod bench_checkpoint;
 mod bench_exec;
 #[cfg(target_os = "linux")]
 mod bench_keys;
+mod bench_util;
 mod bundle;
 mod check_targets;
 mod deps;
