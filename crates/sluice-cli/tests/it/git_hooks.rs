@@ -3,7 +3,7 @@
 //! hook runs as a job in the project's sandbox. Here: what the hooks saw from inside (not the
 //! user's credentials, not a writable hooks folder), with the control that the same hook run
 //! outside the sandbox sees both; and that a hook git would not run (the `.git/hooks` one that
-//! `core.hooksPath` replaces) never ran.
+//! `core.hooksPath` replaces) never ran. Unix only: the hooks are shell scripts.
 
 use crate::harness::{Sandbox, Server, git, passed, python_client};
 
@@ -31,15 +31,11 @@ exit 0
 }
 
 fn script(path: &std::path::Path, text: &str) {
+    use std::os::unix::fs::PermissionsExt;
     std::fs::write(path, text).unwrap();
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
-    }
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
 }
 
-#[cfg(unix)]
 #[test]
 fn python_sdk_commits_run_allowed_hooks_only_as_jobs_in_the_sandbox() {
     let sb = Sandbox::new();

@@ -18,6 +18,7 @@ mod exec;
 mod exec_live;
 mod exec_tools;
 mod git_emails;
+#[cfg(unix)]
 mod git_hooks;
 mod git_writes;
 // kill -9, tmpfs mounts and /proc: Linux.
