@@ -13,7 +13,7 @@ use std::process::Command;
 
 use anyhow::{Context, Result, bail};
 
-use crate::bench_util::{output, sluice, start};
+use crate::bench_util::{full_token, output, sluice, start};
 use crate::{bench_app, bench_checkpoint, bench_exec, deps, sh};
 
 const SEARCH_PATTERNS: &[&str] = &[
@@ -73,19 +73,7 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
     output(
         sluice(&bin, &data).args(["project", "add"]).arg(&registry).args(["--name", "registry"]),
     )?;
-    let created = output(sluice(&bin, &data).args([
-        "token",
-        "create",
-        "--label",
-        "bench",
-        "--profile",
-        "full",
-    ]))?;
-    let token = created
-        .split_whitespace()
-        .find(|w| w.starts_with("slc_") && w.len() == 56)
-        .context("token")?
-        .to_owned();
+    let token = full_token(&bin, &data, "bench")?;
 
     // Start to ready, and idle memory.
     let mut starts = Vec::new();

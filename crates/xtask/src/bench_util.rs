@@ -106,20 +106,19 @@ pub(crate) fn setup(
         ]))?;
         projects.push((name, dir));
     }
-    let created = output(sluice(bin, &data).args([
-        "token",
-        "create",
-        "--label",
-        "bench-exec",
-        "--profile",
-        "full",
-    ]))?;
-    let token = created
+    let token = full_token(bin, &data, "bench-exec")?;
+    Ok((data, projects, token))
+}
+
+/// A new token of the `full` profile in `data`, labelled `label`: its plaintext.
+pub(crate) fn full_token(bin: &Path, data: &Path, label: &str) -> Result<String> {
+    let created =
+        output(sluice(bin, data).args(["token", "create", "--label", label, "--profile", "full"]))?;
+    Ok(created
         .split_whitespace()
         .find(|w| w.starts_with("slc_") && w.len() == 56)
         .context("token")?
-        .to_owned();
-    Ok((data, projects, token))
+        .to_owned())
 }
 
 pub(crate) type Projects = Vec<(String, std::path::PathBuf)>;
