@@ -61,7 +61,8 @@ fn a_chain_verified_while_another_writer_appends_is_intact() {
         let (writer, secret, stop, appended) =
             (open(&dir), secret.clone(), stop.clone(), appended.clone());
         std::thread::spawn(move || {
-            while !stop.load(Ordering::Relaxed) {
+            // Bounded, so a fast writer cannot grow the chain until each verify takes minutes.
+            while !stop.load(Ordering::Relaxed) && appended.load(Ordering::Relaxed) < MAX_APPENDS {
                 let n = appended.load(Ordering::Relaxed) as u64;
                 writer.audit_append(&secret, &record(100 + n, &secret, None)).unwrap();
                 appended.fetch_add(1, Ordering::Relaxed);
@@ -69,9 +70,14 @@ fn a_chain_verified_while_another_writer_appends_is_intact() {
         })
     };
     // Verifies until the writer has appended while they ran (however the threads are
-    // scheduled), at least 300 of them.
+    // scheduled), at least 300 of them; a writer that ended early (its panic is reported by
+    // the join below) ends the loop instead of leaving it waiting.
+    const MAX_APPENDS: usize = 2000;
     let mut verifies = 0;
     while verifies < 300 || appended.load(Ordering::Relaxed) < 50 {
+        if verifies >= 300 && appender.is_finished() {
+            break;
+        }
         let report = store.audit_verify(&secret).unwrap();
         assert!(report.intact, "{report:?}");
         verifies += 1;
