@@ -141,6 +141,7 @@ async def main():
         why = await refused(client, "git_commit", {**p, "message": "o", "paths": ["fmt.txt"]},
                             "forbidden")
         check("outside the project" in why["message"], "the refusal says why", why)
+        check(args.outside not in why["message"], "and names no physical path", why)
         user_git("config", "core.hooksPath", ".githooks")
 
         # Off again: commits run no hook.

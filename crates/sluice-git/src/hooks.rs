@@ -71,7 +71,7 @@ pub(crate) fn hooks_dir(
     let root = repo.root();
     let dir = match configured.map(str::trim).filter(|p| !p.is_empty()) {
         // `~` and `%(prefix)` expand to places outside every project.
-        Some(p) if p.starts_with('~') || p.starts_with("%(") => return Err(outside(p)),
+        Some(p) if p.starts_with('~') || p.starts_with("%(") => return Err(outside()),
         Some(p) if Path::new(p).is_absolute() => PathBuf::from(p),
         // A relative hooks path is relative to the root of the working tree.
         Some(p) => root.join(p),
@@ -83,21 +83,21 @@ pub(crate) fn hooks_dir(
     let real_root = std::fs::canonicalize(root)
         .map_err(|_| GitError::Internal("cannot resolve the project root".into()))?;
     if !real.starts_with(&real_root) {
-        return Err(outside(configured.unwrap_or(".git/hooks")));
+        return Err(outside());
     }
     Ok(real.is_dir().then_some(real))
 }
 
-fn outside(shown: &str) -> GitError {
+/// The refusal for a hooks folder the sandbox cannot see. It does not name the folder: a
+/// configured `core.hooksPath` is a physical path, which never leaves the machine.
+fn outside() -> GitError {
     GitError::Hook(
         ErrorCode::Forbidden,
-        format!(
-            "this project runs its git hooks in its sandbox, and its hooks folder ({}) is \
-             outside the project, where the sandbox cannot see it; nothing was done. The \
-             user can point core.hooksPath inside the project or turn the project's git hooks \
-             off in Sluice.",
-            sluice_core::text::visible(shown)
-        ),
+        "this project runs its git hooks in its sandbox, and its hooks folder (core.hooksPath, \
+         or .git/hooks through a link) is outside the project, where the sandbox cannot see it; \
+         nothing was done. The user can point core.hooksPath inside the project or turn the \
+         project's git hooks off in Sluice."
+            .into(),
     )
 }
 
