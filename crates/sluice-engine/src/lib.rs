@@ -64,7 +64,7 @@ pub mod job_view {
     pub use sluice_exec::egress::{DEFAULT_REGISTRIES, HostList};
     pub use sluice_exec::hide::credential_stores;
     #[cfg(target_os = "linux")]
-    pub use sluice_exec::jail::TOOLCHAINS;
+    pub use sluice_exec::places::TOOLCHAINS;
 }
 pub use sandbox::{HiddenEntry, SOCKET_WARNING, SandboxView, default_hidden};
 pub use sluice_core::ChangeTally;

@@ -15,6 +15,8 @@ pub mod cover;
 pub mod detect;
 pub mod egress;
 pub mod error;
+#[cfg(target_os = "linux")]
+mod fdpass;
 pub mod hide;
 #[cfg(target_os = "linux")]
 pub mod jail;
@@ -22,6 +24,7 @@ pub mod job;
 pub mod kill;
 pub mod output;
 pub mod pins;
+pub mod places;
 pub mod publish;
 pub mod seatbelt;
 pub mod service;

@@ -234,7 +234,7 @@ pub fn redactor_for(
     add(project_root, ".");
     add(state_dir, "<job-private>");
     #[cfg(target_os = "linux")]
-    add(Path::new(crate::jail::JOB_VIEW), "<job-private>");
+    add(Path::new(crate::places::JOB_VIEW), "<job-private>");
     if let Some(data) = data_dir {
         add(data, "<sluice-data>");
     }

@@ -142,7 +142,7 @@ mod imp {
                 if libc::poll(&mut pfd, 1, CONNECT_TIMEOUT.as_millis() as i32) != 1 {
                     return Err(std::io::Error::other("the job's port keeper did not answer"));
                 }
-                crate::spawn::receive_fd(fd)?
+                crate::fdpass::receive_fd(&*channel)?
             };
             self.check(&received)?;
             Ok(received)
@@ -360,7 +360,7 @@ mod tests {
     #[cfg(target_os = "linux")]
     #[test]
     fn a_hostile_keeper_hands_the_engine_nothing_it_would_use() {
-        use std::os::fd::{AsRawFd, OwnedFd};
+        use std::os::fd::{AsFd, AsRawFd, OwnedFd};
         let host = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
         let port = host.local_addr().expect("addr").port();
         let offers: Vec<Box<dyn Fn() -> Vec<OwnedFd> + Send>> = vec![
@@ -380,7 +380,7 @@ mod tests {
             Box::new(|| vec![tcp_socket(), tcp_socket()]),
         ];
         for offer in offers {
-            let (engine, job) = crate::spawn::seqpacket_pair().expect("socket pair");
+            let (engine, job) = crate::fdpass::seqpacket_pair().expect("socket pair");
             let keeper = Keeper::new(engine).expect("keeper");
             let hostile = std::thread::spawn(move || {
                 let mut byte = [0u8; 1];
@@ -388,7 +388,8 @@ mod tests {
                 let n = unsafe { libc::read(job.as_raw_fd(), byte.as_mut_ptr().cast(), 1) };
                 assert_eq!(n, 1);
                 let fds = offer();
-                send_fds(job.as_raw_fd(), &fds);
+                let borrowed: Vec<_> = fds.iter().map(|fd| fd.as_fd()).collect();
+                crate::fdpass::send_fds(job.as_fd(), &borrowed).expect("send");
                 fds.iter().map(|fd| socket_inode(fd.as_raw_fd())).collect::<Vec<_>>()
             });
             let got = keeper.connect(port);
@@ -437,33 +438,6 @@ mod tests {
             .filter_map(|e| std::fs::read_link(e.ok()?.path()).ok())
             .map(|l| l.to_string_lossy().into_owned())
             .collect()
-    }
-
-    /// Sends `fds` as one SCM_RIGHTS message of one byte.
-    #[cfg(target_os = "linux")]
-    fn send_fds(channel: i32, fds: &[std::os::fd::OwnedFd]) {
-        use std::os::fd::AsRawFd;
-        let mut control = [0u64; 8];
-        let mut byte = 1u8;
-        let mut iov = libc::iovec { iov_base: (&mut byte as *mut u8).cast(), iov_len: 1 };
-        // SAFETY: sendmsg with buffers on the stack, sized for `fds`.
-        unsafe {
-            let mut msg: libc::msghdr = std::mem::zeroed();
-            msg.msg_iov = &mut iov;
-            msg.msg_iovlen = 1;
-            msg.msg_control = control.as_mut_ptr().cast();
-            let len = (4 * fds.len()) as u32;
-            msg.msg_controllen = libc::CMSG_SPACE(len) as _;
-            let cmsg = libc::CMSG_FIRSTHDR(&msg);
-            (*cmsg).cmsg_level = libc::SOL_SOCKET;
-            (*cmsg).cmsg_type = libc::SCM_RIGHTS;
-            (*cmsg).cmsg_len = libc::CMSG_LEN(len) as _;
-            let data = libc::CMSG_DATA(cmsg).cast::<i32>();
-            for (i, fd) in fds.iter().enumerate() {
-                std::ptr::write_unaligned(data.add(i), fd.as_raw_fd());
-            }
-            assert_eq!(libc::sendmsg(channel, &msg, 0), 1);
-        }
     }
 
     #[test]

@@ -4,6 +4,7 @@
 //! the job. System calls only, on data prepared in the parent.
 
 use std::ffi::CString;
+use std::os::fd::BorrowedFd;
 
 use super::sys::{
     CStrs, Fd, FdPath, MOUNT_ATTR_NODEV, MOUNT_ATTR_NOSUID, MOUNT_ATTR_RDONLY, Make, StackText,
@@ -246,33 +247,8 @@ unsafe fn send_proxy_listener(channel: i32) -> std::io::Result<()> {
             std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t,
         ))?;
         check(libc::listen(s.0, 128))?;
-        send_fd(channel, s.0)
+        crate::fdpass::send_fd(BorrowedFd::borrow_raw(channel), BorrowedFd::borrow_raw(s.0))
     }
-}
-
-/// Sends `fd` over the socket pair `channel` as SCM_RIGHTS with a one-byte message.
-unsafe fn send_fd(channel: i32, fd: i32) -> std::io::Result<()> {
-    // SAFETY: sendmsg with structs on the stack.
-    unsafe {
-        // One descriptor as SCM_RIGHTS, in a buffer aligned for cmsghdr.
-        let mut control = [0u64; 4];
-        let mut byte = 0u8;
-        let mut iov = libc::iovec { iov_base: (&mut byte as *mut u8).cast(), iov_len: 1 };
-        let mut msg: libc::msghdr = std::mem::zeroed();
-        msg.msg_iov = &mut iov;
-        msg.msg_iovlen = 1;
-        msg.msg_control = control.as_mut_ptr().cast();
-        msg.msg_controllen = libc::CMSG_SPACE(std::mem::size_of::<i32>() as u32) as _;
-        let cmsg = libc::CMSG_FIRSTHDR(&msg);
-        (*cmsg).cmsg_level = libc::SOL_SOCKET;
-        (*cmsg).cmsg_type = libc::SCM_RIGHTS;
-        (*cmsg).cmsg_len = libc::CMSG_LEN(std::mem::size_of::<i32>() as u32) as _;
-        std::ptr::write_unaligned(libc::CMSG_DATA(cmsg).cast::<i32>(), fd);
-        if libc::sendmsg(channel, &msg, libc::MSG_NOSIGNAL) != 1 {
-            return Err(std::io::Error::last_os_error());
-        }
-    }
-    Ok(())
 }
 
 /// No capabilities, in any set, for this process and whatever it executes (also as root).
@@ -387,7 +363,13 @@ unsafe fn port_keeper(channel: i32) -> ! {
                 continue;
             }
             let s = libc::socket(libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0);
-            if s < 0 || send_fd(channel, s).is_err() {
+            if s < 0
+                || crate::fdpass::send_fd(
+                    BorrowedFd::borrow_raw(channel),
+                    BorrowedFd::borrow_raw(s),
+                )
+                .is_err()
+            {
                 // No descriptor: the engine's wait for one ends in an error.
                 libc::send(channel, (&byte as *const u8).cast(), 1, libc::MSG_NOSIGNAL);
             }

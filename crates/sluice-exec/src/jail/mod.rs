@@ -3,7 +3,7 @@
 //! no capabilities, and a small init that ends everything the job started when its command ends.
 //!
 //! What the job sees: the system folders (`/usr`, `/etc`, `/opt`, the `/lib*` and `/bin` links,
-//! `/sys`) and the user's toolchains ([`TOOLCHAINS`], the trusted PATH) read-only, with the
+//! `/sys`) and the user's toolchains ([`crate::places::TOOLCHAINS`], the trusted PATH) read-only, with the
 //! credential stores beneath them ([`crate::hide::credential_stores`]) covered; the project and the
 //! job's private folders read-write; a private `/tmp`, `/var/tmp` and `/dev/shm` (the job's own
 //! folders, on disk); a `/dev` with only the harmless devices; its own `/proc`. Nothing else: not
@@ -35,49 +35,9 @@ use std::path::{Component, Path, PathBuf};
 use std::sync::OnceLock;
 
 use crate::error::ExecError;
+use crate::places::{JOB_VIEW, TOOLCHAINS, user_tool_home};
 
 pub(crate) use enter::drop_capabilities;
-
-/// Where a job sees its private folders (HOME, caches, temp): the sandbox's `state_dir` is
-/// mounted here, so nothing of the path to Sluice's data folder is in the job's view.
-pub const JOB_VIEW: &str = "/run/sluice-job";
-
-/// Folders of the user's home that hold toolchains and their caches, exposed read-only when
-/// they exist. Everything else in the home is absent from the job's view.
-pub const TOOLCHAINS: &[&str] = &[
-    ".cargo",
-    ".rustup",
-    ".npm",
-    ".nvm",
-    ".volta",
-    ".fnm",
-    ".bun",
-    ".deno",
-    ".pyenv",
-    ".rbenv",
-    ".gem",
-    ".asdf",
-    ".local/share/mise",
-    ".local/share/pnpm",
-    ".local/bin",
-    ".local/lib",
-    ".cache/pip",
-    ".cache/uv",
-    "go",
-    ".sdkman",
-    ".gradle/caches",
-    ".gradle/wrapper",
-    ".m2/repository",
-    ".dotnet",
-    ".nuget/packages",
-    ".cabal",
-    ".ghcup",
-    ".opam",
-    ".elan",
-    ".pub-cache",
-    "miniconda3",
-    "anaconda3",
-];
 
 /// System folders, read-only (a symlink among them is recreated as the same symlink).
 const SYSTEM: &[&str] = &[
@@ -305,7 +265,7 @@ impl Jail {
                 }
             }
         }
-        if let Some(p) = crate::spawn::user_tool_home("RUSTUP_HOME", ".rustup")
+        if let Some(p) = user_tool_home("RUSTUP_HOME", ".rustup")
             && p.is_dir()
             && !exposed.iter().any(|e| p.starts_with(e))
         {

@@ -10,31 +10,10 @@
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use crate::error::ExecError;
-
-/// How a job takes input.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Interactive {
-    /// Its stdin is a pipe; stdout and stderr stay separate pipes.
-    Pipe,
-    /// A pseudo-terminal of its own is its stdin, stdout and stderr (and its controlling
-    /// terminal): for programs that check `isatty`, prompts, REPLs, debuggers. Its output is
-    /// one stream, `stdout`, as a terminal shows it (echo included).
-    Terminal,
-}
-
-impl Interactive {
-    /// The stable kebab-case name (as serialized).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Interactive::Pipe => "pipe",
-            Interactive::Terminal => "terminal",
-        }
-    }
-}
+use crate::spawn::Interactive;
 
 /// A key a terminal sends as a control character or an escape sequence.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

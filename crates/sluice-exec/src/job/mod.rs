@@ -22,7 +22,8 @@ mod registry;
 mod sampler;
 mod supervisor;
 
-pub use input::{InputPart, InputReport, Interactive, Key};
+pub use crate::spawn::Interactive;
+pub use input::{InputPart, InputReport, Key};
 pub use registry::Jobs;
 
 use crate::confine::LandlockReport;

@@ -4,11 +4,12 @@
 //! secret.
 
 use std::ffi::OsString;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use super::{SHM_DIR, Sandbox};
 use crate::egress::PROXY_PORT;
 use crate::error::ExecError;
+use crate::places::user_tool_home;
 use crate::spec::{ResolvedCommand, TrustedPath};
 
 /// Substrings that disqualify an environment variable name, whatever put it there.
@@ -115,14 +116,6 @@ pub fn job_env(
     }
     env.retain(|(n, _)| !n.to_str().is_none_or(env_name_denied));
     env
-}
-
-/// A toolchain home of the user's: `$var` when set to an absolute path, else `~/default` when
-/// that is a folder.
-pub(crate) fn user_tool_home(var: &str, default: &str) -> Option<PathBuf> {
-    std::env::var_os(var).map(PathBuf::from).filter(|p| p.is_absolute()).or_else(|| {
-        std::env::var_os("HOME").map(|h| Path::new(&h).join(default)).filter(|p| p.is_dir())
-    })
 }
 
 pub(super) fn create_private_dirs(sandbox: &Sandbox) -> Result<(), ExecError> {

@@ -30,28 +30,45 @@ use std::sync::mpsc;
 #[cfg(not(windows))]
 use std::sync::{Mutex, OnceLock};
 
+use serde::{Deserialize, Serialize};
+
 use crate::confine::{self, Enforcement, LandlockReport};
 use crate::egress::HostList;
 use crate::error::ExecError;
-use crate::job::Interactive;
 use crate::kill::Tree;
 use crate::spec::{ResolvedCommand, TrustedPath};
 
 use env::create_private_dirs;
-#[cfg(target_os = "linux")]
-pub(crate) use env::user_tool_home;
 pub use env::{JobView, job_env};
 use grants::check_grants;
 #[cfg(unix)]
 use grants::link_grants_in_home;
 #[cfg(target_os = "linux")]
 use proxy::ProxyChannel;
-#[cfg(target_os = "linux")]
-pub(crate) use proxy::receive_fd;
-#[cfg(all(test, target_os = "linux"))]
-pub(crate) use proxy::seqpacket_pair;
 #[cfg(unix)]
 use unix::{ChildSetup, prepare_unix};
+
+/// How a job takes input.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Interactive {
+    /// Its stdin is a pipe; stdout and stderr stay separate pipes.
+    Pipe,
+    /// A pseudo-terminal of its own is its stdin, stdout and stderr (and its controlling
+    /// terminal): for programs that check `isatty`, prompts, REPLs, debuggers. Its output is
+    /// one stream, `stdout`, as a terminal shows it (echo included).
+    Terminal,
+}
+
+impl Interactive {
+    /// The stable kebab-case name (as serialized).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Interactive::Pipe => "pipe",
+            Interactive::Terminal => "terminal",
+        }
+    }
+}
 
 /// Outbound network for a job.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -282,7 +299,7 @@ pub fn spawn_with(
     // In namespaces the private folders are at one fixed place, whatever the data folder is.
     #[cfg(target_os = "linux")]
     let private = if confinement.namespaces {
-        PathBuf::from(crate::jail::JOB_VIEW)
+        PathBuf::from(crate::places::JOB_VIEW)
     } else {
         sandbox.state_dir.clone()
     };

@@ -9,11 +9,12 @@ use std::process::Command;
 
 use super::Sandbox;
 #[cfg(target_os = "linux")]
-use super::{Network, SHM_DIR, user_tool_home};
+use super::{Network, SHM_DIR};
 #[cfg(target_os = "linux")]
 use crate::confine;
 use crate::confine::{Enforcement, LandlockReport};
 use crate::error::ExecError;
+use crate::places::user_tool_home;
 use crate::spec::{ResolvedCommand, TrustedPath};
 
 /// What [`prepare_unix`] turns into the child's setup between fork and exec.
