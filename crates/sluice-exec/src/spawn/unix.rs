@@ -14,6 +14,7 @@ use super::{Network, SHM_DIR};
 use crate::confine;
 use crate::confine::{Enforcement, LandlockReport};
 use crate::error::ExecError;
+#[cfg(target_os = "linux")]
 use crate::places::user_tool_home;
 use crate::spec::{ResolvedCommand, TrustedPath};
 
