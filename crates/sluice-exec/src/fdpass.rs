@@ -28,13 +28,14 @@ pub(crate) fn seqpacket_pair() -> std::io::Result<(OwnedFd, OwnedFd)> {
 pub(crate) fn send_fds(channel: BorrowedFd<'_>, fds: &[BorrowedFd<'_>]) -> std::io::Result<()> {
     let mut space = [MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(4))];
     let mut control = SendAncillaryBuffer::new(&mut space);
+    // Errors are plain error numbers: an error built from a message would allocate.
     if !control.push(SendAncillaryMessage::ScmRights(fds)) {
-        return Err(std::io::Error::other("too many descriptors for one message"));
+        return Err(rustix::io::Errno::INVAL.into());
     }
     let sent =
         rustix::net::sendmsg(channel, &[IoSlice::new(&[1])], &mut control, SendFlags::NOSIGNAL)?;
     if sent != 1 {
-        return Err(std::io::Error::other("the descriptor's message was cut"));
+        return Err(rustix::io::Errno::MSGSIZE.into());
     }
     Ok(())
 }

@@ -2,11 +2,14 @@
 //! measured once ([`super::status`]) by a throw-away child that tries the namespaces, the maps,
 //! a mount and `/proc`.
 
-use std::ffi::CString;
+use std::ffi::CStr;
+use std::os::fd::AsFd;
 
-use super::sys::{
-    FdPath, MOUNT_ATTR_RDONLY, errno, mount_fd_bind, open_nofollow, set_attr, write_file,
-};
+use rustix::mount::{MountAttrFlags, MountFlags};
+use rustix::process::WaitStatus;
+
+use super::enter::{Forked, NAMESPACES, exit, fork, map_ids, root_mount, unshare, wait_for};
+use super::sys::{mount_new, set_attr};
 use super::{JailReport, cstr};
 
 /// Tries everything [`Jail::enter`](super::Jail::enter) needs in a throw-away child of a
@@ -19,22 +22,12 @@ pub(super) fn probe() -> JailReport {
         let (uid, gid) = (rustix::process::getuid().as_raw(), rustix::process::getgid().as_raw());
         let maps =
             (format!("{uid} {uid} 1\n").into_bytes(), format!("{gid} {gid} 1\n").into_bytes());
-        // SAFETY: the child makes only system calls and exits.
-        let pid = unsafe { libc::fork() };
-        if pid < 0 {
-            return Err(std::io::Error::last_os_error().to_string());
-        }
-        if pid == 0 {
-            // SAFETY: in the child: system calls only, then _exit.
-            unsafe {
-                let code = probe_child(&root, &maps.0, &maps.1);
-                libc::_exit(code);
-            }
-        }
-        let mut st = 0;
-        // SAFETY: waits for the child forked above.
-        while unsafe { libc::waitpid(pid, &mut st, 0) } < 0 && errno() == libc::EINTR {}
-        match libc::WIFEXITED(st).then(|| libc::WEXITSTATUS(st)) {
+        // SAFETY: the child makes only system calls on data prepared here, then exits.
+        let pid = match unsafe { fork() }.map_err(|e| e.to_string())? {
+            Forked::Child => exit(probe_child(&root, &maps.0, &maps.1)),
+            Forked::Parent(pid) => pid,
+        };
+        match wait_for(pid).and_then(WaitStatus::exit_status) {
             Some(0) => Ok(()),
             Some(n) => Err(match n {
                 2 => "the kernel does not allow this user to create namespaces (unshare); on \
@@ -64,56 +57,27 @@ pub(super) fn probe() -> JailReport {
     }
 }
 
-unsafe fn probe_child(root: &CString, uid_map: &[u8], gid_map: &[u8]) -> i32 {
-    // SAFETY: system calls only, in a forked child.
-    unsafe {
-        let flags =
-            libc::CLONE_NEWUSER | libc::CLONE_NEWNS | libc::CLONE_NEWPID | libc::CLONE_NEWIPC;
-        if libc::unshare(flags) != 0 {
-            return 2;
+/// In the forked child: each step [`Jail::enter`](super::Jail::enter) takes, with the exit
+/// code [`probe`] explains.
+fn probe_child(root: &CStr, uid_map: &[u8], gid_map: &[u8]) -> i32 {
+    if unshare(NAMESPACES).is_err() {
+        return 2;
+    }
+    if map_ids(uid_map, gid_map).is_err() {
+        return 3;
+    }
+    let Ok(root) = root_mount(root) else { return 4 };
+    if set_attr(root.as_fd(), MountAttrFlags::MOUNT_ATTR_RDONLY, false).is_err() {
+        return 5;
+    }
+    // A /proc needs the new PID namespace's first process.
+    // SAFETY: this process is the single-threaded child of the probe's fork.
+    match unsafe { fork() } {
+        Ok(Forked::Child) => {
+            let flags = MountFlags::NOSUID | MountFlags::NODEV | MountFlags::NOEXEC;
+            exit(if mount_new(c"proc", root.as_fd(), flags, None).is_ok() { 0 } else { 6 })
         }
-        if write_file(c"/proc/self/setgroups", b"deny").is_err()
-            || write_file(c"/proc/self/uid_map", uid_map).is_err()
-            || write_file(c"/proc/self/gid_map", gid_map).is_err()
-        {
-            return 3;
-        }
-        if libc::mount(
-            std::ptr::null(),
-            c"/".as_ptr(),
-            std::ptr::null(),
-            libc::MS_REC | libc::MS_PRIVATE,
-            std::ptr::null(),
-        ) != 0
-        {
-            return 4;
-        }
-        let Ok(fd) = open_nofollow(root, libc::O_DIRECTORY) else { return 4 };
-        if mount_fd_bind(fd.0, fd.0, false).is_err() {
-            return 4;
-        }
-        drop(fd);
-        let Ok(fd) = open_nofollow(root, libc::O_DIRECTORY) else { return 4 };
-        if set_attr(fd.0, MOUNT_ATTR_RDONLY, false).is_err() {
-            return 5;
-        }
-        let pid = libc::fork();
-        if pid == 0 {
-            let mut buf = FdPath::new();
-            let rc = libc::mount(
-                c"proc".as_ptr(),
-                buf.of(fd.0),
-                c"proc".as_ptr(),
-                libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
-                std::ptr::null(),
-            );
-            libc::_exit(if rc == 0 { 0 } else { 6 });
-        }
-        if pid < 0 {
-            return 6;
-        }
-        let mut st = 0;
-        while libc::waitpid(pid, &mut st, 0) < 0 && errno() == libc::EINTR {}
-        if libc::WIFEXITED(st) { libc::WEXITSTATUS(st) } else { 6 }
+        Ok(Forked::Parent(pid)) => wait_for(pid).and_then(WaitStatus::exit_status).unwrap_or(6),
+        Err(_) => 6,
     }
 }

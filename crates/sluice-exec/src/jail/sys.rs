@@ -1,13 +1,17 @@
-//! The system calls the jail makes between fork and exec, wrapped: descriptors closed on drop,
-//! strings built on the stack, paths opened and walked without following a symlink, binds and
-//! mount attributes through `/proc/self/fd/N`. Nothing here allocates.
+//! The file-system calls the jail makes between fork and exec, on rustix: paths opened and walked
+//! without following a symlink, binds and mounts through `/proc/self/fd/N` (strings built on the
+//! stack), mount attributes, the id maps. rustix makes raw system calls, and nothing here
+//! allocates or takes a lock (errors are plain error numbers), so all of it is safe in the forked child of a threaded engine.
+//! `mount_setattr` is the one call rustix does not wrap.
 
-use std::ffi::CString;
+use std::ffi::{CStr, CString};
+use std::os::fd::{AsRawFd, BorrowedFd, OwnedFd};
 
-#[derive(Clone, Copy)]
-pub(super) struct CStrs<'a>(pub(super) &'a [CString]);
+use rustix::fs::{CWD, Mode, OFlags, ResolveFlags};
+use rustix::io::Errno;
+use rustix::mount::{MountAttrFlags, MountFlags};
 
-/// A NUL-terminated string built on the stack between fork and exec (mount options).
+/// A NUL-terminated string built on the stack (mount options, `/proc/self/fd/N`).
 pub(super) struct StackText {
     buf: [u8; 128],
     len: usize,
@@ -42,21 +46,22 @@ impl StackText {
         self.push(&digits[i..]);
     }
 
-    pub(super) fn as_ptr(&self) -> *const u8 {
-        self.buf.as_ptr()
+    pub(super) fn as_cstr(&self) -> &CStr {
+        // The last byte is never written: there is always a NUL.
+        CStr::from_bytes_until_nul(&self.buf).unwrap_or(c"")
     }
 }
 
-/// An owned descriptor, closed on drop (`close` is async-signal-safe).
-pub(super) struct Fd(pub(super) i32);
-
-impl Drop for Fd {
-    fn drop(&mut self) {
-        // SAFETY: the descriptor is owned by this value.
-        unsafe { libc::close(self.0) };
-    }
+/// `/proc/self/fd/N` for `fd`, on the stack: what every mount of the jail targets, so that no
+/// path a job could plant a link in is resolved again.
+pub(super) fn fd_path(fd: BorrowedFd<'_>) -> StackText {
+    let mut text = StackText::new();
+    text.push(b"/proc/self/fd/");
+    text.number(fd.as_raw_fd());
+    text
 }
 
+/// What [`walk`] does when a component is missing.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(super) enum Make {
     No,
@@ -64,164 +69,115 @@ pub(super) enum Make {
     File,
 }
 
-/// `/proc/self/fd/N` in a stack buffer, without allocating.
-pub(super) struct FdPath(StackText);
-
-impl FdPath {
-    pub(super) fn new() -> FdPath {
-        FdPath(StackText::new())
+/// Opens a canonical absolute path (`O_PATH`) with no symlink anywhere in it.
+pub(super) fn open_nofollow(path: &CStr, directory: bool) -> std::io::Result<OwnedFd> {
+    let mut flags = OFlags::PATH | OFlags::CLOEXEC;
+    if directory {
+        flags |= OFlags::DIRECTORY;
     }
-
-    pub(super) fn of(&mut self, fd: i32) -> *const libc::c_char {
-        self.0 = StackText::new();
-        self.0.push(b"/proc/self/fd/");
-        self.0.number(fd);
-        self.0.as_ptr().cast()
-    }
-}
-
-pub(super) const MOUNT_ATTR_RDONLY: u64 = 0x1;
-pub(super) const MOUNT_ATTR_NOSUID: u64 = 0x2;
-pub(super) const MOUNT_ATTR_NODEV: u64 = 0x4;
-
-/// `struct open_how` of openat2(2) (libc's is non-exhaustive).
-#[repr(C)]
-struct OpenHow {
-    flags: u64,
-    mode: u64,
-    resolve: u64,
-}
-
-#[repr(C)]
-struct MountAttr {
-    attr_set: u64,
-    attr_clr: u64,
-    propagation: u64,
-    userns_fd: u64,
-}
-
-pub(super) fn errno() -> i32 {
-    std::io::Error::last_os_error().raw_os_error().unwrap_or(0)
-}
-
-pub(super) fn check<T: Copy + PartialOrd + Default>(rc: T) -> std::io::Result<T> {
-    if rc < T::default() { Err(std::io::Error::last_os_error()) } else { Ok(rc) }
-}
-
-/// Opens a canonical absolute path with no symlink anywhere in it.
-pub(super) unsafe fn open_nofollow(path: &std::ffi::CStr, flags: i32) -> std::io::Result<Fd> {
-    let how = OpenHow {
-        flags: (libc::O_PATH | libc::O_CLOEXEC | flags) as u64,
-        mode: 0,
-        resolve: libc::RESOLVE_NO_SYMLINKS,
-    };
-    // SAFETY: openat2 with a NUL-terminated path and a struct on the stack.
-    let fd = unsafe {
-        libc::syscall(
-            libc::SYS_openat2,
-            libc::AT_FDCWD,
-            path.as_ptr(),
-            &how as *const OpenHow,
-            std::mem::size_of::<OpenHow>(),
-        )
-    };
-    Ok(Fd(check(fd)? as i32))
+    Ok(rustix::fs::openat2(CWD, path, flags, Mode::empty(), ResolveFlags::NO_SYMLINKS)?)
 }
 
 /// Walks `parts` beneath `root` one component at a time, never following a symlink, creating
 /// missing folders (and the last component as `make` says). Returns an `O_PATH` descriptor.
-pub(super) unsafe fn walk_parts(root: i32, parts: CStrs<'_>, make: Make) -> std::io::Result<Fd> {
-    // SAFETY: system calls on descriptors owned here.
-    let mut fd = Fd(check(unsafe { libc::fcntl(root, libc::F_DUPFD_CLOEXEC, 0) })?);
-    let n = parts.0.len();
-    for (i, part) in parts.0.iter().enumerate() {
-        let last = i + 1 == n;
-        // SAFETY: `fd` is a descriptor owned here and `part` a NUL-terminated string that
-        // outlives the call.
-        fd = unsafe { open_at(fd.0, part.as_ptr(), if last { make } else { Make::Dir })? };
+pub(super) fn walk(
+    root: BorrowedFd<'_>,
+    parts: &[CString],
+    make: Make,
+) -> std::io::Result<OwnedFd> {
+    let mut fd = rustix::io::fcntl_dupfd_cloexec(root, 0)?;
+    for (i, part) in parts.iter().enumerate() {
+        let last = i + 1 == parts.len();
+        fd = open_at(&fd, part, if last { make } else { Make::Dir })?;
     }
     Ok(fd)
 }
 
 /// One component: opened with `O_NOFOLLOW`, created first when missing and `make` says so.
-pub(super) unsafe fn open_at(
-    dir: i32,
-    name: *const libc::c_char,
-    make: Make,
-) -> std::io::Result<Fd> {
-    let flags = libc::O_PATH | libc::O_NOFOLLOW | libc::O_CLOEXEC;
-    // SAFETY: system calls on a descriptor and a NUL-terminated name.
-    unsafe {
-        let fd = libc::openat(dir, name, flags);
-        if fd >= 0 {
-            return Ok(Fd(fd));
-        }
-        if errno() != libc::ENOENT || make == Make::No {
-            return Err(std::io::Error::last_os_error());
-        }
-        match make {
-            Make::Dir => {
-                if libc::mkdirat(dir, name, 0o755) != 0 && errno() != libc::EEXIST {
-                    return Err(std::io::Error::last_os_error());
-                }
-            }
-            Make::File => {
-                let f = libc::openat(
-                    dir,
-                    name,
-                    libc::O_CREAT | libc::O_WRONLY | libc::O_NOFOLLOW | libc::O_CLOEXEC,
-                    0o644,
-                );
-                if f < 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                libc::close(f);
-            }
-            Make::No => {}
-        }
-        Ok(Fd(check(libc::openat(dir, name, flags))?))
+pub(super) fn open_at(dir: &OwnedFd, name: &CStr, make: Make) -> std::io::Result<OwnedFd> {
+    let flags = OFlags::PATH | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    match rustix::fs::openat(dir, name, flags, Mode::empty()) {
+        Err(Errno::NOENT) if make != Make::No => {}
+        opened => return Ok(opened?),
     }
+    match make {
+        Make::Dir => match rustix::fs::mkdirat(dir, name, Mode::from_raw_mode(0o755)) {
+            Ok(()) | Err(Errno::EXIST) => {}
+            Err(e) => return Err(e.into()),
+        },
+        Make::File => {
+            let create = OFlags::CREATE | OFlags::WRONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+            drop(rustix::fs::openat(dir, name, create, Mode::from_raw_mode(0o644))?);
+        }
+        Make::No => {}
+    }
+    Ok(rustix::fs::openat(dir, name, flags, Mode::empty())?)
 }
 
-pub(super) unsafe fn mount_fd_bind(src: i32, target: i32, recursive: bool) -> std::io::Result<()> {
-    let (mut a, mut b) = (FdPath::new(), FdPath::new());
-    let flags = if recursive { libc::MS_BIND | libc::MS_REC } else { libc::MS_BIND };
-    // SAFETY: mount with two NUL-terminated stack strings.
-    check(unsafe {
-        libc::mount(a.of(src), b.of(target), std::ptr::null(), flags, std::ptr::null())
-    })?;
+/// Binds what `source` is onto what `target` is (with `recursive`, the mounts beneath too).
+pub(super) fn bind(
+    source: BorrowedFd<'_>,
+    target: BorrowedFd<'_>,
+    recursive: bool,
+) -> std::io::Result<()> {
+    let (source, target) = (fd_path(source), fd_path(target));
+    if recursive {
+        rustix::mount::mount_bind_recursive(source.as_cstr(), target.as_cstr())?;
+    } else {
+        rustix::mount::mount_bind(source.as_cstr(), target.as_cstr())?;
+    }
     Ok(())
 }
 
-/// `mount_setattr` on the mount `fd` is (recursively: and every mount beneath it).
-pub(super) unsafe fn set_attr(fd: i32, set: u64, recursive: bool) -> std::io::Result<()> {
-    let attr = MountAttr { attr_set: set, attr_clr: 0, propagation: 0, userns_fd: 0 };
+/// Mounts a new file system of type `fs` (`tmpfs`, `proc`, `overlay`) on what `target` is.
+pub(super) fn mount_new(
+    fs: &CStr,
+    target: BorrowedFd<'_>,
+    flags: MountFlags,
+    options: Option<&CStr>,
+) -> std::io::Result<()> {
+    Ok(rustix::mount::mount(fs, fd_path(target).as_cstr(), fs, flags, options)?)
+}
+
+/// `mount_setattr` on the mount `fd` is (with `recursive`, every mount beneath it too).
+pub(super) fn set_attr(
+    fd: BorrowedFd<'_>,
+    set: MountAttrFlags,
+    recursive: bool,
+) -> std::io::Result<()> {
+    #[repr(C)]
+    struct MountAttr {
+        attr_set: u64,
+        attr_clr: u64,
+        propagation: u64,
+        userns_fd: u64,
+    }
+    let attr =
+        MountAttr { attr_set: u64::from(set.bits()), attr_clr: 0, propagation: 0, userns_fd: 0 };
     let mut flags = libc::AT_EMPTY_PATH;
     if recursive {
-        flags |= 0x8000; // AT_RECURSIVE
+        flags |= libc::AT_RECURSIVE;
     }
-    // SAFETY: mount_setattr with an empty path on an owned descriptor and a stack struct.
+    // SAFETY: mount_setattr reads an empty NUL-terminated path and `attr`, both alive for the
+    // call, whose size it is given; `fd` is a borrowed open descriptor.
     let rc = unsafe {
         libc::syscall(
             libc::SYS_mount_setattr,
-            fd,
+            fd.as_raw_fd(),
             c"".as_ptr(),
             flags,
             &attr as *const MountAttr,
             std::mem::size_of::<MountAttr>(),
         )
     };
-    check(rc).map(|_| ())
+    if rc < 0 { Err(std::io::Error::last_os_error()) } else { Ok(()) }
 }
 
-pub(super) unsafe fn write_file(path: &std::ffi::CStr, data: &[u8]) -> std::io::Result<()> {
-    // SAFETY: open/write/close on a NUL-terminated path and a borrowed buffer.
-    unsafe {
-        let fd = Fd(check(libc::open(path.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC))?);
-        let n = libc::write(fd.0, data.as_ptr().cast(), data.len());
-        if n < 0 || n as usize != data.len() {
-            return Err(std::io::Error::last_os_error());
-        }
+/// Writes `data` to the file at `path` in one write (`/proc/self/uid_map` and the like).
+pub(super) fn write_file(path: &CStr, data: &[u8]) -> std::io::Result<()> {
+    let fd = rustix::fs::open(path, OFlags::WRONLY | OFlags::CLOEXEC, Mode::empty())?;
+    if rustix::io::write(&fd, data)? != data.len() {
+        return Err(Errno::IO.into());
     }
     Ok(())
 }

@@ -177,10 +177,11 @@ pub(super) fn prepare_unix(command: &mut Command, setup: ChildSetup<'_>) -> Resu
                 Ok(())
             };
             match &jail {
-                Some(jail) => jail.enter(confine)?,
+                // SAFETY: this is the single-threaded child of the spawn's fork, which execs
+                // right after, and `confine` makes only system calls.
+                Some(jail) => unsafe { jail.enter(confine)? },
                 None => {
-                    // SAFETY: prctl and capset on stack values.
-                    unsafe { crate::jail::drop_capabilities()? };
+                    crate::jail::drop_capabilities()?;
                     confine()?;
                 }
             }
