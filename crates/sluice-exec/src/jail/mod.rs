@@ -3,10 +3,10 @@
 //! no capabilities, and a small init that ends everything the job started when its command ends.
 //!
 //! What the job sees: the system folders (`/usr`, `/etc`, `/opt`, the `/lib*` and `/bin` links,
-//! `/sys`) and the user's toolchains ([`crate::places::TOOLCHAINS`], the trusted PATH) read-only, with the
-//! credential stores beneath them ([`crate::hide::credential_stores`]) covered; the project and the
-//! job's private folders read-write; a private `/tmp`, `/var/tmp` and `/dev/shm` (the job's own
-//! folders, on disk); a `/dev` with only the harmless devices; its own `/proc`. Nothing else: not
+//! `/sys`) and the user's toolchains ([`crate::places::TOOLCHAINS`], the trusted PATH) read-only,
+//! with the credential stores beneath them ([`crate::hide::credential_stores`]) covered; the
+//! project and the job's private folders read-write; a private `/tmp`, `/var/tmp` and `/dev/shm`
+//! (the job's own folders, on disk); a `/dev` with only the harmless devices; its own `/proc`. Nothing else: not
 //! the user's home (a private HOME is in the environment), not Sluice's data folder, not another
 //! project, not a single Unix socket of the host (session and system bus, Docker, X11, agents,
 //! systemd) unless one lives inside an exposed system folder. With the network off, host
@@ -17,8 +17,9 @@
 //! process that then runs the program; bubblewrap cannot apply it, so it would need a helper binary
 //! shipped beside every engine and an extra `execve` per job.
 //!
-//! Everything is prepared in the parent ([`Jail::new`]: paths, maps, the step list); between fork
-//! and exec [`Jail::enter`] makes only system calls on that data. Paths are resolved in the child
+//! Everything is prepared in the parent ([`Jail::new`]: paths, maps, the step list, read from the
+//! machine in `view.rs`); between fork and exec [`Jail::enter`] (`enter.rs`, on the file-system
+//! calls of `sys.rs`) makes only system calls on that data. Paths are resolved in the child
 //! with `openat2(RESOLVE_NO_SYMLINKS)` on canonical paths and mount points are walked component by
 //! component with `O_NOFOLLOW`, and every mount targets `/proc/self/fd/N`: a job that plants a
 //! symlink in its writable folders cannot redirect the next job's mounts (it can only make the
@@ -28,6 +29,7 @@
 mod enter;
 mod probe;
 mod sys;
+mod view;
 
 use std::ffi::{CString, OsStr};
 use std::os::unix::ffi::OsStrExt;
@@ -35,7 +37,6 @@ use std::path::{Component, Path, PathBuf};
 use std::sync::OnceLock;
 
 use crate::error::ExecError;
-use crate::places::{JOB_VIEW, TOOLCHAINS, user_tool_home};
 
 pub(crate) use enter::drop_capabilities;
 
@@ -167,17 +168,6 @@ fn cstr(p: &OsStr) -> Result<CString, ExecError> {
         .map_err(|_| ExecError::Invalid("a path of the sandbox contains a NUL byte".into()))
 }
 
-/// A read-only bind of `at` onto itself (a path the parent checked holds no link).
-fn read_only_at(at: &Path, meta: &std::fs::Metadata) -> Result<Step, ExecError> {
-    Ok(Step::Bind {
-        src: cstr(at.as_os_str())?,
-        dest: dest(at)?,
-        file: !meta.is_dir(),
-        writable: false,
-        devices: false,
-    })
-}
-
 fn dest(p: &Path) -> Result<Dest, ExecError> {
     let mut parts = Vec::new();
     for c in p.components() {
@@ -191,193 +181,9 @@ fn dest(p: &Path) -> Result<Dest, ExecError> {
 }
 
 impl Jail {
+    /// Everything the child needs, read from the machine and prepared here, in the parent.
     pub(crate) fn new(spec: &JailSpec<'_>) -> Result<Jail, ExecError> {
-        let mut steps = Vec::new();
-        let mut exposed: Vec<PathBuf> = Vec::new();
-        let bind = |steps: &mut Vec<Step>,
-                    exposed: &mut Vec<PathBuf>,
-                    at: &Path,
-                    writable: bool,
-                    devices: bool|
-         -> Result<(), ExecError> {
-            let Ok(real) = std::fs::canonicalize(at) else { return Ok(()) };
-            let file = !real.is_dir();
-            steps.push(Step::Bind {
-                src: cstr(real.as_os_str())?,
-                dest: dest(at)?,
-                file,
-                writable,
-                devices,
-            });
-            exposed.push(at.to_path_buf());
-            Ok(())
-        };
-        for sys in SYSTEM {
-            let p = Path::new(sys);
-            match std::fs::symlink_metadata(p) {
-                Ok(m) if m.file_type().is_symlink() => {
-                    let target = std::fs::read_link(p)
-                        .map_err(|e| ExecError::os("reading a system link", e))?;
-                    steps.push(Step::Link { dest: dest(p)?, target: cstr(target.as_os_str())? });
-                }
-                Ok(m) if m.is_dir() => bind(&mut steps, &mut exposed, p, false, false)?,
-                _ => {}
-            }
-        }
-        for d in ["/dev", "/proc", "/run", "/var", "/tmp", "/var/tmp", "/dev/shm"] {
-            steps.push(Step::Dir(dest(Path::new(d))?));
-        }
-        for dev in DEVICES {
-            let p = Path::new("/dev").join(dev);
-            if p.exists() {
-                bind(&mut steps, &mut exposed, &p, true, true)?;
-            }
-        }
-        for (name, target) in [
-            ("fd", "/proc/self/fd"),
-            ("stdin", "/proc/self/fd/0"),
-            ("stdout", "/proc/self/fd/1"),
-            ("stderr", "/proc/self/fd/2"),
-        ] {
-            steps.push(Step::Link {
-                dest: dest(&Path::new("/dev").join(name))?,
-                target: cstr(OsStr::new(target))?,
-            });
-        }
-        // The job's private temp folders, at the usual places.
-        for (at, src) in [("/tmp", spec.tmp), ("/var/tmp", spec.tmp), ("/dev/shm", spec.shm)] {
-            let src = std::fs::canonicalize(src)
-                .map_err(|e| ExecError::os("resolving the job's temp folder", e))?;
-            steps.push(Step::Bind {
-                src: cstr(src.as_os_str())?,
-                dest: dest(Path::new(at))?,
-                file: false,
-                writable: true,
-                devices: false,
-            });
-        }
-        if let Some(home) = spec.home {
-            steps.push(Step::Dir(dest(home)?));
-            for tc in TOOLCHAINS {
-                let p = home.join(tc);
-                if p.is_dir() {
-                    bind(&mut steps, &mut exposed, &p, false, false)?;
-                }
-            }
-        }
-        if let Some(p) = user_tool_home("RUSTUP_HOME", ".rustup")
-            && p.is_dir()
-            && !exposed.iter().any(|e| p.starts_with(e))
-        {
-            bind(&mut steps, &mut exposed, &p, false, false)?;
-        }
-        for dir in &spec.path_dirs {
-            // Through its links: `/bin` is `/usr/bin`, already there.
-            let Ok(real) = std::fs::canonicalize(dir) else { continue };
-            let dir = &real;
-            let inside = |roots: &[PathBuf]| roots.iter().any(|r| dir.starts_with(r));
-            // Never the home, Sluice's data folder or a folder above them (a PATH with `~`
-            // or `/` in it): those would bring everything beneath into view.
-            let above = |p: &Path| std::fs::canonicalize(p).is_ok_and(|p| p.starts_with(dir));
-            if dir.is_dir()
-                && !inside(&exposed)
-                && !inside(spec.hidden)
-                && !spec.home.is_some_and(above)
-                && !spec.hidden.iter().any(|h| above(h))
-                && !spec.credentials.iter().any(|c| dir.starts_with(c))
-            {
-                bind(&mut steps, &mut exposed, dir, false, false)?;
-            }
-        }
-        bind(&mut steps, &mut exposed, spec.project, spec.project_writable, false)?;
-        // Shielded files granted to the project's commands and its `.git` programs: read-only
-        // over the project's writable bind. Then what the shield hides, covered.
-        for g in spec.read_only.iter().filter(|g| g.starts_with(spec.project)) {
-            let Ok(meta) = std::fs::symlink_metadata(g) else { continue };
-            if meta.file_type().is_symlink() || g == spec.project {
-                continue;
-            }
-            steps.push(read_only_at(g, &meta)?);
-        }
-        for c in spec.covered {
-            steps.push(Step::Hide { dest: dest(&c.path)?, file: !c.dir, id: Some(c.id) });
-        }
-        // Granted stores at their own path, not through `bind`'s canonicalization: a link
-        // along the path must not choose what is mounted (the child's open refuses one).
-        for g in spec.granted {
-            let Ok(meta) = std::fs::symlink_metadata(g) else { continue };
-            if exposed.iter().any(|e| g.starts_with(e)) || meta.file_type().is_symlink() {
-                continue;
-            }
-            steps.push(read_only_at(g, &meta)?);
-            exposed.push(g.clone());
-        }
-        // Opted-in sockets: only a socket, found through the system's links (`/var/run` is
-        // `/run`), shown where the user named it and where it really is.
-        for named in spec.sockets {
-            use std::os::unix::fs::FileTypeExt;
-            let Ok(real) = std::fs::canonicalize(named) else { continue };
-            if !std::fs::symlink_metadata(&real).is_ok_and(|m| m.file_type().is_socket()) {
-                continue;
-            }
-            let mut at = vec![real.clone()];
-            if named != &real {
-                at.push(named.clone());
-            }
-            for at in at {
-                if exposed.iter().any(|e| at.starts_with(e)) || at.starts_with(JOB_VIEW) {
-                    continue;
-                }
-                steps.push(Step::Bind {
-                    src: cstr(real.as_os_str())?,
-                    dest: dest(&at)?,
-                    file: true,
-                    writable: true,
-                    devices: false,
-                });
-            }
-        }
-        steps.push(Step::Bind {
-            src: cstr(spec.state_dir.as_os_str())?,
-            dest: dest(Path::new(JOB_VIEW))?,
-            file: false,
-            writable: true,
-            devices: false,
-        });
-        let cargo = Path::new(JOB_VIEW).join("cargo");
-        let cargo_home = spec.cargo_home.and_then(|c| Some((c, std::fs::canonicalize(c).ok()?)));
-        if let Some((_, real)) = &cargo_home {
-            steps.push(Step::Overlay {
-                lower: cstr(real.as_os_str())?,
-                dest: dest(&cargo)?,
-                scratch: dest(Path::new(OVERLAY_SCRATCH))?,
-            });
-        }
-        // What must stay hidden even beneath an exposed folder, and in the cargo home's copy.
-        let ro_exposed: Vec<&PathBuf> =
-            exposed.iter().filter(|e| !e.starts_with(spec.project)).collect();
-        for h in spec.credentials.iter().chain(spec.hidden) {
-            let Ok(meta) = std::fs::symlink_metadata(h) else { continue };
-            if meta.file_type().is_symlink() {
-                continue;
-            }
-            if ro_exposed.iter().any(|e| h.starts_with(e) && *e != h) {
-                steps.push(Step::Hide { dest: dest(h)?, file: !meta.is_dir(), id: None });
-            }
-            let in_cargo = cargo_home.as_ref().and_then(|(given, real)| {
-                h.strip_prefix(given).or_else(|_| h.strip_prefix(real)).ok()
-            });
-            if let Some(rel) = in_cargo.filter(|r| !r.as_os_str().is_empty()) {
-                steps.push(Step::Hide {
-                    dest: dest(&cargo.join(rel))?,
-                    file: !meta.is_dir(),
-                    id: None,
-                });
-            }
-        }
-        // Parents before children; a hide after the bind it covers.
-        steps.sort_by_key(|s| (s.dest().0.len(), matches!(s, Step::Hide { .. })));
-
+        let steps = view::steps(spec)?;
         let (uid, gid) = (rustix::process::getuid().as_raw(), rustix::process::getgid().as_raw());
         let root = std::fs::canonicalize(spec.root)
             .map_err(|e| ExecError::os("resolving the job's root folder", e))?;

@@ -1,8 +1,8 @@
 //! The file-system calls the jail makes between fork and exec, on rustix: paths opened and walked
 //! without following a symlink, binds and mounts through `/proc/self/fd/N` (strings built on the
 //! stack), mount attributes, the id maps. rustix makes raw system calls, and nothing here
-//! allocates or takes a lock (errors are plain error numbers), so all of it is safe in the forked child of a threaded engine.
-//! `mount_setattr` is the one call rustix does not wrap.
+//! allocates or takes a lock (errors are plain error numbers), so all of it is safe in the forked
+//! child of a threaded engine. `mount_setattr` is the one call rustix does not wrap.
 
 use std::ffi::{CStr, CString};
 use std::os::fd::{AsRawFd, BorrowedFd, OwnedFd};
