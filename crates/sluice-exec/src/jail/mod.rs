@@ -6,11 +6,12 @@
 //! `/sys`) and the user's toolchains ([`crate::places::TOOLCHAINS`], the trusted PATH) read-only,
 //! with the credential stores beneath them ([`crate::hide::credential_stores`]) covered; the
 //! project and the job's private folders read-write; a private `/tmp`, `/var/tmp` and `/dev/shm`
-//! (the job's own folders, on disk); a `/dev` with only the harmless devices; its own `/proc`. Nothing else: not
-//! the user's home (a private HOME is in the environment), not Sluice's data folder, not another
-//! project, not a single Unix socket of the host (session and system bus, Docker, X11, agents,
-//! systemd) unless one lives inside an exposed system folder. With the network off, host
-//! abstract sockets are gone with the host's network namespace; otherwise Landlock scopes them.
+//! (the job's own folders, on disk); a `/dev` with only the harmless devices; its own `/proc`.
+//! Nothing else: not the user's home (a private HOME is in the environment), not Sluice's data
+//! folder, not another project, not a single Unix socket of the host (session and system bus,
+//! Docker, X11, agents, systemd) unless one lives inside an exposed system folder. With the network
+//! off, host abstract sockets are gone with the host's network namespace; otherwise Landlock scopes
+//! them.
 //!
 //! Written with the system calls rather than through bubblewrap: Landlock, the second layer, must
 //! be applied after the mounts (a Landlock domain may not change the mount topology) and in the
