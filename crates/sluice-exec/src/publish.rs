@@ -338,9 +338,7 @@ mod tests {
             let (engine, job) = crate::fdpass::seqpacket_pair().expect("socket pair");
             let keeper = Keeper::new(engine).expect("keeper");
             let hostile = std::thread::spawn(move || {
-                let mut byte = [0u8; 1];
-                // SAFETY: a read into a buffer on the stack.
-                let n = unsafe { libc::read(job.as_raw_fd(), byte.as_mut_ptr().cast(), 1) };
+                let n = rustix::io::read(&job, &mut [0u8; 1]).expect("read");
                 assert_eq!(n, 1);
                 let fds = offer();
                 let borrowed: Vec<_> = fds.iter().map(|fd| fd.as_fd()).collect();
@@ -370,13 +368,8 @@ mod tests {
     /// A fresh TCP socket of this process's (the engine's) network namespace.
     #[cfg(target_os = "linux")]
     fn tcp_socket() -> std::os::fd::OwnedFd {
-        use std::os::fd::FromRawFd;
-        // SAFETY: socket with integers; the new descriptor is owned at once.
-        unsafe {
-            let s = libc::socket(libc::AF_INET, libc::SOCK_STREAM, 0);
-            assert!(s >= 0);
-            std::os::fd::OwnedFd::from_raw_fd(s)
-        }
+        use rustix::net::{AddressFamily, SocketType};
+        rustix::net::socket(AddressFamily::INET, SocketType::STREAM, None).expect("socket")
     }
 
     #[cfg(target_os = "linux")]
