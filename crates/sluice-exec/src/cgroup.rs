@@ -11,7 +11,7 @@
 
 use std::fs::File;
 use std::io::Write;
-use std::os::fd::{AsRawFd, RawFd};
+use std::os::fd::{AsFd, BorrowedFd};
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
@@ -41,17 +41,18 @@ impl JobCgroup {
     }
 
     /// The descriptor the child writes to (open in the parent, so the child allocates nothing).
-    pub(crate) fn procs_fd(&self) -> RawFd {
-        self.procs.as_raw_fd()
+    pub(crate) fn procs_fd(&self) -> BorrowedFd<'_> {
+        self.procs.as_fd()
     }
 }
 
 /// Moves the calling process into the cgroup whose `cgroup.procs` is `fd`. Async-signal-safe:
-/// one `write` of a static byte.
-pub(crate) fn enter(fd: RawFd) -> std::io::Result<()> {
-    // SAFETY: a write of one byte from a static buffer to a descriptor the caller owns.
-    let n = unsafe { libc::write(fd, b"0".as_ptr().cast(), 1) };
-    if n == 1 { Ok(()) } else { Err(std::io::Error::last_os_error()) }
+/// one `write` of a static byte, and errors that allocate nothing.
+pub(crate) fn enter(fd: BorrowedFd<'_>) -> std::io::Result<()> {
+    match rustix::io::write(fd, b"0")? {
+        1 => Ok(()),
+        _ => Err(std::io::ErrorKind::WriteZero.into()),
+    }
 }
 
 /// Removes the cgroup of the job marked `marker` once its processes are gone (an `rmdir` of a

@@ -320,13 +320,9 @@ pub(crate) mod imp {
                     Enforcement::PartiallyEnforced => 1,
                     Enforcement::NotEnforced => 0,
                 };
-                if got >= need {
-                    Ok(())
-                } else {
-                    Err(std::io::Error::from_raw_os_error(libc::EPERM))
-                }
+                if got >= need { Ok(()) } else { Err(rustix::io::Errno::PERM.into()) }
             }
-            Err(_) => Err(std::io::Error::from_raw_os_error(libc::EPERM)),
+            Err(_) => Err(rustix::io::Errno::PERM.into()),
         }
     }
 }
@@ -336,6 +332,10 @@ pub(crate) mod imp {
 /// IP socket can be made either, and refuses `io_uring_setup` (io_uring can create sockets
 /// itself) and every system call of another ABI (x32, i386), through which `socket` would have
 /// other numbers. Unix sockets and everything else stay.
+///
+/// The program is libc's `sock_filter`s, with the kernel's numbers from libc too: rustix has no
+/// seccomp types and no system-call numbers (its errno and address-family values would do, but
+/// one source for the whole table reads better).
 #[cfg(target_os = "linux")]
 pub(crate) struct NoIpSockets(Vec<libc::sock_filter>);
 
@@ -381,24 +381,26 @@ impl NoIpSockets {
 
     /// In the child between fork and exec: two `prctl`s, no allocation.
     pub(crate) fn apply(&self) -> std::io::Result<()> {
+        rustix::thread::set_no_new_privs(true)?;
         let prog = libc::sock_fprog {
             len: self.0.len() as libc::c_ushort,
             filter: self.0.as_ptr() as *mut libc::sock_filter,
         };
-        // SAFETY: prctl with integer arguments and a pointer to `prog`, which outlives the call;
-        // the kernel copies the program.
-        unsafe {
-            if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0
-                || libc::prctl(
-                    libc::PR_SET_SECCOMP,
-                    libc::SECCOMP_MODE_FILTER,
-                    &prog as *const libc::sock_fprog as libc::c_ulong,
-                    0,
-                    0,
-                ) != 0
-            {
-                return Err(std::io::Error::last_os_error());
-            }
+        // libc: rustix has no `PR_SET_SECCOMP` (nor `seccomp()`) taking a filter program.
+        // SAFETY: `prog` points at `self.0`, a whole BPF program of `len` instructions; both
+        // outlive the call, the kernel only reads them (it copies the program) and keeps no
+        // pointer; the other arguments are integers.
+        let rc = unsafe {
+            libc::prctl(
+                libc::PR_SET_SECCOMP,
+                libc::SECCOMP_MODE_FILTER,
+                &prog as *const libc::sock_fprog as libc::c_ulong,
+                0,
+                0,
+            )
+        };
+        if rc != 0 {
+            return Err(std::io::Error::last_os_error());
         }
         Ok(())
     }

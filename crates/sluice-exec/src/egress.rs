@@ -155,52 +155,51 @@ pub(crate) fn serve(
     job: u32,
     hosts: Arc<HostList>,
 ) -> std::io::Result<()> {
-    use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
-    // SAFETY: pidfd_open with integers; the result is a new descriptor this function owns.
-    let pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, job as libc::pid_t, 0) };
-    if pidfd < 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    // SAFETY: just opened, owned here only.
-    let pidfd = unsafe { OwnedFd::from_raw_fd(pidfd as i32) };
+    let pidfd = crate::kill::pidfd(job)?;
     let listener = std::net::TcpListener::from(listener);
-    std::thread::Builder::new().name("sluice-egress".into()).spawn(move || {
-        let open = Arc::new(AtomicUsize::new(0));
-        loop {
-            let mut fds = [
-                libc::pollfd { fd: listener.as_raw_fd(), events: libc::POLLIN, revents: 0 },
-                libc::pollfd { fd: pidfd.as_raw_fd(), events: libc::POLLIN, revents: 0 },
-            ];
-            // SAFETY: poll on two pollfds on the stack.
-            let n = unsafe { libc::poll(fds.as_mut_ptr(), 2, -1) };
-            if n < 0 {
-                if std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
-                    continue;
-                }
-                return;
-            }
-            // The job ended: its namespace goes when this listener does.
-            if fds[1].revents != 0 {
-                return;
-            }
-            let Ok((client, _)) = listener.accept() else { continue };
-            if open.fetch_add(1, Ordering::SeqCst) >= MAX_CONNECTIONS {
-                open.fetch_sub(1, Ordering::SeqCst);
-                refuse(client, 503, "too many connections through Sluice's proxy at once");
-                continue;
-            }
-            let (hosts, open) = (hosts.clone(), open.clone());
-            let spawned =
-                std::thread::Builder::new().name("sluice-egress-conn".into()).spawn(move || {
-                    connection(client, &hosts);
-                    open.fetch_sub(1, Ordering::SeqCst);
-                });
-            if spawned.is_err() {
-                // The closure, with the client, is gone: the client sees the connection close.
-            }
-        }
-    })?;
+    std::thread::Builder::new()
+        .name("sluice-egress".into())
+        .spawn(move || accept_until_ended(&listener, &pidfd, &hosts))?;
     Ok(())
+}
+
+/// Accepts on `listener` until the process of `pidfd` ends, handing each client a thread of its
+/// own, at most [`MAX_CONNECTIONS`] at once.
+#[cfg(target_os = "linux")]
+fn accept_until_ended(
+    listener: &std::net::TcpListener,
+    pidfd: &std::os::fd::OwnedFd,
+    hosts: &Arc<HostList>,
+) {
+    use rustix::event::{PollFd, PollFlags, poll};
+    let open = Arc::new(AtomicUsize::new(0));
+    loop {
+        let mut fds = [PollFd::new(listener, PollFlags::IN), PollFd::new(pidfd, PollFlags::IN)];
+        match poll(&mut fds, None) {
+            Ok(_) => {}
+            Err(rustix::io::Errno::INTR) => continue,
+            Err(_) => return,
+        }
+        // The job ended: its namespace goes when this listener does.
+        if !fds[1].revents().is_empty() {
+            return;
+        }
+        let Ok((client, _)) = listener.accept() else { continue };
+        if open.fetch_add(1, Ordering::SeqCst) >= MAX_CONNECTIONS {
+            open.fetch_sub(1, Ordering::SeqCst);
+            refuse(client, 503, "too many connections through Sluice's proxy at once");
+            continue;
+        }
+        let (hosts, open) = (hosts.clone(), open.clone());
+        let spawned =
+            std::thread::Builder::new().name("sluice-egress-conn".into()).spawn(move || {
+                connection(client, &hosts);
+                open.fetch_sub(1, Ordering::SeqCst);
+            });
+        if spawned.is_err() {
+            // The closure, with the client, is gone: the client sees the connection close.
+        }
+    }
 }
 
 /// One client: its `CONNECT`, the check, the registry's connection, then bytes both ways.

@@ -87,6 +87,17 @@ pub fn release(tree: &Tree) {
     let _ = tree;
 }
 
+/// A descriptor of the process `pid` (Linux, a pidfd) that polls readable once it has ended:
+/// how the engine's threads serving a job ([`crate::egress`], [`crate::publish`]) learn that it
+/// ended. A `pid` that is no process id (0, or past `pid_t`) is refused as the kernel would,
+/// with `EINVAL`.
+#[cfg(target_os = "linux")]
+pub(crate) fn pidfd(pid: u32) -> std::io::Result<std::os::fd::OwnedFd> {
+    use rustix::process::{Pid, PidfdFlags, pidfd_open};
+    let pid = i32::try_from(pid).ok().and_then(Pid::from_raw).ok_or(rustix::io::Errno::INVAL)?;
+    Ok(pidfd_open(pid, PidfdFlags::empty())?)
+}
+
 /// The live pids of a job's tree (for resource samples and tests).
 pub fn tree_pids(tree: &Tree) -> Vec<u32> {
     imp::tree_pids(tree)

@@ -102,6 +102,11 @@ mod imp {
     use std::sync::Arc;
     use std::sync::atomic::Ordering;
 
+    use rustix::event::{PollFd, PollFlags, poll};
+    use rustix::fs::OFlags;
+    use rustix::io::Errno;
+    use rustix::net::{AddressFamily, SendFlags, SocketType, sockopt};
+
     use super::*;
 
     /// `SIOCGSKNS` (linux/sockios.h): a descriptor of a socket's network namespace.
@@ -131,19 +136,13 @@ mod imp {
         /// An unconnected TCP socket of the job's namespace, checked.
         fn socket(&self) -> std::io::Result<OwnedFd> {
             let channel = self.channel.lock().unwrap_or_else(|p| p.into_inner());
-            let fd = channel.as_raw_fd();
-            // SAFETY: send/poll/recvmsg on the channel with buffers on the stack; a received
-            // descriptor is owned at once.
-            let received = unsafe {
-                if libc::send(fd, [1u8].as_ptr().cast(), 1, libc::MSG_NOSIGNAL) != 1 {
-                    return Err(std::io::Error::other("the job's port keeper has ended"));
-                }
-                let mut pfd = libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
-                if libc::poll(&mut pfd, 1, CONNECT_TIMEOUT.as_millis() as i32) != 1 {
-                    return Err(std::io::Error::other("the job's port keeper did not answer"));
-                }
-                crate::fdpass::receive_fd(&*channel)?
-            };
+            if !matches!(rustix::net::send(&*channel, &[1], SendFlags::NOSIGNAL), Ok(1)) {
+                return Err(std::io::Error::other("the job's port keeper has ended"));
+            }
+            if !matches!(poll_once(&*channel, PollFlags::IN, CONNECT_TIMEOUT), Ok(1)) {
+                return Err(std::io::Error::other("the job's port keeper did not answer"));
+            }
+            let received = crate::fdpass::receive_fd(&*channel)?;
             self.check(&received)?;
             Ok(received)
         }
@@ -152,53 +151,47 @@ mod imp {
         fn check(&self, socket: &OwnedFd) -> std::io::Result<()> {
             use std::os::unix::fs::MetadataExt;
             let bad = || std::io::Error::other("the job's port keeper sent something else");
-            let int_opt = |opt| -> std::io::Result<i32> {
-                let mut v: libc::c_int = 0;
-                let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
-                // SAFETY: getsockopt into an int on the stack.
-                let rc = unsafe {
-                    libc::getsockopt(
-                        socket.as_raw_fd(),
-                        libc::SOL_SOCKET,
-                        opt,
-                        (&mut v as *mut libc::c_int).cast(),
-                        &mut len,
-                    )
-                };
-                if rc == 0 { Ok(v) } else { Err(bad()) }
-            };
-            if int_opt(libc::SO_DOMAIN)? != libc::AF_INET
-                || int_opt(libc::SO_TYPE)? != libc::SOCK_STREAM
+            if sockopt::socket_domain(socket).map_err(|_| bad())? != AddressFamily::INET
+                || sockopt::socket_type(socket).map_err(|_| bad())? != SocketType::STREAM
             {
                 return Err(bad());
             }
-            // SAFETY: a plain C struct, all zeros is a valid value.
-            let mut addr: libc::sockaddr_in = unsafe { std::mem::zeroed() };
-            let mut len = std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t;
-            // SAFETY: getpeername into a sockaddr on the stack.
-            let connected = unsafe {
-                libc::getpeername(
-                    socket.as_raw_fd(),
-                    (&mut addr as *mut libc::sockaddr_in).cast(),
-                    &mut len,
-                )
-            } == 0;
-            if connected {
+            if rustix::net::getpeername(socket).is_ok() {
                 return Err(bad());
             }
-            // SAFETY: an ioctl that returns a new descriptor, owned at once.
-            let ns = unsafe { libc::ioctl(socket.as_raw_fd(), SIOCGSKNS as _) };
-            if ns < 0 {
-                return Err(bad());
-            }
-            // SAFETY: just returned, owned only here.
-            let ns = std::fs::File::from(unsafe { OwnedFd::from_raw_fd(ns) });
+            let ns = std::fs::File::from(socket_netns(socket).map_err(|_| bad())?);
             let meta = ns.metadata()?;
             if (meta.dev(), meta.ino()) == self.own_net {
                 return Err(bad());
             }
             Ok(())
         }
+    }
+
+    /// A descriptor of the network namespace `socket` was made in (`SIOCGSKNS`). libc: rustix
+    /// has no wrapper for this ioctl (its generic `ioctl` would need an unsafe `Ioctl` impl of
+    /// our own, no smaller).
+    fn socket_netns(socket: &OwnedFd) -> std::io::Result<OwnedFd> {
+        // SAFETY: SIOCGSKNS takes no argument and reads or writes no memory of ours; `socket` is
+        // an open descriptor for the call's duration.
+        let ns = unsafe { libc::ioctl(socket.as_raw_fd(), SIOCGSKNS as _) };
+        if ns < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        // SAFETY: `ns` is the new descriptor the ioctl just returned: open, and owned by nothing
+        // else, so this is its only owner.
+        Ok(unsafe { OwnedFd::from_raw_fd(ns) })
+    }
+
+    /// One `poll` of `fd` for `events`, waiting at most `timeout`: the number of descriptors
+    /// ready (0 or 1).
+    fn poll_once(
+        fd: &impl std::os::fd::AsFd,
+        events: PollFlags,
+        timeout: std::time::Duration,
+    ) -> rustix::io::Result<usize> {
+        let timeout = rustix::event::Timespec::try_from(timeout).map_err(|_| Errno::INVAL)?;
+        poll(&mut [PollFd::new(fd, events)], Some(&timeout))
     }
 
     /// Connects the non-blocking-for-now `socket` to the job's `127.0.0.1:port` within
@@ -208,46 +201,19 @@ mod imp {
         port: u16,
         timeout: std::time::Duration,
     ) -> std::io::Result<()> {
-        let fd = socket.as_raw_fd();
-        let target = SocketAddrV4::new(Ipv4Addr::LOCALHOST, port);
-        // SAFETY: a plain C struct, all zeros is a valid value.
-        let mut addr: libc::sockaddr_in = unsafe { std::mem::zeroed() };
-        addr.sin_family = libc::AF_INET as libc::sa_family_t;
-        addr.sin_port = target.port().to_be();
-        addr.sin_addr.s_addr = u32::from(*target.ip()).to_be();
-        // SAFETY: fcntl, connect, poll and getsockopt on a descriptor we own, structs on the stack.
-        unsafe {
-            let flags = libc::fcntl(fd, libc::F_GETFL);
-            libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK);
-            let rc = libc::connect(
-                fd,
-                (&addr as *const libc::sockaddr_in).cast(),
-                std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t,
-            );
-            if rc != 0 {
-                let e = std::io::Error::last_os_error();
-                if e.raw_os_error() != Some(libc::EINPROGRESS) {
-                    return Err(e);
-                }
-                let mut pfd = libc::pollfd { fd, events: libc::POLLOUT, revents: 0 };
-                if libc::poll(&mut pfd, 1, timeout.as_millis() as i32) != 1 {
+        let flags = rustix::fs::fcntl_getfl(socket)?;
+        rustix::fs::fcntl_setfl(socket, flags | OFlags::NONBLOCK)?;
+        match rustix::net::connect(socket, &SocketAddrV4::new(Ipv4Addr::LOCALHOST, port)) {
+            Ok(()) => {}
+            Err(Errno::INPROGRESS) => {
+                if !matches!(poll_once(socket, PollFlags::OUT, timeout), Ok(1)) {
                     return Err(std::io::ErrorKind::TimedOut.into());
                 }
-                let mut err: libc::c_int = 0;
-                let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
-                libc::getsockopt(
-                    fd,
-                    libc::SOL_SOCKET,
-                    libc::SO_ERROR,
-                    (&mut err as *mut libc::c_int).cast(),
-                    &mut len,
-                );
-                if err != 0 {
-                    return Err(std::io::Error::from_raw_os_error(err));
-                }
+                sockopt::socket_error(socket)??;
             }
-            libc::fcntl(fd, libc::F_SETFL, flags & !libc::O_NONBLOCK);
+            Err(e) => return Err(e.into()),
         }
+        rustix::fs::fcntl_setfl(socket, flags - OFlags::NONBLOCK)?;
         Ok(())
     }
 
@@ -261,13 +227,7 @@ mod imp {
     /// Publishes `ports` of the job whose outer process is `job`: binds the host's listeners
     /// now, and forwards their connections on a thread of its own until the job ends.
     pub(crate) fn forward(keeper: Keeper, ports: &[u16], job: u32) -> std::io::Result<Arc<Ports>> {
-        // SAFETY: pidfd_open with integers; the result is a new descriptor owned here.
-        let pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, job as libc::pid_t, 0) };
-        if pidfd < 0 {
-            return Err(std::io::Error::last_os_error());
-        }
-        // SAFETY: just opened, owned only here.
-        let pidfd = unsafe { OwnedFd::from_raw_fd(pidfd as i32) };
+        let pidfd = crate::kill::pidfd(job)?;
         let mut listeners = Vec::new();
         let mut published = Vec::new();
         for &port in ports {
@@ -289,27 +249,22 @@ mod imp {
     }
 
     fn serve(ports: &Arc<Ports>, listeners: &[(u16, TcpListener)], pidfd: &OwnedFd) {
-        let mut fds: Vec<libc::pollfd> = listeners
-            .iter()
-            .map(|(_, l)| libc::pollfd { fd: l.as_raw_fd(), events: libc::POLLIN, revents: 0 })
-            .collect();
-        fds.push(libc::pollfd { fd: pidfd.as_raw_fd(), events: libc::POLLIN, revents: 0 });
+        let mut fds: Vec<PollFd<'_>> =
+            listeners.iter().map(|(_, l)| PollFd::new(l, PollFlags::IN)).collect();
+        fds.push(PollFd::new(pidfd, PollFlags::IN));
         loop {
-            fds.iter_mut().for_each(|f| f.revents = 0);
-            // SAFETY: poll on pollfds this function owns.
-            let n = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, -1) };
-            if n < 0 {
-                if std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
-                    continue;
-                }
-                break;
+            fds.iter_mut().for_each(PollFd::clear_revents);
+            match poll(&mut fds, None) {
+                Ok(_) => {}
+                Err(Errno::INTR) => continue,
+                Err(_) => break,
             }
             // The job ended: the listeners close with this thread.
-            if fds[listeners.len()].revents != 0 {
+            if !fds[listeners.len()].revents().is_empty() {
                 break;
             }
             for (i, (port, listener)) in listeners.iter().enumerate() {
-                if fds[i].revents == 0 {
+                if fds[i].revents().is_empty() {
                     continue;
                 }
                 let Ok((client, _)) = listener.accept() else { continue };
@@ -383,9 +338,7 @@ mod tests {
             let (engine, job) = crate::fdpass::seqpacket_pair().expect("socket pair");
             let keeper = Keeper::new(engine).expect("keeper");
             let hostile = std::thread::spawn(move || {
-                let mut byte = [0u8; 1];
-                // SAFETY: a read into a buffer on the stack.
-                let n = unsafe { libc::read(job.as_raw_fd(), byte.as_mut_ptr().cast(), 1) };
+                let n = rustix::io::read(&job, &mut [0u8; 1]).expect("read");
                 assert_eq!(n, 1);
                 let fds = offer();
                 let borrowed: Vec<_> = fds.iter().map(|fd| fd.as_fd()).collect();
@@ -415,13 +368,8 @@ mod tests {
     /// A fresh TCP socket of this process's (the engine's) network namespace.
     #[cfg(target_os = "linux")]
     fn tcp_socket() -> std::os::fd::OwnedFd {
-        use std::os::fd::FromRawFd;
-        // SAFETY: socket with integers; the new descriptor is owned at once.
-        unsafe {
-            let s = libc::socket(libc::AF_INET, libc::SOCK_STREAM, 0);
-            assert!(s >= 0);
-            std::os::fd::OwnedFd::from_raw_fd(s)
-        }
+        use rustix::net::{AddressFamily, SocketType};
+        rustix::net::socket(AddressFamily::INET, SocketType::STREAM, None).expect("socket")
     }
 
     #[cfg(target_os = "linux")]
