@@ -17,6 +17,7 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 use tokio::sync::{broadcast, watch};
 
+mod admission;
 mod input;
 mod registry;
 mod sampler;

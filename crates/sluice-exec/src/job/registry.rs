@@ -6,6 +6,7 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::{broadcast, watch};
 
+use super::admission::{can_run, running};
 use super::input::{self, InputMeter, InputPart, InputReport};
 use super::sampler::start_sampler;
 use super::supervisor::launch;
@@ -351,14 +352,6 @@ impl Jobs {
     }
 }
 
-fn running(reg: &Registry, project: Option<&str>) -> usize {
-    reg.jobs
-        .values()
-        .filter(|j| *j.state.borrow() == JobState::Running)
-        .filter(|j| project.is_none_or(|p| j.project == p))
-        .count()
-}
-
 /// Refuses an interactive job beyond the per-project and per-owner limits (queued and
 /// running interactive jobs count).
 fn check_interactive(
@@ -387,11 +380,6 @@ fn check_interactive(
     Ok(())
 }
 
-fn can_run(reg: &Registry, limits: &JobLimits, project: &str) -> bool {
-    running(reg, None) < limits.max_running
-        && running(reg, Some(project)) < limits.max_running_per_project
-}
-
 /// Forgets the oldest finished jobs beyond `keep`.
 fn prune(reg: &mut Registry, keep: usize) {
     let finished: Vec<JobId> = reg
@@ -406,31 +394,5 @@ fn prune(reg: &mut Registry, keep: usize) {
         }
         let jobs = &reg.jobs;
         reg.order.retain(|id| jobs.contains_key(id));
-    }
-}
-
-/// Starts queued jobs that now fit the limits, oldest first.
-pub(super) fn dispatch_queue(inner: &Arc<Inner>) {
-    let mut reg = lock(&inner.reg);
-    if reg.stopped {
-        return;
-    }
-    let mut idx = 0;
-    while idx < reg.queue.len() {
-        let project = reg.queue[idx].1.project.clone();
-        if !can_run(&reg, &inner.limits, &project) {
-            idx += 1;
-            continue;
-        }
-        let Some((id, req)) = reg.queue.remove(idx) else { break };
-        let Some(job) = reg.jobs.get(&id).cloned() else { continue };
-        if let Err(e) = launch(inner, &job, req) {
-            let mut d = lock(&job.data);
-            d.error = Some(e.to_string());
-            d.finished = Some(Instant::now());
-            drop(d);
-            inner.set_state(&job, JobState::Failed);
-            let _ = inner.events.send(JobEvent::Finished { id, state: JobState::Failed });
-        }
     }
 }

@@ -1,6 +1,7 @@
 //! One job's threads: [`launch`] spawns the process and its output readers, and the supervisor
-//! waits for the exit (keeping the leader unreaped), enforces the timeout, carries out kills and
-//! cleans up what is left of the tree.
+//! waits for the exit (keeping the leader unreaped), enforces the timeout, carries out kills,
+//! cleans up what is left of the tree, and then starts the queued jobs that now fit the limits
+//! ([`dispatch_queue`]).
 
 use std::io::Read;
 use std::sync::mpsc;
@@ -9,9 +10,9 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::broadcast;
 
+use super::admission::can_run;
 #[cfg(unix)]
 use super::input::InputEnd;
-use super::registry::dispatch_queue;
 use super::{Control, Inner, Job, JobEvent, JobRequest, JobState, Stream, lock};
 
 use crate::error::ExecError;
@@ -374,6 +375,32 @@ fn supervise(s: Supervision) {
     if let Some(inner) = inner {
         let _ = inner.events.send(JobEvent::Finished { id: job.id.clone(), state });
         dispatch_queue(&inner);
+    }
+}
+
+/// Starts queued jobs that now fit the limits, oldest first.
+fn dispatch_queue(inner: &Arc<Inner>) {
+    let mut reg = lock(&inner.reg);
+    if reg.stopped {
+        return;
+    }
+    let mut idx = 0;
+    while idx < reg.queue.len() {
+        let project = reg.queue[idx].1.project.clone();
+        if !can_run(&reg, &inner.limits, &project) {
+            idx += 1;
+            continue;
+        }
+        let Some((id, req)) = reg.queue.remove(idx) else { break };
+        let Some(job) = reg.jobs.get(&id).cloned() else { continue };
+        if let Err(e) = launch(inner, &job, req) {
+            let mut d = lock(&job.data);
+            d.error = Some(e.to_string());
+            d.finished = Some(Instant::now());
+            drop(d);
+            inner.set_state(&job, JobState::Failed);
+            let _ = inner.events.send(JobEvent::Finished { id, state: JobState::Failed });
+        }
     }
 }
 
