@@ -54,49 +54,36 @@ pub(super) fn link_grants_in_home(sandbox: &Sandbox) {
 fn link_beneath(dir: &Path, rel: &Path, target: &Path) -> std::io::Result<()> {
     use std::ffi::CString;
     use std::os::unix::ffi::OsStrExt;
-    let c = |p: &std::ffi::OsStr| {
-        CString::new(p.as_bytes()).map_err(|_| std::io::Error::from_raw_os_error(libc::EINVAL))
+
+    use rustix::fs::{
+        AtFlags, FileType, Mode, OFlags, mkdirat, openat, statat, symlinkat, unlinkat,
     };
+    use rustix::io::Errno;
+
+    let c = |p: &std::ffi::OsStr| CString::new(p.as_bytes()).map_err(|_| Errno::INVAL.into());
     let names: Vec<CString> = rel
         .components()
         .map(|part| match part {
             std::path::Component::Normal(n) => c(n),
-            _ => Err(std::io::Error::from_raw_os_error(libc::EINVAL)),
+            _ => Err(Errno::INVAL.into()),
         })
-        .collect::<Result<_, _>>()?;
+        .collect::<std::io::Result<_>>()?;
     let Some((last, parents)) = names.split_last() else { return Ok(()) };
-    let dir = std::fs::File::open(dir)?;
-    let mut fd = std::os::fd::OwnedFd::from(dir);
+    let mut fd = std::os::fd::OwnedFd::from(std::fs::File::open(dir)?);
     for name in parents {
-        use std::os::fd::{AsRawFd, FromRawFd};
-        // SAFETY: *at calls on an owned descriptor and NUL-terminated names.
-        unsafe {
-            libc::mkdirat(fd.as_raw_fd(), name.as_ptr(), 0o700);
-            let next = libc::openat(
-                fd.as_raw_fd(),
-                name.as_ptr(),
-                libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC | libc::O_RDONLY,
-            );
-            if next < 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            fd = std::os::fd::OwnedFd::from_raw_fd(next);
-        }
+        // Already there is fine: the open that follows refuses anything but a real folder.
+        let _ = mkdirat(&fd, name.as_c_str(), Mode::RWXU);
+        let flags = OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC | OFlags::RDONLY;
+        fd = openat(&fd, name.as_c_str(), flags, Mode::empty())?;
     }
     let target = c(target.as_os_str())?;
-    use std::os::fd::AsRawFd;
-    // SAFETY: *at calls on an owned descriptor and NUL-terminated strings.
-    unsafe {
-        let mut st: libc::stat = std::mem::zeroed();
-        if libc::fstatat(fd.as_raw_fd(), last.as_ptr(), &mut st, libc::AT_SYMLINK_NOFOLLOW) == 0 {
-            if st.st_mode & libc::S_IFMT == libc::S_IFDIR {
-                return Err(std::io::Error::from_raw_os_error(libc::EISDIR));
-            }
-            libc::unlinkat(fd.as_raw_fd(), last.as_ptr(), 0);
+    if let Ok(st) = statat(&fd, last.as_c_str(), AtFlags::SYMLINK_NOFOLLOW) {
+        if FileType::from_raw_mode(st.st_mode).is_dir() {
+            return Err(Errno::ISDIR.into());
         }
-        if libc::symlinkat(target.as_ptr(), fd.as_raw_fd(), last.as_ptr()) != 0 {
-            return Err(std::io::Error::last_os_error());
-        }
+        // Best effort: if it stays, the symlink below fails and says so.
+        let _ = unlinkat(&fd, last.as_c_str(), AtFlags::empty());
     }
+    symlinkat(target.as_c_str(), &fd, last.as_c_str())?;
     Ok(())
 }
