@@ -45,6 +45,8 @@ use grants::check_grants;
 use grants::link_grants_in_home;
 #[cfg(target_os = "linux")]
 use proxy::ProxyChannel;
+#[cfg(target_os = "linux")]
+use unix::LinuxSetup;
 #[cfg(unix)]
 use unix::{ChildSetup, prepare_unix};
 
@@ -107,6 +109,16 @@ pub struct ResourceLimits {
 impl Default for ResourceLimits {
     fn default() -> ResourceLimits {
         ResourceLimits { max_file_size: Some(8 << 30), max_new_processes: Some(1024) }
+    }
+}
+
+impl SandboxPolicy {
+    /// How strictly Landlock must hold under this policy.
+    fn required(self) -> Enforcement {
+        match self {
+            SandboxPolicy::Require => Enforcement::FullyEnforced,
+            SandboxPolicy::BestEffort => Enforcement::NotEnforced,
+        }
     }
 }
 
@@ -313,11 +325,9 @@ pub fn spawn_with(
         )));
     }
     check_grants(&sandbox.exposure.granted)?;
-    let required = match sandbox.policy {
-        SandboxPolicy::Require => Enforcement::FullyEnforced,
-        SandboxPolicy::BestEffort => Enforcement::NotEnforced,
-    };
-    if required == Enforcement::FullyEnforced && confinement.status != Enforcement::FullyEnforced {
+    if sandbox.policy.required() == Enforcement::FullyEnforced
+        && confinement.status != Enforcement::FullyEnforced
+    {
         return Err(ExecError::Unconfinable(format!(
             "this job requires full confinement, but {}",
             confinement.summary
@@ -367,27 +377,22 @@ pub fn spawn_with(
         }
     }
     let marker = crate::kill::imp::next_marker();
-    #[cfg(target_os = "linux")]
-    let proxy = channel.as_ref().map(|c| c.job.as_raw_fd());
-    #[cfg(all(unix, not(target_os = "linux")))]
-    let proxy = None;
     #[cfg(unix)]
     prepare_unix(
         &mut command,
         ChildSetup {
-            cmd,
             sandbox,
-            path,
-            cwd: &cwd,
-            marker,
-            required,
-            confinement: &confinement,
-            proxy,
             terminal: interactive == Some(Interactive::Terminal),
             #[cfg(target_os = "linux")]
-            ports: keeper.as_ref().map(|c| c.job.as_raw_fd()),
-            #[cfg(not(target_os = "linux"))]
-            ports: None,
+            linux: LinuxSetup {
+                cmd,
+                path,
+                cwd: &cwd,
+                marker,
+                confinement: &confinement,
+                proxy: channel.as_ref().map(|c| c.job.as_raw_fd()),
+                ports: keeper.as_ref().map(|c| c.job.as_raw_fd()),
+            },
         },
     )?;
     #[cfg(not(windows))]
