@@ -22,6 +22,8 @@ mod unix;
 use std::ffi::OsString;
 #[cfg(target_os = "linux")]
 use std::os::fd::AsRawFd;
+#[cfg(unix)]
+use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
@@ -248,14 +250,60 @@ pub struct Live {
 }
 
 /// [`spawn`], with the input and the published ports `live` asks for; the same sandbox.
+///
+/// The steps, in this order: the request is checked, the job's folders are made ready, its
+/// confinement is decided (and what the host does not give refuses it), its command is built and
+/// its child's setup prepared, the child is spawned, and the engine's ends are connected.
 pub fn spawn_with(
     cmd: &ResolvedCommand,
     sandbox: &Sandbox,
     path: &TrustedPath,
     live: &Live,
 ) -> Result<Spawned, ExecError> {
-    let interactive = live.interactive;
-    if cfg!(windows) && interactive.is_some() {
+    check_request(cmd, live)?;
+    let cwd = working_dir(&sandbox.project_root, &cmd.cwd)?;
+    prepare_folders(sandbox)?;
+    let plan = Plan::decide(sandbox, live)?;
+    let mut command = job_command(cmd, sandbox, path, &cwd, &plan)?;
+    #[cfg(unix)]
+    let terminal = attach_input(&mut command, live.interactive)?;
+    let marker = crate::kill::imp::next_marker();
+    #[cfg(unix)]
+    prepare_unix(
+        &mut command,
+        ChildSetup {
+            sandbox,
+            terminal: live.interactive == Some(Interactive::Terminal),
+            #[cfg(target_os = "linux")]
+            linux: plan.linux_setup(cmd, path, &cwd, marker),
+        },
+    )?;
+    #[cfg_attr(not(unix), allow(unused_mut))]
+    let mut child = start(command, &cmd.program)?;
+    // The child holds the terminal's slave now: the engine keeps only the master.
+    #[cfg(unix)]
+    let input = engine_input(terminal, child.stdin.take())?;
+    #[cfg(target_os = "linux")]
+    serve_registries(&mut child, plan.proxy, plan.registries)?;
+    #[cfg(target_os = "linux")]
+    let ports = publish_ports(&mut child, plan.keeper, &live.publish, marker)?;
+    #[cfg(not(target_os = "linux"))]
+    let ports = None;
+    let tree = Tree { leader: child.id(), marker };
+    Ok(Spawned {
+        child,
+        tree,
+        confinement: plan.confinement,
+        #[cfg(unix)]
+        input,
+        ports,
+    })
+}
+
+/// Refuses, before anything is made, what no sandbox can run: an interactive job on Windows, a
+/// bad list of ports, a program not resolved to an absolute path.
+fn check_request(cmd: &ResolvedCommand, live: &Live) -> Result<(), ExecError> {
+    if cfg!(windows) && live.interactive.is_some() {
         return Err(ExecError::NotInteractive(
             "interactive jobs need Linux or macOS; start it without `interactive`".into(),
         ));
@@ -264,28 +312,109 @@ pub fn spawn_with(
     if !cmd.program.is_absolute() {
         return Err(ExecError::Invalid("the program must be resolved to an absolute path".into()));
     }
-    let cwd = working_dir(&sandbox.project_root, &cmd.cwd)?;
+    Ok(())
+}
+
+/// The job's private folders (HOME, TMPDIR, caches…) made, or made real folders again, and on
+/// Unix its granted stores linked from its HOME where tools look for them.
+fn prepare_folders(sandbox: &Sandbox) -> Result<(), ExecError> {
     create_private_dirs(sandbox)?;
     #[cfg(unix)]
     link_grants_in_home(sandbox);
-    let confinement = confine::confinement(sandbox.network == Network::Off, sandbox.namespaces);
-    let registries = match &sandbox.network {
-        Network::Registries(hosts) if confinement.namespaces => Some(hosts.clone()),
-        Network::Registries(_) => {
-            return Err(ExecError::Unconfinable(format!(
-                "this project's network is \"registries\", which needs jobs to run in \
-                 namespaces of their own, and here {}; turn the project's network off, or on",
-                confinement.summary
-            )));
-        }
-        _ => None,
-    };
+    Ok(())
+}
+
+/// How a job is confined, decided before its command is built: what the host enforces, and
+/// what the job's network and ports need of it.
+struct Plan {
+    /// What the kernel enforces for this job (namespaces, Landlock).
+    confinement: LandlockReport,
+    /// The hosts of a `registries` network, served through the engine's proxy.
+    registries: Option<Arc<HostList>>,
+    /// The channel the job's proxy listener comes through (`registries` network).
     #[cfg(target_os = "linux")]
-    let channel = match registries {
-        Some(_) => Some(ProxyChannel::new()?),
-        None => None,
-    };
-    if !live.publish.is_empty()
+    proxy: Option<ProxyChannel>,
+    /// The channel of the job's port keeper (published ports).
+    #[cfg(target_os = "linux")]
+    keeper: Option<ProxyChannel>,
+    /// Where the job sees its private folders.
+    private: PathBuf,
+}
+
+impl Plan {
+    /// The job's confinement, and its refusals, in this order: a `registries` network needs
+    /// namespaces (then its proxy channel is made); published ports need a network namespace of
+    /// the job's own (then the port keeper's channel is made); a project that requires full
+    /// confinement gets it; granted stores are reached through no link; and a job whose policy
+    /// requires Landlock gets it fully.
+    fn decide(sandbox: &Sandbox, live: &Live) -> Result<Plan, ExecError> {
+        let confinement = confine::confinement(sandbox.network == Network::Off, sandbox.namespaces);
+        let registries = registries(sandbox, &confinement)?;
+        #[cfg(target_os = "linux")]
+        let proxy = registries.as_ref().map(|_| ProxyChannel::new()).transpose()?;
+        check_publish(&live.publish, sandbox, &confinement)?;
+        #[cfg(target_os = "linux")]
+        let keeper = (!live.publish.is_empty()).then(ProxyChannel::new).transpose()?;
+        let private = private_folders(sandbox, &confinement);
+        check_confinement(sandbox, &confinement)?;
+        Ok(Plan {
+            confinement,
+            registries,
+            #[cfg(target_os = "linux")]
+            proxy,
+            #[cfg(target_os = "linux")]
+            keeper,
+            private,
+        })
+    }
+
+    /// What the child's setup on Linux takes from the plan: the confinement, and the job's ends
+    /// of its channels.
+    #[cfg(target_os = "linux")]
+    fn linux_setup<'a>(
+        &'a self,
+        cmd: &'a ResolvedCommand,
+        path: &'a TrustedPath,
+        cwd: &'a Path,
+        marker: Option<u64>,
+    ) -> LinuxSetup<'a> {
+        LinuxSetup {
+            cmd,
+            path,
+            cwd,
+            marker,
+            confinement: &self.confinement,
+            proxy: self.proxy.as_ref().map(|c| c.job.as_raw_fd()),
+            ports: self.keeper.as_ref().map(|c| c.job.as_raw_fd()),
+        }
+    }
+}
+
+/// The hosts of a `registries` network: it needs the job in namespaces of its own, where its
+/// only way out is the engine's proxy; without them the job is refused.
+fn registries(
+    sandbox: &Sandbox,
+    confinement: &LandlockReport,
+) -> Result<Option<Arc<HostList>>, ExecError> {
+    match &sandbox.network {
+        Network::Registries(hosts) if confinement.namespaces => Ok(Some(hosts.clone())),
+        Network::Registries(_) => Err(ExecError::Unconfinable(format!(
+            "this project's network is \"registries\", which needs jobs to run in \
+             namespaces of their own, and here {}; turn the project's network off, or on",
+            confinement.summary
+        ))),
+        _ => Ok(None),
+    }
+}
+
+/// Published ports need the job in a network namespace of its own (Linux): with the network on
+/// a job's server could not be told from the machine's other services.
+fn check_publish(
+    publish: &[u16],
+    sandbox: &Sandbox,
+    confinement: &LandlockReport,
+) -> Result<(), ExecError> {
+    if !publish.is_empty()
         && (!cfg!(target_os = "linux")
             || !confinement.namespaces
             || sandbox.network == Network::Allowed)
@@ -303,21 +432,30 @@ pub fn spawn_with(
             )
         }));
     }
-    #[cfg(target_os = "linux")]
-    let keeper = match live.publish.is_empty() {
-        true => None,
-        false => Some(ProxyChannel::new()?),
-    };
-    // In namespaces the private folders are at one fixed place, whatever the data folder is.
-    #[cfg(target_os = "linux")]
-    let private = if confinement.namespaces {
+    Ok(())
+}
+
+/// Where the job sees its private folders: in namespaces at one fixed place, whatever the data
+/// folder is; without them, where they are.
+#[cfg(target_os = "linux")]
+fn private_folders(sandbox: &Sandbox, confinement: &LandlockReport) -> PathBuf {
+    if confinement.namespaces {
         PathBuf::from(crate::places::JOB_VIEW)
     } else {
         sandbox.state_dir.clone()
-    };
-    #[cfg(not(target_os = "linux"))]
-    let private = sandbox.state_dir.clone();
-    if sandbox.exposure.require_full && !confine::is_full(&confinement) {
+    }
+}
+
+/// Where the job sees its private folders: where they are (no namespaces here).
+#[cfg(not(target_os = "linux"))]
+fn private_folders(sandbox: &Sandbox, _: &LandlockReport) -> PathBuf {
+    sandbox.state_dir.clone()
+}
+
+/// Refuses a job that would run less confined than it must: a project that requires every
+/// layer, a granted store now reached through a link, a policy that requires Landlock fully.
+fn check_confinement(sandbox: &Sandbox, confinement: &LandlockReport) -> Result<(), ExecError> {
+    if sandbox.exposure.require_full && !confine::is_full(confinement) {
         return Err(ExecError::ConfinementUnavailable(format!(
             "this project requires full confinement for its commands, but {}; nothing ran. \
              Only the user can change this project's sandbox settings in Sluice.",
@@ -333,133 +471,161 @@ pub fn spawn_with(
             confinement.summary
         )));
     }
+    Ok(())
+}
 
-    // macOS: the job runs under `sandbox-exec` with its Seatbelt profile.
+/// The job's command: its program and arguments (on macOS under its Seatbelt profile), in its
+/// working folder, with an environment built from nothing, stdin from `/dev/null` and its
+/// output on pipes.
+fn job_command(
+    cmd: &ResolvedCommand,
+    sandbox: &Sandbox,
+    path: &TrustedPath,
+    cwd: &Path,
+    plan: &Plan,
+) -> Result<Command, ExecError> {
     #[cfg(target_os = "macos")]
-    let (program, args) = if confinement.status == Enforcement::FullyEnforced {
-        seatbelt_argv(cmd, sandbox)?
-    } else {
-        (cmd.program.clone(), cmd.args.iter().map(OsString::from).collect())
-    };
+    let mut command = seatbelt_command(cmd, sandbox, &plan.confinement)?;
     #[cfg(not(target_os = "macos"))]
-    let (program, args) = (&cmd.program, &cmd.args);
-    let mut command = Command::new(program);
+    let mut command = plain_command(cmd);
+    let view =
+        JobView { network_off: sandbox.network == Network::Off, proxy: plan.registries.is_some() };
     command
-        .args(args.iter())
-        .current_dir(&cwd)
+        .current_dir(cwd)
         .env_clear()
-        .envs(job_env(
-            cmd,
-            &private,
-            path,
-            JobView { network_off: sandbox.network == Network::Off, proxy: registries.is_some() },
-        ))
+        .envs(job_env(cmd, &plan.private, path, view))
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    #[cfg(unix)]
-    let mut terminal = None;
-    #[cfg(unix)]
+    Ok(command)
+}
+
+/// `cmd`'s program with its arguments, as they are.
+fn plain_command(cmd: &ResolvedCommand) -> Command {
+    let mut command = Command::new(&cmd.program);
+    command.args(cmd.args.iter());
+    command
+}
+
+/// macOS: the program under `sandbox-exec` with the job's Seatbelt profile, when the kernel
+/// enforces it; otherwise as it is.
+#[cfg(target_os = "macos")]
+fn seatbelt_command(
+    cmd: &ResolvedCommand,
+    sandbox: &Sandbox,
+    confinement: &LandlockReport,
+) -> Result<Command, ExecError> {
+    if confinement.status != Enforcement::FullyEnforced {
+        return Ok(plain_command(cmd));
+    }
+    let (program, args) = seatbelt_argv(cmd, sandbox)?;
+    let mut command = Command::new(program);
+    command.args(args.iter());
+    Ok(command)
+}
+
+/// Unix: an interactive job's input. A pipe as its stdin; or a terminal of its own as its stdin,
+/// stdout and stderr, whose master is returned for the engine to keep.
+#[cfg(unix)]
+fn attach_input(
+    command: &mut Command,
+    interactive: Option<Interactive>,
+) -> Result<Option<OwnedFd>, ExecError> {
     match interactive {
-        None => {}
+        None => Ok(None),
         Some(Interactive::Pipe) => {
             command.stdin(Stdio::piped());
+            Ok(None)
         }
         Some(Interactive::Terminal) => {
             let (master, slave) = pty::open()?;
-            let dup = |fd: &std::os::fd::OwnedFd| {
+            let dup = |fd: &OwnedFd| {
                 fd.try_clone().map_err(|e| ExecError::os("opening the job's terminal", e))
             };
             command.stdin(Stdio::from(dup(&slave)?));
             command.stdout(Stdio::from(dup(&slave)?));
             command.stderr(Stdio::from(slave));
-            terminal = Some(master);
+            Ok(Some(master))
         }
     }
-    let marker = crate::kill::imp::next_marker();
-    #[cfg(unix)]
-    prepare_unix(
-        &mut command,
-        ChildSetup {
-            sandbox,
-            terminal: interactive == Some(Interactive::Terminal),
-            #[cfg(target_os = "linux")]
-            linux: LinuxSetup {
-                cmd,
-                path,
-                cwd: &cwd,
-                marker,
-                confinement: &confinement,
-                proxy: channel.as_ref().map(|c| c.job.as_raw_fd()),
-                ports: keeper.as_ref().map(|c| c.job.as_raw_fd()),
-            },
-        },
-    )?;
-    #[cfg(not(windows))]
-    #[allow(unused_mut)]
-    let mut child = spawn_on_spawner_thread(command).map_err(|e| start_failed(&cmd.program, e))?;
-    // The child holds the terminal's slave now: the engine keeps only the master.
-    #[cfg(unix)]
-    let input = match (terminal, child.stdin.take()) {
+}
+
+/// Starts the child: forked on the long-lived spawner thread (see the module docs on
+/// PDEATHSIG).
+#[cfg(not(windows))]
+fn start(command: Command, program: &Path) -> Result<Child, ExecError> {
+    spawn_on_spawner_thread(command).map_err(|e| start_failed(program, e))
+}
+
+/// Starts the child in its own Job Object (kill on close), which the kill functions terminate.
+#[cfg(windows)]
+fn start(mut command: Command, program: &Path) -> Result<Child, ExecError> {
+    let (child, job) =
+        crate::winjob::spawn_in_job(&mut command).map_err(|e| start_failed(program, e))?;
+    crate::kill::imp::adopt(child.id(), job);
+    Ok(child)
+}
+
+/// Unix: the engine's end of an interactive job's input: its terminal's master, or the write
+/// end of its stdin pipe made non-blocking.
+#[cfg(unix)]
+fn engine_input(
+    terminal: Option<OwnedFd>,
+    stdin: Option<std::process::ChildStdin>,
+) -> Result<Option<SpawnedInput>, ExecError> {
+    Ok(match (terminal, stdin) {
         (Some(master), _) => Some(SpawnedInput::Terminal(master)),
         (None, Some(stdin)) => {
-            let fd = std::os::fd::OwnedFd::from(stdin);
+            let fd = OwnedFd::from(stdin);
             pty::nonblocking(&fd)?;
             Some(SpawnedInput::Pipe(fd))
         }
         (None, None) => None,
-    };
-    // The job's side made its proxy listener before exec: take it and serve it until the job
-    // ends. Without it the job would have no network at all: it is not started half-way.
-    #[cfg(target_os = "linux")]
-    if let (Some(channel), Some(hosts)) = (channel, registries) {
-        let served = channel
-            .receive()
-            .and_then(|listener| crate::egress::serve(listener, child.id(), hosts));
-        if let Err(e) = served {
-            let _ = child.kill();
+    })
+}
+
+/// The job's side made its proxy listener before exec: take it and serve it until the job
+/// ends. Without it the job would have no network at all: it is not started half-way, but
+/// killed.
+#[cfg(target_os = "linux")]
+fn serve_registries(
+    child: &mut Child,
+    channel: Option<ProxyChannel>,
+    registries: Option<Arc<HostList>>,
+) -> Result<(), ExecError> {
+    let (Some(channel), Some(hosts)) = (channel, registries) else { return Ok(()) };
+    let served =
+        channel.receive().and_then(|listener| crate::egress::serve(listener, child.id(), hosts));
+    if let Err(e) = served {
+        let _ = child.kill();
+        let _ = child.wait();
+        return Err(ExecError::os("starting the job's registries proxy", e));
+    }
+    Ok(())
+}
+
+/// The port keeper was forked beside the job: listen on the host's loopback for it. Ports
+/// that cannot be published end the job's whole tree: nothing runs.
+#[cfg(target_os = "linux")]
+fn publish_ports(
+    child: &mut Child,
+    keeper: Option<ProxyChannel>,
+    publish: &[u16],
+    marker: Option<u64>,
+) -> Result<Option<Arc<crate::publish::Ports>>, ExecError> {
+    let Some(channel) = keeper else { return Ok(None) };
+    let published = crate::publish::Keeper::new(channel.into_engine_end())
+        .and_then(|k| crate::publish::forward(k, publish, child.id()));
+    match published {
+        Ok(ports) => Ok(Some(ports)),
+        Err(e) => {
+            crate::kill::kill_tree(&Tree { leader: child.id(), marker }, std::time::Duration::ZERO);
             let _ = child.wait();
-            return Err(ExecError::os("starting the job's registries proxy", e));
+            Err(ExecError::CannotPublish(format!(
+                "the job's ports could not be published ({e}); nothing runs"
+            )))
         }
     }
-    // The port keeper was forked beside the job: listen on the host's loopback for it.
-    #[cfg(target_os = "linux")]
-    let ports = match keeper {
-        Some(channel) => {
-            let published = crate::publish::Keeper::new(channel.into_engine_end())
-                .and_then(|k| crate::publish::forward(k, &live.publish, child.id()));
-            match published {
-                Ok(ports) => Some(ports),
-                Err(e) => {
-                    crate::kill::kill_tree(
-                        &Tree { leader: child.id(), marker },
-                        std::time::Duration::ZERO,
-                    );
-                    let _ = child.wait();
-                    return Err(ExecError::CannotPublish(format!(
-                        "the job's ports could not be published ({e}); nothing runs"
-                    )));
-                }
-            }
-        }
-        None => None,
-    };
-    #[cfg(not(target_os = "linux"))]
-    let ports = None;
-    // Windows: in its own Job Object (kill on close), which the kill functions terminate.
-    #[cfg(windows)]
-    let child = {
-        let mut command = command;
-        let (child, job) =
-            crate::winjob::spawn_in_job(&mut command).map_err(|e| start_failed(&cmd.program, e))?;
-        crate::kill::imp::adopt(child.id(), job);
-        child
-    };
-    let tree = Tree { leader: child.id(), marker };
-    #[cfg(unix)]
-    return Ok(Spawned { child, tree, confinement, input, ports });
-    #[cfg(not(unix))]
-    Ok(Spawned { child, tree, confinement, ports })
 }
 
 /// The `sandbox-exec` argv that runs `cmd` under its Seatbelt profile: writes only in the
