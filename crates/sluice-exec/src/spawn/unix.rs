@@ -311,13 +311,14 @@ fn no_ip_filter(sandbox: &Sandbox, in_jail: bool) -> Result<Option<NoIpSockets>,
 /// across exec (handlers do not), and a program that starts with SIGINT ignored cannot be
 /// interrupted: Python installs no KeyboardInterrupt, a shell cannot trap it. An engine started
 /// in the background of a script, or by a launcher that ignores SIGINT or SIGHUP, would hand
-/// that on. Only ignored ones are touched (the C library's own signals are left alone). libc,
-/// because rustix has no `sigaction`; async-signal-safe, between fork and exec.
+/// that on. Only ignored ones are touched (the C library's own signals are left alone).
+/// Async-signal-safe, between fork and exec.
 fn default_signals() {
     #[cfg(target_os = "linux")]
     const LAST: i32 = 64;
     #[cfg(not(target_os = "linux"))]
     const LAST: i32 = 31;
+    // libc, because rustix has no `sigaction` (only a raw one for C libraries, `runtime`).
     for sig in 1..=LAST {
         // SAFETY: `sigaction` is a plain C struct, for which all zeroes is a valid value.
         let mut old: libc::sigaction = unsafe { std::mem::zeroed() };
