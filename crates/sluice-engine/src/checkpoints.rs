@@ -22,6 +22,12 @@ impl Engine {
         self.mutations_for(&project)?.list_checkpoints().map_err(runner_failure)
     }
 
+    /// A project's checkpoints, newest first, without the space they take.
+    pub fn checkpoint_infos(&self, reference: &str) -> Result<Vec<CheckpointInfo>, Failure> {
+        let project = self.find_project(reference)?;
+        self.mutations_for(&project)?.checkpoint_infos().map_err(runner_failure)
+    }
+
     /// Takes a checkpoint of a project for the user.
     pub fn create_checkpoint(
         &self,

@@ -99,7 +99,7 @@ pub fn recent_command_checkpoints(engine: &Engine, max: usize) -> Vec<CommandChe
         .iter()
         .filter(|p| p.state.is_available() && p.access == sluice_core::AccessMode::ReadWrite)
         .flat_map(|p| {
-            let list = engine.checkpoints(p.id.as_str()).map(|l| l.checkpoints);
+            let list = engine.checkpoint_infos(p.id.as_str());
             list.unwrap_or_default().into_iter().filter_map(|c| {
                 Some(CommandCheckpoint {
                     project_id: p.id.as_str().to_owned(),

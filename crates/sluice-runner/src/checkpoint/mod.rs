@@ -528,13 +528,18 @@ impl Mutations {
     pub fn list_checkpoints(&self) -> Result<ListCheckpointsOutput, RunnerError> {
         let store = self.checkpoints();
         let limits = self.checkpoint_limits();
-        let metas = store.list()?;
         Ok(ListCheckpointsOutput {
-            checkpoints: metas.iter().map(CheckpointInfo::from).collect(),
+            checkpoints: self.checkpoint_infos()?,
             stored_bytes: store.blob_bytes() + store.index_bytes(),
             max_checkpoints: limits.max_checkpoints as u64,
             max_bytes: limits.max_bytes,
         })
+    }
+
+    /// The project's checkpoints, newest first, without the space they take (which stats every
+    /// manifest): for a menu that only names them.
+    pub fn checkpoint_infos(&self) -> Result<Vec<CheckpointInfo>, RunnerError> {
+        Ok(self.checkpoints().list()?.iter().map(CheckpointInfo::from).collect())
     }
 
     /// Drops the oldest checkpoints beyond the bounds (never the newest) and collects the
