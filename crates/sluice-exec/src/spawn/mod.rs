@@ -257,6 +257,7 @@ pub fn spawn_with(
     let cwd = working_dir(&sandbox.project_root, &cmd.cwd)?;
     prepare_folders(sandbox)?;
     let plan = Plan::decide(sandbox, live)?;
+    #[cfg_attr(not(unix), allow(unused_mut))]
     let mut command = job_command(cmd, sandbox, path, &cwd, &plan)?;
     #[cfg(unix)]
     let terminal = attach_input(&mut command, live.interactive)?;
