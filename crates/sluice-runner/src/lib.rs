@@ -28,6 +28,7 @@ mod mutate;
 mod read;
 mod search;
 mod stat;
+mod sources;
 mod walk;
 
 use std::path::Path;
@@ -57,6 +58,7 @@ pub use mutate::{
 };
 pub use read::{ReadFileArgs, ReadFileOutput, read_file};
 pub use search::{CaseMode, SearchMatch, SearchTextArgs, SearchTextOutput, search_text};
+pub use sources::{Source, SourcesReport, Stamp, each_source, open_source};
 pub use stat::{StatArgs, StatOutput, stat};
 
 /// `apply_patch`'s parser and applier, for the fuzz targets (`crates/sluice-fuzz`), which hold

@@ -1,0 +1,341 @@
+//! The syntax tier's four answers: a file's outline, the project's symbols by name, where a
+//! name is defined, and where it is used. Every answer is project-relative, bounded and small
+//! (a location with its line, never a whole file), and says it came from the syntax index: a
+//! best effort by name, which a language server's answer (where commands may run) refines.
+
+use std::sync::Mutex;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use sluice_runner::{RunnerError, Workspace};
+
+use crate::index::{CodeIndex, MAX_FILE_BYTES, WALK_BUDGET, definitions, line_text};
+use crate::lang::Language;
+use crate::refs::identifiers_named;
+
+const DEFAULT_SYMBOLS: u32 = 50;
+const MAX_SYMBOLS: u32 = 500;
+const DEFAULT_DEFINITIONS: u32 = 20;
+const MAX_DEFINITIONS: u32 = 200;
+const DEFAULT_REFERENCES: u32 = 100;
+const MAX_REFERENCES: u32 = 1000;
+const MAX_NAME: usize = 256;
+
+/// Which tier answered: `syntax` is the tree-sitter index (definitions and uses matched by
+/// name, no types).
+pub const SYNTAX_TIER: &str = "syntax";
+
+/// A definition in a file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct Symbol {
+    pub name: String,
+    /// What the grammar's tagging query calls it: `function`, `method`, `class` (also Rust
+    /// structs and enums), `interface` (also traits), `module`, `macro`, `type`, `constant`…
+    pub kind: String,
+    /// First and last line of the definition (1-based).
+    pub line: u64,
+    pub end_line: u64,
+    /// The definition (or Rust `impl` block) it is nested in.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub container: Option<String>,
+    /// Its first line, trimmed (secrets redacted, long lines cut).
+    pub text: String,
+}
+
+/// Arguments of `code_outline`.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(default)]
+pub struct OutlineArgs {
+    /// The file, relative to the project root.
+    pub path: String,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct OutlineOutput {
+    pub path: String,
+    pub language: Language,
+    /// The file's definitions in source order.
+    pub symbols: Vec<Symbol>,
+    pub tier: &'static str,
+}
+
+/// Arguments of `code_symbols`.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(default)]
+pub struct SymbolsArgs {
+    /// Part of the name, matched without regard to case (exact matches first, then names that
+    /// start with it, then the rest).
+    pub query: String,
+    /// Only this kind (`function`, `method`, `class`, `interface`, `module`, …).
+    pub kind: Option<String>,
+    /// Only beneath this folder (or in this file), relative to the project root.
+    pub path: Option<String>,
+    /// Default 50, max 500.
+    #[schemars(range(min = 1, max = 500))]
+    pub max_results: Option<u32>,
+}
+
+/// A definition somewhere in the project.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct Located {
+    pub path: String,
+    #[serde(flatten)]
+    pub symbol: Symbol,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct SymbolsOutput {
+    pub symbols: Vec<Located>,
+    /// More matched than were returned, or the walk ran out of time.
+    pub truncated: bool,
+    pub files_indexed: u64,
+    pub tier: &'static str,
+}
+
+/// Arguments of `code_definition`.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(default)]
+pub struct DefinitionArgs {
+    /// The name to find, as written where it is used: `start`, or qualified with its container
+    /// (`Engine::start`, `Engine.start`) to keep only definitions inside it.
+    pub name: String,
+    /// The file where the name is used: definitions in it, then in its folder, come first.
+    pub path: Option<String>,
+    /// Default 20, max 200.
+    #[schemars(range(min = 1, max = 200))]
+    pub max_results: Option<u32>,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct DefinitionOutput {
+    /// Every definition of the name, nearest to `path` first.
+    pub definitions: Vec<Located>,
+    pub truncated: bool,
+    pub tier: &'static str,
+}
+
+/// Arguments of `code_references`.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(default)]
+pub struct ReferencesArgs {
+    /// The identifier whose uses to find (code only: comments and strings are not uses).
+    pub name: String,
+    /// Only beneath this folder (or in this file), relative to the project root.
+    pub path: Option<String>,
+    /// Default 100, max 1000.
+    #[schemars(range(min = 1, max = 1000))]
+    pub max_results: Option<u32>,
+}
+
+/// One use of an identifier.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct Reference {
+    pub path: String,
+    /// 1-based line and column (in bytes).
+    pub line: u64,
+    pub column: u64,
+    /// The line, trimmed (secrets redacted, long lines cut).
+    pub text: String,
+    /// Whether a definition of the name starts on this line.
+    pub is_definition: bool,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct ReferencesOutput {
+    pub references: Vec<Reference>,
+    pub truncated: bool,
+    pub files_searched: u64,
+    pub tier: &'static str,
+}
+
+fn clamp(value: Option<u32>, default: u32, max: u32) -> usize {
+    value.unwrap_or(default).clamp(1, max) as usize
+}
+
+/// A name as the tools accept it: not empty, one line, not too long.
+fn check_name(name: &str, what: &str) -> Result<(), RunnerError> {
+    if name.trim().is_empty() || name.len() > MAX_NAME || name.contains(['\n', '\r', '\0']) {
+        return Err(RunnerError::InvalidArgument(format!(
+            "`{what}` must be a name of 1 to {MAX_NAME} bytes on one line"
+        )));
+    }
+    Ok(())
+}
+
+/// `code_outline`: one file's definitions.
+pub fn outline(ws: &Workspace, args: &OutlineArgs) -> Result<OutlineOutput, RunnerError> {
+    let Some(language) = Language::of(&args.path) else {
+        let known: Vec<&str> = Language::ALL.iter().map(|l| l.as_str()).collect();
+        return Err(RunnerError::InvalidArgument(format!(
+            "`{}` is not in a language the syntax index reads ({}); read_file shows it",
+            args.path,
+            known.join(", ")
+        )));
+    };
+    let (rel, stamp, file) = sluice_runner::open_source(ws, &args.path)?;
+    let path = rel.to_string();
+    if stamp.len > MAX_FILE_BYTES {
+        return Err(RunnerError::TooLarge(format!(
+            "`{path}` is over the 1 MiB the syntax index reads; search_text finds its lines"
+        )));
+    }
+    let mut bytes = Vec::new();
+    std::io::Read::read_to_end(&mut std::io::Read::take(file, MAX_FILE_BYTES), &mut bytes)
+        .map_err(|e| RunnerError::Io { path: path.clone(), kind: e.kind() })?;
+    Ok(OutlineOutput { path, language, symbols: definitions(language, &bytes), tier: SYNTAX_TIER })
+}
+
+/// `code_symbols`: the project's definitions whose name contains `query`.
+pub fn symbols(
+    ws: &Workspace,
+    index: &CodeIndex,
+    args: &SymbolsArgs,
+) -> Result<SymbolsOutput, RunnerError> {
+    check_name(&args.query, "query")?;
+    let max = clamp(args.max_results, DEFAULT_SYMBOLS, MAX_SYMBOLS);
+    let snapshot = index.refresh(ws, args.path.as_deref())?;
+    let query = args.query.to_lowercase();
+    let mut found: Vec<(u8, Located)> = Vec::new();
+    for (path, file) in &snapshot.files {
+        for symbol in &file.symbols {
+            if args.kind.as_ref().is_some_and(|k| !k.eq_ignore_ascii_case(&symbol.kind)) {
+                continue;
+            }
+            let name = symbol.name.to_lowercase();
+            let rank = if name == query {
+                0
+            } else if name.starts_with(&query) {
+                1
+            } else if name.contains(&query) {
+                2
+            } else {
+                continue;
+            };
+            found.push((rank, Located { path: path.clone(), symbol: symbol.clone() }));
+        }
+    }
+    found.sort_by(|a, b| (a.0, &a.1.path, a.1.symbol.line).cmp(&(b.0, &b.1.path, b.1.symbol.line)));
+    let truncated = found.len() > max || snapshot.timed_out;
+    found.truncate(max);
+    Ok(SymbolsOutput {
+        symbols: found.into_iter().map(|(_, l)| l).collect(),
+        truncated,
+        files_indexed: snapshot.files.len() as u64,
+        tier: SYNTAX_TIER,
+    })
+}
+
+/// `code_definition`: every definition of a name, nearest to where it is used first.
+pub fn definition(
+    ws: &Workspace,
+    index: &CodeIndex,
+    args: &DefinitionArgs,
+) -> Result<DefinitionOutput, RunnerError> {
+    check_name(&args.name, "name")?;
+    let max = clamp(args.max_results, DEFAULT_DEFINITIONS, MAX_DEFINITIONS);
+    let (container, name) = split_qualified(args.name.trim());
+    let snapshot = index.refresh(ws, None)?;
+    let from = args.path.as_deref().unwrap_or("");
+    let folder = from.rsplit_once('/').map_or("", |(dir, _)| dir);
+    let mut found: Vec<(u8, Located)> = Vec::new();
+    for (path, file) in &snapshot.files {
+        for symbol in file.symbols.iter().filter(|s| s.name == name) {
+            if container.is_some_and(|c| symbol.container.as_deref() != Some(c)) {
+                continue;
+            }
+            let near = if path == from {
+                0
+            } else if path.rsplit_once('/').map_or("", |(dir, _)| dir) == folder {
+                1
+            } else {
+                2
+            };
+            found.push((near, Located { path: path.clone(), symbol: symbol.clone() }));
+        }
+    }
+    found.sort_by(|a, b| (a.0, &a.1.path, a.1.symbol.line).cmp(&(b.0, &b.1.path, b.1.symbol.line)));
+    let truncated = found.len() > max || snapshot.timed_out;
+    found.truncate(max);
+    Ok(DefinitionOutput {
+        definitions: found.into_iter().map(|(_, l)| l).collect(),
+        truncated,
+        tier: SYNTAX_TIER,
+    })
+}
+
+/// `Engine::start` or `Engine.start`: the container and the name; a plain name has none.
+fn split_qualified(name: &str) -> (Option<&str>, &str) {
+    let cut = name.rfind("::").map(|i| (i, 2)).or_else(|| name.rfind('.').map(|i| (i, 1)));
+    match cut {
+        Some((i, len)) if i > 0 && i + len < name.len() => {
+            let container = &name[..i];
+            let container = container.rsplit(['.', ':']).next().unwrap_or(container);
+            (Some(container), &name[i + len..])
+        }
+        _ => (None, name),
+    }
+}
+
+/// `code_references`: every use of an identifier in the project's code.
+pub fn references(ws: &Workspace, args: &ReferencesArgs) -> Result<ReferencesOutput, RunnerError> {
+    check_name(&args.name, "name")?;
+    let name = args.name.trim();
+    let max = clamp(args.max_results, DEFAULT_REFERENCES, MAX_REFERENCES);
+    let found = Mutex::new(Vec::new());
+    let searched = std::sync::atomic::AtomicU64::new(0);
+    let wanted = |p: &str| Language::of(p).is_some();
+    let report =
+        sluice_runner::each_source(ws, args.path.as_deref(), WALK_BUDGET, &wanted, &|source| {
+            let path = source.path.as_str().to_owned();
+            let Some(language) = Language::of(&path) else { return };
+            if source.stamp.len > MAX_FILE_BYTES {
+                return;
+            }
+            let Ok(bytes) = source.read(MAX_FILE_BYTES) else { return };
+            searched.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            if memchr::memmem::find(&bytes, name.as_bytes()).is_none() {
+                return;
+            }
+            let defined: Vec<u64> = definitions(language, &bytes)
+                .iter()
+                .filter(|s| s.name == name)
+                .map(|s| s.line)
+                .collect();
+            let uses = identifiers_named(language, &bytes, name);
+            let mut found = found.lock().unwrap_or_else(|p| p.into_inner());
+            for (line, column, range) in uses {
+                found.push(Reference {
+                    path: path.clone(),
+                    line,
+                    column,
+                    text: line_text(&bytes, range),
+                    is_definition: defined.contains(&line),
+                });
+            }
+        })?;
+    let mut found = found.into_inner().unwrap_or_else(|p| p.into_inner());
+    found.sort_by(|a, b| (&a.path, a.line, a.column).cmp(&(&b.path, b.line, b.column)));
+    let truncated = found.len() > max || report.timed_out;
+    found.truncate(max);
+    Ok(ReferencesOutput {
+        references: found,
+        truncated,
+        files_searched: searched.into_inner(),
+        tier: SYNTAX_TIER,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::split_qualified;
+
+    #[test]
+    fn qualified_names_split_at_their_last_separator() {
+        assert_eq!(split_qualified("start"), (None, "start"));
+        assert_eq!(split_qualified("Engine::start"), (Some("Engine"), "start"));
+        assert_eq!(split_qualified("sluice::Engine::start"), (Some("Engine"), "start"));
+        assert_eq!(split_qualified("self.start"), (Some("self"), "start"));
+        assert_eq!(split_qualified("::start"), (None, "::start"));
+        assert_eq!(split_qualified("start."), (None, "start."));
+    }
+}
