@@ -27,7 +27,8 @@ from common import call, check, ok, refused
 READ_TOOLS = {
     "list_projects", "server_info", "system_info", "list_directory", "stat", "read_file",
     "read_media", "find_files", "search_text", "git_status", "git_diff", "git_log", "git_show", "list_backups",
-    "git_refs", "list_checkpoints",
+    "git_refs", "list_checkpoints", "code_outline", "code_symbols", "code_definition",
+    "code_references",
 }
 WRITE_TOOLS = {
     "write_file", "edit_file", "apply_patch", "move_path", "create_directory", "delete_path",

@@ -21,7 +21,7 @@ from common import check, ok, refused
 REVIEW_TOOLS = {
     "list_projects", "server_info", "system_info", "drop_privileges", "list_directory", "stat",
     "read_file", "read_media", "find_files", "search_text", "git_status", "git_diff", "git_log",
-    "git_show", "git_refs",
+    "git_show", "git_refs", "code_outline", "code_symbols", "code_definition", "code_references",
 }
 EDIT_TOOLS = {
     "write_file", "edit_file", "apply_patch", "move_path", "create_directory", "delete_path",

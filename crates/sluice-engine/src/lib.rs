@@ -136,6 +136,8 @@ pub struct ProjectHandle {
     /// are narrowed to read-only and off whatever the project allows.
     pub self_limited: bool,
     pub workspace: Arc<Workspace>,
+    /// The project's syntax index (`sluice-code`), kept while the engine runs.
+    pub code: Arc<sluice_code::CodeIndex>,
     /// A worktree project's parent root: its repository opens only as that worktree.
     pub parent_root: Option<PathBuf>,
 }
@@ -180,6 +182,8 @@ pub struct Engine {
     secret_reason: Option<String>,
     cache: Mutex<Cache>,
     workspaces: Mutex<HashMap<ProjectId, (i64, Arc<Workspace>)>>,
+    /// Each project's syntax index, built on its first code query.
+    code_indexes: Mutex<HashMap<ProjectId, Arc<sluice_code::CodeIndex>>>,
     /// One `Mutations` per project: it serializes that project's changes.
     mutations: Mutex<HashMap<ProjectId, Arc<Mutations>>>,
     approval_ttl: Duration,
@@ -255,6 +259,7 @@ impl Engine {
                 reach: None,
             }),
             workspaces: Mutex::new(HashMap::new()),
+            code_indexes: Mutex::new(HashMap::new()),
             mutations: Mutex::new(HashMap::new()),
             approval_ttl: config.approval_ttl,
             decided: tokio::sync::Notify::new(),

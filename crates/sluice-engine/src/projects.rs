@@ -140,6 +140,7 @@ impl Engine {
         }
         let parent_root = self.parent_root(&project)?;
         let workspace = self.workspace(&project)?;
+        let code = lock(&self.code_indexes).entry(project.id.clone()).or_default().clone();
         let self_limited = caller.limit.is_some();
         Ok(ProjectHandle {
             id: project.id,
@@ -156,6 +157,7 @@ impl Engine {
             git_hooks: project.git_hooks,
             self_limited,
             workspace,
+            code,
             parent_root,
         })
     }

@@ -7,6 +7,7 @@ pub mod arguments;
 pub mod check;
 mod checkpoint;
 mod cimd;
+mod code;
 mod direct;
 pub mod dto;
 mod exec;

@@ -15,6 +15,8 @@ pub(crate) fn minimum(tool: &str) -> Option<Profile> {
         // Reading.
         "list_directory" | "stat" | "read_file" | "read_media" | "find_files" | "search_text"
         | "git_status" | "git_diff" | "git_log" | "git_show" | "git_refs" => Profile::Review,
+        // Code intelligence from the syntax index: reading.
+        "code_outline" | "code_symbols" | "code_definition" | "code_references" => Profile::Review,
         // Changing files.
         "write_file" | "edit_file" | "apply_patch" | "move_path" | "create_directory"
         | "delete_path" | "restore" | "list_backups" => Profile::Edit,

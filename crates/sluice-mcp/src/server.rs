@@ -76,6 +76,7 @@ impl SluiceServer {
             + SluiceServer::write_tools()
             + SluiceServer::git_tools()
             + SluiceServer::checkpoint_tools()
+            + SluiceServer::code_tools()
             + SluiceServer::worktree_tools()
             + SluiceServer::exec_tools()
             + SluiceServer::live_tools()

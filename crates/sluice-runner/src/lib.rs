@@ -27,8 +27,8 @@ mod model;
 mod mutate;
 mod read;
 mod search;
-mod stat;
 mod sources;
+mod stat;
 mod walk;
 
 use std::path::Path;

@@ -13,6 +13,7 @@ mod changes;
 mod checkpoints;
 mod cli;
 mod client_clis;
+mod code_intel;
 mod connect;
 mod exec;
 mod exec_live;

@@ -1,0 +1,95 @@
+//! Code intelligence as tools, from the syntax index every project has (`sluice-code`): a
+//! file's outline, symbols by name, go to definition, find references. Read-only; nothing runs.
+
+use rmcp::handler::server::common::{Extension, schema_for_output};
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::CallToolResult;
+use rmcp::{ErrorData, tool, tool_router};
+use sluice_code::{
+    DefinitionArgs, DefinitionOutput, OutlineArgs, OutlineOutput, ReferencesArgs, ReferencesOutput,
+    SymbolsArgs, SymbolsOutput,
+};
+use sluice_engine::Caller;
+
+use crate::server::{ProjectCall, SluiceServer, Work};
+
+#[tool_router(router = code_tools, vis = "pub(crate)")]
+impl SluiceServer {
+    #[tool(
+        description = "Outline of one source file: its functions, classes, methods, types and \
+        modules with their first and last lines and what each is nested in, without reading \
+        the whole file. From the project's syntax index (tree-sitter: Rust, Python, JavaScript, \
+        TypeScript, Go, C, C++, Java).",
+        annotations(read_only_hint = true, open_world_hint = false),
+        output_schema = schema_for_output::<OutlineOutput>()
+    )]
+    async fn code_outline(
+        &self,
+        Extension(caller): Extension<Caller>,
+        Parameters(call): Parameters<ProjectCall<OutlineArgs>>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let args = call.args;
+        self.in_project(&caller, &call.project, Work::Decode, move |p| {
+            sluice_code::outline(&p.workspace, &args)
+        })
+        .await
+    }
+
+    #[tool(
+        description = "Find definitions across a project by part of their name (functions, \
+        classes, methods, types…), with file, line and kind: exact names first. From the \
+        project's syntax index; use code_definition for one name's definition.",
+        annotations(read_only_hint = true, open_world_hint = false),
+        output_schema = schema_for_output::<SymbolsOutput>()
+    )]
+    async fn code_symbols(
+        &self,
+        Extension(caller): Extension<Caller>,
+        Parameters(call): Parameters<ProjectCall<SymbolsArgs>>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let args = call.args;
+        self.in_project(&caller, &call.project, Work::Walk, move |p| {
+            sluice_code::symbols(&p.workspace, &p.code, &args)
+        })
+        .await
+    }
+
+    #[tool(
+        description = "Go to definition: where a name is defined in the project (`start`, or \
+        `Engine::start` for the one inside `Engine`), nearest to the file you name first, each \
+        as file, lines and its first line of code. Matched by name in the syntax index, so \
+        a common name may have several.",
+        annotations(read_only_hint = true, open_world_hint = false),
+        output_schema = schema_for_output::<DefinitionOutput>()
+    )]
+    async fn code_definition(
+        &self,
+        Extension(caller): Extension<Caller>,
+        Parameters(call): Parameters<ProjectCall<DefinitionArgs>>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let args = call.args;
+        self.in_project(&caller, &call.project, Work::Walk, move |p| {
+            sluice_code::definition(&p.workspace, &p.code, &args)
+        })
+        .await
+    }
+
+    #[tool(
+        description = "Find references: every use of an identifier in the project's code \
+        (not in comments or strings, not as part of a longer name), with file, line, column, \
+        the line's text and whether it is a definition. By name, from the syntax tree.",
+        annotations(read_only_hint = true, open_world_hint = false),
+        output_schema = schema_for_output::<ReferencesOutput>()
+    )]
+    async fn code_references(
+        &self,
+        Extension(caller): Extension<Caller>,
+        Parameters(call): Parameters<ProjectCall<ReferencesArgs>>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let args = call.args;
+        self.in_project(&caller, &call.project, Work::Walk, move |p| {
+            sluice_code::references(&p.workspace, &args)
+        })
+        .await
+    }
+}
