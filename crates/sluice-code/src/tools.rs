@@ -27,6 +27,7 @@ pub const SYNTAX_TIER: &str = "syntax";
 
 /// A definition in a file.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+#[schemars(transform = sluice_core::schema::plain_integers)]
 pub struct Symbol {
     pub name: String,
     /// What the grammar's tagging query calls it: `function`, `method`, `class` (also Rust
@@ -51,6 +52,7 @@ pub struct OutlineArgs {
 }
 
 #[derive(Debug, Clone, Serialize, JsonSchema)]
+#[schemars(transform = sluice_core::schema::plain_integers)]
 pub struct OutlineOutput {
     pub path: String,
     pub language: Language,
@@ -62,6 +64,7 @@ pub struct OutlineOutput {
 /// Arguments of `code_symbols`.
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(default)]
+#[schemars(transform = sluice_core::schema::plain_integers)]
 pub struct SymbolsArgs {
     /// Part of the name, matched without regard to case (exact matches first, then names that
     /// start with it, then the rest).
@@ -77,6 +80,7 @@ pub struct SymbolsArgs {
 
 /// A definition somewhere in the project.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
+#[schemars(transform = sluice_core::schema::plain_integers)]
 pub struct Located {
     pub path: String,
     #[serde(flatten)]
@@ -84,6 +88,7 @@ pub struct Located {
 }
 
 #[derive(Debug, Clone, Serialize, JsonSchema)]
+#[schemars(transform = sluice_core::schema::plain_integers)]
 pub struct SymbolsOutput {
     pub symbols: Vec<Located>,
     /// More matched than were returned, or the walk ran out of time.
@@ -95,6 +100,7 @@ pub struct SymbolsOutput {
 /// Arguments of `code_definition`.
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(default)]
+#[schemars(transform = sluice_core::schema::plain_integers)]
 pub struct DefinitionArgs {
     /// The name to find, as written where it is used: `start`, or qualified with its container
     /// (`Engine::start`, `Engine.start`) to keep only definitions inside it.
@@ -107,6 +113,7 @@ pub struct DefinitionArgs {
 }
 
 #[derive(Debug, Clone, Serialize, JsonSchema)]
+#[schemars(transform = sluice_core::schema::plain_integers)]
 pub struct DefinitionOutput {
     /// Every definition of the name, nearest to `path` first.
     pub definitions: Vec<Located>,
@@ -117,6 +124,7 @@ pub struct DefinitionOutput {
 /// Arguments of `code_references`.
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(default)]
+#[schemars(transform = sluice_core::schema::plain_integers)]
 pub struct ReferencesArgs {
     /// The identifier whose uses to find (code only: comments and strings are not uses).
     pub name: String,
@@ -129,6 +137,7 @@ pub struct ReferencesArgs {
 
 /// One use of an identifier.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+#[schemars(transform = sluice_core::schema::plain_integers)]
 pub struct Reference {
     pub path: String,
     /// 1-based line and column (in bytes).
@@ -141,6 +150,7 @@ pub struct Reference {
 }
 
 #[derive(Debug, Clone, Serialize, JsonSchema)]
+#[schemars(transform = sluice_core::schema::plain_integers)]
 pub struct ReferencesOutput {
     pub references: Vec<Reference>,
     pub truncated: bool,
