@@ -1,6 +1,7 @@
 //! A project's files as an index over the project sees them (`sluice-code`): the same walk as
-//! `search_text` (the shield, `.gitignore`, no link followed, on several threads), each file
-//! handed over open with what identifies its content's version, and one file opened as
+//! `search_text` (the shield, `.gitignore`, no link followed, on several threads; hidden files
+//! and folders left out, as a virtual environment in `.venv` is not the project's code), each
+//! file handed over open with what identifies its content's version, and one file opened as
 //! `read_file` opens it.
 
 use std::fs::{File, Metadata};
