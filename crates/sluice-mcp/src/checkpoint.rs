@@ -20,7 +20,8 @@ use sluice_runner::{
 };
 use tokio_util::sync::CancellationToken;
 
-use crate::server::{NoArgs, Progress, ProjectCall, SluiceServer, Work};
+use crate::progress::Progress;
+use crate::server::{NoArgs, ProjectCall, SluiceServer, Work};
 
 /// The checkpoint taken before a command, or why there is none.
 #[derive(Default)]

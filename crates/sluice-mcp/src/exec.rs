@@ -26,7 +26,8 @@ use crate::job_wire::{
     state_str,
 };
 use crate::live::respond;
-use crate::server::{Progress, ProjectCall, SluiceServer};
+use crate::progress::Progress;
+use crate::server::{ProjectCall, SluiceServer};
 
 /// `run_command` waits at most this long by default, and never longer than the maximum.
 pub(crate) const RUN_DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);

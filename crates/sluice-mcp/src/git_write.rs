@@ -23,7 +23,8 @@ use sluice_git::{GitError, GitJournal, GitPlan, GitWriteOutput, Repo};
 use sluice_runner::{MutationOutput, RelPath, RestoreArgs};
 use tokio_util::sync::CancellationToken;
 
-use crate::server::{Progress, ProjectCall, SluiceServer, Work, failed, succeeded};
+use crate::progress::Progress;
+use crate::server::{ProjectCall, SluiceServer, Work, failed, succeeded};
 use crate::write::SELF_LIMITED;
 
 /// What `restore` returns: the file change undone, or the git write undone.

@@ -21,6 +21,7 @@ mod media;
 mod openai;
 mod ports;
 mod profile;
+mod progress;
 pub mod reach;
 mod reach_owner;
 pub mod server;

@@ -14,7 +14,8 @@ use sluice_engine::{AskRequest, Caller, NewWorktree, ProjectHandle};
 use tokio_util::sync::CancellationToken;
 
 use crate::git_write::writable;
-use crate::server::{Progress, ProjectCall, SluiceServer, failed, succeeded};
+use crate::progress::Progress;
+use crate::server::{ProjectCall, SluiceServer, failed, succeeded};
 
 /// What `git_worktree` does.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, schemars::JsonSchema)]

@@ -19,7 +19,8 @@ use sluice_runner::{
 };
 use tokio_util::sync::CancellationToken;
 
-use crate::server::{Progress, ProjectCall, SluiceServer, Work, failed, succeeded};
+use crate::progress::Progress;
+use crate::server::{ProjectCall, SluiceServer, Work, failed, succeeded};
 
 /// Where a waiting call reports progress, when the client asked for it.
 fn runner_failure(e: RunnerError) -> Failure {
