@@ -3,6 +3,7 @@
 //! (a location with its line, never a whole file), and says it came from the syntax index: a
 //! best effort by name, which a language server's answer (where commands may run) refines.
 
+use std::collections::HashSet;
 use std::sync::Mutex;
 
 use schemars::JsonSchema;
@@ -105,7 +106,8 @@ pub struct DefinitionArgs {
     /// The name to find, as written where it is used: `start`, or qualified with its container
     /// (`Engine::start`, `Engine.start`) to keep only definitions inside it.
     pub name: String,
-    /// The file where the name is used: definitions in it, then in its folder, come first.
+    /// The file where the name is used: definitions in it, then in the modules it imports,
+    /// then in its folder, come first.
     pub path: Option<String>,
     /// Default 20, max 200.
     #[schemars(range(min = 1, max = 200))]
@@ -115,7 +117,8 @@ pub struct DefinitionArgs {
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[schemars(transform = sluice_core::schema::plain_integers)]
 pub struct DefinitionOutput {
-    /// Every definition of the name, nearest to `path` first.
+    /// Every definition of the name, nearest to `path` first (in it, in what it imports, in
+    /// its folder, elsewhere).
     pub definitions: Vec<Located>,
     pub truncated: bool,
     pub tier: &'static str,
@@ -246,7 +249,11 @@ pub fn definition(
     let (container, name) = split_qualified(args.name.trim());
     let snapshot = index.refresh(ws, None)?;
     let from = args.path.as_deref().unwrap_or("");
-    let folder = from.rsplit_once('/').map_or("", |(dir, _)| dir);
+    let folder = folder_of(from);
+    let mut imported = if from.is_empty() { HashSet::new() } else { imported_modules(ws, from) };
+    // The name itself is on its import line (`use net::tunnel::open`): a file named like it is
+    // no evidence.
+    imported.remove(name);
     let mut found: Vec<(u8, Located)> = Vec::new();
     for (path, file) in &snapshot.files {
         for symbol in file.symbols.iter().filter(|s| s.name == name) {
@@ -255,10 +262,12 @@ pub fn definition(
             }
             let near = if path == from {
                 0
-            } else if path.rsplit_once('/').map_or("", |(dir, _)| dir) == folder {
+            } else if imported.contains(module_of(path)) {
                 1
-            } else {
+            } else if folder_of(path) == folder {
                 2
+            } else {
+                3
             };
             found.push((near, Located { path: path.clone(), symbol: symbol.clone() }));
         }
@@ -271,6 +280,50 @@ pub fn definition(
         truncated,
         tier: SYNTAX_TIER,
     })
+}
+
+fn folder_of(path: &str) -> &str {
+    path.rsplit_once('/').map_or("", |(dir, _)| dir)
+}
+
+/// The module name a file is imported by: its name without the extension, or its folder's for
+/// a folder's own file (`mod.rs`, `lib.rs`, `index.ts`, `__init__.py`).
+fn module_of(path: &str) -> &str {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    let stem = name.split('.').next().unwrap_or(name);
+    match stem {
+        "mod" | "lib" | "index" | "__init__" => {
+            folder_of(path).rsplit('/').next().filter(|f| !f.is_empty()).unwrap_or(stem)
+        }
+        _ => stem,
+    }
+}
+
+/// The words of the import lines of the file at `from` (`use`, `import`, `from`, `#include`,
+/// `require(`): the modules it uses, by name. Nothing when it cannot be read.
+fn imported_modules(ws: &Workspace, from: &str) -> HashSet<String> {
+    let mut words = HashSet::new();
+    let Ok((_, stamp, file)) = sluice_runner::open_source(ws, from) else { return words };
+    if stamp.len > MAX_FILE_BYTES {
+        return words;
+    }
+    let mut text = String::new();
+    if std::io::Read::read_to_string(&mut std::io::Read::take(file, MAX_FILE_BYTES), &mut text)
+        .is_err()
+    {
+        return words;
+    }
+    for line in text.lines().map(str::trim_start) {
+        let import = ["use ", "pub use ", "import ", "from ", "#include", "mod ", "pub mod "]
+            .iter()
+            .any(|start| line.starts_with(start))
+            || line.contains("require(");
+        if import {
+            let word = |c: char| !(c.is_alphanumeric() || c == '_' || c == '-');
+            words.extend(line.split(word).filter(|w| !w.is_empty()).map(str::to_owned));
+        }
+    }
+    words
 }
 
 /// `Engine::start` or `Engine.start`: the container and the name; a plain name has none.

@@ -154,6 +154,35 @@ fn a_definition_is_found_across_files_nearest_first_and_by_its_container() {
 }
 
 #[test]
+fn a_definition_in_a_module_the_file_imports_comes_before_one_beside_it() {
+    let (_dir, ws) = project(&[
+        ("app/main.py", "from lib.billing import total\n\nprint(total([1, 2]))\n"),
+        ("app/stats.py", "def total(rows):\n    return len(rows)\n"),
+        ("lib/billing.py", "def total(items):\n    return sum(items)\n"),
+        ("src/main.rs", "use crate::net::tunnel::open;\nfn main() { open(); }\n"),
+        ("src/aa/open.rs", "pub fn open() {}\n"),
+        ("src/net/tunnel.rs", "pub fn open() {}\n"),
+        ("web/app.ts", "import { start } from './net/server';\nstart();\n"),
+        ("web/a/start.ts", "export function start(): void {}\n"),
+        ("web/net/server/index.ts", "export function start(): void {}\n"),
+    ]);
+    let index = CodeIndex::new();
+    let first = |name: &str, from: &str| {
+        let args =
+            DefinitionArgs { name: name.into(), path: Some(from.into()), ..Default::default() };
+        let out = definition(&ws, &index, &args).expect("definition");
+        out.definitions.first().map(|d| d.path.clone()).expect("a definition")
+    };
+    assert_eq!(first("total", "app/main.py"), "lib/billing.py");
+    assert_eq!(first("open", "src/main.rs"), "src/net/tunnel.rs");
+    assert_eq!(first("start", "web/app.ts"), "web/net/server/index.ts");
+    // Files named like the symbol (`src/aa/open.rs`, `web/a/start.ts`) would sort first on a
+    // tie: the imported module comes first because it is imported, not by its path.
+    // Without the importing file, the same folder comes first.
+    assert_eq!(first("total", "app/other.py"), "app/stats.py");
+}
+
+#[test]
 fn references_are_the_uses_in_code_not_in_comments_or_strings() {
     let (_dir, ws) = project(&[
         ("lib.py", "def helper(x):\n    return x\n\n# helper is documented here\n"),
