@@ -167,6 +167,18 @@ fn es02_shielded_files_stay_shut_through_every_tool_and_git_history() {
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(path, format!("token={secret}\n")).unwrap();
     }
+    // Shielded code (named `id_rsa*`, `id_ed25519*`), which a syntax index would parse.
+    let shielded_code = [
+        ("id_rsa_loader.py", format!("def es02_hidden_fn():\n    return \"{secret}\"\n")),
+        (
+            "keys/id_ed25519_tool.rs",
+            format!("fn es02_hidden_fn() -> &'static str {{ \"{secret}\" }}\n"),
+        ),
+    ];
+    for (rel, text) in &shielded_code {
+        std::fs::create_dir_all(p.join(rel).parent().unwrap()).unwrap();
+        std::fs::write(p.join(rel), text).unwrap();
+    }
     // A secret file committed in the project's history (a mistake users make).
     git(&p, &["add", "-f", ".npmrc", "server.pem"]);
     git(&p, &["commit", "-q", "-m", "oops"]);
@@ -191,10 +203,20 @@ fn es02_shielded_files_stay_shut_through_every_tool_and_git_history() {
             ("git_diff", json!({"project": "demo"})),
             ("git_show", json!({"project": "demo", "rev": "HEAD"})),
             ("git_log", json!({"project": "demo", "include_files": true})),
+            ("code_symbols", json!({"project": "demo", "query": "es02_hidden_fn"})),
+            ("code_definition", json!({"project": "demo", "name": "es02_hidden_fn"})),
+            ("code_references", json!({"project": "demo", "name": "es02_hidden_fn"})),
         ] {
             let v = rig.call(via, tool, args);
             assert!(!v.to_string().contains(&secret), "{via:?} {tool} showed a shielded file: {v}");
         }
+        for (rel, _) in &shielded_code {
+            let (code, _) =
+                rig.denied(via, "code_outline", json!({"project": "demo", "path": rel}));
+            assert_eq!(code, "path_shielded", "code_outline {rel}");
+        }
+        let found = rig.call(via, "code_symbols", json!({"project": "demo", "query": "es02"}));
+        assert!(!found.to_string().contains("es02_hidden_fn"), "{via:?} indexed it: {found}");
         for rev in ["HEAD:.npmrc", "HEAD:server.pem"] {
             let v = rig.call(via, "git_show", json!({"project": "demo", "rev": rev}));
             assert!(!v.to_string().contains(&secret), "{via:?} git_show {rev}: {v}");
