@@ -54,6 +54,21 @@ impl CodeIndex {
         self.len() == 0
     }
 
+    /// A file's definitions, if the index holds them for this version of its content.
+    pub(crate) fn cached(&self, path: &str, stamp: Stamp) -> Option<Arc<FileSymbols>> {
+        let files = self.files.lock().ok()?;
+        files.get(path).filter(|entry| entry.stamp == stamp).cloned()
+    }
+
+    /// Keeps a file's definitions for this version of its content.
+    pub(crate) fn store(&self, path: &str, stamp: Stamp, symbols: Vec<Symbol>) -> Arc<FileSymbols> {
+        let entry = Arc::new(FileSymbols { stamp, symbols });
+        if let Ok(mut files) = self.files.lock() {
+            files.insert(path.to_owned(), entry.clone());
+        }
+        entry
+    }
+
     /// The index brought up to date beneath `path` (default: the whole project), and what it
     /// holds there, sorted by path.
     pub(crate) fn refresh(
@@ -66,21 +81,15 @@ impl CodeIndex {
         let report = sluice_runner::each_source(ws, path, WALK_BUDGET, &wanted, &|source| {
             let key = source.path.as_str().to_owned();
             let Some(language) = Language::of(&key) else { return };
-            let cached = self.files.lock().ok().and_then(|f| f.get(&key).cloned());
-            let entry = match cached {
-                Some(entry) if entry.stamp == source.stamp => entry,
-                _ => {
+            let entry = match self.cached(&key, source.stamp) {
+                Some(entry) => entry,
+                None => {
                     let stamp = source.stamp;
                     if stamp.len > MAX_FILE_BYTES {
                         return;
                     }
                     let Ok(bytes) = source.read(MAX_FILE_BYTES) else { return };
-                    let symbols = definitions(language, &bytes);
-                    let entry = Arc::new(FileSymbols { stamp, symbols });
-                    if let Ok(mut files) = self.files.lock() {
-                        files.insert(key.clone(), entry.clone());
-                    }
-                    entry
+                    self.store(&key, stamp, definitions(language, &bytes))
                 }
             };
             if let Ok(mut seen) = seen.lock() {

@@ -340,7 +340,11 @@ fn split_qualified(name: &str) -> (Option<&str>, &str) {
 }
 
 /// `code_references`: every use of an identifier in the project's code.
-pub fn references(ws: &Workspace, args: &ReferencesArgs) -> Result<ReferencesOutput, RunnerError> {
+pub fn references(
+    ws: &Workspace,
+    index: &CodeIndex,
+    args: &ReferencesArgs,
+) -> Result<ReferencesOutput, RunnerError> {
     check_name(&args.name, "name")?;
     let name = args.name.trim();
     let max = clamp(args.max_results, DEFAULT_REFERENCES, MAX_REFERENCES);
@@ -354,16 +358,18 @@ pub fn references(ws: &Workspace, args: &ReferencesArgs) -> Result<ReferencesOut
             if source.stamp.len > MAX_FILE_BYTES {
                 return;
             }
+            let stamp = source.stamp;
             let Ok(bytes) = source.read(MAX_FILE_BYTES) else { return };
             searched.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             if memchr::memmem::find(&bytes, name.as_bytes()).is_none() {
                 return;
             }
-            let defined: Vec<u64> = definitions(language, &bytes)
-                .iter()
-                .filter(|s| s.name == name)
-                .map(|s| s.line)
-                .collect();
+            // The file's definitions from the index when it holds this version (one parse less).
+            let file = index
+                .cached(&path, stamp)
+                .unwrap_or_else(|| index.store(&path, stamp, definitions(language, &bytes)));
+            let defined: Vec<u64> =
+                file.symbols.iter().filter(|s| s.name == name).map(|s| s.line).collect();
             let uses = identifiers_named(language, &bytes, name);
             let mut found = found.lock().unwrap_or_else(|p| p.into_inner());
             for (line, column, range) in uses {

@@ -88,7 +88,7 @@ impl SluiceServer {
     ) -> Result<CallToolResult, ErrorData> {
         let args = call.args;
         self.in_project(&caller, &call.project, Work::Walk, move |p| {
-            sluice_code::references(&p.workspace, &args)
+            sluice_code::references(&p.workspace, &p.code, &args)
         })
         .await
     }

@@ -188,8 +188,12 @@ fn references_are_the_uses_in_code_not_in_comments_or_strings() {
         ("lib.py", "def helper(x):\n    return x\n\n# helper is documented here\n"),
         ("main.py", "from lib import helper\n\nprint(helper(1), \"helper\")\nhelpers = 2\n"),
     ]);
-    let out = references(&ws, &ReferencesArgs { name: "helper".into(), ..Default::default() })
-        .expect("references");
+    let out = references(
+        &ws,
+        &CodeIndex::new(),
+        &ReferencesArgs { name: "helper".into(), ..Default::default() },
+    )
+    .expect("references");
     let at: Vec<(&str, u64, bool)> =
         out.references.iter().map(|r| (r.path.as_str(), r.line, r.is_definition)).collect();
     assert_eq!(at, [("lib.py", 1, true), ("main.py", 1, false), ("main.py", 3, false)]);
@@ -197,6 +201,7 @@ fn references_are_the_uses_in_code_not_in_comments_or_strings() {
     assert_eq!(out.files_searched, 2);
     let capped = references(
         &ws,
+        &CodeIndex::new(),
         &ReferencesArgs { name: "helper".into(), max_results: Some(1), ..Default::default() },
     )
     .expect("capped");
@@ -256,8 +261,12 @@ fn shielded_and_ignored_files_are_not_read_and_secrets_are_not_shown() {
         let out = symbols(&ws, &index, &SymbolsArgs { query: hidden.into(), ..Default::default() })
             .expect("symbols");
         assert!(out.symbols.is_empty(), "{hidden} was indexed");
-        let uses = references(&ws, &ReferencesArgs { name: hidden.into(), ..Default::default() })
-            .expect("refs");
+        let uses = references(
+            &ws,
+            &CodeIndex::new(),
+            &ReferencesArgs { name: hidden.into(), ..Default::default() },
+        )
+        .expect("refs");
         assert!(uses.references.is_empty(), "{hidden} was searched");
     }
     assert!(outline(&ws, &OutlineArgs { path: "keys.rs.secret".into() }).is_err());
@@ -266,7 +275,11 @@ fn shielded_and_ignored_files_are_not_read_and_secrets_are_not_shown() {
             .expect("token");
     let text = &token.definitions[0].symbol.text;
     assert!(text.starts_with("def token():") && !text.contains("ghp_abcdefghijklmnop"), "{text}");
-    let uses = references(&ws, &ReferencesArgs { name: "token".into(), ..Default::default() })
-        .expect("refs");
+    let uses = references(
+        &ws,
+        &CodeIndex::new(),
+        &ReferencesArgs { name: "token".into(), ..Default::default() },
+    )
+    .expect("refs");
     assert!(!uses.references[0].text.contains("ghp_abcdefghijklmnop"));
 }
