@@ -185,7 +185,14 @@ pub fn outline(ws: &Workspace, args: &OutlineArgs) -> Result<OutlineOutput, Runn
             known.join(", ")
         )));
     };
-    let (rel, stamp, file) = sluice_runner::open_source(ws, &args.path)?;
+    let (path, bytes) = read_source(ws, &args.path)?;
+    Ok(OutlineOutput { path, language, symbols: definitions(language, &bytes), tier: SYNTAX_TIER })
+}
+
+/// One file of the project as `read_file` opens it, whole, within the index's size bound: its
+/// project-relative path and its bytes.
+fn read_source(ws: &Workspace, path: &str) -> Result<(String, Vec<u8>), RunnerError> {
+    let (rel, stamp, file) = sluice_runner::open_source(ws, path)?;
     let path = rel.to_string();
     if stamp.len > MAX_FILE_BYTES {
         return Err(RunnerError::TooLarge(format!(
@@ -195,7 +202,16 @@ pub fn outline(ws: &Workspace, args: &OutlineArgs) -> Result<OutlineOutput, Runn
     let mut bytes = Vec::new();
     std::io::Read::read_to_end(&mut std::io::Read::take(file, MAX_FILE_BYTES), &mut bytes)
         .map_err(|e| RunnerError::Io { path: path.clone(), kind: e.kind() })?;
-    Ok(OutlineOutput { path, language, symbols: definitions(language, &bytes), tier: SYNTAX_TIER })
+    Ok((path, bytes))
+}
+
+/// Definitions by rank (lower first), then path and line; at most `max`, and whether more
+/// matched or the walk ran out of time.
+fn ranked(mut found: Vec<(u8, Located)>, max: usize, timed_out: bool) -> (Vec<Located>, bool) {
+    found.sort_by(|a, b| (a.0, &a.1.path, a.1.symbol.line).cmp(&(b.0, &b.1.path, b.1.symbol.line)));
+    let truncated = found.len() > max || timed_out;
+    found.truncate(max);
+    (found.into_iter().map(|(_, l)| l).collect(), truncated)
 }
 
 /// `code_symbols`: the project's definitions whose name contains `query`.
@@ -227,11 +243,9 @@ pub fn symbols(
             found.push((rank, Located { path: path.clone(), symbol: symbol.clone() }));
         }
     }
-    found.sort_by(|a, b| (a.0, &a.1.path, a.1.symbol.line).cmp(&(b.0, &b.1.path, b.1.symbol.line)));
-    let truncated = found.len() > max || snapshot.timed_out;
-    found.truncate(max);
+    let (symbols, truncated) = ranked(found, max, snapshot.timed_out);
     Ok(SymbolsOutput {
-        symbols: found.into_iter().map(|(_, l)| l).collect(),
+        symbols,
         truncated,
         files_indexed: snapshot.files.len() as u64,
         tier: SYNTAX_TIER,
@@ -272,14 +286,8 @@ pub fn definition(
             found.push((near, Located { path: path.clone(), symbol: symbol.clone() }));
         }
     }
-    found.sort_by(|a, b| (a.0, &a.1.path, a.1.symbol.line).cmp(&(b.0, &b.1.path, b.1.symbol.line)));
-    let truncated = found.len() > max || snapshot.timed_out;
-    found.truncate(max);
-    Ok(DefinitionOutput {
-        definitions: found.into_iter().map(|(_, l)| l).collect(),
-        truncated,
-        tier: SYNTAX_TIER,
-    })
+    let (definitions, truncated) = ranked(found, max, snapshot.timed_out);
+    Ok(DefinitionOutput { definitions, truncated, tier: SYNTAX_TIER })
 }
 
 fn folder_of(path: &str) -> &str {
@@ -303,17 +311,8 @@ fn module_of(path: &str) -> &str {
 /// `require(`): the modules it uses, by name. Nothing when it cannot be read.
 fn imported_modules(ws: &Workspace, from: &str) -> HashSet<String> {
     let mut words = HashSet::new();
-    let Ok((_, stamp, file)) = sluice_runner::open_source(ws, from) else { return words };
-    if stamp.len > MAX_FILE_BYTES {
-        return words;
-    }
-    let mut text = String::new();
-    if std::io::Read::read_to_string(&mut std::io::Read::take(file, MAX_FILE_BYTES), &mut text)
-        .is_err()
-    {
-        return words;
-    }
-    for line in text.lines().map(str::trim_start) {
+    let Ok((_, bytes)) = read_source(ws, from) else { return words };
+    for line in String::from_utf8_lossy(&bytes).lines().map(str::trim_start) {
         let import = ["use ", "pub use ", "import ", "from ", "#include", "mod ", "pub mod "]
             .iter()
             .any(|start| line.starts_with(start))

@@ -12,8 +12,7 @@ use super::enter::{Forked, NAMESPACES, exit, fork, map_ids, root_mount, unshare,
 use super::sys::{mount_new, set_attr};
 use super::{JailReport, cstr};
 
-/// Tries everything [`Jail::enter`](super::Jail::enter) needs in a throw-away child of a
-/// throw-away thread.
+/// Tries everything [`Jail::enter`](super::Jail::enter) needs in a throw-away child.
 pub(super) fn probe() -> JailReport {
     let dir = std::env::temp_dir().join(format!("sluice-jail-probe-{}", std::process::id()));
     let result = (|| -> Result<(), String> {
