@@ -42,8 +42,9 @@ pub use error::ExecError;
 #[cfg(target_os = "linux")]
 pub use jail::{JailReport, status as jail_status};
 pub use job::{
-    InputPart, InputReport, Interactive, JobEvent, JobId, JobLimits, JobObserver, JobRecord,
-    JobRequest, JobState, JobStatus, Jobs, Key, LogPage, RunOutput, Sample, StopReport, Stream,
+    Channel, InputPart, InputReport, Interactive, JobEvent, JobId, JobLimits, JobObserver,
+    JobRecord, JobRequest, JobState, JobStatus, Jobs, Key, LogPage, RunOutput, Sample, StopReport,
+    Stream,
 };
 pub use kill::{KillReport, Tree, init_subreaper, kill_all, protect_engine};
 pub use publish::{Ports, PublishedPort};

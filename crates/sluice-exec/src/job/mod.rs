@@ -259,6 +259,20 @@ pub enum JobEvent {
     Sample { id: JobId, sample: Sample },
 }
 
+/// The engine's ends of a job it talks to ([`Jobs::start_channel`]): what is written to
+/// `input` is the job's stdin, what the job prints on stdout is read from `output`, unredacted
+/// and unlogged (the caller redacts what it shows). Dropping `input` is end of input.
+pub struct Channel {
+    pub input: Box<dyn std::io::Write + Send>,
+    pub output: Box<dyn std::io::Read + Send>,
+}
+
+impl std::fmt::Debug for Channel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Channel")
+    }
+}
+
 /// The result of a command run to completion.
 #[derive(Debug, Clone, Serialize)]
 pub struct RunOutput {

@@ -11,8 +11,8 @@ use super::input::{self, InputMeter, InputPart, InputReport};
 use super::sampler::start_sampler;
 use super::supervisor::launch;
 use super::{
-    Control, Inner, Job, JobData, JobEvent, JobId, JobLimits, JobObserver, JobRequest, JobState,
-    JobStatus, LogPage, Registry, RunOutput, StopReport, Stream, lock, now_ms,
+    Channel, Control, Inner, Job, JobData, JobEvent, JobId, JobLimits, JobObserver, JobRequest,
+    JobState, JobStatus, LogPage, Registry, RunOutput, StopReport, Stream, lock, now_ms,
 };
 use crate::output::{LogRing, redactor_for};
 
@@ -49,6 +49,23 @@ impl Jobs {
     /// emergency stop, above the start rate, or when the queue is full. Spawn failures of a job
     /// started now are returned as errors (nothing is left registered).
     pub fn start(&self, req: JobRequest) -> Result<JobId, ExecError> {
+        self.admit(req, false).map(|(id, _)| id)
+    }
+
+    /// Starts a job the engine itself talks to (a language server): its stdin and stdout are
+    /// the returned [`Channel`], raw, instead of input its owner may type and a log; its stderr
+    /// is its log. It is never queued: when no slot is free it is refused. It stays a job in
+    /// every other way, shown in the list and killed by a cancel, a downgrade or a stop.
+    /// Linux and macOS only.
+    pub fn start_channel(&self, req: JobRequest) -> Result<(JobId, Channel), ExecError> {
+        if req.interactive.is_some() {
+            return Err(ExecError::Invalid("a channel job takes no other input".into()));
+        }
+        let (id, channel) = self.admit(req, true)?;
+        channel.map(|c| (id, c)).ok_or_else(|| ExecError::Invalid("no channel was made".into()))
+    }
+
+    fn admit(&self, req: JobRequest, channel: bool) -> Result<(JobId, Option<Channel>), ExecError> {
         let limits = &self.inner.limits;
         // Outside the registry's lock: it looks paths up on disk.
         let redactor = redactor_for(
@@ -77,6 +94,12 @@ impl Jobs {
             check_interactive(&reg, limits, &req)?;
         }
         let can_run = can_run(&reg, limits, &req.project);
+        if channel && !can_run {
+            return Err(ExecError::Limit(format!(
+                "{} jobs are running, as many as may; wait for one to finish or cancel one",
+                running(&reg, None)
+            )));
+        }
         if !can_run && reg.queue.len() >= limits.max_queued {
             return Err(ExecError::Limit(format!(
                 "{} jobs are running and {} are queued; wait for one to finish or cancel one",
@@ -105,8 +128,9 @@ impl Jobs {
             ports: Mutex::new(None),
             redactor,
         });
+        let mut made = None;
         if can_run {
-            launch(&self.inner, &job, req)?;
+            made = launch(&self.inner, &job, req, channel)?;
         } else {
             reg.queue.push_back((id.clone(), req));
             self.inner.observe(&job);
@@ -118,7 +142,7 @@ impl Jobs {
             reg.sampler = true;
             start_sampler(Arc::downgrade(&self.inner), limits.sample_every);
         }
-        Ok(id)
+        Ok((id, made))
     }
 
     fn job(&self, id: &JobId) -> Result<Arc<Job>, ExecError> {

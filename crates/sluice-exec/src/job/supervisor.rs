@@ -13,7 +13,7 @@ use tokio::sync::broadcast;
 use super::admission::can_run;
 #[cfg(unix)]
 use super::input::InputEnd;
-use super::{Control, Inner, Job, JobEvent, JobRequest, JobState, Stream, lock};
+use super::{Channel, Control, Inner, Job, JobEvent, JobRequest, JobState, Stream, lock};
 
 use crate::error::ExecError;
 use crate::kill::{self, Tree};
@@ -21,11 +21,30 @@ use crate::output::OutputPipeline;
 use crate::spawn;
 
 /// Spawns the job's process and its threads. Called with the registry locked, so the job is
-/// running (and killable) before any stop can look at the registry.
-pub(super) fn launch(inner: &Arc<Inner>, job: &Arc<Job>, req: JobRequest) -> Result<(), ExecError> {
-    let live = spawn::Live { interactive: req.interactive, publish: req.publish.clone() };
-    let spawned = spawn::spawn_with(&req.command, &req.sandbox, &req.path, &live)?;
+/// running (and killable) before any stop can look at the registry. With `channel`, its stdin
+/// and stdout are returned to the engine ([`super::Jobs::start_channel`]) and only its stderr
+/// is read into its log.
+pub(super) fn launch(
+    inner: &Arc<Inner>,
+    job: &Arc<Job>,
+    req: JobRequest,
+    channel: bool,
+) -> Result<Option<Channel>, ExecError> {
+    let interactive = if channel { Some(spawn::Interactive::Pipe) } else { req.interactive };
+    let live = spawn::Live { interactive, publish: req.publish.clone() };
+    let mut spawned = spawn::spawn_with(&req.command, &req.sandbox, &req.path, &live)?;
     *lock(&job.ports) = spawned.ports.clone();
+    let made = match channel {
+        true => match take_channel(&mut spawned) {
+            Ok(made) => Some(made),
+            Err(e) => {
+                kill::kill_tree(&spawned.tree, Duration::ZERO);
+                let _ = spawned.child.wait();
+                return Err(e);
+            }
+        },
+        false => None,
+    };
     let mut child = spawned.child;
     let tree = spawned.tree;
     // A terminal's master carries the job's output (one stream) and takes its input.
@@ -109,7 +128,29 @@ pub(super) fn launch(inner: &Arc<Inner>, job: &Arc<Job>, req: JobRequest) -> Res
         kill::kill_tree(&tree, Duration::ZERO);
         return Err(ExecError::os("starting the job's supervisor thread", e));
     }
-    Ok(())
+    Ok(made)
+}
+
+/// A channel job's stdin (blocking again: its writer is the engine's own thread) and stdout.
+#[cfg(unix)]
+fn take_channel(spawned: &mut spawn::Spawned) -> Result<Channel, ExecError> {
+    let input = match spawned.input.take() {
+        Some(spawn::SpawnedInput::Pipe(fd)) => fd,
+        _ => return Err(ExecError::Invalid("a channel job's input must be a pipe".into())),
+    };
+    rustix::io::ioctl_fionbio(&input, false)
+        .map_err(|e| ExecError::os("preparing the job's channel", e.into()))?;
+    let output = spawned
+        .child
+        .stdout
+        .take()
+        .ok_or_else(|| ExecError::Invalid("a channel job's output must be a pipe".into()))?;
+    Ok(Channel { input: Box::new(std::fs::File::from(input)), output: Box::new(output) })
+}
+
+#[cfg(not(unix))]
+fn take_channel(_: &mut spawn::Spawned) -> Result<Channel, ExecError> {
+    Err(ExecError::NotInteractive("a job the engine talks to needs Linux or macOS".into()))
 }
 
 /// How much a job's output pipe holds (on Linux, where the system allows it; 64 KiB by
@@ -393,7 +434,7 @@ fn dispatch_queue(inner: &Arc<Inner>) {
         }
         let Some((id, req)) = reg.queue.remove(idx) else { break };
         let Some(job) = reg.jobs.get(&id).cloned() else { continue };
-        if let Err(e) = launch(inner, &job, req) {
+        if let Err(e) = launch(inner, &job, req, false) {
             let mut d = lock(&job.data);
             d.error = Some(e.to_string());
             d.finished = Some(Instant::now());

@@ -197,3 +197,54 @@ fn rerun_ignoring_signals() {
         assert!(text.contains("1 passed"), "{test}: {text}");
     }
 }
+
+/// A job the engine talks to: what the engine writes reaches its stdin and what it prints comes
+/// back raw on the channel, never into its log (where its owner could read it) and never as
+/// input its owner could type; its stderr is its log; a cancel ends it and the channel with it.
+#[test]
+fn a_channel_job_talks_only_to_the_engine_and_ends_with_a_cancel() {
+    use std::io::{BufRead, BufReader, Write};
+    let fx = Fixture::new();
+    let jobs = Jobs::new(JobLimits::default());
+    let script = "import sys\nfor line in sys.stdin:\n    print('echo ' + line.strip(), flush=True)\n    print('seen', file=sys.stderr, flush=True)\n";
+    let mut req = fx.request("python3", &["-c", script]);
+    req.owner = Some("tok_a".into());
+    let (id, channel) = jobs.start_channel(req).expect("start");
+    let (mut input, mut output) = (channel.input, BufReader::new(channel.output));
+    input.write_all(b"ping\n").and_then(|()| input.flush()).expect("write");
+    let mut line = String::new();
+    output.read_line(&mut line).expect("read");
+    assert_eq!(line, "echo ping\n");
+    let stderr = || jobs.logs(&id, Stream::Stderr, 0, 1 << 20).expect("logs").text;
+    let end = Instant::now() + Duration::from_secs(20);
+    while !stderr().contains("seen") {
+        assert!(Instant::now() < end, "no stderr in the log: {:?}", stderr());
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    assert_eq!(jobs.logs(&id, Stream::Stdout, 0, 1 << 20).expect("logs").text, "");
+    let status = jobs.status(&id).expect("status");
+    assert_eq!((status.state, status.interactive), (JobState::Running, None));
+    let typed = jobs.write_input(&id, &[text("ping\n")]);
+    assert!(matches!(typed, Err(ExecError::NotInteractive(_))), "{typed:?}");
+    assert!(jobs.list().iter().any(|j| j.id == id));
+
+    assert_eq!(jobs.cancel(&id).expect("cancel"), JobState::Cancelled);
+    line.clear();
+    assert_eq!(output.read_line(&mut line).expect("read after the end"), 0, "{line:?}");
+    let mut req = fx.request("cat", &[]);
+    req.interactive = Some(Interactive::Pipe);
+    let refused = jobs.start_channel(req);
+    assert!(matches!(refused, Err(ExecError::Invalid(_))), "{refused:?}");
+}
+
+/// No slot, no channel job: it is refused rather than queued (the engine waits on it).
+#[test]
+fn a_channel_job_is_refused_rather_than_queued() {
+    let fx = Fixture::new();
+    let limits = JobLimits { max_running: 1, ..JobLimits::default() };
+    let jobs = Jobs::new(limits);
+    let busy = jobs.start(fx.request("sleep", &["30"])).expect("start");
+    let refused = jobs.start_channel(fx.request("cat", &[]));
+    assert!(matches!(refused, Err(ExecError::Limit(_))), "{refused:?}");
+    jobs.cancel(&busy).expect("cancel");
+}
