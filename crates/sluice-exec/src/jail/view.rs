@@ -145,12 +145,23 @@ impl<'a> View<'a> {
     }
 
     /// The trusted PATH's folders, read-only, unless one would bring into view the home,
-    /// Sluice's data folder or a credential store.
+    /// Sluice's data folder or a credential store. npm's programs are links into the packages
+    /// beside them: with `…/node_modules/.bin` comes its `node_modules`, with a global
+    /// install's `<prefix>/bin` its `<prefix>/lib/node_modules`, under the same conditions.
     fn trusted_path(&mut self) -> Result<(), ExecError> {
         let spec = self.spec;
-        for dir in &spec.path_dirs {
+        let npm_packages = |dir: &PathBuf| -> Option<PathBuf> {
+            let parent = dir.parent()?;
+            match dir.file_name()?.to_str()? {
+                ".bin" if parent.file_name()? == "node_modules" => Some(parent.to_path_buf()),
+                "bin" => Some(parent.join("lib/node_modules")).filter(|p| p.is_dir()),
+                _ => None,
+            }
+        };
+        let dirs = spec.path_dirs.iter().flat_map(|d| [Some(d.clone()), npm_packages(d)]);
+        for dir in dirs.flatten() {
             // Through its links: `/bin` is `/usr/bin`, already there.
-            let Ok(real) = std::fs::canonicalize(dir) else { continue };
+            let Ok(real) = std::fs::canonicalize(&dir) else { continue };
             let dir = &real;
             let inside = |roots: &[PathBuf]| roots.iter().any(|r| dir.starts_with(r));
             // Never the home, Sluice's data folder or a folder above them (a PATH with `~`

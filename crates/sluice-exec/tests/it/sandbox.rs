@@ -336,3 +336,35 @@ fn a_program_whose_interpreter_the_job_cannot_see_is_not_found_by_file_name_only
     assert!(!message.contains(&*hidden.path().to_string_lossy()), "{message}");
     assert!(!message.contains(&*fx.outside().to_string_lossy()), "{message}");
 }
+
+/// An npm program on the trusted PATH runs in the jail: its `node_modules/.bin` link leads into
+/// the package beside it, and that package (with the files it loads) comes into view with the
+/// folder, read-only; the folders around it do not.
+#[test]
+fn an_npm_program_on_the_path_sees_its_package_and_nothing_beside_it() {
+    let fx = Fixture::new();
+    let tools = fx.outside().join("tools");
+    let modules = tools.join("node_modules");
+    std::fs::create_dir_all(modules.join(".bin")).expect("mkdir");
+    std::fs::create_dir_all(modules.join("pkg")).expect("mkdir");
+    std::fs::write(tools.join("beside"), "BESIDE-CANARY").expect("write");
+    std::fs::write(modules.join("pkg/lib.txt"), "from the package").expect("write");
+    let cli = modules.join("pkg/cli.sh");
+    std::fs::write(&cli, "#!/bin/sh\nd=$(dirname \"$(readlink -f \"$0\")\")\ncat \"$d/lib.txt\"; echo; cat \"$d/../../beside\" 2>&1; touch \"$d/written\" 2>&1; echo end\n").expect("write");
+    std::fs::set_permissions(&cli, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+        .expect("chmod");
+    std::os::unix::fs::symlink("../pkg/cli.sh", modules.join(".bin/pkg-cli")).expect("link");
+    let joined = std::env::join_paths([modules.join(".bin"), "/usr/bin".into(), "/bin".into()])
+        .expect("join");
+    let path = TrustedPath::new(&joined, &[fx.root()]);
+    let mut req = fx.request("sh", &[]);
+    req.command = sluice_exec::ResolvedCommand {
+        program: path.resolve("pkg-cli").expect("resolve"),
+        ..req.command
+    };
+    req.path = path;
+    let out = rt().block_on(Jobs::new(JobLimits::default()).run(req)).expect("run");
+    assert!(out.stdout.contains("from the package"), "{out:?}");
+    assert!(out.stdout.contains("end") && !out.stdout.contains("BESIDE-CANARY"), "{out:?}");
+    assert!(!modules.join("pkg/written").exists(), "the package is read-only: {out:?}");
+}
