@@ -6,11 +6,13 @@
 //! name and its uses (`refs.rs`: identifiers, not text). Files are walked as `search_text` walks
 //! them: the shield and `.gitignore` apply, no link is followed.
 //!
-//! A language server, run where a project's commands may run, is the second tier (its types
-//! make definitions exact); this one answers for every project.
+//! Tier two, [`lsp`]: the project's own language server (its types make answers exact), run
+//! by the engine as a job in the project's sandbox where its commands may run; this crate only
+//! speaks to it over the channel it is given, and starts no process.
 
 mod index;
 mod lang;
+pub mod lsp;
 mod refs;
 mod tools;
 

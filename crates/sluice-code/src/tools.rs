@@ -191,7 +191,7 @@ pub fn outline(ws: &Workspace, args: &OutlineArgs) -> Result<OutlineOutput, Runn
 
 /// One file of the project as `read_file` opens it, whole, within the index's size bound: its
 /// project-relative path and its bytes.
-fn read_source(ws: &Workspace, path: &str) -> Result<(String, Vec<u8>), RunnerError> {
+pub(crate) fn read_source(ws: &Workspace, path: &str) -> Result<(String, Vec<u8>), RunnerError> {
     let (rel, stamp, file) = sluice_runner::open_source(ws, path)?;
     let path = rel.to_string();
     if stamp.len > MAX_FILE_BYTES {

@@ -74,6 +74,7 @@ pub fn install(root: &Path) -> Result<TestEnv> {
     let python = python_env(root)?;
     let node = node_env(root)?;
     let clients = client_clis(root)?;
+    let servers = language_servers(root)?;
     ui_env(root)?;
     let driver = tauri_driver()?;
     let validator = package_tools(root)?.validator;
@@ -82,6 +83,7 @@ pub fn install(root: &Path) -> Result<TestEnv> {
             ("SLUICE_TEST_PYTHON".into(), python.display().to_string()),
             ("SLUICE_TEST_NODE".into(), node.display().to_string()),
             ("SLUICE_TEST_CLIENTS".into(), clients.display().to_string()),
+            ("SLUICE_TEST_LSP".into(), servers.display().to_string()),
             ("SLUICE_TAURI_DRIVER".into(), driver.display().to_string()),
             ("SLUICE_TEST_ACTION_VALIDATOR".into(), validator.display().to_string()),
         ],
@@ -110,6 +112,15 @@ pub fn client_clis(root: &Path) -> Result<PathBuf> {
     // exactly the locked versions that exist, skips other platforms', and writes nothing.
     npm_locked(&dir, &bin.join("codex"), &["install", "--no-save"])?;
     Ok(bin)
+}
+
+/// `tests/lsp`: the language servers the code-intelligence tests run (pyright,
+/// typescript-language-server with TypeScript), exactly as `package-lock.json` pins them; they
+/// run on the Node of [`node_env`]. Returns the folder (its `node_modules` holds them).
+pub fn language_servers(root: &Path) -> Result<PathBuf> {
+    let dir = root.join("tests/lsp");
+    npm_ci(&dir, &dir.join("node_modules/pyright/langserver.index.js"))?;
+    Ok(dir)
 }
 
 /// `npm ci` in `dir` unless `node_modules` already holds exactly what its `package-lock.json`

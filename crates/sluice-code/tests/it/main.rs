@@ -10,7 +10,9 @@ use sluice_code::{
 };
 use sluice_runner::Workspace;
 
-fn project(files: &[(&str, &str)]) -> (tempfile::TempDir, Workspace) {
+mod server;
+
+pub(crate) fn project(files: &[(&str, &str)]) -> (tempfile::TempDir, Workspace) {
     let dir = tempfile::tempdir().expect("tempdir");
     write(dir.path(), files);
     let ws = Workspace::open(dir.path(), &["*.secret".to_owned()]).expect("workspace");
