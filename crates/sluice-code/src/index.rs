@@ -131,11 +131,15 @@ pub(crate) fn definitions(language: Language, source: &[u8]) -> Vec<Symbol> {
             }
             let Some(name) = source.get(tag.name_range.clone()) else { continue };
             let Ok(name) = std::str::from_utf8(name) else { continue };
+            // `span` is the name's; the definition's last line is where its node ends.
+            let line = tag.span.start.row as u64 + 1;
+            let body = source.get(tag.name_range.start..tag.range.end.saturating_sub(1));
+            let below = body.map_or(0, |b| memchr::memchr_iter(b'\n', b).count() as u64);
             let symbol = Symbol {
                 name: name.to_owned(),
                 kind: kind.to_owned(),
-                line: tag.span.start.row as u64 + 1,
-                end_line: tag.span.end.row as u64 + 1,
+                line,
+                end_line: line + below,
                 container: None,
                 text: line_text(source, tag.line_range.clone()),
             };

@@ -109,6 +109,14 @@ pub struct DefinitionArgs {
     /// The file where the name is used: definitions in it, then in the modules it imports,
     /// then in its folder, come first.
     pub path: Option<String>,
+    /// With `path`: the 1-based line of it where `name` is used. Where the project runs its
+    /// language server (execution `project` or `any`, agent profile), the server answers with
+    /// the one definition that use means (tier `server`); otherwise the syntax index answers.
+    #[schemars(range(min = 1))]
+    pub line: Option<u32>,
+    /// Which appearance of `name` on `line`, 1-based (default 1).
+    #[schemars(range(min = 1))]
+    pub occurrence: Option<u32>,
     /// Default 20, max 200.
     #[schemars(range(min = 1, max = 200))]
     pub max_results: Option<u32>,
@@ -122,6 +130,9 @@ pub struct DefinitionOutput {
     pub definitions: Vec<Located>,
     pub truncated: bool,
     pub tier: &'static str,
+    /// Why the language server did not answer when `line` asked for it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 /// Arguments of `code_references`.
@@ -131,8 +142,17 @@ pub struct DefinitionOutput {
 pub struct ReferencesArgs {
     /// The identifier whose uses to find (code only: comments and strings are not uses).
     pub name: String,
-    /// Only beneath this folder (or in this file), relative to the project root.
+    /// Only beneath this folder (or in this file), relative to the project root; with `line`,
+    /// the file where `name` appears.
     pub path: Option<String>,
+    /// With `path` naming a file: the 1-based line of it where `name` appears. Where the
+    /// project runs its language server, the server finds the uses of that very symbol in the
+    /// whole project (tier `server`); otherwise the syntax index answers by name.
+    #[schemars(range(min = 1))]
+    pub line: Option<u32>,
+    /// Which appearance of `name` on `line`, 1-based (default 1).
+    #[schemars(range(min = 1))]
+    pub occurrence: Option<u32>,
     /// Default 100, max 1000.
     #[schemars(range(min = 1, max = 1000))]
     pub max_results: Option<u32>,
@@ -159,6 +179,9 @@ pub struct ReferencesOutput {
     pub truncated: bool,
     pub files_searched: u64,
     pub tier: &'static str,
+    /// Why the language server did not answer when `line` asked for it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 fn clamp(value: Option<u32>, default: u32, max: u32) -> usize {
@@ -287,7 +310,7 @@ pub fn definition(
         }
     }
     let (definitions, truncated) = ranked(found, max, snapshot.timed_out);
-    Ok(DefinitionOutput { definitions, truncated, tier: SYNTAX_TIER })
+    Ok(DefinitionOutput { definitions, truncated, tier: SYNTAX_TIER, note: None })
 }
 
 fn folder_of(path: &str) -> &str {
@@ -390,6 +413,7 @@ pub fn references(
         truncated,
         files_searched: searched.into_inner(),
         tier: SYNTAX_TIER,
+        note: None,
     })
 }
 

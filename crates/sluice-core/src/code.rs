@@ -99,6 +99,12 @@ error_codes! {
     /// The client cancelled the request (it closed the response stream or sent
     /// `notifications/cancelled`); the command the call started was stopped.
     Cancelled = "cancelled",
+    /// No language server for the file's language is on the PATH Sluice runs programs from; the
+    /// message says what to install.
+    LanguageServerMissing = "language_server_missing",
+    /// The project's language server did not answer: it failed to start, ended, timed out or
+    /// refused the question; the message says which.
+    LanguageServerFailed = "language_server_failed",
     /// The project requires full confinement for its jobs and this system cannot give it (on
     /// Linux: no namespaces, only the Landlock and seccomp fallback, or a layer missing).
     ConfinementUnavailable = "confinement_unavailable",

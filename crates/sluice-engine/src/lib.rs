@@ -13,6 +13,7 @@ mod caller_jobs;
 mod checkpoints;
 pub mod clients;
 pub mod clients_health;
+pub mod code_servers;
 mod events;
 mod exec;
 mod handle;
@@ -144,6 +145,8 @@ pub struct Engine {
     workspaces: Mutex<HashMap<ProjectId, (i64, Arc<Workspace>)>>,
     /// Each project's syntax index, built on its first code query.
     code_indexes: Mutex<HashMap<ProjectId, Arc<sluice_code::CodeIndex>>>,
+    /// The projects' language servers (tier two), while they run.
+    servers: code_servers::Servers,
     /// One `Mutations` per project: it serializes that project's changes.
     mutations: Mutex<HashMap<ProjectId, Arc<Mutations>>>,
     approval_ttl: Duration,
@@ -220,6 +223,7 @@ impl Engine {
             }),
             workspaces: Mutex::new(HashMap::new()),
             code_indexes: Mutex::new(HashMap::new()),
+            servers: code_servers::Servers::default(),
             mutations: Mutex::new(HashMap::new()),
             approval_ttl: config.approval_ttl,
             decided: tokio::sync::Notify::new(),

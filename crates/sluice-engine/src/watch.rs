@@ -40,6 +40,7 @@ pub fn watch_roots(engine: Arc<Engine>) -> tokio::task::JoinHandle<()> {
             let check = engine.clone();
             let roots = tokio::task::spawn_blocking(move || {
                 check.enforce_exec();
+                check.reap_servers();
                 check.check_roots();
                 check.available_roots()
             })

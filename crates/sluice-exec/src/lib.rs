@@ -50,6 +50,6 @@ pub use kill::{KillReport, Tree, init_subreaper, kill_all, protect_engine};
 pub use publish::{Ports, PublishedPort};
 pub use spawn::{Exposure, Live, Network, ResourceLimits, Sandbox, SandboxPolicy, Spawned};
 pub use spec::{
-    AllowRule, Assessment, CommandSpec, Fingerprint, Form, Policy, ProjectFacts, ResolvedCommand,
-    Risk, TrustedPath, Verdict, assess, decide,
+    AllowRule, Assessment, CommandSpec, Fingerprint, Form, LANGUAGE_SERVERS, LanguageServer,
+    Policy, ProjectFacts, ResolvedCommand, Risk, TrustedPath, Verdict, assess, decide, servers_for,
 };

@@ -19,9 +19,9 @@ use sluice_runner::{RunnerError, Workspace};
 
 use super::patch::{self, Edit};
 use super::session::{LspError, Session};
-use crate::index::line_text;
+use crate::index::{definitions, line_text};
 use crate::lang::Language;
-use crate::tools::read_source;
+use crate::tools::{DefinitionOutput, Located, Reference, ReferencesOutput, Symbol, read_source};
 
 /// Which tier answered: `server` is the project's language server, run in its sandbox.
 pub const SERVER_TIER: &str = "server";
@@ -50,26 +50,23 @@ pub struct Spot {
 }
 
 /// A place in the project a server pointed to.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
-#[schemars(transform = sluice_core::schema::plain_integers)]
-pub struct Place {
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Place {
     pub path: String,
-    /// 1-based line and column (in characters) where it starts.
+    /// 1-based line and column (in bytes) where it starts.
     pub line: u64,
     pub column: u64,
     /// The line, trimmed (secrets redacted, long lines cut).
     pub text: String,
 }
 
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-#[schemars(transform = sluice_core::schema::plain_integers)]
-pub struct PlacesOutput {
+#[derive(Debug, Clone)]
+struct PlacesOutput {
     pub places: Vec<Place>,
     /// Places outside the project (libraries, the standard library) or in files the shield
     /// keeps out, not shown.
     pub outside: u64,
     pub truncated: bool,
-    pub tier: &'static str,
 }
 
 #[derive(Debug, Clone, Serialize, JsonSchema)]
@@ -227,18 +224,17 @@ impl Placer<'_> {
         let rest = &bytes[start.min(bytes.len())..];
         let end = start + rest.iter().position(|b| *b == b'\n').unwrap_or(rest.len());
         let raw = String::from_utf8_lossy(&bytes[start.min(end)..end]);
-        let chars = self.session.encoding().chars(raw.trim_end_matches('\r'), character);
+        let byte = self.session.encoding().byte(raw.trim_end_matches('\r'), character);
         Some(Place {
             path: rel,
             line: u64::from(line) + 1,
-            column: chars as u64 + 1,
+            column: byte as u64 + 1,
             text: line_text(bytes, start.min(end)..end),
         })
     }
 
     fn places(&mut self, locations: Vec<(String, u32, u32)>) -> PlacesOutput {
-        let mut out =
-            PlacesOutput { places: Vec::new(), outside: 0, truncated: false, tier: SERVER_TIER };
+        let mut out = PlacesOutput { places: Vec::new(), outside: 0, truncated: false };
         for (uri, line, character) in locations {
             match self.place(&uri, line, character) {
                 Some(p) if out.places.len() < MAX_PLACES => {
@@ -267,8 +263,8 @@ fn location_triples(locations: Vec<Location>) -> Vec<(String, u32, u32)> {
         .collect()
 }
 
-/// Where the name at `spot` is defined.
-pub fn definition(
+/// The server's definitions of the name at `spot`, as places.
+fn definition_places(
     session: &Session,
     ws: &Workspace,
     spot: &Spot,
@@ -284,31 +280,92 @@ pub fn definition(
         Some(GotoDefinitionResponse::Link(links)) => links
             .into_iter()
             .map(|l| {
-                (
-                    l.target_uri.as_str().to_owned(),
-                    l.target_selection_range.start.line,
-                    l.target_selection_range.start.character,
-                )
+                let at = l.target_selection_range.start;
+                (l.target_uri.as_str().to_owned(), at.line, at.character)
             })
             .collect(),
     };
     Ok(Placer { session, ws, files: HashMap::new() }.places(triples))
 }
 
-/// Every use of the name at `spot` (its declaration included).
+/// Where the name at `spot` is defined, as the server resolves it; each definition described
+/// by the syntax index where it knows it (kind, extent, container).
+pub fn definition(
+    session: &Session,
+    ws: &Workspace,
+    spot: &Spot,
+    timeout: Duration,
+) -> Result<DefinitionOutput, AskError> {
+    let found = definition_places(session, ws, spot, timeout)?;
+    let mut outlines: HashMap<String, Vec<Symbol>> = HashMap::new();
+    let definitions = found
+        .places
+        .into_iter()
+        .map(|place| {
+            let symbols = outlines.entry(place.path.clone()).or_insert_with(|| {
+                let language = Language::of(&place.path);
+                match (language, read_source(ws, &place.path)) {
+                    (Some(language), Ok((_, bytes))) => definitions(language, &bytes),
+                    _ => Vec::new(),
+                }
+            });
+            let known = symbols.iter().find(|s| s.line == place.line && s.name == spot.name.trim());
+            let symbol = known.cloned().unwrap_or_else(|| Symbol {
+                name: spot.name.trim().to_owned(),
+                kind: "definition".into(),
+                line: place.line,
+                end_line: place.line,
+                container: None,
+                text: place.text.clone(),
+            });
+            Located { path: place.path, symbol }
+        })
+        .collect();
+    Ok(DefinitionOutput {
+        definitions,
+        truncated: found.truncated,
+        tier: SERVER_TIER,
+        note: (found.outside > 0)
+            .then(|| format!("{} definition(s) outside the project are not shown", found.outside)),
+    })
+}
+
+/// Every use of the name at `spot` in the project, as the server resolves it (its definitions
+/// marked).
 pub fn references(
     session: &Session,
     ws: &Workspace,
     spot: &Spot,
     timeout: Duration,
-) -> Result<PlacesOutput, AskError> {
+) -> Result<ReferencesOutput, AskError> {
+    let defined = definition_places(session, ws, spot, timeout)?.places;
     let (_, mut params) = position(session, ws, spot)?;
     params["context"] = json!({"includeDeclaration": true});
     let answer = session.request("textDocument/references", params, timeout)?;
     let found: Option<Vec<Location>> = parse(answer, "the references")?;
     let mut triples = location_triples(found.unwrap_or_default());
     triples.sort();
-    Ok(Placer { session, ws, files: HashMap::new() }.places(triples))
+    let found = Placer { session, ws, files: HashMap::new() }.places(triples);
+    let files: std::collections::HashSet<&str> =
+        found.places.iter().map(|p| p.path.as_str()).collect();
+    Ok(ReferencesOutput {
+        files_searched: files.len() as u64,
+        references: found
+            .places
+            .iter()
+            .map(|p| Reference {
+                path: p.path.clone(),
+                line: p.line,
+                column: p.column,
+                text: p.text.clone(),
+                is_definition: defined.iter().any(|d| d.path == p.path && d.line == p.line),
+            })
+            .collect(),
+        truncated: found.truncated,
+        tier: SERVER_TIER,
+        note: (found.outside > 0)
+            .then(|| format!("{} use(s) outside the project are not shown", found.outside)),
+    })
 }
 
 /// The type and documentation of the name at `spot`.

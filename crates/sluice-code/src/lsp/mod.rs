@@ -10,7 +10,7 @@ mod session;
 pub mod wire;
 
 pub use ask::{
-    AskError, Diagnostic, DiagnosticsOutput, HoverOutput, Place, PlacesOutput, RenamePreview,
-    SERVER_TIER, Spot, definition, diagnostics, hover, language_id, references, rename_preview,
+    AskError, Diagnostic, DiagnosticsOutput, HoverOutput, RenamePreview, SERVER_TIER, Spot,
+    definition, diagnostics, hover, language_id, references, rename_preview,
 };
 pub use session::{Encoding, LspError, Session};

@@ -79,18 +79,27 @@ fn pyright_answers_definition_uses_hover_diagnostics_and_a_rename_preview() {
 
     let found = lsp::definition(s, &ws, &spot("main.py", 3, "greet"), WAIT).expect("definition");
     assert_eq!(found.tier, "server");
-    let at: Vec<(&str, u64, u64)> =
-        found.places.iter().map(|p| (p.path.as_str(), p.line, p.column)).collect();
-    assert_eq!(at, [("pkg/util.py", 1, 5)], "{found:?}");
-    assert_eq!(found.places[0].text, "def greet(name: str) -> str:");
+    let at: Vec<(&str, u64, &str, u64)> = found
+        .definitions
+        .iter()
+        .map(|d| (d.path.as_str(), d.symbol.line, d.symbol.kind.as_str(), d.symbol.end_line))
+        .collect();
+    assert_eq!(at, [("pkg/util.py", 1, "function", 3)], "{found:?}");
+    assert_eq!(found.definitions[0].symbol.text, "def greet(name: str) -> str:");
 
     let uses = lsp::references(s, &ws, &spot("pkg/util.py", 1, "greet"), WAIT).expect("references");
-    let at: Vec<(&str, u64)> = uses.places.iter().map(|p| (p.path.as_str(), p.line)).collect();
-    assert_eq!(
-        at,
-        [("main.py", 1), ("main.py", 3), ("main.py", 4), ("pkg/util.py", 1)],
-        "{uses:?}"
-    );
+    let at: Vec<(&str, u64, u64, bool)> = uses
+        .references
+        .iter()
+        .map(|r| (r.path.as_str(), r.line, r.column, r.is_definition))
+        .collect();
+    let want = [
+        ("main.py", 1, 22, false),
+        ("main.py", 3, 7, false),
+        ("main.py", 4, 14, false),
+        ("pkg/util.py", 1, 5, true),
+    ];
+    assert_eq!(at, want, "{uses:?}");
 
     let hover = lsp::hover(s, &ws, &spot("main.py", 3, "greet"), WAIT).expect("hover");
     assert!(

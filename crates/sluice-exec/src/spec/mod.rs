@@ -10,6 +10,7 @@
 
 mod facts;
 mod risk;
+mod servers;
 mod toolchain;
 mod trusted_path;
 mod verdict;
@@ -23,6 +24,7 @@ use sluice_guard::RelPath;
 use crate::error::ExecError;
 
 pub use facts::ProjectFacts;
+pub use servers::{LANGUAGE_SERVERS, LanguageServer, servers_for};
 pub use trusted_path::TrustedPath;
 pub use verdict::{AllowRule, Fingerprint, Policy, ResolvedCommand, Verdict, decide};
 

@@ -75,7 +75,8 @@ pub(super) fn toolchain(name: &str, args: &[&str], facts: &ProjectFacts) -> Resu
         "gradle" => gradle_form(args),
         "mvn" => maven_form(args),
         "dotnet" => dotnet_form(args),
-        _ => Err(format!("`{name}` is not a known toolchain")),
+        _ => super::servers::form(name, args)
+            .unwrap_or_else(|| Err(format!("`{name}` is not a known toolchain"))),
     }
 }
 
