@@ -1,5 +1,7 @@
 //! Code intelligence as tools, from the syntax index every project has (`sluice-code`): a
 //! file's outline, symbols by name, go to definition, find references. Read-only; nothing runs.
+//! Definition and references given a line are answered by the project's language server while
+//! one runs (`code_server.rs` starts it); otherwise by the index, with a note saying why.
 
 use rmcp::handler::server::common::{Extension, schema_for_output};
 use rmcp::handler::server::wrapper::Parameters;
@@ -9,8 +11,15 @@ use sluice_code::{
     DefinitionArgs, DefinitionOutput, OutlineArgs, OutlineOutput, ReferencesArgs, ReferencesOutput,
     SymbolsArgs, SymbolsOutput,
 };
-use sluice_engine::Caller;
+use std::sync::Arc;
+use std::time::Duration;
 
+use sluice_code::lsp::Spot;
+use sluice_core::Failure;
+use sluice_engine::code_servers::WarmServer;
+use sluice_engine::{Caller, Engine, ProjectHandle};
+
+use crate::code_server::{asked, running_server};
 use crate::server::{ProjectCall, SluiceServer, Work};
 
 #[tool_router(router = code_tools, vis = "pub(crate)")]
@@ -67,9 +76,18 @@ impl SluiceServer {
         Extension(caller): Extension<Caller>,
         Parameters(call): Parameters<ProjectCall<DefinitionArgs>>,
     ) -> Result<CallToolResult, ErrorData> {
-        let args = call.args;
+        let (args, engine) = (call.args, self.engine().clone());
         self.in_project(&caller, &call.project, Work::Walk, move |p| {
-            sluice_code::definition(&p.workspace, &p.code, &args)
+            let Some((warm, spot)) =
+                server_spot(&engine, p, &args.path, args.line, args.occurrence, &args.name)
+            else {
+                let mut out =
+                    sluice_code::definition(&p.workspace, &p.code, &args).map_err(coded)?;
+                out.note = syntax_note(args.line);
+                return Ok(out);
+            };
+            sluice_code::lsp::definition(&warm.session, &p.workspace, &spot, QUESTION)
+                .map_err(|e| asked(e, warm.server.program))
         })
         .await
     }
@@ -86,10 +104,55 @@ impl SluiceServer {
         Extension(caller): Extension<Caller>,
         Parameters(call): Parameters<ProjectCall<ReferencesArgs>>,
     ) -> Result<CallToolResult, ErrorData> {
-        let args = call.args;
+        let (mut args, engine) = (call.args, self.engine().clone());
         self.in_project(&caller, &call.project, Work::Walk, move |p| {
-            sluice_code::references(&p.workspace, &p.code, &args)
+            let Some((warm, spot)) =
+                server_spot(&engine, p, &args.path, args.line, args.occurrence, &args.name)
+            else {
+                // A line names the file of one use: the uses are looked for everywhere.
+                if args.line.is_some() {
+                    args.path = None;
+                }
+                let mut out =
+                    sluice_code::references(&p.workspace, &p.code, &args).map_err(coded)?;
+                out.note = syntax_note(args.line);
+                return Ok(out);
+            };
+            sluice_code::lsp::references(&warm.session, &p.workspace, &spot, QUESTION)
+                .map_err(|e| asked(e, warm.server.program))
         })
         .await
     }
+}
+
+/// How long a question to a running server may take.
+const QUESTION: Duration = Duration::from_secs(60);
+
+/// The running language server and the spot to ask it about, when a line was given and a
+/// server runs for the file's language.
+fn server_spot(
+    engine: &Engine,
+    p: &ProjectHandle,
+    path: &Option<String>,
+    line: Option<u32>,
+    occurrence: Option<u32>,
+    name: &str,
+) -> Option<(Arc<WarmServer>, Spot)> {
+    let (path, line) = (path.as_deref()?, line?);
+    let warm = running_server(engine, p, path)?;
+    Some((warm, Spot { path: path.to_owned(), line, name: name.to_owned(), occurrence }))
+}
+
+/// The note of a syntax answer to a question that named a line.
+fn syntax_note(line: Option<u32>) -> Option<String> {
+    line.map(|_| {
+        "answered by the syntax index (by name): no language server runs for this file's \
+         language here; code_hover, code_diagnostics or code_rename start one where the project \
+         may run commands"
+            .to_owned()
+    })
+}
+
+fn coded(e: sluice_runner::RunnerError) -> Failure {
+    Failure::new(sluice_core::Coded::code(&e), e.to_string())
 }

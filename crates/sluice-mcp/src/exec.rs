@@ -61,6 +61,35 @@ pub(crate) struct Start {
     /// A job the assistant may type into, and ports it publishes (start_job only).
     pub(crate) interactive: Option<Interactive>,
     pub(crate) publish: Vec<u16>,
+    /// A language server the engine keeps running for the project (the code tools).
+    pub(crate) language_server: bool,
+}
+
+impl Start {
+    /// The start of a plain command by `tool`.
+    pub(crate) fn new(
+        caller: Caller,
+        project: String,
+        tool: &'static str,
+        cancel: CancellationToken,
+        progress: Progress,
+    ) -> Start {
+        Start {
+            caller,
+            project,
+            tool,
+            cancel,
+            progress,
+            interactive: None,
+            publish: Vec::new(),
+            language_server: false,
+        }
+    }
+
+    /// The same start, of a language server for the code tools (its approval says so).
+    pub(crate) fn of_language_server(self) -> Start {
+        Start { language_server: true, ..self }
+    }
 }
 
 impl SluiceServer {
@@ -71,7 +100,16 @@ impl SluiceServer {
         start: Start,
         spec: CommandSpec,
     ) -> Result<(JobRequest, Checkpointed), Failure> {
-        let Start { caller, project, tool, cancel, progress, interactive, publish } = start;
+        let Start {
+            caller,
+            project,
+            tool,
+            cancel,
+            progress,
+            interactive,
+            publish,
+            language_server,
+        } = start;
         let engine = self.engine();
         let handle = engine.project(&caller, &project)?;
         let verdict = engine.plan_exec(&handle, &spec)?;
@@ -110,6 +148,10 @@ impl SluiceServer {
             if !publish.is_empty() {
                 summary.push('\n');
                 summary.push_str(&crate::ports::publish_line(&publish));
+            }
+            if language_server {
+                summary.push('\n');
+                summary.push_str(SERVER_LINE);
             }
             if !live {
                 engine.offer_rule(&handle.id, &fingerprint, &verdict);
@@ -297,6 +339,11 @@ impl SluiceServer {
     }
 }
 
+/// The line a language server's start adds to the user's approval card.
+const SERVER_LINE: &str = "a language server for the code tools: it stays running for this \
+    project, in the same sandbox, until it idles for 10 minutes, Sluice is paused or stopped, or \
+    the project may no longer run commands";
+
 /// The line an interactive start adds to the user's approval card.
 fn interactive_line(kind: Interactive) -> String {
     format!(
@@ -336,15 +383,9 @@ macro_rules! exec_tools {
                     meta: RequestMetaObject,
                     Parameters(call): Parameters<ProjectCall<$args>>,
                 ) -> Result<CallToolResult, ErrorData> {
-                    let start = Start {
-                        caller,
-                        project: call.project,
-                        tool: stringify!($name),
-                        cancel,
-                        progress: Progress { peer, meta },
-                        interactive: None,
-                        publish: Vec::new(),
-                    };
+                    let progress = Progress { peer, meta };
+                    let start =
+                        Start::new(caller, call.project, stringify!($name), cancel, progress);
                     respond(self.$handler(start, call.args).await)
                 }
             )*

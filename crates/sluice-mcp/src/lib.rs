@@ -8,6 +8,7 @@ pub mod check;
 mod checkpoint;
 mod cimd;
 mod code;
+mod code_server;
 mod direct;
 pub mod dto;
 mod exec;

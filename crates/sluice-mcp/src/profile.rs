@@ -17,6 +17,9 @@ pub(crate) fn minimum(tool: &str) -> Option<Profile> {
         | "git_status" | "git_diff" | "git_log" | "git_show" | "git_refs" => Profile::Review,
         // Code intelligence from the syntax index: reading.
         "code_outline" | "code_symbols" | "code_definition" | "code_references" => Profile::Review,
+        // Code intelligence from the project's language server: starting one runs the
+        // project's code in its sandbox, as a build does.
+        "code_hover" | "code_diagnostics" | "code_rename" => Profile::Agent,
         // Changing files.
         "write_file" | "edit_file" | "apply_patch" | "move_path" | "create_directory"
         | "delete_path" | "restore" | "list_backups" => Profile::Edit,

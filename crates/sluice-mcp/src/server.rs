@@ -77,6 +77,7 @@ impl SluiceServer {
             + SluiceServer::git_tools()
             + SluiceServer::checkpoint_tools()
             + SluiceServer::code_tools()
+            + SluiceServer::code_server_tools()
             + SluiceServer::worktree_tools()
             + SluiceServer::exec_tools()
             + SluiceServer::live_tools()

@@ -14,6 +14,7 @@ mod checkpoints;
 mod cli;
 mod client_clis;
 mod code_intel;
+mod code_server;
 mod connect;
 mod exec;
 mod exec_live;

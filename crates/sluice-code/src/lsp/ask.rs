@@ -33,8 +33,7 @@ const MAX_MESSAGE: usize = 1000;
 
 /// A name where it appears: the file, the line, and which of the name's appearances on that
 /// line (the first, unless `occurrence` says otherwise).
-#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
-#[serde(default)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[schemars(transform = sluice_core::schema::plain_integers)]
 pub struct Spot {
     /// The file, relative to the project root.
@@ -45,6 +44,7 @@ pub struct Spot {
     /// The identifier, as written on that line.
     pub name: String,
     /// Which appearance of `name` on the line, 1-based (default 1).
+    #[serde(default)]
     #[schemars(range(min = 1))]
     pub occurrence: Option<u32>,
 }
