@@ -40,6 +40,8 @@ EXEC_READ_TOOLS = {"job_status", "job_logs", "list_jobs"}
 EXEC_WRITE_TOOLS = {
     "run_command", "run_tests", "run_build", "start_job", "cancel_job", "write_job_input",
     "fetch_from_job",
+    # The project's language server: starting one runs the project's code in its sandbox.
+    "code_hover", "code_diagnostics", "code_rename",
 }
 READ_TOOLS = READ_TOOLS | EXEC_READ_TOOLS
 # The assistant's own panic switch: lowers its token's privileges, never raises them.

@@ -30,7 +30,8 @@ EDIT_TOOLS = {
 }
 AGENT_TOOLS = {
     "run_command", "run_tests", "run_build", "start_job", "job_status", "job_logs", "cancel_job",
-    "list_jobs", "write_job_input", "fetch_from_job",
+    "list_jobs", "write_job_input", "fetch_from_job", "code_hover", "code_diagnostics",
+    "code_rename",
 }
 
 

@@ -52,7 +52,7 @@ async function refused(name, args, code) {
 
 const { tools } = await client.listTools();
 const writeTools = ["write_file", "edit_file", "apply_patch", "move_path", "create_directory", "delete_path", "restore", "create_checkpoint", "restore_checkpoint", "run_command", "run_tests", "run_build", "start_job", "cancel_job", "write_job_input", "fetch_from_job", "drop_privileges", "git_commit", "git_branch", "git_tag", "git_switch", "git_stash", "git_worktree"];
-check(tools.length === 46, "forty-six tools", tools.map((t) => t.name));
+check(tools.length === 49, "forty-nine tools", tools.map((t) => t.name));
 for (const t of tools) {
   const readOnly = !writeTools.includes(t.name);
   check(t.annotations?.readOnlyHint === readOnly, `${t.name} read-only hint`, t.annotations);

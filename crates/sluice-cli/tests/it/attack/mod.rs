@@ -12,6 +12,7 @@
 //! long form (races, timing) run longer with `SLUICE_ATTACK_LONG=1`, which
 //! `cargo xtask attack --long` sets.
 
+mod code;
 mod exec;
 mod paths;
 mod secrets;
@@ -62,17 +63,23 @@ impl Rig {
     /// A rig whose "demo" project is read-write with execution `exec` (`off`, `safe`,
     /// `project`, `any`).
     pub fn new(exec: &str) -> Rig {
-        Rig::build(exec, false)
+        Rig::build(exec, false, None)
+    }
+
+    /// [`Rig::new`] with the engine's PATH set (programs the case needs, as a user would have
+    /// them installed).
+    pub fn with_path(exec: &str, path: &str) -> Rig {
+        Rig::build(exec, false, Some(path))
     }
 
     /// [`Rig::new`] with Sluice running as `nobody`, its files owned by it: for guards that a
     /// root engine could pass only because of root (tests run as root here; users run Sluice as
     /// themselves).
     pub fn unprivileged(exec: &str) -> Rig {
-        Rig::build(exec, true)
+        Rig::build(exec, true, None)
     }
 
-    fn build(exec: &str, unprivileged: bool) -> Rig {
+    fn build(exec: &str, unprivileged: bool, path: Option<&str>) -> Rig {
         let sb = Sandbox::new();
         let root = sb.root();
         let home = root.join("home");
@@ -119,7 +126,11 @@ impl Rig {
 
         let port = free_port();
         let log = root.join("serve.log");
-        let server = as_user(sb.cmd(), unprivileged)
+        let mut serve = as_user(sb.cmd(), unprivileged);
+        if let Some(path) = path {
+            serve.env("PATH", path);
+        }
+        let server = serve
             .env("HOME", &home)
             .env("RT_CANARY", &canaries[3])
             .env("RUST_LOG", "debug")
