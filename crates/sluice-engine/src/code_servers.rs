@@ -138,20 +138,21 @@ impl Engine {
         request.shown_as = Some(format!("language server: {}", request.command.display()));
         let root = handle.workspace.root().path().to_path_buf();
         let (job, channel) = self.jobs.start_channel(request).map_err(Failure::from)?;
-        let session = match Session::start(channel.input, channel.output, &root, START) {
-            Ok(session) => session,
-            Err(e) => {
-                let _ = self.jobs.cancel(&job);
-                return Err(Failure::new(
-                    ErrorCode::LanguageServerFailed,
-                    format!(
-                        "the language server {} did not start ({e}); its job {job} has its \
+        let session =
+            match Session::start(channel.input, channel.output, &root, server.program, START) {
+                Ok(session) => session,
+                Err(e) => {
+                    let _ = self.jobs.cancel(&job);
+                    return Err(Failure::new(
+                        ErrorCode::LanguageServerFailed,
+                        format!(
+                            "the language server {} did not start ({e}); its job {job} has its \
                          output",
-                        server.program
-                    ),
-                ));
-            }
-        };
+                            server.program
+                        ),
+                    ));
+                }
+            };
         let warm = Arc::new(WarmServer { job, server, session, used: Mutex::new(Instant::now()) });
         let key = (handle.id.clone(), server.program);
         let replaced = lock(&self.servers.running).insert(key, warm.clone());

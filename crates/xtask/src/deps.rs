@@ -25,6 +25,10 @@ const APT_PACKAGES: &[&str] = &[
     "libsecret-1-0",
     // What must keep working inside the sandbox: `go test` (and a headless browser, below).
     "golang-go",
+    // Language servers the code tools are tested with (pyright and typescript-language-server
+    // come from npm, `tests/lsp`).
+    "clangd",
+    "gopls",
 ];
 
 /// Installed when the distribution has them as a plain package (Ubuntu ships Chromium only as a

@@ -30,6 +30,8 @@ const MAX_PLACES: usize = 200;
 const MAX_HOVER: usize = 4096;
 const MAX_DIAGNOSTICS: usize = 500;
 const MAX_MESSAGE: usize = 1000;
+/// How long a question waits for the server to finish loading the project first.
+const SETTLE: Duration = Duration::from_secs(30);
 
 /// A name where it appears: the file, the line, and which of the name's appearances on that
 /// line (the first, unless `occurrence` says otherwise).
@@ -180,6 +182,7 @@ fn position(session: &Session, ws: &Workspace, spot: &Spot) -> Result<(String, V
     })?;
     let chars = line[..byte].chars().count();
     let column = session.encoding().column(line, chars);
+    session.settle(&rel, SETTLE);
     let uri = session.uri(&rel)?;
     Ok((
         rel,
@@ -263,17 +266,46 @@ fn location_triples(locations: Vec<Location>) -> Vec<(String, u32, u32)> {
         .collect()
 }
 
-/// The server's definitions of the name at `spot`, as places.
+/// The server's definitions of the name at `spot`, as places. A definition that is an alias
+/// in the same file (an `import { x }`, which is where tsserver's definition of an imported
+/// name lands) is replaced by what the name is bound to.
 fn definition_places(
     session: &Session,
     ws: &Workspace,
     spot: &Spot,
     timeout: Duration,
 ) -> Result<PlacesOutput, AskError> {
-    let (_, params) = position(session, ws, spot)?;
-    let answer = session.request("textDocument/definition", params, timeout)?;
+    let (rel, params) = position(session, ws, spot)?;
+    let mut triples =
+        definition_triples(session, "textDocument/definition", params.clone(), timeout)?;
+    let here = session.uri(&rel)?;
+    // tsserver answers an imported name's definition with its import (and the import's with
+    // itself); what the name is bound to is then its implementation, in another file.
+    if let [(uri, line, _)] = triples.as_slice()
+        && *uri == here
+        && *line + 1 != spot.line
+    {
+        let bound = definition_triples(session, "textDocument/implementation", params, timeout);
+        if let Ok(bound) = bound
+            && !bound.is_empty()
+            && bound.iter().all(|(u, _, _)| *u != here)
+        {
+            triples = bound;
+        }
+    }
+    Ok(Placer { session, ws, files: HashMap::new() }.places(triples))
+}
+
+/// The locations a definition-like request (`definition`, `implementation`) answers.
+fn definition_triples(
+    session: &Session,
+    method: &str,
+    params: Value,
+    timeout: Duration,
+) -> Result<Vec<(String, u32, u32)>, AskError> {
+    let answer = session.request(method, params, timeout)?;
     let found: Option<GotoDefinitionResponse> = parse(answer, "the definition")?;
-    let triples = match found {
+    Ok(match found {
         None => Vec::new(),
         Some(GotoDefinitionResponse::Scalar(l)) => location_triples(vec![l]),
         Some(GotoDefinitionResponse::Array(ls)) => location_triples(ls),
@@ -284,8 +316,47 @@ fn definition_places(
                 (l.target_uri.as_str().to_owned(), at.line, at.character)
             })
             .collect(),
+    })
+}
+
+/// The most files sent to a server that knows only what it is sent, before a question about
+/// uses.
+const MAX_SENT: usize = 300;
+/// How long, in all, a question about uses waits for the files it sent to be checked.
+const SEND_WAIT: Duration = Duration::from_secs(20);
+
+/// For a server that knows only the files it was sent: sends it the project's files of the
+/// languages of `path` (the C family together), so uses and renames cover them. Best effort:
+/// a file that cannot be read is skipped.
+fn send_project(session: &Session, ws: &Workspace, path: &str) {
+    let Some(language) = Language::of(path).filter(|_| session.knows_only_open()) else { return };
+    let family = |l: Language| match l {
+        Language::C | Language::Cpp => 0,
+        Language::Javascript | Language::Typescript | Language::Tsx => 1,
+        other => 2 + other as usize,
     };
-    Ok(Placer { session, ws, files: HashMap::new() }.places(triples))
+    let files = std::sync::Mutex::new(Vec::new());
+    let wanted = |p: &str| Language::of(p).is_some_and(|l| family(l) == family(language));
+    let visit = |source: sluice_runner::Source<'_>| {
+        let mut files = files.lock().unwrap_or_else(|p| p.into_inner());
+        if files.len() < MAX_SENT {
+            files.push(source.path.to_string());
+        }
+    };
+    if sluice_runner::each_source(ws, None, Duration::from_secs(5), &wanted, &visit).is_err() {
+        return;
+    }
+    let files = files.into_inner().unwrap_or_else(|p| p.into_inner());
+    let sent: Vec<String> =
+        files.into_iter().filter_map(|f| open(session, ws, &f).ok().map(|(rel, _)| rel)).collect();
+    // The server indexes a file as it checks it: its diagnostics say it is done.
+    let deadline = std::time::Instant::now() + SEND_WAIT;
+    for rel in sent {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        if session.diagnostics(&rel, left).is_err() {
+            return;
+        }
+    }
 }
 
 /// Where the name at `spot` is defined, as the server resolves it; each definition described
@@ -296,6 +367,7 @@ pub fn definition(
     spot: &Spot,
     timeout: Duration,
 ) -> Result<DefinitionOutput, AskError> {
+    send_project(session, ws, &spot.path);
     let found = definition_places(session, ws, spot, timeout)?;
     let mut outlines: HashMap<String, Vec<Symbol>> = HashMap::new();
     let definitions = found
@@ -338,6 +410,7 @@ pub fn references(
     spot: &Spot,
     timeout: Duration,
 ) -> Result<ReferencesOutput, AskError> {
+    send_project(session, ws, &spot.path);
     let defined = definition_places(session, ws, spot, timeout)?.places;
     let (_, mut params) = position(session, ws, spot)?;
     params["context"] = json!({"includeDeclaration": true});
@@ -483,6 +556,7 @@ pub fn rename_preview(
     {
         return Err(invalid("`new_name` must be a name of 1 to 256 bytes, no control characters"));
     }
+    send_project(session, ws, &spot.path);
     let (_, mut params) = position(session, ws, spot)?;
     params["newName"] = json!(new_name);
     let answer = session.request("textDocument/rename", params, timeout)?;

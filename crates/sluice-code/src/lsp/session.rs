@@ -108,8 +108,19 @@ struct Shared {
     pending: Mutex<HashMap<i64, mpsc::Sender<Reply>>>,
     diagnostics: Mutex<HashMap<String, Published>>,
     published: Condvar,
+    /// The server's work in progress (loading a project, indexing), by token: begun, not ended.
+    progress: Mutex<Progress>,
+    progressed: Condvar,
     ended: AtomicBool,
 }
+
+#[derive(Default)]
+struct Progress {
+    active: std::collections::HashSet<String>,
+}
+
+/// How long the first question waits for the server to have checked its file.
+const FIRST_CHECK: Duration = Duration::from_secs(20);
 
 /// A file the server has open, as Sluice last sent it.
 struct Opened {
@@ -130,6 +141,11 @@ pub struct Session {
     root_uri: url::Url,
     encoding: Encoding,
     opened: Mutex<HashMap<String, Opened>>,
+    /// Whether a question was asked yet ([`Session::settle`]).
+    asked: AtomicBool,
+    /// The server knows only the files it was sent (clangd without a compilation database):
+    /// a question about uses sends it the project's files of its languages first.
+    knows_only_open: AtomicBool,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -143,6 +159,7 @@ impl Session {
         input: Box<dyn Write + Send>,
         output: Box<dyn Read + Send>,
         root: &Path,
+        program: &str,
         timeout: Duration,
     ) -> Result<Session, LspError> {
         let root_uri = url::Url::from_directory_path(root)
@@ -163,15 +180,28 @@ impl Session {
             root_uri,
             encoding: Encoding::Utf16,
             opened: Mutex::new(HashMap::new()),
+            asked: AtomicBool::new(false),
+            knows_only_open: AtomicBool::new(false),
         };
-        let answer =
-            session.request("initialize", initialize_params(&session.root_uri), timeout)?;
+        let params = initialize_params(&session.root_uri, program);
+        let answer = session.request("initialize", params, timeout)?;
+        // clangd without a compilation database knows only the files it is sent.
+        session.set_knows_only_open(program == "clangd");
         session.encoding = match answer.pointer("/capabilities/positionEncoding") {
             Some(Value::String(e)) if e == "utf-8" => Encoding::Utf8,
             _ => Encoding::Utf16,
         };
         session.notify("initialized", json!({}))?;
         Ok(session)
+    }
+
+    /// Says the server knows only the files it is sent ([`Session::knows_only_open`]).
+    pub fn set_knows_only_open(&self, yes: bool) {
+        self.knows_only_open.store(yes, Ordering::SeqCst);
+    }
+
+    pub fn knows_only_open(&self) -> bool {
+        self.knows_only_open.load(Ordering::SeqCst)
     }
 
     pub fn encoding(&self) -> Encoding {
@@ -313,6 +343,34 @@ impl Session {
         }
     }
 
+    /// Waits, up to `max`, until the server has no work in progress (a project loading, an
+    /// index being built), so a question is answered from the whole project. Before the first
+    /// question it also waits for the server to have checked `rel` (its first diagnostics):
+    /// tsserver answers from a half-loaded project before that, and says nothing of loading
+    /// until it starts.
+    pub fn settle(&self, rel: &str, max: Duration) {
+        let deadline = Instant::now() + max;
+        if !self.asked.swap(true, Ordering::SeqCst) {
+            let _ = self.diagnostics(rel, FIRST_CHECK.min(max));
+        }
+        let mut progress = lock(&self.shared.progress);
+        while !progress.active.is_empty() && !self.ended() {
+            let now = Instant::now();
+            if now >= deadline {
+                return;
+            }
+            progress = self.wait_progress(progress, deadline - now);
+        }
+    }
+
+    fn wait_progress<'a>(
+        &self,
+        guard: MutexGuard<'a, Progress>,
+        wait: Duration,
+    ) -> MutexGuard<'a, Progress> {
+        self.shared.progressed.wait_timeout(guard, wait).unwrap_or_else(|p| p.into_inner()).0
+    }
+
     /// Asks the server to shut down and exit (best effort; the job's end is the caller's).
     pub fn shutdown(&self) {
         if self.request("shutdown", Value::Null, Duration::from_secs(2)).is_ok() {
@@ -322,10 +380,20 @@ impl Session {
 }
 
 /// What Sluice tells a server it can do: navigation, hover, symbols, diagnostics and rename
-/// (prepared as a preview, never applied by the server), in UTF-8 columns where it can.
-fn initialize_params(root: &url::Url) -> Value {
+/// (prepared as a preview, never applied by the server), in UTF-8 columns where it can; and
+/// the options `program` needs.
+fn initialize_params(root: &url::Url, program: &str) -> Value {
     let root = root.as_str();
+    // A rename at a use of an imported name renames the name itself, in every file, rather
+    // than the import's local alias (tsserver's default for editors).
+    let options = match program {
+        "typescript-language-server" => {
+            json!({"preferences": {"providePrefixAndSuffixTextForRename": false}})
+        }
+        _ => Value::Null,
+    };
     json!({
+        "initializationOptions": options,
         "processId": Value::Null,
         "clientInfo": {"name": "sluice"},
         "rootUri": root,
@@ -373,6 +441,9 @@ fn read_loop(output: Box<dyn Read + Send>, shared: &Shared, out: &Writer, folder
                 let _ = waiter.send(reply);
             }
             (Some(method), Some(id)) => {
+                if method == "window/workDoneProgress/create" {
+                    progress(shared, message.get("params"), true);
+                }
                 let answer = answer_request(method, message.get("params"), folder);
                 let reply = match answer {
                     Ok(result) => json!({"jsonrpc": "2.0", "id": id, "result": result}),
@@ -396,14 +467,41 @@ fn read_loop(output: Box<dyn Read + Send>, shared: &Shared, out: &Writer, folder
                     shared.published.notify_all();
                 }
             }
+            (Some("$/progress"), None) => {
+                let params = message.get("params");
+                let kind = params.and_then(|p| p.pointer("/value/kind")).and_then(Value::as_str);
+                match kind {
+                    Some("begin") => progress(shared, params, true),
+                    Some("end") => progress(shared, params, false),
+                    _ => {}
+                }
+            }
             _ => {}
         }
     }
     shared.ended.store(true, Ordering::SeqCst);
+    shared.progressed.notify_all();
     // Waiters see their channel close: the server ended.
     lock(&shared.pending).clear();
     let _guard = lock(&shared.diagnostics);
     shared.published.notify_all();
+}
+
+/// A piece of the server's work begun (or announced) or ended; tokens are bounded in number so
+/// a server cannot grow the set without end.
+fn progress(shared: &Shared, params: Option<&Value>, begun: bool) {
+    let Some(token) = params.and_then(|p| p.get("token")) else { return };
+    let token = match token {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    };
+    let mut progress = lock(&shared.progress);
+    if !begun {
+        progress.active.remove(&token);
+    } else if progress.active.len() < 1024 {
+        progress.active.insert(token);
+    }
+    shared.progressed.notify_all();
 }
 
 /// What Sluice answers a server that asks something: no settings of its own, progress and

@@ -1,6 +1,7 @@
-//! Tier two's protocol against a real language server (pyright, from the npm registry, run
-//! directly here: the engine's tests run it in the sandbox): definition across files, uses,
-//! hover, the diagnostics of a deliberate type error, and a rename as a preview patch.
+//! Tier two's protocol against real language servers (pyright and typescript-language-server
+//! from the npm registry, clangd and gopls from Debian; run directly here, the engine's tests
+//! run them in the sandbox): definition across files, uses, hover, the diagnostics of a
+//! deliberate type error, and a rename as a preview patch.
 
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
@@ -40,19 +41,23 @@ impl Drop for Server {
 }
 
 fn pyright(root: &std::path::Path) -> Server {
-    let mut child = Command::new(node())
-        .arg(servers().join("pyright/langserver.index.js"))
-        .arg("--stdio")
+    let mut command = Command::new(node());
+    command.arg(servers().join("pyright/langserver.index.js")).arg("--stdio");
+    start(command, root, "pyright-langserver")
+}
+
+fn start(mut command: Command, root: &std::path::Path, program: &str) -> Server {
+    let mut child = command
         .current_dir(root)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
-        .expect("start pyright");
+        .expect("start the language server");
     let (input, output) =
         (child.stdin.take().expect("stdin"), child.stdout.take().expect("stdout"));
     let session =
-        Session::start(Box::new(input), Box::new(output), root, WAIT).expect("initialize");
+        Session::start(Box::new(input), Box::new(output), root, program, WAIT).expect("initialize");
     Server { child, session }
 }
 
@@ -136,4 +141,159 @@ fn pyright_answers_definition_uses_hover_diagnostics_and_a_rename_preview() {
 
     let missing = lsp::definition(s, &ws, &spot("main.py", 3, "absent"), WAIT);
     assert!(matches!(missing, Err(lsp::AskError::File(_))), "{missing:?}");
+}
+
+/// What one server must answer on a two-file project: `lib` defines `greet` on `def_line` (its
+/// docs say "Says hello"), `main` uses it on `use_line` and has a type error on `error_line`.
+struct Case<'a> {
+    lib: &'a str,
+    def_line: u64,
+    main: &'a str,
+    use_line: u32,
+    error_line: u64,
+    /// The uses (path, line) the server finds, the definition included.
+    uses: &'a [(&'a str, u64)],
+    /// The files a rename of `greet` touches.
+    renamed: &'a [&'a str],
+}
+
+fn answers(server: &Server, ws: &sluice_runner::Workspace, root: &std::path::Path, case: &Case) {
+    let s = &server.session;
+    let found =
+        lsp::definition(s, ws, &spot(case.main, case.use_line, "greet"), WAIT).expect("definition");
+    let at: Vec<(&str, u64)> =
+        found.definitions.iter().map(|d| (d.path.as_str(), d.symbol.line)).collect();
+    assert_eq!(at, [(case.lib, case.def_line)], "{found:?}");
+
+    let uses =
+        lsp::references(s, ws, &spot(case.main, case.use_line, "greet"), WAIT).expect("references");
+    let at: Vec<(&str, u64)> = uses.references.iter().map(|r| (r.path.as_str(), r.line)).collect();
+    assert_eq!(at, case.uses, "{uses:?}");
+    for r in &uses.references {
+        assert_eq!(
+            r.is_definition,
+            (r.path.as_str(), r.line) == (case.lib, case.def_line),
+            "{r:?}"
+        );
+    }
+
+    let hover = lsp::hover(s, ws, &spot(case.main, case.use_line, "greet"), WAIT).expect("hover");
+    let says = hover.text.to_lowercase().contains("says hello");
+    assert!(hover.text.contains("greet") && says, "{hover:?}");
+
+    let found = lsp::diagnostics(s, ws, &[case.main.into()], WAIT).expect("diagnostics");
+    assert!(
+        found.diagnostics.iter().any(|d| d.line == case.error_line && d.severity == "error"),
+        "{found:?}"
+    );
+    let root_text = root.to_string_lossy();
+    assert!(!found.diagnostics.iter().any(|d| d.message.contains(&*root_text)), "{found:?}");
+
+    let preview =
+        lsp::rename_preview(s, ws, &spot(case.main, case.use_line, "greet"), "welcome", WAIT)
+            .expect("rename");
+    assert_eq!(preview.files, case.renamed, "{preview:?}");
+    assert!(preview.patch.contains("+") && preview.patch.contains("welcome"), "{preview:?}");
+}
+
+#[test]
+fn typescript_language_server_answers_on_typescript() {
+    let (dir, ws) = project(&[
+        (
+            "src/lib.ts",
+            "/** Says hello. */\nexport function greet(name: string): string {\n  return `hi ${name}`;\n}\n",
+        ),
+        (
+            "src/main.ts",
+            "import { greet } from \"./lib\";\n\nconsole.log(greet(\"x\"));\nconst count: number = greet(\"y\");\n",
+        ),
+        ("tsconfig.json", "{\"compilerOptions\": {\"strict\": true}}\n"),
+    ]);
+    let root = std::fs::canonicalize(dir.path()).expect("canonical");
+    let mut command = Command::new(node());
+    command.arg(servers().join("typescript-language-server/lib/cli.mjs")).arg("--stdio");
+    let server = start(command, &root, "typescript-language-server");
+    answers(
+        &server,
+        &ws,
+        &root,
+        &Case {
+            lib: "src/lib.ts",
+            def_line: 2,
+            main: "src/main.ts",
+            use_line: 3,
+            error_line: 4,
+            uses: &[("src/lib.ts", 2), ("src/main.ts", 1), ("src/main.ts", 3), ("src/main.ts", 4)],
+            renamed: &["src/lib.ts", "src/main.ts"],
+        },
+    );
+}
+
+#[test]
+fn clangd_answers_on_c() {
+    let (dir, ws) = project(&[
+        ("lib.h", "/** Says hello. */\nint greet(int times);\n"),
+        ("lib.c", "#include \"lib.h\"\nint greet(int times) { return times; }\n"),
+        (
+            "main.c",
+            "#include \"lib.h\"\n\nint main(void) {\n  int n = greet(2);\n  int m = greet(1, 2);\n  return n;\n}\n",
+        ),
+        ("compile_flags.txt", "-xc\n-std=c11\n"),
+    ]);
+    let root = std::fs::canonicalize(dir.path()).expect("canonical");
+    let server = start(Command::new("clangd"), &root, "clangd");
+    answers(
+        &server,
+        &ws,
+        &root,
+        &Case {
+            lib: "lib.c",
+            def_line: 2,
+            main: "main.c",
+            use_line: 4,
+            error_line: 5,
+            // clangd knows the uses in the files it has open (no background index is asked for).
+            uses: &[("lib.c", 2), ("lib.h", 2), ("main.c", 4), ("main.c", 5)],
+            renamed: &["lib.c", "lib.h", "main.c"],
+        },
+    );
+}
+
+#[test]
+fn gopls_answers_on_go() {
+    let (dir, ws) = project(&[
+        ("go.mod", "module example.com/demo\n\ngo 1.19\n"),
+        (
+            "lib.go",
+            "package main\n\n// greet says hello.\nfunc greet(name string) string {\n\treturn \"hi \" + name\n}\n",
+        ),
+        (
+            "main.go",
+            "package main\n\nfunc main() {\n\tprintln(greet(\"x\"))\n\tvar n int = greet(\"y\")\n\t_ = n\n}\n",
+        ),
+    ]);
+    let root = std::fs::canonicalize(dir.path()).expect("canonical");
+    let cache = tempfile::tempdir().expect("cache");
+    let mut command = Command::new("gopls");
+    command
+        .env("GOPATH", cache.path().join("gopath"))
+        .env("GOCACHE", cache.path().join("gocache"))
+        .env("GOFLAGS", "-mod=mod")
+        .env("GOPROXY", "off")
+        .env("GOTOOLCHAIN", "local");
+    let server = start(command, &root, "gopls");
+    answers(
+        &server,
+        &ws,
+        &root,
+        &Case {
+            lib: "lib.go",
+            def_line: 4,
+            main: "main.go",
+            use_line: 4,
+            error_line: 5,
+            uses: &[("lib.go", 4), ("main.go", 4), ("main.go", 5)],
+            renamed: &["lib.go", "main.go"],
+        },
+    );
 }
