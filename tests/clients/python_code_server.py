@@ -10,7 +10,8 @@ official Python MCP SDK uses it over Streamable HTTP:
   restore undoes it;
 - a review token gets neither the server tools nor the server's answers;
 - a read-only project never starts one (refused before anything is asked);
-- `sluice pause` ends the server; after a resume the next question asks again.
+- `sluice pause` ends the server; after a resume the next question asks again; a downgrade to
+  `safe` ends it and no new one starts.
 No answer holds a physical path. Exits non-zero on the first failed check.
 
 Environment: SLUICE_TOKEN, SLUICE_REVIEW_TOKEN, SLUICE_DATA_DIR, SLUICE_CANARY, SLUICE_ROOT.
@@ -167,6 +168,17 @@ async def main():
             call(client, "code_hover", {**p, "path": "main.py", "line": 3, "name": "greet"}))
         res, approved = await approving(binary, task, tool="code_hover")
         check(len(approved) == 1 and not res.is_error, "after a resume it asks again", approved)
+
+        # A downgrade to a mode that runs no toolchain ends it too.
+        code, _, err = await sluice(binary, "project", "set", args.project, "--exec", "safe")
+        check(code == 0, "the user can downgrade the project", err)
+        for _ in range(100):
+            if not await running_server_cli(binary, args.project):
+                break
+            await asyncio.sleep(0.1)
+        check(not await running_server_cli(binary, args.project), "a downgrade ends the server")
+        await refused(client, "code_hover",
+                      {**p, "path": "main.py", "line": 3, "name": "greet"}, "forbidden")
 
     for text in answers:
         check(root not in text, "no answer names the project's physical folder", text)
