@@ -130,6 +130,21 @@ async def main():
         with open(os.path.join(root, "main.py")) as f:
             check("from pkg.util import greet" in f.read(), "restore undoes the rename")
 
+        # Files of two servers' languages are not mixed in one call.
+        await refused(client, "code_diagnostics", {**p, "paths": ["main.py", "App.java"]},
+                      "invalid_argument")
+        # A language whose server is not installed: the error says what to install, and
+        # nothing was asked or started.
+        out = await refused(client, "code_hover",
+                            {**p, "path": "App.java", "line": 1, "name": "App"},
+                            "language_server_missing")
+        check("jdtls" in out["message"] and "syntax tier" in out["message"],
+              "the error names what to install and what still answers", out)
+        java = keep(await ok(client, "code_definition",
+                             {**p, "name": "App", "path": "App.java", "line": 1}))
+        check(java["tier"] == "syntax" and java["definitions"],
+              "the syntax tier answers for that language", java)
+
         # A file the shield keeps out is not asked about.
         await refused(client, "code_hover",
                       {**p, "path": "id_rsa_notes.py", "line": 1, "name": "key"},

@@ -174,6 +174,19 @@ impl SluiceServer {
                 "`paths` must name 1 to 50 source files",
             )));
         };
+        let server = |path: &str| {
+            let language = Language::of(path)?;
+            sluice_exec::servers_for(language.as_str()).next().map(|s| s.program)
+        };
+        if let Some(other) = args.paths.iter().find(|p| server(p) != server(&first)) {
+            return respond::<DiagnosticsOutput>(Err(Failure::new(
+                ErrorCode::InvalidArgument,
+                format!(
+                    "`{other}` is not checked by the same language server as `{first}`; ask \
+                     about each language's files in a call of its own"
+                ),
+            )));
+        }
         if args.paths.len() > MAX_FILES {
             return respond::<DiagnosticsOutput>(Err(Failure::new(
                 ErrorCode::InvalidArgument,

@@ -34,6 +34,7 @@ fn python_sdk_asks_the_projects_language_server_in_its_sandbox() {
         ),
         ("other.py", "def greet():\n    return 1\n"),
         ("id_rsa_notes.py", "key = 1\n"),
+        ("App.java", "public class App {\n    void run() {}\n}\n"),
     ];
     for (path, text) in files {
         let at = sb.project.join(path);

@@ -340,6 +340,7 @@ fn a_program_whose_interpreter_the_job_cannot_see_is_not_found_by_file_name_only
 /// An npm program on the trusted PATH runs in the jail: its `node_modules/.bin` link leads into
 /// the package beside it, and that package (with the files it loads) comes into view with the
 /// folder, read-only; the folders around it do not.
+#[cfg(target_os = "linux")]
 #[test]
 fn an_npm_program_on_the_path_sees_its_package_and_nothing_beside_it() {
     let fx = Fixture::new();
