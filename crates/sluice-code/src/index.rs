@@ -123,6 +123,9 @@ pub(crate) fn definitions(language: Language, source: &[u8]) -> Vec<Symbol> {
         let Ok((tags, _)) = ctx.generate_tags(config, source, None) else { return Vec::new() };
         // Definitions, and the blocks that hold them without being one (a Rust `impl`).
         let mut found: Vec<(Symbol, std::ops::Range<usize>, bool)> = Vec::new();
+        // One definition per name: a binding whose value is a function is tagged both as a
+        // function (the grammar's query) and as a constant (ours); the function stays.
+        let mut named: std::collections::HashMap<usize, usize> = Default::default();
         for tag in tags.flatten() {
             let kind = config.syntax_type_name(tag.syntax_type_id);
             let holds = kind == "implementation";
@@ -143,7 +146,19 @@ pub(crate) fn definitions(language: Language, source: &[u8]) -> Vec<Symbol> {
                 container: None,
                 text: line_text(source, tag.line_range.clone()),
             };
-            found.push((symbol, tag.range.clone(), tag.is_definition));
+            match named.get(&tag.name_range.start) {
+                Some(&at) if tag.is_definition => {
+                    if found[at].0.kind == "constant" {
+                        found[at] = (symbol, tag.range.clone(), true);
+                    }
+                }
+                _ => {
+                    if tag.is_definition {
+                        named.insert(tag.name_range.start, found.len());
+                    }
+                    found.push((symbol, tag.range.clone(), tag.is_definition));
+                }
+            }
         }
         found.sort_by_key(|(_, range, _)| (range.start, std::cmp::Reverse(range.end)));
         let mut out = Vec::new();

@@ -81,21 +81,26 @@ impl Language {
         }
     }
 
-    /// The tagging query. TypeScript's extends JavaScript's, as its grammar extends the other,
-    /// and C++'s extends C's.
+    /// The tagging query: the grammar's own, and what it leaves out that a definition tool
+    /// must find ([`EXTRA_RUST`] and its siblings). TypeScript's extends JavaScript's, as its
+    /// grammar extends the other.
     fn tags_query(self) -> String {
-        match self {
-            Language::Rust => tree_sitter_rust::TAGS_QUERY.into(),
-            Language::Python => tree_sitter_python::TAGS_QUERY.into(),
-            Language::Javascript => tree_sitter_javascript::TAGS_QUERY.into(),
-            Language::Typescript | Language::Tsx => {
-                [tree_sitter_javascript::TAGS_QUERY, tree_sitter_typescript::TAGS_QUERY].join("\n")
-            }
-            Language::Go => tree_sitter_go::TAGS_QUERY.into(),
-            Language::C => tree_sitter_c::TAGS_QUERY.into(),
-            Language::Cpp => tree_sitter_cpp::TAGS_QUERY.into(),
-            Language::Java => tree_sitter_java::TAGS_QUERY.into(),
-        }
+        let parts: &[&str] = match self {
+            Language::Rust => &[tree_sitter_rust::TAGS_QUERY, EXTRA_RUST],
+            Language::Python => &[tree_sitter_python::TAGS_QUERY],
+            Language::Javascript => &[tree_sitter_javascript::TAGS_QUERY, EXTRA_JAVASCRIPT],
+            Language::Typescript | Language::Tsx => &[
+                tree_sitter_javascript::TAGS_QUERY,
+                tree_sitter_typescript::TAGS_QUERY,
+                EXTRA_JAVASCRIPT,
+                EXTRA_TYPESCRIPT,
+            ],
+            Language::Go => &[tree_sitter_go::TAGS_QUERY, EXTRA_GO],
+            Language::C => &[tree_sitter_c::TAGS_QUERY, EXTRA_C],
+            Language::Cpp => &[tree_sitter_cpp::TAGS_QUERY, EXTRA_C],
+            Language::Java => &[tree_sitter_java::TAGS_QUERY],
+        };
+        parts.join("\n")
     }
 
     /// The grammar with its tagging query, compiled on first use; `None` if the query does not
@@ -115,3 +120,36 @@ impl Language {
         Some(parser)
     }
 }
+
+/// Rust items the grammar's query leaves out: constants and statics.
+const EXTRA_RUST: &str = r#"
+(const_item name: (identifier) @name) @definition.constant
+(static_item name: (identifier) @name) @definition.constant
+"#;
+
+/// Top-level `const`, `let` and `var` bindings of a module (exported or not); a binding whose
+/// value is a function is already a function, and the index keeps one definition per name and
+/// line.
+const EXTRA_JAVASCRIPT: &str = r#"
+(program (lexical_declaration (variable_declarator name: (identifier) @name) @definition.constant))
+(program (variable_declaration (variable_declarator name: (identifier) @name) @definition.constant))
+(program (export_statement declaration: (lexical_declaration (variable_declarator name: (identifier) @name) @definition.constant)))
+"#;
+
+/// TypeScript's type aliases and enums.
+const EXTRA_TYPESCRIPT: &str = r#"
+(type_alias_declaration name: (type_identifier) @name) @definition.type
+(enum_declaration name: (identifier) @name) @definition.type
+"#;
+
+/// Go's package-level constants and variables.
+const EXTRA_GO: &str = r#"
+(source_file (const_declaration (const_spec name: (identifier) @name) @definition.constant))
+(source_file (var_declaration (var_spec name: (identifier) @name) @definition.constant))
+"#;
+
+/// C and C++ macros.
+const EXTRA_C: &str = r#"
+(preproc_def name: (identifier) @name) @definition.macro
+(preproc_function_def name: (identifier) @name) @definition.macro
+"#;

@@ -111,6 +111,40 @@ fn every_grammar_outlines_its_definitions() {
     assert!(ruby.to_string().contains("not in a language"), "{ruby}");
 }
 
+/// What the grammars' own queries leave out and a definition tool must find: Rust constants
+/// and statics; module-level bindings of JavaScript and TypeScript (a binding of
+/// a function stays one function), TypeScript's type aliases and enums; Go's package-level
+/// constants and variables; C macros. A local binding is no definition.
+#[test]
+fn constants_type_aliases_and_macros_are_definitions_too() {
+    let (_dir, ws) = project(&[
+        ("a.rs", "const MASK: u8 = 1;\nstatic NAME: &str = \"x\";\ntype Id = u64;\n"),
+        (
+            "a.ts",
+            "export type AnySchema = string | number;\nenum Mode { On }\nexport const DAYS = 7;\nlet nil = null;\nconst start = () => 1;\nfunction f() {\n  const local = 1;\n}\n",
+        ),
+        ("a.js", "const LIMIT = 3;\nvar old = 1;\n"),
+        ("a.go", "package main\n\nconst Version = \"1\"\n\nvar Debug = false\n"),
+        ("a.c", "#define MAX 10\n#define SQUARE(x) ((x) * (x))\n"),
+    ]);
+    let rs = names(&ws, "a.rs");
+    assert!(has(&rs, "MASK", "constant") && has(&rs, "NAME", "constant"), "{rs:?}");
+    // The grammar's own query calls a type alias a class, as it does structs and enums.
+    assert!(has(&rs, "Id", "class"), "{rs:?}");
+    let ts = names(&ws, "a.ts");
+    assert!(has(&ts, "AnySchema", "type") && has(&ts, "Mode", "type"), "{ts:?}");
+    assert!(has(&ts, "DAYS", "constant") && has(&ts, "nil", "constant"), "{ts:?}");
+    let start: Vec<_> = ts.iter().filter(|(n, _)| n == "start").collect();
+    assert_eq!(start, [&("start".to_owned(), "function".to_owned())], "{ts:?}");
+    assert!(!ts.iter().any(|(n, _)| n == "local"), "{ts:?}");
+    let js = names(&ws, "a.js");
+    assert!(has(&js, "LIMIT", "constant") && has(&js, "old", "constant"), "{js:?}");
+    let go = names(&ws, "a.go");
+    assert!(has(&go, "Version", "constant") && has(&go, "Debug", "constant"), "{go:?}");
+    let c = names(&ws, "a.c");
+    assert!(has(&c, "MAX", "macro") && has(&c, "SQUARE", "macro"), "{c:?}");
+}
+
 #[test]
 fn a_definition_is_found_across_files_nearest_first_and_by_its_container() {
     let (_dir, ws) = project(&[
