@@ -51,7 +51,7 @@ async function refused(name, args, code) {
 }
 
 const { tools } = await client.listTools();
-const writeTools = ["write_file", "edit_file", "apply_patch", "move_path", "create_directory", "delete_path", "restore", "create_checkpoint", "restore_checkpoint", "run_command", "run_tests", "run_build", "start_job", "cancel_job", "write_job_input", "fetch_from_job", "drop_privileges", "git_commit", "git_branch", "git_tag", "git_switch", "git_stash", "git_worktree"];
+const writeTools = ["write_file", "edit_file", "apply_patch", "move_path", "create_directory", "delete_path", "restore", "create_checkpoint", "restore_checkpoint", "run_command", "run_tests", "run_build", "start_job", "cancel_job", "write_job_input", "fetch_from_job", "drop_privileges", "git_commit", "git_branch", "git_tag", "git_switch", "git_stash", "git_worktree", "code_hover", "code_diagnostics", "code_rename"];
 check(tools.length === 49, "forty-nine tools", tools.map((t) => t.name));
 for (const t of tools) {
   const readOnly = !writeTools.includes(t.name);
