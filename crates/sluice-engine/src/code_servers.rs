@@ -44,9 +44,17 @@ pub(crate) struct Servers {
     running: Mutex<HashMap<(ProjectId, &'static str), Arc<WarmServer>>>,
 }
 
-/// Whether `handle` may run its language server: its commands may run (`project` or `any`)
-/// and it is not read-only.
+/// Why `handle` may not run its language server, if it may not: its commands may run only in
+/// `project` or `any` mode and not read-only, and (for now) only on Linux and macOS.
 pub fn server_refusal(handle: &ProjectHandle) -> Option<String> {
+    if cfg!(windows) {
+        return Some(
+            "language servers run as jobs Sluice talks to over a pipe, which this version of \
+             Sluice runs on Linux and macOS only; the syntax tier answers code_definition and \
+             code_references by name"
+                .to_owned(),
+        );
+    }
     let runs = matches!(handle.exec, ExecMode::Project | ExecMode::Any);
     if runs && handle.access != AccessMode::ReadOnly {
         return None;
