@@ -61,3 +61,33 @@ fn ci03_a_projects_own_tsserver_runs_only_after_consent_and_only_in_the_sandbox(
     std::fs::remove_file(&evidence).unwrap();
     rig.finish(&[]);
 }
+
+/// The same class through pyright: a project's config names its own interpreter (a planted
+/// `venv` whose `python` is a script). Pyright reads search paths from that folder and runs
+/// only the interpreter on the trusted PATH, inside the sandbox; the planted one never runs,
+/// before consent or after.
+#[test]
+fn ci03_a_planted_interpreter_named_by_pyrightconfig_never_runs() {
+    let rig = Rig::with_path("project", &lsp_path());
+    let project = rig.project().to_owned();
+    let evidence = project.join("interpreter-ran.txt");
+    let planted = project.join("evil/bin/python");
+    std::fs::create_dir_all(planted.parent().unwrap()).unwrap();
+    std::fs::write(
+        &planted,
+        format!("#!/bin/sh\necho ran >> {:?}\nexec /usr/bin/python3 \"$@\"\n", evidence),
+    )
+    .unwrap();
+    std::fs::set_permissions(&planted, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+        .unwrap();
+    std::fs::write(project.join("pyrightconfig.json"), r#"{"venvPath": ".", "venv": "evil"}"#)
+        .unwrap();
+    std::fs::write(project.join("app.py"), "import os\n\ndef start() -> int:\n    return 1\n")
+        .unwrap();
+    let hover = json!({"project": "demo", "path": "app.py", "line": 3, "name": "start"});
+    let v = rig.approved(super::Via::Http, "code_hover", hover);
+    let (out, err) = result(&v);
+    assert!(!err && out["text"].as_str().unwrap_or("").contains("start"), "{v}");
+    assert!(!evidence.exists(), "pyright ran the interpreter the project planted");
+    rig.finish(&[]);
+}
