@@ -7,14 +7,17 @@
 //!   own cost is excluded), over HTTP and through `sluice stdio`, beside server-filesystem.
 //! - `search_text` vs `rg` on the same tree and patterns, with the hit counts side by side.
 //! - Engine start to ready (median of 20 starts) and resident memory when idle.
+//! - The code tools (`bench_code.rs`, alone: `cargo xtask bench code`): `code_definition`
+//!   checked against rustdoc's resolved links beside `search_text`'s candidates, warm latency,
+//!   and the syntax index of a 100k-line project.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use anyhow::{Context, Result, bail};
 
-use crate::bench_util::{full_token, output, sluice, start};
-use crate::{bench_app, bench_checkpoint, bench_exec, deps, sh};
+use crate::bench_util::{full_token, output, proc_status_kib, sluice, start};
+use crate::{bench_app, bench_checkpoint, bench_code, bench_exec, deps, sh};
 
 const SEARCH_PATTERNS: &[&str] = &[
     "serde_json::from_str",
@@ -23,18 +26,9 @@ const SEARCH_PATTERNS: &[&str] = &[
     "(?i)deprecated since",
 ];
 
-fn rss_kib(pid: u32) -> Result<u64> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status"))?;
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.split_whitespace().next()?.parse().ok())
-        .context("VmRSS")
-}
-
 pub fn run(root: &Path, args: &[String]) -> Result<()> {
-    if args.first().map(String::as_str) == Some("checkpoint") {
-        return section_only(root, "checkpoint");
+    if let Some(which @ ("checkpoint" | "code")) = args.first().map(String::as_str) {
+        return section_only(root, which);
     }
     if let Some(which @ ("exec" | "app")) = args.first().map(String::as_str) {
         return match args.get(1).map(String::as_str) {
@@ -85,7 +79,7 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
     starts.sort();
     let start_median = starts[starts.len() / 2];
     let (serve, _) = start(&bin, &data)?;
-    let idle_rss_start = rss_kib(serve.child.id())?;
+    let idle_rss_start = proc_status_kib(serve.child.id(), "VmRSS")?;
 
     let url = format!("http://127.0.0.1:{}/mcp", serve.port);
     let read = output(
@@ -105,7 +99,7 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
             .env("SLUICE_TOKEN", &token)
             .env("SLUICE_DATA_DIR", &data),
     )?;
-    let idle_rss_after = rss_kib(serve.child.id())?;
+    let idle_rss_after = proc_status_kib(serve.child.id(), "VmRSS")?;
     output(sluice(&bin, &data).args(["project", "set", "bench", "--access", "read-write"]))?;
     let writes = output(
         Command::new(&python)
@@ -205,6 +199,7 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
     md.push('\n');
     md.push_str(&bench_exec::run(&bin, &work)?);
     md.push_str(&bench_checkpoint::run(&bin, &work)?);
+    md.push_str(&bench_code::run(&bin, &work)?);
     md.push_str(&bench_app::run(root, &target)?);
     std::fs::write(root.join("docs/BENCHMARKS.md"), &md)?;
     println!("{md}");
@@ -225,6 +220,10 @@ fn section_only(root: &Path, which: &str) -> Result<()> {
         sh(Command::new("cargo").args(["build", "--release", "--locked", "-p", "sluice-cli"]))?;
         let bin = target.join("release/sluice");
         (bench_checkpoint::HEADING, bench_checkpoint::run(&bin, &work)?)
+    } else if which == "code" {
+        sh(Command::new("cargo").args(["build", "--release", "--locked", "-p", "sluice-cli"]))?;
+        let bin = target.join("release/sluice");
+        (bench_code::HEADING, bench_code::run(&bin, &work)?)
     } else {
         sh(Command::new("cargo").args(["build", "--release", "--locked", "-p", "sluice-cli"]))?;
         (bench_exec::HEADING, bench_exec::run(&target.join("release/sluice"), &work)?)
@@ -314,7 +313,7 @@ fn count_files(dir: &Path) -> usize {
         .sum()
 }
 
-mod home {
+pub(crate) mod home {
     //! Where cargo keeps registry sources: `$CARGO_HOME/registry/src/<index>`.
     use std::path::PathBuf;
 
