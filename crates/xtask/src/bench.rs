@@ -199,7 +199,7 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
     md.push('\n');
     md.push_str(&bench_exec::run(&bin, &work)?);
     md.push_str(&bench_checkpoint::run(&bin, &work)?);
-    md.push_str(&bench_code::run(&bin, &work)?);
+    md.push_str(&bench_code::run(root, &bin, &work)?);
     md.push_str(&bench_app::run(root, &target)?);
     std::fs::write(root.join("docs/BENCHMARKS.md"), &md)?;
     println!("{md}");
@@ -223,7 +223,7 @@ fn section_only(root: &Path, which: &str) -> Result<()> {
     } else if which == "code" {
         sh(Command::new("cargo").args(["build", "--release", "--locked", "-p", "sluice-cli"]))?;
         let bin = target.join("release/sluice");
-        (bench_code::HEADING, bench_code::run(&bin, &work)?)
+        (bench_code::HEADING, bench_code::run(root, &bin, &work)?)
     } else {
         sh(Command::new("cargo").args(["build", "--release", "--locked", "-p", "sluice-cli"]))?;
         (bench_exec::HEADING, bench_exec::run(&target.join("release/sluice"), &work)?)

@@ -14,9 +14,10 @@
 //!   `code_symbols` call of a fresh server on a project of real registry sources (whole files
 //!   of well-known crates), and how much the server's resident memory grew (`/proc`).
 //!
-//! Python and TypeScript ground truth needs their real language servers spoken to over LSP;
-//! until the bench has an LSP client to use, [`lsp_code_bases`] returns none and the section
-//! says those languages were not measured.
+//! The same for a Python package (the `mcp` SDK from the bench's venv) and an npm package's
+//! TypeScript sources (ajv's `lib/`), where the right place is what their real language servers
+//! (pyright, typescript-language-server) answer over LSP ([`bench_code_lsp`](crate::bench_code_lsp)).
+//! A code base whose ground truth cannot be had is reported as not measured, with the reason.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -24,6 +25,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, bail};
 use serde_json::{Value, json};
 
+use crate::bench_code_lsp::{self as lsp, Server};
 use crate::bench_code_rustdoc::{self as rustdoc, Site};
 use crate::bench_util::{call, full_token, loadavg, output, proc_status_kib, sluice, start};
 
@@ -65,11 +67,17 @@ struct Asked {
 }
 
 /// Runs the section and returns its markdown.
-pub fn run(bin: &Path, work: &Path) -> Result<String> {
+pub fn run(root: &Path, bin: &Path, work: &Path) -> Result<String> {
     let registry = crate::bench::home::cargo_registry_src().context("no cargo registry sources")?;
     let load_before = loadavg();
     let mut bases = vec![rust_code_base(&registry, work)?];
-    bases.extend(lsp_code_bases(work)?);
+    let mut unmeasured = Vec::new();
+    for which in [Server::Pyright, Server::TypeScript] {
+        match lsp_code_base(root, work, which) {
+            Ok(base) => bases.push(base),
+            Err(e) => unmeasured.push(format!("{which:?}: {e:#}")),
+        }
+    }
     let lines_dir = work.join("code/lines100k");
     let (crates, files, lines) = lines_project(&registry, &lines_dir)?;
 
@@ -129,7 +137,7 @@ pub fn run(bin: &Path, work: &Path) -> Result<String> {
          and test targets (so it documents offline), keeping the uses it links to an item \
          declared in the crate (`fn`, `struct`, `enum`, `trait`, `type`, `const`, `static`, \
          `mod`, `macro_rules!`; not locals, fields or variants). {}\n\n",
-        not_measured_note(&bases)
+        not_measured_note(&unmeasured)
     ));
     md.push_str(&format!(
         "### Warm latency\n\nThe same {SYMBOLS} names, {LATENCY_ROUNDS} rounds, after the calls \
@@ -162,22 +170,66 @@ fn rust_code_base(registry: &Path, work: &Path) -> Result<CodeBase> {
     })
 }
 
-/// The Python and TypeScript code bases, with ground truth from their real language servers
-/// (pyright, typescript-language-server) over LSP. The bench has no LSP client to speak to
-/// them yet, so there are none; [`not_measured_note`] says so in the section.
-fn lsp_code_bases(_work: &Path) -> Result<Vec<CodeBase>> {
-    Ok(Vec::new())
+/// The Python or TypeScript code base, its ground truth from the real language server: the
+/// `mcp` package of the bench's venv, or the TypeScript sources of ajv (`lib/`, with a minimal
+/// `tsconfig.json`) from `tests/node`.
+fn lsp_code_base(root: &Path, work: &Path, server: Server) -> Result<CodeBase> {
+    let node = crate::deps::node_env(root)?;
+    let servers = crate::deps::language_servers(root)?;
+    let (label, dir, include) = match server {
+        Server::Pyright => {
+            let python = crate::deps::python(root)?;
+            let found = output(std::process::Command::new(&python).args([
+                "-c",
+                "import importlib.metadata as m, mcp, os; \
+                 print(m.version('mcp')); print(os.path.dirname(mcp.__file__))",
+            ]))?;
+            let mut lines = found.lines();
+            let (version, src) = lines.next().zip(lines.next()).context("the mcp package")?;
+            let dir = work.join("code").join(format!("mcp-{version}"));
+            copy_tree(Path::new(src), &dir.join("mcp"), &|p| {
+                p.extension().is_some_and(|e| e == "py")
+            })?;
+            (format!("mcp {version} (Python, PyPI)"), dir, "*.py")
+        }
+        Server::TypeScript => {
+            let package = root.join("tests/node/node_modules/ajv");
+            let meta: Value =
+                serde_json::from_str(&std::fs::read_to_string(package.join("package.json"))?)?;
+            let version = meta["version"].as_str().context("ajv's version")?;
+            let dir = work.join("code").join(format!("ajv-{version}"));
+            copy_tree(&package.join("lib"), &dir.join("lib"), &|p| {
+                p.extension().is_some_and(|e| e == "ts")
+            })?;
+            std::fs::write(
+                dir.join("tsconfig.json"),
+                r#"{"compilerOptions": {"strict": true, "target": "es2019", "module": "commonjs",
+  "moduleResolution": "node", "resolveJsonModule": true, "noEmit": true}, "include": ["lib"]}
+"#,
+            )?;
+            (format!("ajv {version} `lib/` (TypeScript, npm)"), dir, "*.ts")
+        }
+    };
+    let sites = lsp::sites(server, &node, &servers, &dir, SEED)?;
+    Ok(CodeBase { label, dir, include: vec![include.into()], sites })
 }
 
-fn not_measured_note(bases: &[CodeBase]) -> &'static str {
-    if bases.len() > 1 {
-        "Python and TypeScript ground truth: their real language servers over LSP."
-    } else {
-        "**Not measured yet: Python and TypeScript.** Their ground truth must come from the real \
-         language servers (pyright, typescript-language-server) over LSP, and the bench has no \
-         LSP client to speak to them yet; no figure is given rather than one checked against \
-         the index itself."
+fn not_measured_note(unmeasured: &[String]) -> String {
+    let mut note = "Python and TypeScript ground truth: the real language server (pyright, \
+                    typescript-language-server) run by the bench and asked over LSP with Sluice's \
+                    client; uses drawn at random from the code base's identifiers, kept when the \
+                    server puts their definition on another line that declares an item of that \
+                    name (`def`, `class`; `function`, `class`, `interface`, `type`, `enum`, a \
+                    method, a top-level `const`), the first use of each of the first 50 such \
+                    definitions."
+        .to_owned();
+    for why in unmeasured {
+        note.push_str(&format!(
+            "\n\n**Not measured: {why}.** No figure is given rather than one \
+                                checked against the index itself."
+        ));
     }
+    note
 }
 
 /// The registry's copy of `name` with the highest version.
@@ -265,7 +317,7 @@ fn sample(sites: &[Site], n: usize, seed: u64) -> Vec<Site> {
 }
 
 /// SplitMix64: small, seeded, and the same everywhere.
-struct SplitMix(u64);
+pub(crate) struct SplitMix(pub(crate) u64);
 
 impl SplitMix {
     fn next(&mut self) -> u64 {
@@ -277,7 +329,7 @@ impl SplitMix {
     }
 
     /// A number below `n` (0 when `n` is 0).
-    fn below(&mut self, n: usize) -> usize {
+    pub(crate) fn below(&mut self, n: usize) -> usize {
         if n == 0 { 0 } else { (self.next() % n as u64) as usize }
     }
 }

@@ -33,6 +33,7 @@ mod bench;
 mod bench_app;
 mod bench_checkpoint;
 mod bench_code;
+mod bench_code_lsp;
 mod bench_code_rustdoc;
 mod bench_exec;
 #[cfg(target_os = "linux")]
