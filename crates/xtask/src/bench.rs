@@ -8,8 +8,8 @@
 //! - `search_text` vs `rg` on the same tree and patterns, with the hit counts side by side.
 //! - Engine start to ready (median of 20 starts) and resident memory when idle.
 //! - The code tools (`bench_code.rs`, alone: `cargo xtask bench code`): `code_definition`
-//!   checked against rustdoc's resolved links beside `search_text`'s candidates, warm latency,
-//!   and the syntax index of a 100k-line project.
+//!   checked against rustdoc's resolved links and the real language servers beside
+//!   `search_text`'s candidates, warm latency, and the syntax index of a 100k-line project.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

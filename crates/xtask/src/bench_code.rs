@@ -64,6 +64,8 @@ struct Asked {
     candidates_capped: bool,
     search_has_definition: bool,
     search_bytes: usize,
+    /// When the first answer is not right: the use, the right place and what came first.
+    miss: Option<String>,
 }
 
 /// Runs the section and returns its markdown.
@@ -91,11 +93,12 @@ pub fn run(root: &Path, bin: &Path, work: &Path) -> Result<String> {
 
     let build = index_build(bin, &data, &token)?;
     let (serve, _) = start(bin, &data)?;
+    let cores = std::thread::available_parallelism().map_or(0, usize::from);
     let mut md = format!(
         "{HEADING}\n\n`cargo xtask bench code` (also part of `cargo xtask bench`). The tools are \
          called over loopback HTTP, one connection per call, as raw JSON-RPC; bytes are those of \
-         each answer's JSON (its structured content). Load average (1 min) at the start: \
-         {load_before}.\n\n### Does code_definition land on the right place?\n\n"
+         each answer's JSON (its structured content). This machine: {cores} cores; load \
+         average (1 min) at the start: {load_before}.\n\n### Does code_definition land on the right place?\n\n"
     );
     md.push_str(&format!(
         "{SYMBOLS} symbols per code base, chosen at random (seed {SEED}): distinct definitions, \
@@ -110,7 +113,7 @@ pub fn run(root: &Path, bin: &Path, work: &Path) -> Result<String> {
          holds the definition line | bytes, median (max) |\n\
          |---|---:|---:|---:|---:|---:|---:|---:|\n"
     ));
-    let mut latency = String::new();
+    let (mut latency, mut details) = (String::new(), String::new());
     let samples: Vec<Vec<Site>> = bases.iter().map(|b| sample(&b.sites, SYMBOLS, SEED)).collect();
     for ((base, project), sites) in bases.iter().zip(&names).zip(&samples) {
         let asked = sites
@@ -118,6 +121,7 @@ pub fn run(root: &Path, bin: &Path, work: &Path) -> Result<String> {
             .map(|s| ask(serve.port, &token, project, base, s))
             .collect::<Result<Vec<_>>>()?;
         md.push_str(&precision_row(&base.label, &asked));
+        details.push_str(&misses(&base.label, &asked));
         latency.push_str(&latency_row(serve.port, &token, project, &base.label, sites)?);
     }
     // The Rust sample again, in its crate's copy inside the 100k-line project.
@@ -136,7 +140,7 @@ pub fn run(root: &Path, bin: &Path, work: &Path) -> Result<String> {
          `RUSTC_BOOTSTRAP=1`) on a copy of the crate whose manifest lost its dev-dependencies \
          and test targets (so it documents offline), keeping the uses it links to an item \
          declared in the crate (`fn`, `struct`, `enum`, `trait`, `type`, `const`, `static`, \
-         `mod`, `macro_rules!`; not locals, fields or variants). {}\n\n",
+         `mod`, `macro_rules!`; not locals, fields or variants). {}\n\n{details}",
         not_measured_note(&unmeasured)
     ));
     md.push_str(&format!(
@@ -362,7 +366,27 @@ fn ask(port: u16, token: &str, project: &str, base: &CodeBase, site: &Site) -> R
                 "max_matches_per_file": 2000, "timeout_ms": 60000}),
     )?;
     let matches = search["matches"].as_array().context("matches")?;
+    let miss = (right_at != Some(0)).then(|| {
+        let answered = match (answers.first(), right_at) {
+            (None, _) => "no answer".to_owned(),
+            (Some(d), k) => format!(
+                "first answer {}:{}, {}",
+                d["path"].as_str().unwrap_or("?"),
+                d["line"],
+                k.map_or("the right one not among them".into(), |k| format!(
+                    "the right one {} of {}",
+                    k + 1,
+                    answers.len()
+                ))
+            ),
+        };
+        format!(
+            "`{}` used at {}:{}, defined at {}:{}; {answered}",
+            site.name, site.path, site.line, site.def_path, site.def_line
+        )
+    });
     Ok(Asked {
+        miss,
         first_right: right_at == Some(0),
         right_at,
         definitions: answers.len(),
@@ -384,6 +408,27 @@ fn med_max(mut v: Vec<usize>) -> String {
         (Some(m), Some(x)) => format!("{m} ({x})"),
         _ => "–".into(),
     }
+}
+
+/// The bytes of all the answers together, and each use whose first answer was not right.
+fn misses(label: &str, asked: &[Asked]) -> String {
+    let kib = |f: &dyn Fn(&Asked) -> usize| asked.iter().map(f).sum::<usize>() as f64 / 1024.0;
+    let mut md = format!(
+        "{label}: the {} answers together, code_definition {:.1} KiB, search_text {:.1} KiB.",
+        asked.len(),
+        kib(&|a| a.definition_bytes),
+        kib(&|a| a.search_bytes)
+    );
+    let missed: Vec<&String> = asked.iter().filter_map(|a| a.miss.as_ref()).collect();
+    if !missed.is_empty() {
+        md.push_str(" First answer not right:\n");
+    }
+    md.push('\n');
+    for m in missed {
+        md.push_str(&format!("- {m}\n"));
+    }
+    md.push('\n');
+    md
 }
 
 fn precision_row(label: &str, asked: &[Asked]) -> String {

@@ -15,7 +15,8 @@
 //!   `cargo xtask bench exec log` only the job log throughput in it, `bench exec keys` only the
 //!   interactive jobs' latency (keystroke to echo, a wait on new output), `bench checkpoint`
 //!   only the checkpoints of a 10k-file project, `bench code` only the code tools (definitions
-//!   checked against rustdoc, latency, the index of a 100k-line project).
+//!   checked against rustdoc and the real language servers, latency, the index of a 100k-line
+//!   project).
 //! - `cargo xtask load [--clients N] [--calls N]` — `sluice serve` under 32 concurrent clients,
 //!   then one token's flood beside another's calls (see docs/BENCHMARKS.md, "Load").
 //! - `cargo xtask bundle` — the .deb and .rpm installers and Claude Desktop's `.mcpb`
