@@ -221,7 +221,8 @@ fn lsp_code_base(root: &Path, work: &Path, server: Server) -> Result<CodeBase> {
 fn not_measured_note(unmeasured: &[String]) -> String {
     let mut note = "Python and TypeScript ground truth: the real language server (pyright, \
                     typescript-language-server) run by the bench and asked over LSP with Sluice's \
-                    client; uses drawn at random from the code base's identifiers, kept when the \
+                    client; once it has opened and checked every file, uses drawn at random from \
+                    the code base's identifiers, kept when the \
                     server puts their definition on another line that declares an item of that \
                     name (`def`, `class`; `function`, `class`, `interface`, `type`, `enum`, a \
                     method, a top-level `const`), the first use of each of the first 50 such \

@@ -3,7 +3,9 @@
 //! pins them) says a use is defined, asked over LSP with Sluice's own client
 //! (`sluice_code::lsp`), the server run directly by the bench.
 //!
-//! Uses are drawn at random (seeded) from the identifiers of the code base's files; each is
+//! The server first opens and checks every file of the code base (its diagnostics awaited), so
+//! its answers do not depend on how far it got reading the project; then uses are drawn at
+//! random (seeded) from the identifiers of the code base's files; each is
 //! asked `textDocument/definition`, and kept when the server answers with a place in the code
 //! base, on another line, that declares an item of that name (`def`/`class` in Python;
 //! `function`, `class`, `interface`, `type`, `enum`, `namespace`, a method, or a top-level
@@ -229,6 +231,14 @@ pub(crate) fn sites(
     let mut files = Vec::new();
     collect(&root, &root, server.extension(), &mut files)?;
     files.sort();
+    // Every file opened and checked before the first question, so the answers do not depend on
+    // how far the server got reading the project (a TypeScript server still loading it answers
+    // an imported name with its import line).
+    let checked = lsp::diagnostics(&running.session, &ws, &files, WAIT)
+        .map_err(|e| anyhow::anyhow!("{server:?} checking the files: {e:?}"))?;
+    if !checked.complete {
+        bail!("{server:?} did not check the {} files within {WAIT:?}", files.len());
+    }
     let mut uses = Vec::new();
     let mut texts = std::collections::HashMap::new();
     for rel in &files {
