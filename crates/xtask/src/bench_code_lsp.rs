@@ -4,12 +4,12 @@
 //! (`sluice_code::lsp`), the server run directly by the bench.
 //!
 //! The server first opens and checks every file of the code base (its diagnostics awaited), so
-//! its answers do not depend on how far it got reading the project; then uses are drawn at
-//! random (seeded) from the identifiers of the code base's files; each is
-//! asked `textDocument/definition`, and kept when the server answers with a place in the code
-//! base, on another line, that declares an item of that name (`def`/`class` in Python;
-//! `function`, `class`, `interface`, `type`, `enum`, `namespace`, a method, or a top-level
-//! `const`/`let`/`var` in TypeScript) — not a local, parameter or property, as for Rust. The
+//! its answers do not depend on how far it got reading the project. Then uses are drawn at
+//! random (seeded) from the identifiers of the code base's files, each is asked
+//! `textDocument/definition`, and kept when the server answers with a place in the code base,
+//! on another line, that declares an item of that name (`def`/`class` in Python; `function`,
+//! `class`, `interface`, `type`, `enum`, `namespace`, a method, or a top-level
+//! `const`/`let`/`var` in TypeScript): not a local, parameter or property, as for Rust. The
 //! first use drawn of each of the first [`WANTED`] distinct definitions is the sample.
 
 use std::path::{Path, PathBuf};
