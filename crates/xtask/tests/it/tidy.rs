@@ -234,6 +234,28 @@ fn named_paths_are_found_in_spans_and_links() {
 /// does not name it.
 const OUTSIDE_DOCS: &str = concat!("shared", "/");
 
+/// Whether `bytes` name one of the outside documents: `shared/` followed by a document's name
+/// (they are upper case: `PRODUCT.md`, `SECURITY-CASES.md`…) or one of its folders (`seeds`,
+/// `hooks`). A path that merely has a folder called `shared` (a Python package's
+/// `mcp/shared/jsonrpc.py` in a benchmark) is not one.
+fn cites_outside(bytes: &[u8]) -> bool {
+    let n = OUTSIDE_DOCS.len();
+    bytes.windows(n).enumerate().any(|(at, w)| {
+        let rest = &bytes[at + n..];
+        w == OUTSIDE_DOCS.as_bytes()
+            && (rest.first().is_some_and(u8::is_ascii_uppercase)
+                || rest.starts_with(b"seeds")
+                || rest.starts_with(b"hooks"))
+    })
+}
+
+#[test]
+fn the_outside_documents_are_told_from_a_folder_of_that_name() {
+    let cite = |s: &str| cites_outside(s.replace("S/", OUTSIDE_DOCS).as_bytes());
+    assert!(cite("see ../S/PRODUCT.md") && cite("S/seeds/x.md") && cite("S/hooks/before-stop"));
+    assert!(!cite("mcp/S/jsonrpc_dispatcher.py") && !cite("no citation"));
+}
+
 #[test]
 fn no_tracked_file_cites_the_outside_documents() {
     let root = repo_root();
@@ -251,7 +273,7 @@ fn no_tracked_file_cites_the_outside_documents() {
         .filter(|p| !p.split('/').any(|c| c == "node_modules"))
         .filter(|p| {
             let bytes = std::fs::read(root.join(p)).unwrap_or_default();
-            bytes.windows(OUTSIDE_DOCS.len()).any(|w| w == OUTSIDE_DOCS.as_bytes())
+            cites_outside(&bytes)
         })
         .collect();
     assert!(
