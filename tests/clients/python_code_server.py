@@ -109,6 +109,15 @@ async def main():
               ("main.py", 4, False), ("pkg/util.py", 1, True)],
               "the server's uses are that function's, not the other greet's", out)
 
+        out = keep(await ok(client, "code_outline", {**p, "path": "pkg/util.py"}))
+        got = [(s["name"], s["line"], s["kind"], s.get("container")) for s in out["symbols"]]
+        check(out["tier"] == "server" and got[0] == ("greet", 1, "function", None)
+              and all(c == "greet" for (_, _, _, c) in got[1:]), "the server's outline", out)
+        out = keep(await ok(client, "code_symbols", {**p, "query": "greet"}))
+        got = sorted((s["path"], s["line"]) for s in out["symbols"])
+        check(out["tier"] == "server" and got == [("other.py", 1), ("pkg/util.py", 1)],
+              "the server's symbols of the project", out)
+
         out = keep(await ok(client, "code_diagnostics", {**p, "paths": ["main.py"]}))
         errors = [d for d in out["diagnostics"] if d["severity"] == "error"]
         check(out["tier"] == "server" and any(d["line"] == 4 and d["path"] == "main.py"

@@ -91,6 +91,22 @@ impl Engine {
         Some(warm)
     }
 
+    /// Every server running for this project (those that still run).
+    pub fn warm_servers(&self, handle: &ProjectHandle) -> Vec<Arc<WarmServer>> {
+        let running: Vec<Arc<WarmServer>> = lock(&self.servers.running)
+            .iter()
+            .filter(|((p, _), _)| *p == handle.id)
+            .map(|(_, w)| w.clone())
+            .collect();
+        running
+            .into_iter()
+            .filter(|w| {
+                !w.session.ended() && self.jobs.status(&w.job).is_ok_and(|s| !s.state.is_final())
+            })
+            .inspect(|w| w.touch())
+            .collect()
+    }
+
     /// The server that would answer for `language` here, found on the trusted PATH, and the
     /// command that starts it; or why none can run.
     pub fn server_command(

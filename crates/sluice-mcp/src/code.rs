@@ -1,7 +1,8 @@
 //! Code intelligence as tools, from the syntax index every project has (`sluice-code`): a
 //! file's outline, symbols by name, go to definition, find references. Read-only; nothing runs.
-//! Definition and references given a line are answered by the project's language server while
-//! one runs (`code_server.rs` starts it); otherwise by the index, with a note saying why.
+//! While the project's language server runs (`code_server.rs` starts it), it answers the
+//! outline and the symbols, and definition and references given a line; otherwise the index
+//! does, with a note saying why when a line asked for the server.
 
 use rmcp::handler::server::common::{Extension, schema_for_output};
 use rmcp::handler::server::wrapper::Parameters;
@@ -14,9 +15,9 @@ use sluice_code::{
 use std::sync::Arc;
 use std::time::Duration;
 
-use sluice_code::lsp::Spot;
+use sluice_code::lsp::{self, Spot};
 use sluice_core::Failure;
-use sluice_engine::code_servers::WarmServer;
+use sluice_engine::code_servers::{WarmServer, server_refusal};
 use sluice_engine::{Caller, Engine, ProjectHandle};
 
 use crate::code_server::{asked, running_server};
@@ -27,8 +28,9 @@ impl SluiceServer {
     #[tool(
         description = "Outline of one source file: its functions, classes, methods, types and \
         modules with their first and last lines and what each is nested in, without reading \
-        the whole file. From the project's syntax index (tree-sitter: Rust, Python, JavaScript, \
-        TypeScript, Go, C, C++, Java).",
+        the whole file. From the project's language server while one runs (tier `server`), \
+        else from its syntax index (tree-sitter: Rust, Python, JavaScript, TypeScript, Go, C, \
+        C++, Java).",
         annotations(read_only_hint = true, open_world_hint = false),
         output_schema = schema_for_output::<OutlineOutput>()
     )]
@@ -37,9 +39,13 @@ impl SluiceServer {
         Extension(caller): Extension<Caller>,
         Parameters(call): Parameters<ProjectCall<OutlineArgs>>,
     ) -> Result<CallToolResult, ErrorData> {
-        let args = call.args;
+        let (args, engine) = (call.args, self.engine().clone());
         self.in_project(&caller, &call.project, Work::Decode, move |p| {
-            sluice_code::outline(&p.workspace, &args)
+            match running_server(&engine, p, &args.path) {
+                Some(warm) => lsp::outline(&warm.session, &p.workspace, &args.path, QUESTION)
+                    .map_err(|e| asked(e, warm.server.program)),
+                None => sluice_code::outline(&p.workspace, &args).map_err(coded),
+            }
         })
         .await
     }
@@ -47,7 +53,8 @@ impl SluiceServer {
     #[tool(
         description = "Find definitions across a project by part of their name (functions, \
         classes, methods, types…), with file, line and kind: exact names first. From the \
-        project's syntax index; use code_definition for one name's definition.",
+        project's language servers while they run (tier `server`), else its syntax index; use \
+        code_definition for one name's definition.",
         annotations(read_only_hint = true, open_world_hint = false),
         output_schema = schema_for_output::<SymbolsOutput>()
     )]
@@ -56,9 +63,39 @@ impl SluiceServer {
         Extension(caller): Extension<Caller>,
         Parameters(call): Parameters<ProjectCall<SymbolsArgs>>,
     ) -> Result<CallToolResult, ErrorData> {
-        let args = call.args;
+        let (args, engine) = (call.args, self.engine().clone());
         self.in_project(&caller, &call.project, Work::Walk, move |p| {
-            sluice_code::symbols(&p.workspace, &p.code, &args)
+            // The running servers that see the whole project answer; else the syntax index.
+            let servers: Vec<_> = match server_refusal(p) {
+                None => engine.warm_servers(p),
+                Some(_) => Vec::new(),
+            };
+            let servers: Vec<_> =
+                servers.into_iter().filter(|w| !w.session.knows_only_open()).collect();
+            let max = args.max_results.unwrap_or(50).clamp(1, 500) as usize;
+            let mut merged: Option<SymbolsOutput> = None;
+            for warm in servers {
+                let Ok(out) =
+                    lsp::workspace_symbols(&warm.session, &p.workspace, &args, max, QUESTION)
+                else {
+                    continue;
+                };
+                match merged.as_mut() {
+                    None => merged = Some(out),
+                    Some(all) => {
+                        all.truncated |= out.truncated;
+                        all.symbols.extend(out.symbols);
+                    }
+                }
+            }
+            match merged {
+                Some(mut out) => {
+                    out.truncated |= out.symbols.len() > max;
+                    out.symbols.truncate(max);
+                    Ok(out)
+                }
+                None => sluice_code::symbols(&p.workspace, &p.code, &args).map_err(coded),
+            }
         })
         .await
     }

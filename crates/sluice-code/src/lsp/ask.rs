@@ -53,7 +53,7 @@ pub struct Spot {
 
 /// A place in the project a server pointed to.
 #[derive(Debug, Clone, PartialEq, Eq)]
-struct Place {
+pub(super) struct Place {
     pub path: String,
     /// 1-based line and column (in bytes) where it starts.
     pub line: u64,
@@ -154,7 +154,11 @@ pub fn language_id(language: Language) -> &'static str {
 }
 
 /// Reads `path` through the workspace and makes the server's copy match it: its text.
-fn open(session: &Session, ws: &Workspace, path: &str) -> Result<(String, String), AskError> {
+pub(super) fn open(
+    session: &Session,
+    ws: &Workspace,
+    path: &str,
+) -> Result<(String, String), AskError> {
     let language = Language::of(path)
         .ok_or_else(|| invalid(format!("`{path}` is not a source file of a known language")))?;
     let (rel, bytes) = read_source(ws, path)?;
@@ -207,14 +211,18 @@ fn whole_words<'a>(line: &'a str, name: &'a str) -> impl Iterator<Item = usize> 
 }
 
 /// Turns the server's locations into places: inside the project, readable, each with its line.
-struct Placer<'a> {
+pub(super) struct Placer<'a> {
     session: &'a Session,
     ws: &'a Workspace,
     files: HashMap<String, Option<Vec<u8>>>,
 }
 
-impl Placer<'_> {
-    fn place(&mut self, uri: &str, line: u32, character: u32) -> Option<Place> {
+impl<'a> Placer<'a> {
+    pub(super) fn new(session: &'a Session, ws: &'a Workspace) -> Placer<'a> {
+        Placer { session, ws, files: HashMap::new() }
+    }
+
+    pub(super) fn place(&mut self, uri: &str, line: u32, character: u32) -> Option<Place> {
         let rel = self.session.relative(uri)?;
         let (ws, rel2) = (self.ws, rel.clone());
         let bytes = self
@@ -253,7 +261,10 @@ impl Placer<'_> {
     }
 }
 
-fn parse<T: serde::de::DeserializeOwned>(value: Value, what: &str) -> Result<T, AskError> {
+pub(super) fn parse<T: serde::de::DeserializeOwned>(
+    value: Value,
+    what: &str,
+) -> Result<T, AskError> {
     serde_json::from_value(value).map_err(|e| {
         AskError::Server(LspError::Protocol(format!("{what} is not as LSP says: {e}")))
     })
@@ -293,7 +304,7 @@ fn definition_places(
             triples = bound;
         }
     }
-    Ok(Placer { session, ws, files: HashMap::new() }.places(triples))
+    Ok(Placer::new(session, ws).places(triples))
 }
 
 /// The locations a definition-like request (`definition`, `implementation`) answers.
@@ -418,7 +429,7 @@ pub fn references(
     let found: Option<Vec<Location>> = parse(answer, "the references")?;
     let mut triples = location_triples(found.unwrap_or_default());
     triples.sort();
-    let found = Placer { session, ws, files: HashMap::new() }.places(triples);
+    let found = Placer::new(session, ws).places(triples);
     let files: std::collections::HashSet<&str> =
         found.places.iter().map(|p| p.path.as_str()).collect();
     Ok(ReferencesOutput {

@@ -2,11 +2,12 @@
 //! server as a job in the project's sandbox and hands its channel here; nothing in this crate
 //! starts a process. [`Session`] is the conversation, [`wire`] its framing; `ask` turns the
 //! tools' questions (a name on a line of a file) into requests and the answers into
-//! project-relative, bounded results.
+//! project-relative, bounded results, `symbols` a file's outline and the project's symbols.
 
 mod ask;
 mod patch;
 mod session;
+mod symbols;
 pub mod wire;
 
 pub use ask::{
@@ -14,3 +15,4 @@ pub use ask::{
     definition, diagnostics, hover, language_id, references, rename_preview,
 };
 pub use session::{Encoding, LspError, Session};
+pub use symbols::{outline, workspace_symbols};
