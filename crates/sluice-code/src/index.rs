@@ -13,7 +13,7 @@ use sluice_runner::{RunnerError, Stamp, Workspace};
 use tree_sitter_tags::TagsContext;
 
 use crate::lang::Language;
-use crate::tools::Symbol;
+use crate::symbol::Symbol;
 
 /// Files bigger than this are not indexed (generated code, bundles).
 pub(crate) const MAX_FILE_BYTES: u64 = 1 << 20;

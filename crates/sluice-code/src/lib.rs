@@ -14,6 +14,7 @@ mod index;
 mod lang;
 pub mod lsp;
 mod refs;
+mod symbol;
 mod tools;
 
 pub use index::CodeIndex;

@@ -13,6 +13,7 @@ use sluice_runner::{RunnerError, Workspace};
 use crate::index::{CodeIndex, MAX_FILE_BYTES, WALK_BUDGET, definitions, line_text};
 use crate::lang::Language;
 use crate::refs::identifiers_named;
+pub use crate::symbol::Symbol;
 
 const DEFAULT_SYMBOLS: u32 = 50;
 const MAX_SYMBOLS: u32 = 500;
@@ -25,24 +26,6 @@ const MAX_NAME: usize = 256;
 /// Which tier answered: `syntax` is the tree-sitter index (definitions and uses matched by
 /// name, no types).
 pub const SYNTAX_TIER: &str = "syntax";
-
-/// A definition in a file.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
-#[schemars(transform = sluice_core::schema::plain_integers)]
-pub struct Symbol {
-    pub name: String,
-    /// What the grammar's tagging query calls it: `function`, `method`, `class` (also Rust
-    /// structs and enums), `interface` (also traits), `module`, `macro`, `type`, `constant`…
-    pub kind: String,
-    /// First and last line of the definition (1-based).
-    pub line: u64,
-    pub end_line: u64,
-    /// The definition (or Rust `impl` block) it is nested in.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub container: Option<String>,
-    /// Its first line, trimmed (secrets redacted, long lines cut).
-    pub text: String,
-}
 
 /// Arguments of `code_outline`.
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]

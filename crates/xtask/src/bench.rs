@@ -61,7 +61,8 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
     let mut text = line.repeat(4096 / line.len());
     text.push_str(&"x".repeat(4096 - text.len()));
     std::fs::write(project.join("file4k.txt"), &text)?;
-    let registry = home::cargo_registry_src().context("no cargo registry sources to search")?;
+    let registry =
+        crate::bench_util::cargo_registry_src().context("no cargo registry sources to search")?;
 
     output(sluice(&bin, &data).args(["project", "add"]).arg(&project).args(["--name", "bench"]))?;
     output(
@@ -311,19 +312,6 @@ fn count_files(dir: &Path) -> usize {
             _ => 0,
         })
         .sum()
-}
-
-pub(crate) mod home {
-    //! Where cargo keeps registry sources: `$CARGO_HOME/registry/src/<index>`.
-    use std::path::PathBuf;
-
-    pub fn cargo_registry_src() -> Option<PathBuf> {
-        let cargo_home = std::env::var_os("CARGO_HOME")
-            .map(PathBuf::from)
-            .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cargo")))?;
-        let src = cargo_home.join("registry/src");
-        std::fs::read_dir(src).ok()?.flatten().map(|e| e.path()).find(|p| p.is_dir())
-    }
 }
 
 #[cfg(test)]

@@ -70,7 +70,7 @@ struct Asked {
 
 /// Runs the section and returns its markdown.
 pub fn run(root: &Path, bin: &Path, work: &Path) -> Result<String> {
-    let registry = crate::bench::home::cargo_registry_src().context("no cargo registry sources")?;
+    let registry = crate::bench_util::cargo_registry_src().context("no cargo registry sources")?;
     let load_before = loadavg();
     let mut bases = vec![rust_code_base(&registry, work)?];
     let mut unmeasured = Vec::new();
@@ -305,7 +305,7 @@ fn lines_project(registry: &Path, dir: &Path) -> Result<(Vec<String>, usize, usi
 /// `n` distinct definitions from `sites`, each with one of its uses, chosen with a seeded
 /// generator (so every run asks the same).
 fn sample(sites: &[Site], n: usize, seed: u64) -> Vec<Site> {
-    let mut rng = SplitMix(seed);
+    let mut rng = crate::bench_util::SplitMix(seed);
     let mut defs = rustdoc::definitions(sites);
     // Fisher–Yates, then the first n.
     for i in (1..defs.len()).rev() {
@@ -319,24 +319,6 @@ fn sample(sites: &[Site], n: usize, seed: u64) -> Vec<Site> {
             uses.get(rng.below(uses.len())).map(|s| (*s).clone())
         })
         .collect()
-}
-
-/// SplitMix64: small, seeded, and the same everywhere.
-pub(crate) struct SplitMix(pub(crate) u64);
-
-impl SplitMix {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    /// A number below `n` (0 when `n` is 0).
-    pub(crate) fn below(&mut self, n: usize) -> usize {
-        if n == 0 { 0 } else { (self.next() % n as u64) as usize }
-    }
 }
 
 fn bytes(v: &Value) -> usize {

@@ -255,7 +255,7 @@ pub(crate) fn sites(
         }
         texts.insert(rel.clone(), text);
     }
-    let mut rng = crate::bench_code::SplitMix(seed);
+    let mut rng = crate::bench_util::SplitMix(seed);
     for i in (1..uses.len()).rev() {
         uses.swap(i, rng.below(i + 1));
     }

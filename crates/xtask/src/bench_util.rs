@@ -211,3 +211,32 @@ pub(crate) fn call(port: u16, token: &str, tool: &str, args: &Value) -> Result<V
     }
     Ok(result["structuredContent"].clone())
 }
+
+/// Where cargo keeps registry sources: `$CARGO_HOME/registry/src/<index>`.
+pub fn cargo_registry_src() -> Option<std::path::PathBuf> {
+    use std::path::PathBuf;
+    let cargo_home = std::env::var_os("CARGO_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cargo")))?;
+    let src = cargo_home.join("registry/src");
+    std::fs::read_dir(src).ok()?.flatten().map(|e| e.path()).find(|p| p.is_dir())
+}
+
+/// SplitMix64: small, seeded, and the same everywhere (a sample drawn today is drawn again by
+/// any later build, which a library generator does not promise across its versions).
+pub(crate) struct SplitMix(pub(crate) u64);
+
+impl SplitMix {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    /// A number below `n` (0 when `n` is 0).
+    pub(crate) fn below(&mut self, n: usize) -> usize {
+        if n == 0 { 0 } else { (self.next() % n as u64) as usize }
+    }
+}
