@@ -10,8 +10,8 @@ official Python MCP SDK uses it over Streamable HTTP:
   restore undoes it;
 - a review token gets neither the server tools nor the server's answers;
 - a read-only project never starts one (refused before anything is asked);
-- `sluice pause` ends the server; after a resume the next question asks again; a downgrade to
-  `safe` ends it and no new one starts.
+- `sluice pause` ends the server, and so does `sluice stop`; after a resume the next question
+  asks again; a downgrade to `safe` ends it and no new one starts.
 No answer holds a physical path. Exits non-zero on the first failed check.
 
 Environment: SLUICE_TOKEN, SLUICE_REVIEW_TOKEN, SLUICE_DATA_DIR, SLUICE_CANARY, SLUICE_ROOT.
@@ -76,6 +76,14 @@ async def main():
         check(out["tier"] == "syntax" and "no language server runs" in out.get("note", ""),
               "without a server the syntax tier answers and says so", out)
         check(await server_jobs(client, args.project) == [], "nothing started unasked", out)
+
+        # A question about a file it cannot be about starts nothing and asks nothing.
+        await refused(client, "code_hover",
+                      {**p, "path": "id_rsa_notes.py", "line": 1, "name": "key"},
+                      "path_shielded")
+        await refused(client, "code_hover", {**p, "path": "gone.py", "line": 1, "name": "x"},
+                      "not_found")
+        check(await server_jobs(client, args.project) == [], "nothing started for them")
 
         # The first server question asks, as a build does, and says what it starts.
         task = asyncio.create_task(
@@ -181,11 +189,7 @@ async def main():
         # asks again.
         code, _, err = await sluice(binary, "pause")
         check(code == 0, "pause works", err)
-        for _ in range(100):
-            if not await running_server_cli(binary, args.project):
-                break
-            await asyncio.sleep(0.1)
-        check(not await running_server_cli(binary, args.project), "a pause ends the server")
+        await server_ends(binary, args.project, "a pause ends the server")
         code, _, err = await sluice(binary, "resume")
         check(code == 0, "resume works", err)
         task = asyncio.create_task(
@@ -193,20 +197,36 @@ async def main():
         res, approved = await approving(binary, task, tool="code_hover")
         check(len(approved) == 1 and not res.is_error, "after a resume it asks again", approved)
 
+        # The emergency stop ends it like every job.
+        code, _, err = await sluice(binary, "stop")
+        check(code == 0, "the emergency stop works", err)
+        await server_ends(binary, args.project, "the emergency stop ends it")
+        code, _, err = await sluice(binary, "resume")
+        check(code == 0, "resume works", err)
+        task = asyncio.create_task(
+            call(client, "code_hover", {**p, "path": "main.py", "line": 3, "name": "greet"}))
+        res, approved = await approving(binary, task, tool="code_hover")
+        check(len(approved) == 1 and not res.is_error, "after the stop it asks again", approved)
+
         # A downgrade to a mode that runs no toolchain ends it too.
         code, _, err = await sluice(binary, "project", "set", args.project, "--exec", "safe")
         check(code == 0, "the user can downgrade the project", err)
-        for _ in range(100):
-            if not await running_server_cli(binary, args.project):
-                break
-            await asyncio.sleep(0.1)
-        check(not await running_server_cli(binary, args.project), "a downgrade ends the server")
+        await server_ends(binary, args.project, "a downgrade ends the server")
         await refused(client, "code_hover",
                       {**p, "path": "main.py", "line": 3, "name": "greet"}, "forbidden")
 
     for text in answers:
         check(root not in text, "no answer names the project's physical folder", text)
     print(f"OK {common.no_canary_anywhere()} checks")
+
+
+async def server_ends(binary, project, what):
+    """Waits (the watcher's tick is 2 s) until no language server of `project` runs."""
+    for _ in range(100):
+        if not await running_server_cli(binary, project):
+            return
+        await asyncio.sleep(0.1)
+    check(False, what)
 
 
 async def running_server_cli(binary, project):

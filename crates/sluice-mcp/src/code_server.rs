@@ -87,6 +87,10 @@ impl SluiceServer {
                 format!("`{path}` is not a source file of a language Sluice has a server for"),
             )
         })?;
+        // A file the question cannot be about (missing, shielded, outside) is refused before
+        // anything is asked or started.
+        sluice_runner::open_source(&handle.workspace, path)
+            .map_err(|e| Failure::new(e.code(), e.to_string()))?;
         let warm = match running_server(&engine, &handle, path) {
             Some(warm) => warm,
             None => {
