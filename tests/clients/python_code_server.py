@@ -192,10 +192,7 @@ async def main():
         await server_ends(binary, args.project, "a pause ends the server")
         code, _, err = await sluice(binary, "resume")
         check(code == 0, "resume works", err)
-        task = asyncio.create_task(
-            call(client, "code_hover", {**p, "path": "main.py", "line": 3, "name": "greet"}))
-        res, approved = await approving(binary, task, tool="code_hover")
-        check(len(approved) == 1 and not res.is_error, "after a resume it asks again", approved)
+        await asks_again(client, binary, p, "after a resume it asks again")
 
         # The emergency stop ends it like every job.
         code, _, err = await sluice(binary, "stop")
@@ -203,10 +200,7 @@ async def main():
         await server_ends(binary, args.project, "the emergency stop ends it")
         code, _, err = await sluice(binary, "resume")
         check(code == 0, "resume works", err)
-        task = asyncio.create_task(
-            call(client, "code_hover", {**p, "path": "main.py", "line": 3, "name": "greet"}))
-        res, approved = await approving(binary, task, tool="code_hover")
-        check(len(approved) == 1 and not res.is_error, "after the stop it asks again", approved)
+        await asks_again(client, binary, p, "after the stop it asks again")
 
         # A downgrade to a mode that runs no toolchain ends it too.
         code, _, err = await sluice(binary, "project", "set", args.project, "--exec", "safe")
@@ -218,6 +212,14 @@ async def main():
     for text in answers:
         check(root not in text, "no answer names the project's physical folder", text)
     print(f"OK {common.no_canary_anywhere()} checks")
+
+
+async def asks_again(client, binary, p, what):
+    """A question that starts the server anew: it asks once, is approved, and answers."""
+    task = asyncio.create_task(
+        call(client, "code_hover", {**p, "path": "main.py", "line": 3, "name": "greet"}))
+    res, approved = await approving(binary, task, tool="code_hover")
+    check(len(approved) == 1 and not res.is_error, what, approved)
 
 
 async def server_ends(binary, project, what):

@@ -92,9 +92,9 @@ pub struct DefinitionArgs {
     /// The file where the name is used: definitions in it, then in the modules it imports,
     /// then in its folder, come first.
     pub path: Option<String>,
-    /// With `path`: the 1-based line of it where `name` is used. Where the project runs its
-    /// language server (execution `project` or `any`, agent profile), the server answers with
-    /// the one definition that use means (tier `server`); otherwise the syntax index answers.
+    /// With `path`: the 1-based line of it where `name` is used. While the project's language
+    /// server runs (code_hover, code_diagnostics or code_rename start it), it answers with the
+    /// one definition that use means (tier `server`); otherwise the syntax index answers.
     #[schemars(range(min = 1))]
     pub line: Option<u32>,
     /// Which appearance of `name` on `line`, 1-based (default 1).
@@ -113,7 +113,8 @@ pub struct DefinitionOutput {
     pub definitions: Vec<Located>,
     pub truncated: bool,
     pub tier: &'static str,
-    /// Why the language server did not answer when `line` asked for it.
+    /// Why the language server did not answer when `line` asked for it, or what its answer
+    /// leaves out (definitions outside the project).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
 }
@@ -128,9 +129,9 @@ pub struct ReferencesArgs {
     /// Only beneath this folder (or in this file), relative to the project root; with `line`,
     /// the file where `name` appears.
     pub path: Option<String>,
-    /// With `path` naming a file: the 1-based line of it where `name` appears. Where the
-    /// project runs its language server, the server finds the uses of that very symbol in the
-    /// whole project (tier `server`); otherwise the syntax index answers by name.
+    /// With `path` naming a file: the 1-based line of it where `name` appears. While the
+    /// project's language server runs, it finds the uses of that very symbol in the whole
+    /// project (tier `server`); otherwise the syntax index answers by name.
     #[schemars(range(min = 1))]
     pub line: Option<u32>,
     /// Which appearance of `name` on `line`, 1-based (default 1).
@@ -162,7 +163,8 @@ pub struct ReferencesOutput {
     pub truncated: bool,
     pub files_searched: u64,
     pub tier: &'static str,
-    /// Why the language server did not answer when `line` asked for it.
+    /// Why the language server did not answer when `line` asked for it, or what its answer
+    /// leaves out (uses outside the project).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
 }
