@@ -85,11 +85,16 @@ async def main():
                       "not_found")
         check(await server_jobs(client, args.project) == [], "nothing started for them")
 
-        # The first server question asks, as a build does, and says what it starts.
+        # The first server question asks, as a build does, and says what it starts; a second
+        # question racing it waits for that start rather than asking again.
+        racing = asyncio.create_task(
+            call(client, "code_hover", {**p, "path": "main.py", "line": 1, "name": "greet"}))
         task = asyncio.create_task(
             call(client, "code_hover", {**p, "path": "main.py", "line": 3, "name": "greet"}))
-        res, approved = await approving(binary, task, tool="code_hover")
+        res, approved = await approving(binary, asyncio.gather(racing, task), tool="code_hover")
+        other, res = res
         check(len(approved) == 1, "starting the language server asked once", approved)
+        check(not other.is_error, "the racing question is answered too", other.structured_content)
         summary = approved[0]["summary"]
         check("pyright-langserver --stdio" in summary and "language server" in summary,
               "the approval names the language server", summary)

@@ -38,10 +38,16 @@ impl WarmServer {
     }
 }
 
+/// A project and a server program.
+type Key = (ProjectId, &'static str);
+
 /// The engine's language servers, by project and program.
 #[derive(Default)]
 pub(crate) struct Servers {
-    running: Mutex<HashMap<(ProjectId, &'static str), Arc<WarmServer>>>,
+    running: Mutex<HashMap<Key, Arc<WarmServer>>>,
+    /// Held while a server is asked for and started, so questions racing to start the same
+    /// one ask the user once.
+    starting: Mutex<HashMap<Key, Arc<tokio::sync::Mutex<()>>>>,
 }
 
 /// Why `handle` may not run its language server, if it may not: its commands may run only in
@@ -89,6 +95,19 @@ impl Engine {
         }
         warm.touch();
         Some(warm)
+    }
+
+    /// The gate a start of `language`'s server in this project goes through: whoever holds it
+    /// looks for a running server again before asking to start one.
+    pub fn server_start_gate(
+        &self,
+        handle: &ProjectHandle,
+        language: Language,
+    ) -> Arc<tokio::sync::Mutex<()>> {
+        let program = sluice_exec::servers_for(language.as_str()).next().map_or("", |s| s.program);
+        let mut starting = lock(&self.servers.starting);
+        starting.retain(|_, gate| Arc::strong_count(gate) > 1);
+        starting.entry((handle.id.clone(), program)).or_default().clone()
     }
 
     /// Every server running for this project (those that still run).

@@ -91,6 +91,8 @@ impl SluiceServer {
         // anything is asked or started.
         sluice_runner::open_source(&handle.workspace, path)
             .map_err(|e| Failure::new(e.code(), e.to_string()))?;
+        let gate = engine.server_start_gate(&handle, language);
+        let held = gate.lock().await;
         let warm = match running_server(&engine, &handle, path) {
             Some(warm) => warm,
             None => {
@@ -107,6 +109,7 @@ impl SluiceServer {
                 warm
             }
         };
+        drop(held);
         let program = warm.server.program;
         let workspace = handle.workspace.clone();
         tokio::task::spawn_blocking(move || question(&warm.session, &workspace))
