@@ -362,6 +362,26 @@ impl Session {
         self.wait_text(check, want).await;
     }
 
+    /// Clicks `by` until `check` shows `want`, for an idempotent action whose control sits in
+    /// a view that updates live: a click computed on one layout can land beside the control
+    /// on the next, and is then clicked again (a second cancel of a job changes nothing).
+    pub async fn click_again_until(&self, by: By, check: By, want: &str) {
+        let deadline = Instant::now() + STEP;
+        loop {
+            if self.shows_now(&check, want).await {
+                return;
+            }
+            if let Ok(el) = self.d().find(by.clone()).await {
+                let _ = el.click().await;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "no {check:?} showing {want:?} after clicking {by:?}"
+            );
+            tokio::time::sleep(POLL * 10).await;
+        }
+    }
+
     async fn shows_now(&self, by: &By, want: &str) -> bool {
         match self.d().find(by.clone()).await {
             Ok(el) => el.text().await.is_ok_and(|t| t.contains(want)),

@@ -75,8 +75,8 @@ async fn open_job(s: &Session, words: &str) {
 /// Cancels the open job from the window, confirming.
 async fn cancel_open_job(s: &Session) {
     s.click(by_text("section[@data-testid='job-detail']", "Cancel job…")).await;
-    s.click(by_text("section[@data-testid='job-detail']", "Cancel job")).await;
-    s.wait_text(By::Css("[data-testid=job-detail]"), "Cancelled").await;
+    let confirm = by_text("section[@data-testid='job-detail']", "Cancel job");
+    s.click_again_until(confirm, By::Css("[data-testid=job-detail]"), "Cancelled").await;
 }
 
 /// The terminal session, then the link (the app was started with [`stand_in_browser`]).
