@@ -262,11 +262,13 @@ impl<'a> Placer<'a> {
 }
 
 pub(super) fn parse<T: serde::de::DeserializeOwned>(
+    session: &Session,
     value: Value,
     what: &str,
 ) -> Result<T, AskError> {
     serde_json::from_value(value).map_err(|e| {
-        AskError::Server(LspError::Protocol(format!("{what} is not as LSP says: {e}")))
+        let e = LspError::Protocol(format!("{what} is not as LSP says: {e}"));
+        AskError::Server(session.unrooted_error(e))
     })
 }
 
@@ -315,7 +317,7 @@ fn definition_triples(
     timeout: Duration,
 ) -> Result<Vec<(String, u32, u32)>, AskError> {
     let answer = session.request(method, params, timeout)?;
-    let found: Option<GotoDefinitionResponse> = parse(answer, "the definition")?;
+    let found: Option<GotoDefinitionResponse> = parse(session, answer, "the definition")?;
     Ok(match found {
         None => Vec::new(),
         Some(GotoDefinitionResponse::Scalar(l)) => location_triples(vec![l]),
@@ -426,7 +428,7 @@ pub fn references(
     let (_, mut params) = position(session, ws, spot)?;
     params["context"] = json!({"includeDeclaration": true});
     let answer = session.request("textDocument/references", params, timeout)?;
-    let found: Option<Vec<Location>> = parse(answer, "the references")?;
+    let found: Option<Vec<Location>> = parse(session, answer, "the references")?;
     let mut triples = location_triples(found.unwrap_or_default());
     triples.sort();
     let found = Placer::new(session, ws).places(triples);
@@ -461,7 +463,7 @@ pub fn hover(
 ) -> Result<HoverOutput, AskError> {
     let (_, params) = position(session, ws, spot)?;
     let answer = session.request("textDocument/hover", params, timeout)?;
-    let found: Option<Hover> = parse(answer, "the hover")?;
+    let found: Option<Hover> = parse(session, answer, "the hover")?;
     let marked = |m: MarkedString| match m {
         MarkedString::String(s) => s,
         MarkedString::LanguageString(l) => l.value,
@@ -571,7 +573,7 @@ pub fn rename_preview(
     let (_, mut params) = position(session, ws, spot)?;
     params["newName"] = json!(new_name);
     let answer = session.request("textDocument/rename", params, timeout)?;
-    let edit: Option<WorkspaceEdit> = parse(answer, "the rename")?;
+    let edit: Option<WorkspaceEdit> = parse(session, answer, "the rename")?;
     let mut by_file: Vec<(String, Vec<Edit>)> = Vec::new();
     let edit = edit.unwrap_or_default();
     let mut add = |uri: &str, edits: Vec<Edit>| -> Result<(), AskError> {

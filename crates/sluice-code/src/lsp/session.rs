@@ -228,7 +228,7 @@ impl Session {
             return Err(e);
         }
         match rx.recv_timeout(timeout) {
-            Ok(reply) => reply,
+            Ok(reply) => reply.map_err(|e| self.unrooted_error(e)),
             Err(mpsc::RecvTimeoutError::Disconnected) => Err(LspError::Ended),
             Err(mpsc::RecvTimeoutError::Timeout) => {
                 lock(&self.shared.pending).remove(&id);
@@ -281,6 +281,19 @@ impl Session {
             return text.to_owned();
         }
         text.replace(self.root_uri.as_str().trim_end_matches('/'), ".").replace(root, ".")
+    }
+
+    /// An error as it may be shown: a server's own words name files by their full paths, and
+    /// may hold anything it read; the project's folder is written as `.` and secrets redacted.
+    pub fn unrooted_error(&self, e: LspError) -> LspError {
+        let shown = |text: &str| sluice_core::redact::redact(&self.unrooted(text)).into_owned();
+        match e {
+            LspError::Server { code, message } => {
+                LspError::Server { code, message: shown(&message) }
+            }
+            LspError::Protocol(what) => LspError::Protocol(shown(&what)),
+            other => other,
+        }
     }
 
     /// Makes the server's copy of `rel` the given text: opens it, or sends the new text when it
@@ -569,6 +582,46 @@ mod tests {
         assert_eq!(Encoding::Utf16.chars(line, 7), 6);
         assert_eq!(Encoding::Utf16.byte(line, 7), 10);
         assert_eq!(Encoding::Utf8.chars(line, 999), line.chars().count());
+    }
+
+    /// A server's refusal that names the project's physical folder, and a secret it read, is
+    /// shown with neither (a fake server over a socket pair answers `initialize`, then refuses).
+    #[cfg(unix)]
+    #[test]
+    fn a_servers_refusal_never_carries_the_physical_folder_or_a_secret() {
+        use std::io::BufReader;
+        use std::os::unix::net::UnixStream;
+        let (ours, theirs) = UnixStream::pair().expect("pair");
+        let root = std::path::PathBuf::from("/home/someone/secret-project");
+        let key = "ghp_abcdefghijklmnopqrstuvwxyz0123456789";
+        let fake = std::thread::spawn(move || {
+            let mut input = BufReader::new(theirs.try_clone().expect("clone"));
+            let mut out = theirs;
+            while let Ok(Some(msg)) = wire::read(&mut input) {
+                let Some(id) = msg.get("id").cloned() else { continue };
+                let reply = match msg["method"].as_str() {
+                    Some("initialize") => json!({"id": id, "result": {"capabilities": {}}}),
+                    _ => json!({"id": id, "error": {"code": -32603, "message":
+                        format!("cannot read /home/someone/secret-project/a.py: token {key}")}}),
+                };
+                if wire::write(&mut out, &reply).is_err() {
+                    return;
+                }
+            }
+        });
+        let closer = ours.try_clone().expect("clone");
+        let reader = Box::new(ours.try_clone().expect("clone"));
+        let session =
+            Session::start(Box::new(ours), reader, &root, "fake", Duration::from_secs(10))
+                .expect("start");
+        let err = session.request("textDocument/hover", json!({}), Duration::from_secs(10));
+        let Err(LspError::Server { message, .. }) = err else { panic!("{err:?}") };
+        assert!(message.contains("./a.py"), "{message}");
+        assert!(!message.contains("/home/someone") && !message.contains(key), "{message}");
+        // The session's reader holds its end open: close the socket so the fake sees the end.
+        let _ = closer.shutdown(std::net::Shutdown::Both);
+        drop(session);
+        let _ = fake.join();
     }
 
     #[test]

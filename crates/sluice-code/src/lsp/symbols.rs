@@ -74,7 +74,7 @@ pub fn outline(
         json!({"textDocument": {"uri": uri}}),
         timeout,
     )?;
-    let found: Option<DocumentSymbolResponse> = parse(answer, "the outline")?;
+    let found: Option<DocumentSymbolResponse> = parse(session, answer, "the outline")?;
     let mut flat: Vec<Found> = Vec::new();
     match found {
         None => {}
@@ -137,7 +137,7 @@ pub fn workspace_symbols(
     timeout: Duration,
 ) -> Result<SymbolsOutput, AskError> {
     let answer = session.request("workspace/symbol", json!({"query": args.query}), timeout)?;
-    let found: Option<WorkspaceSymbolResponse> = parse(answer, "the symbols")?;
+    let found: Option<WorkspaceSymbolResponse> = parse(session, answer, "the symbols")?;
     let mut raw: Vec<Found> = Vec::new();
     match found {
         None => {}
