@@ -19,8 +19,11 @@ use sluice_store::{AuditRecord, InstallSecret, Store};
 
 /// How long a [`Durability::Soon`] entry may wait for others to share its commit.
 pub const LINGER: Duration = Duration::from_millis(20);
-/// Entries committed together at most; a full batch is written at once by its last producer.
+/// A batch this full is committed at once: the writer thread is woken for it.
 const MAX_BATCH: usize = 256;
+/// Entries queued at most: past this the writer thread is not keeping up, and the producer
+/// commits the queue itself (on its request's thread), so the queue's memory stays bounded.
+const MAX_QUEUED: usize = 16 * MAX_BATCH;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Durability {
@@ -71,16 +74,20 @@ impl AuditWriter {
     }
 
     pub(crate) fn append(&self, record: AuditRecord, durability: Durability) {
-        let (now, first) = {
+        let (now, wake) = {
             let mut queue = lock(&self.shared.queue);
             queue.pending.push(record);
-            let full = queue.closed || queue.pending.len() >= MAX_BATCH;
-            (durability == Durability::Now || full, queue.pending.len() == 1)
+            let queued = queue.pending.len();
+            let now = durability == Durability::Now || queue.closed || queued >= MAX_QUEUED;
+            // The first entry of a batch wakes the writer to start its linger, and the entry
+            // that fills it wakes it to commit without waiting out the rest; the others ride
+            // along. A full batch is not committed here: that would hold a request (and its
+            // async worker) for the commit of hundreds of its neighbours' entries.
+            (now, queued == 1 || queued == MAX_BATCH)
         };
         if now || !self.start_thread() {
             self.shared.write();
-        } else if first {
-            // Only the first entry of a batch wakes the writer; the rest ride along.
+        } else if wake {
             self.shared.wake.notify_one();
         }
     }
@@ -140,10 +147,11 @@ impl Shared {
                 while queue.pending.is_empty() && !queue.closed {
                     queue = self.wake.wait(queue).unwrap_or_else(|e| e.into_inner());
                 }
-                // Let the batch fill for LINGER from its first entry; a flush or a durable
-                // append in the meantime may empty it, which is fine.
+                // Let the batch fill for LINGER from its first entry, or until it is full; a
+                // flush or a durable append in the meantime may empty it, which is fine.
                 let deadline = Instant::now() + LINGER;
-                while !queue.closed && !queue.pending.is_empty() {
+                while !queue.closed && !queue.pending.is_empty() && queue.pending.len() < MAX_BATCH
+                {
                     let Some(left) = deadline.checked_duration_since(Instant::now()) else {
                         break;
                     };
@@ -254,6 +262,43 @@ mod tests {
         drop(writer);
         let all = actions(&store);
         assert_eq!(all.len(), MAX_BATCH + 10);
+        assert!(all.iter().enumerate().all(|(i, a)| *a == format!("call_{i}")), "order kept");
+        assert!(store.audit_verify(&secret).unwrap().intact);
+    }
+
+    #[test]
+    fn a_full_batch_goes_to_the_writer_thread_and_a_backlog_to_its_producer() {
+        let (_dir, store, secret, writer) = setup();
+        let writer = Arc::new(writer);
+        // While a commit is under way (the writing lock held), a request that fills a batch
+        // does not wait for it: it returns and the writer thread commits the batch.
+        let writing = writer.shared.writing.lock().unwrap();
+        let (done, filled) = std::sync::mpsc::channel();
+        let producer = {
+            let writer = writer.clone();
+            std::thread::spawn(move || {
+                for i in 0..MAX_BATCH {
+                    writer.append(record(&format!("call_{i}")), Durability::Soon);
+                }
+                done.send(()).unwrap();
+                // A backlog past MAX_QUEUED is committed by its producer before it returns.
+                for i in MAX_BATCH..MAX_QUEUED {
+                    writer.append(record(&format!("call_{i}")), Durability::Soon);
+                }
+            })
+        };
+        filled.recv_timeout(Duration::from_secs(30)).expect("a full batch held its producer");
+        // Nothing is taken from the queue while the writing lock is held: once it holds the
+        // whole backlog, the producer is waiting to commit it.
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while lock(&writer.shared.queue).pending.len() < MAX_QUEUED {
+            assert!(Instant::now() < deadline, "the backlog never reached its bound");
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        drop(writing);
+        producer.join().unwrap();
+        let all = actions(&store);
+        assert_eq!(all.len(), MAX_QUEUED, "the backlog was on disk when its producer returned");
         assert!(all.iter().enumerate().all(|(i, a)| *a == format!("call_{i}")), "order kept");
         assert!(store.audit_verify(&secret).unwrap().intact);
     }

@@ -45,6 +45,10 @@ pub struct Caller {
     /// assistant's token, which reach's own setting narrows. Only ever narrows the project's
     /// modes.
     pub profile: Profile,
+    /// When the engine's state this caller was authenticated against was read from the store
+    /// (after the request arrived): a check right after it reuses that read
+    /// ([`crate::Engine::check_access_for`]).
+    pub loaded_at: std::time::Instant,
 }
 
 /// Where a remote caller came from: the OAuth client its grant names and the public address

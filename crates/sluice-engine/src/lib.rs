@@ -169,6 +169,10 @@ pub struct Engine {
 /// `last_used` is written at most this often per token, so a busy client does not turn every
 /// read into a database write.
 const TOUCH_INTERVAL: Duration = Duration::from_secs(30);
+/// How long after a caller's authentication its read of the engine's state still counts as the
+/// check before its action ([`Engine::check_access_for`]): the gate-to-tool path of a call that
+/// does not wait, with room for a busy scheduler.
+pub const STATE_REUSE: Duration = Duration::from_millis(5);
 
 const KV_PAUSED: &str = "paused";
 
@@ -436,6 +440,19 @@ impl Engine {
     /// a refresh costs a database read transaction, and every request already makes one.
     pub fn check_access_as_loaded(&self) -> Result<(), Failure> {
         access_of(&lock(&self.cache))
+    }
+
+    /// [`Engine::check_access`] for a request of `caller`'s that is about to act: reuses the
+    /// state read when `caller` was authenticated if that was within [`STATE_REUSE`], so a
+    /// request that goes straight from the gate to its action reads the store once, not twice.
+    /// That read was made after the request arrived, so nothing the user did before the request
+    /// is missed; a request that waited longer (a slow body, a task run later) reads again.
+    pub fn check_access_for(&self, caller: &Caller) -> Result<(), Failure> {
+        if caller.loaded_at.elapsed() < STATE_REUSE {
+            self.check_access_as_loaded()
+        } else {
+            self.check_access()
+        }
     }
 
     /// Whether AI access is paused (or stopped: a stop pauses too).

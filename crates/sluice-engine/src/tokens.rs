@@ -38,9 +38,9 @@ impl Engine {
             )));
         }
         let hash = sluice_store::token_hash(&self.secret, presented);
-        let record = {
+        let (record, loaded_at) = {
             let cache = self.refresh()?;
-            cache.tokens.get(&hash).cloned()
+            (cache.tokens.get(&hash).cloned(), std::time::Instant::now())
         };
         let Some(record) = record else {
             return Err(unauthorized("unknown token; create one in Sluice and update your client"));
@@ -75,6 +75,7 @@ impl Engine {
             remote: None,
             read_only: false,
             profile: record.profile,
+            loaded_at,
         })
     }
 

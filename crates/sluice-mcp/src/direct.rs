@@ -11,9 +11,17 @@
 //! The gate sends a request here only after all of its own checks, which include rmcp's Host and
 //! Origin checks (the gate accepts only exact spellings of the same allowed values).
 //! [`Direct::accepts`] takes a request only when rmcp's HTTP layer would pass it straight to the
-//! handler; anything else — a parameterized `Accept`, an unknown or newer protocol version,
-//! `_meta`, an unknown field, a tool that is not read-only, a body it cannot parse — goes to rmcp
-//! unchanged, so every HTTP-level refusal and parse error stays rmcp's own.
+//! handler; anything else — a parameterized `Accept`, an unknown protocol version, `_meta` beyond
+//! 2026-07-28's required keys, an unknown field, a tool that is not read-only, a body it cannot
+//! parse — goes to rmcp unchanged, so every HTTP-level refusal and parse error stays rmcp's own.
+//!
+//! Two protocol shapes are served: a version before 2026-07-28 with no `_meta` at all, and a
+//! 2026-07-28 (or later known) request whose `MCP-Protocol-Version` header and `_meta` agree, whose
+//! `_meta` holds the required `protocolVersion` and `clientCapabilities` (and at most
+//! `clientInfo`), and whose standard headers are plain and match the body: one `Mcp-Method:
+//! tools/call`, one `Mcp-Name` equal to the tool's name, no `Mcp-Param-*` (Sluice's tools annotate
+//! none). rmcp's handler then sees the same request `_meta` in its context as rmcp's serve loop
+//! would put there, and makes the same decisions on it.
 
 use std::sync::OnceLock;
 
@@ -23,7 +31,7 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, ClientRequest, JsonObject, JsonRpcVersion2_0,
-    ProtocolVersion, RequestId, ServerJsonRpcMessage,
+    ProtocolVersion, RequestId, RequestMetaObject, ServerJsonRpcMessage,
 };
 use rmcp::service::{RequestContext, RxJsonRpcMessage, TxJsonRpcMessage, serve_directly};
 use rmcp::transport::Transport;
@@ -61,7 +69,14 @@ pub(crate) struct Call {
 struct CallParams {
     name: String,
     arguments: Option<JsonObject>,
+    #[serde(rename = "_meta")]
+    meta: Option<RequestMetaObject>,
 }
+
+/// The `_meta` keys a 2026-07-28 request may carry on the direct path: the two every such request
+/// must and `clientInfo`. Anything else (a progress token, a log level) asks for something only
+/// rmcp's serve loop does.
+const META_CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
 
 impl Direct {
     pub(crate) fn new(server: SluiceServer) -> Direct {
@@ -70,14 +85,20 @@ impl Direct {
 
     /// The call in `body`, if this path serves it exactly as rmcp would.
     pub(crate) fn accepts(&self, headers: &HeaderMap, body: &[u8]) -> Option<Call> {
-        if body.len() > MAX_BODY_BYTES
-            || !accepts_json_and_sse(headers)
-            || !plain_stateless_version(headers)
-        {
+        if body.len() > MAX_BODY_BYTES || !accepts_json_and_sse(headers) {
             return None;
         }
+        let version = stateless_version(headers)?;
         let call: Call = serde_json::from_slice(body).ok()?;
-        (call.method == "tools/call" && self.server.is_read_only(&call.params.name)).then_some(call)
+        let shaped = match (version, &call.params.meta) {
+            (Version::Plain, None) => true,
+            (Version::PerRequest(version), Some(meta)) => {
+                per_request_meta(meta, version) && standard_headers(headers, &call.params.name)
+            }
+            _ => false,
+        };
+        (shaped && call.method == "tools/call" && self.server.is_read_only(&call.params.name))
+            .then_some(call)
     }
 
     /// Runs `call` (`parts` are the request's HTTP parts, with the gate's `Caller` in their
@@ -85,6 +106,10 @@ impl Direct {
     pub(crate) async fn serve(&self, call: Call, parts: Parts) -> Response {
         let mut context = RequestContext::new(call.id.clone(), self.peer());
         context.extensions.insert(parts);
+        // rmcp's serve loop moves a request's `_meta` into its context the same way.
+        if let Some(meta) = call.params.meta {
+            context.meta = meta;
+        }
         // rmcp cancels a request's token when its client goes away mid-call; a dropped
         // connection drops this future, and the guard does the same.
         let cancel_on_drop = context.ct.clone().drop_guard();
@@ -170,20 +195,61 @@ fn accepts_json_and_sse(headers: &HeaderMap) -> bool {
     json && sse
 }
 
-/// Whether rmcp serves this request in the stateless protocol with no version rule to apply: no
-/// `MCP-Protocol-Version` (rmcp assumes 2025-03-26), or exactly one naming a version it knows
-/// from before 2026-07-28, where the standard headers and per-request negotiation begin.
-fn plain_stateless_version(headers: &HeaderMap) -> bool {
+/// The protocol shape of a request rmcp would serve statelessly with no HTTP-level rule left to
+/// apply here.
+#[derive(Debug, PartialEq)]
+enum Version<'a> {
+    /// No `MCP-Protocol-Version` (rmcp assumes 2025-03-26), or exactly one naming a version it
+    /// knows from before 2026-07-28.
+    Plain,
+    /// Exactly one naming a version it knows, 2026-07-28 or later: per-request negotiation and
+    /// the standard headers.
+    PerRequest(&'a str),
+}
+
+fn stateless_version(headers: &HeaderMap) -> Option<Version<'_>> {
     let mut values = headers.get_all("mcp-protocol-version").iter();
-    let Some(value) = values.next() else { return true };
+    let Some(value) = values.next() else { return Some(Version::Plain) };
     if values.next().is_some() {
-        return false;
+        return None;
     }
-    value.to_str().is_ok_and(|v| {
-        ProtocolVersion::KNOWN_VERSIONS.iter().any(|known| known.as_str() == v)
-            && v < ProtocolVersion::STANDARD_HEADERS.as_str()
-            && v < ProtocolVersion::NO_INITIALIZE.as_str()
-    })
+    let v = value.to_str().ok()?;
+    if !ProtocolVersion::KNOWN_VERSIONS.iter().any(|known| known.as_str() == v) {
+        return None;
+    }
+    // ISO dates compare as text; both rules begin with the same version today.
+    let standard = ProtocolVersion::STANDARD_HEADERS.as_str();
+    let no_initialize = ProtocolVersion::NO_INITIALIZE.as_str();
+    if v < standard && v < no_initialize {
+        Some(Version::Plain)
+    } else if v >= standard && v >= no_initialize {
+        Some(Version::PerRequest(v))
+    } else {
+        None
+    }
+}
+
+/// Whether a 2026-07-28 request's `_meta` is complete and well formed by rmcp's own reading (a
+/// malformed one is answered 400 by rmcp's HTTP layer), names the header's version, and asks for
+/// nothing beyond the call.
+fn per_request_meta(meta: &RequestMetaObject, version: &str) -> bool {
+    meta.keys().all(|key| {
+        RequestMetaObject::DRAFT_REQUIRED_KEYS.contains(&key.as_str()) || key == META_CLIENT_INFO
+    }) && meta.missing_required_keys(&ProtocolVersion::V_2026_07_28).is_empty()
+        && meta.protocol_version().is_some_and(|v| v.as_str() == version)
+}
+
+/// Whether the standard headers of a `tools/call` of `tool` are there exactly once each, plain
+/// (not Base64-encoded) and equal to the body; and no `Mcp-Param-*` header is sent.
+fn standard_headers(headers: &HeaderMap, tool: &str) -> bool {
+    let only = |name: &str, want: &str| {
+        let mut values = headers.get_all(name).iter();
+        values.next().is_some_and(|v| v.as_bytes() == want.as_bytes()) && values.next().is_none()
+    };
+    !tool.starts_with("=?")
+        && only("mcp-method", "tools/call")
+        && only("mcp-name", tool)
+        && !headers.keys().any(|name| name.as_str().starts_with("mcp-param-"))
 }
 
 #[cfg(test)]

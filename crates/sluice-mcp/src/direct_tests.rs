@@ -75,6 +75,35 @@ fn call(id: &str, tool: &str, arguments: &str) -> String {
     format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{params}}}"#)
 }
 
+/// The headers of a 2026-07-28 `tools/call` of `tool`: the version and the standard headers.
+fn headers_2026(tool: &str) -> Headers {
+    let mut headers = with("MCP-Protocol-Version", "2026-07-28");
+    headers.push(("Mcp-Method", "tools/call".into()));
+    headers.push(("Mcp-Name", tool.to_owned()));
+    headers
+}
+
+/// A 2026-07-28 `tools/call` whose request `_meta` is `meta`.
+fn call_2026(id: u32, tool: &str, arguments: serde_json::Value, meta: serde_json::Value) -> String {
+    jsonrpc(json!({"id": id, "params": {"name": tool, "arguments": arguments, "_meta": meta}}))
+}
+
+/// The `_meta` every 2026-07-28 request carries, and `extra` over it.
+fn meta_2026(extra: serde_json::Value) -> serde_json::Value {
+    let mut meta = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+    });
+    for (key, value) in extra.as_object().unwrap() {
+        if value.is_null() {
+            meta.as_object_mut().unwrap().remove(key);
+        } else {
+            meta[key] = value.clone();
+        }
+    }
+    meta
+}
+
 /// A `tools/call` message: `jsonrpc` and `method` as usual, and `fields` over them.
 fn jsonrpc(fields: serde_json::Value) -> String {
     let mut message = json!({"jsonrpc": "2.0", "method": "tools/call"});
@@ -153,6 +182,33 @@ async fn direct_path_answers_exactly_as_rmcp_does() {
         ("older version", with("MCP-Protocol-Version", "2025-06-18"), projects(17)),
         ("SSE first", with("Accept", "text/event-stream, application/json"), projects(18)),
         (
+            "2026-07-28",
+            headers_2026("read_file"),
+            call_2026(
+                40,
+                "read_file",
+                json!({"project": "demo", "path": "hello.txt"}),
+                meta_2026(json!({})),
+            ),
+        ),
+        (
+            "2026-07-28 with clientInfo",
+            headers_2026("read_file"),
+            call_2026(
+                41,
+                "read_file",
+                json!({"project": "demo", "path": "creds.txt"}),
+                meta_2026(
+                    json!({"io.modelcontextprotocol/clientInfo": {"name": "t", "version": "1"}}),
+                ),
+            ),
+        ),
+        (
+            "2026-07-28, a tool error",
+            headers_2026("stat"),
+            call_2026(42, "stat", json!({"project": "demo", "path": "nope"}), meta_2026(json!({}))),
+        ),
+        (
             "own origin, host in capitals",
             {
                 let mut h = with("Host", "LOCALHOST:{port}");
@@ -197,6 +253,93 @@ async fn direct_path_answers_exactly_as_rmcp_does() {
         ("per-request version", with("MCP-Protocol-Version", "2026-07-28"), projects(33)),
         ("two versions", two_versions, projects(34)),
         ("large body", usual(), call("35", "read_file", &read(&"a/".repeat(40_000)))),
+        ("2026-07-28 without _meta", headers_2026("list_projects"), projects(50)),
+        (
+            "2026-07-28 _meta, no version header",
+            {
+                let mut h = headers_2026("list_projects");
+                h.retain(|(name, _)| *name != "MCP-Protocol-Version");
+                h
+            },
+            call_2026(51, "list_projects", json!({}), meta_2026(json!({}))),
+        ),
+        (
+            "2026-07-28 without capabilities",
+            headers_2026("list_projects"),
+            call_2026(
+                52,
+                "list_projects",
+                json!({}),
+                meta_2026(json!({"io.modelcontextprotocol/clientCapabilities": null})),
+            ),
+        ),
+        (
+            "2026-07-28 with malformed capabilities",
+            headers_2026("list_projects"),
+            call_2026(
+                53,
+                "list_projects",
+                json!({}),
+                meta_2026(json!({"io.modelcontextprotocol/clientCapabilities": "all"})),
+            ),
+        ),
+        (
+            "2026-07-28, _meta names another version",
+            headers_2026("list_projects"),
+            call_2026(
+                54,
+                "list_projects",
+                json!({}),
+                meta_2026(json!({"io.modelcontextprotocol/protocolVersion": "2025-11-25"})),
+            ),
+        ),
+        (
+            "2026-07-28 with a progress token",
+            headers_2026("list_projects"),
+            call_2026(55, "list_projects", json!({}), meta_2026(json!({"progressToken": 7}))),
+        ),
+        (
+            "2026-07-28 without Mcp-Method",
+            {
+                let mut h = headers_2026("list_projects");
+                h.retain(|(name, _)| *name != "Mcp-Method");
+                h
+            },
+            call_2026(56, "list_projects", json!({}), meta_2026(json!({}))),
+        ),
+        (
+            "2026-07-28, Mcp-Method twice",
+            {
+                let mut h = headers_2026("list_projects");
+                h.push(("Mcp-Method", "tools/call".into()));
+                h
+            },
+            call_2026(57, "list_projects", json!({}), meta_2026(json!({}))),
+        ),
+        (
+            "2026-07-28, Mcp-Name of another tool",
+            headers_2026("server_info"),
+            call_2026(58, "list_projects", json!({}), meta_2026(json!({}))),
+        ),
+        (
+            "2026-07-28, Mcp-Name in Base64",
+            headers_2026("=?base64?bGlzdF9wcm9qZWN0cw==?="),
+            call_2026(59, "list_projects", json!({}), meta_2026(json!({}))),
+        ),
+        (
+            "2026-07-28 with an Mcp-Param header",
+            {
+                let mut h = headers_2026("read_file");
+                h.push(("Mcp-Param-Path", "hello.txt".into()));
+                h
+            },
+            call_2026(
+                60,
+                "read_file",
+                json!({"project": "demo", "path": "hello.txt"}),
+                meta_2026(json!({})),
+            ),
+        ),
     ];
     let cases = direct_cases
         .into_iter()
@@ -221,7 +364,7 @@ async fn direct_path_answers_exactly_as_rmcp_does() {
         if what == "redacted" {
             assert!(!a.body.contains(&token_like) && a.body.contains("[redacted:"), "{}", a.body);
         }
-        if what == "read_file" {
+        if what == "read_file" || what == "2026-07-28" {
             assert_eq!(a.status, 200);
             assert!(a.body.contains(r#"\"content\":\"hello\\nworld\\n\""#), "{}", a.body);
         }

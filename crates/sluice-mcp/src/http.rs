@@ -52,13 +52,13 @@ pub enum BindError {
     Other { port: u16, source: std::io::Error },
 }
 
-/// The runtime `sluice serve` runs the endpoint on: one async worker plus tokio's blocking pool.
-/// Requests are short and their slow parts (walks, searches, git, commits, process waits) run on
-/// blocking threads, so a second worker buys nothing here; it costs every request wake-ups of the
-/// idle worker each time rmcp spawns a task (measured: the largest share of a small call's CPU
-/// was scheduler hand-offs, docs/BENCHMARKS.md).
+/// The runtime `sluice serve` runs the endpoint on: an async worker per core (at least two) plus
+/// tokio's blocking pool. A read-only call's file work is microseconds and runs on its request's
+/// task (`Work::OneFile`), and loopback sends do the receiver's share of TCP on the sending
+/// thread, so under concurrent clients the workers are what is busy (docs/BENCHMARKS.md).
 pub fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
-    tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build()
+    let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+    tokio::runtime::Builder::new_multi_thread().worker_threads(cores.max(2)).enable_all().build()
 }
 
 /// Binds 127.0.0.1 only: never a wildcard or LAN address (HS-01).

@@ -9,8 +9,9 @@ use rmcp::handler::server::common::{Extension, schema_for_output};
 use rmcp::handler::server::tool::{ToolCallContext, ToolRouter};
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, ListToolsResult,
-    MetaObject, PaginatedRequestParams, ResultType, ServerCapabilities, ServerConfig,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
+    ListToolsResult, MetaObject, PaginatedRequestParams, ResultType, ServerCapabilities,
+    ServerConfig,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, tool, tool_router};
@@ -195,9 +196,13 @@ pub(crate) fn result_meta() -> MetaObject {
 }
 
 pub(crate) fn succeeded<T: Serialize>(output: &T) -> CallToolResult {
-    match serde_json::to_value(output) {
-        Ok(value) => {
-            let mut result = CallToolResult::structured(value);
+    // `CallToolResult::structured`, with the text written by `to_string` (the same bytes as
+    // `Value`'s `Display`, which goes through `fmt` and cost a few percent of a read's CPU).
+    match serde_json::to_value(output).and_then(|v| Ok((serde_json::to_string(&v)?, v))) {
+        Ok((text, value)) => {
+            let mut result = CallToolResult::structured(Value::Null);
+            result.content = vec![ContentBlock::text(text)];
+            result.structured_content = Some(value);
             result.meta = Some(result_meta());
             result
         }
@@ -623,10 +628,13 @@ impl SluiceServer {
         let tool = request.name.to_string();
         let arguments = request.arguments.clone().map(Value::Object).unwrap_or(Value::Null);
         let project = arguments.get("project").and_then(Value::as_str).map(str::to_owned);
-        // The gate checked access when the request arrived; check again where the action starts,
-        // so a pause that lands in between still stops it. Then the token's profile.
-        let allowed =
-            self.engine.check_access().and_then(|()| crate::profile::check(&caller, &tool));
+        // The gate checked access when the request arrived; a call that waited since (a slow
+        // body, a task run later) checks again where the action starts, so a pause that landed
+        // in between still stops it. Then the token's profile.
+        let allowed = self
+            .engine
+            .check_access_for(&caller)
+            .and_then(|()| crate::profile::check(&caller, &tool));
         let result = match allowed {
             Err(failure) => Ok(CallToolResponse::Complete(failed(&failure))),
             Ok(()) => {

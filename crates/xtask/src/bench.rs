@@ -17,7 +17,7 @@ use std::process::Command;
 use anyhow::{Context, Result, bail};
 
 use crate::bench_util::{full_token, output, proc_status_kib, sluice, start};
-use crate::{bench_app, bench_checkpoint, bench_code, bench_exec, deps, sh};
+use crate::{bench_app, bench_checkpoint, bench_code, bench_exec, bench_http, deps, sh};
 
 const SEARCH_PATTERNS: &[&str] = &[
     "serde_json::from_str",
@@ -29,6 +29,20 @@ const SEARCH_PATTERNS: &[&str] = &[
 pub fn run(root: &Path, args: &[String]) -> Result<()> {
     if let Some(which @ ("checkpoint" | "code")) = args.first().map(String::as_str) {
         return section_only(root, which);
+    }
+    if args.first().map(String::as_str) == Some("http") {
+        let (mut before, mut profile) = (None, "release".to_owned());
+        for pair in args[1..].chunks(2) {
+            match pair {
+                [flag, bin] if flag == "--before" => before = Some(PathBuf::from(bin)),
+                [flag, name] if flag == "--profile" => profile = name.clone(),
+                other => bail!(
+                    "bench http: unexpected arguments {other:?} \
+                     (takes --profile <cargo profile> and --before <sluice binary>)"
+                ),
+            }
+        }
+        return http_only(root, &profile, before.as_deref());
     }
     if let Some(which @ ("exec" | "app")) = args.first().map(String::as_str) {
         return match args.get(1).map(String::as_str) {
@@ -198,6 +212,7 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
         idle_rss_after as f64 / 1024.0
     ));
     md.push('\n');
+    md.push_str(&bench_http::run(&bin, "release", None, &work)?);
     md.push_str(&bench_exec::run(&bin, &work)?);
     md.push_str(&bench_checkpoint::run(&bin, &work)?);
     md.push_str(&bench_code::run(root, &bin, &work)?);
@@ -230,6 +245,12 @@ fn section_only(root: &Path, which: &str) -> Result<()> {
         (bench_exec::HEADING, bench_exec::run(&target.join("release/sluice"), &work)?)
     };
     let _ = std::fs::remove_dir_all(&work);
+    replace_section(root, heading, &section)
+}
+
+/// Replaces the section under `heading` in docs/BENCHMARKS.md (up to the next `## `), or adds it
+/// at the end.
+fn replace_section(root: &Path, heading: &str, section: &str) -> Result<()> {
     let path = root.join("docs/BENCHMARKS.md");
     let doc = std::fs::read_to_string(&path).unwrap_or_default();
     let doc = match doc.find(heading) {
@@ -243,6 +264,27 @@ fn section_only(root: &Path, which: &str) -> Result<()> {
     std::fs::write(&path, doc)?;
     println!("{section}");
     Ok(())
+}
+
+/// `cargo xtask bench http`: only the HTTP load section, replaced in docs/BENCHMARKS.md. Both
+/// servers are built with `profile` (`run-release` builds in minutes where `release`'s fat LTO
+/// takes most of an hour on 2 cores; the section says which).
+fn http_only(root: &Path, profile: &str, before: Option<&Path>) -> Result<()> {
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root.join("target"));
+    let work = tempdir(&target)?;
+    sh(Command::new("cargo").args([
+        "build",
+        "--profile",
+        profile,
+        "--locked",
+        "-p",
+        "sluice-cli",
+    ]))?;
+    let section = bench_http::run(&target.join(profile).join("sluice"), profile, before, &work);
+    let _ = std::fs::remove_dir_all(&work);
+    replace_section(root, bench_http::HEADING, &section?)
 }
 
 /// `cargo xtask bench exec keys`: only the interactive jobs' latency.

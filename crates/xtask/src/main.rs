@@ -16,7 +16,8 @@
 //!   interactive jobs' latency (keystroke to echo, a wait on new output), `bench checkpoint`
 //!   only the checkpoints of a 10k-file project, `bench code` only the code tools (definitions
 //!   checked against rustdoc and the real language servers, latency, the index of a 100k-line
-//!   project).
+//!   project), `bench http [--before <sluice>]` only tool calls under 8 and 32 connections
+//!   beside a bare rmcp server.
 //! - `cargo xtask load [--clients N] [--calls N]` — `sluice serve` under 32 concurrent clients,
 //!   then one token's flood beside another's calls (see docs/BENCHMARKS.md, "Load").
 //! - `cargo xtask bundle` — the .deb and .rpm installers and Claude Desktop's `.mcpb`
@@ -37,6 +38,7 @@ mod bench_code;
 mod bench_code_lsp;
 mod bench_code_rustdoc;
 mod bench_exec;
+mod bench_http;
 #[cfg(target_os = "linux")]
 mod bench_keys;
 mod bench_util;
