@@ -21,6 +21,8 @@ use sluice_store::{AuditRecord, InstallSecret, Store};
 pub const LINGER: Duration = Duration::from_millis(20);
 /// A batch this full is committed at once: the writer thread is woken for it.
 const MAX_BATCH: usize = 256;
+/// Entries committed in one transaction at most.
+const COMMIT_CHUNK: usize = 32;
 /// Entries queued at most: past this the writer thread is not keeping up, and the producer
 /// commits the queue itself (on its request's thread), so the queue's memory stays bounded.
 const MAX_QUEUED: usize = 16 * MAX_BATCH;
@@ -167,21 +169,22 @@ impl Shared {
         }
     }
 
-    /// Commits what is queued in one transaction. A batch the store refuses is retried entry
-    /// by entry, so one bad entry cannot take its neighbours with it. Failures are logged, never
-    /// surfaced: the requests they record already happened.
+    /// Commits what is queued, [`COMMIT_CHUNK`] entries a transaction. A chunk the store
+    /// refuses is retried entry by entry, so one bad entry cannot take its neighbours with it.
+    /// Failures are logged, never surfaced: the requests they record already happened.
     fn write(&self) {
         let _writing = self.writing.lock().unwrap_or_else(|e| e.into_inner());
         let batch = std::mem::take(&mut lock(&self.queue).pending);
-        if batch.is_empty() {
-            return;
-        }
-        if let Err(err) = self.store.audit_append_all(&self.secret, &batch) {
-            if batch.len() == 1 {
+        // Committed a few dozen at a time: the store's connection is shared with every request's
+        // access check, and a commit holds it throughout. The order stays the batch's (the
+        // writing lock is held across all of them).
+        for chunk in batch.chunks(COMMIT_CHUNK) {
+            let Err(err) = self.store.audit_append_all(&self.secret, chunk) else { continue };
+            if chunk.len() == 1 {
                 tracing::error!(%err, "could not append to the audit log");
-                return;
+                continue;
             }
-            for record in &batch {
+            for record in chunk {
                 if let Err(err) = self.store.audit_append(&self.secret, record) {
                     tracing::error!(%err, action = %record.action, "could not append to the audit log");
                 }
@@ -372,6 +375,22 @@ mod tests {
         writer.append(record(""), Durability::Soon); // the store refuses an empty action
         writer.append(record("stat"), Durability::Now);
         assert_eq!(actions(&store), ["read_file", "stat"]);
+        assert!(store.audit_verify(&secret).unwrap().intact);
+    }
+
+    #[test]
+    fn a_batch_of_several_chunks_lands_whole_and_in_order_but_for_a_bad_entry() {
+        let (_dir, store, secret, writer) = setup();
+        let count = 3 * COMMIT_CHUNK + 5;
+        let bad = 2 * COMMIT_CHUNK + 1;
+        for i in 0..count {
+            let action = if i == bad { String::new() } else { format!("call_{i}") };
+            writer.append(record(&action), Durability::Soon);
+        }
+        writer.flush();
+        let expected: Vec<String> =
+            (0..count).filter(|i| *i != bad).map(|i| format!("call_{i}")).collect();
+        assert_eq!(actions(&store), expected);
         assert!(store.audit_verify(&secret).unwrap().intact);
     }
 }

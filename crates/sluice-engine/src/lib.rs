@@ -279,6 +279,11 @@ impl Engine {
             ));
         }
         *lock(&self.serving_lock) = Some(file);
+        // The WAL's checkpoints (disk flushes) leave the connection every request reads through;
+        // the watcher's tick runs them ([`Engine::checkpoint_wal`]).
+        if let Err(err) = self.store.checkpoint_apart() {
+            tracing::warn!(%err, "checkpoints stay on the main database connection");
+        }
         #[cfg(target_os = "linux")]
         if let Err(err) = sluice_exec::init_subreaper() {
             tracing::warn!(%err, "cannot become a child subreaper; orphaned job processes may escape");
@@ -452,6 +457,14 @@ impl Engine {
             self.check_access_as_loaded()
         } else {
             self.check_access()
+        }
+    }
+
+    /// Checkpoints the database's WAL when it has grown enough, on a connection no request
+    /// uses (see `Store::checkpoint_apart`). Blocking.
+    pub fn checkpoint_wal(&self) {
+        if let Err(err) = self.store.checkpoint_if_due() {
+            tracing::warn!(%err, "could not checkpoint the database's log");
         }
     }
 

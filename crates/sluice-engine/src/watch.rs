@@ -41,6 +41,7 @@ pub fn watch_roots(engine: Arc<Engine>) -> tokio::task::JoinHandle<()> {
             let roots = tokio::task::spawn_blocking(move || {
                 check.enforce_exec();
                 check.reap_servers();
+                check.checkpoint_wal();
                 check.check_roots();
                 check.available_roots()
             })

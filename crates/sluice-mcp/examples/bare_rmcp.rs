@@ -1,7 +1,9 @@
 //! The peer of `cargo xtask bench http`: a bare rmcp server, as its README builds one, with the
-//! one tool the bench calls (`read_file` of a file under a folder) and only a bearer check in
-//! front, served stateless with JSON answers like Sluice. It has none of Sluice's guards: no
-//! token store, scope, containment, shield, limits or audit; it is the floor Sluice is held to.
+//! one tool the bench calls and only a bearer check in front, served stateless with JSON answers
+//! like Sluice. Its `read_file` answers what Sluice's does — the same structured result (text,
+//! line range and count, size, modification time, BLAKE3 hash) through rmcp's `Json`, so the
+//! answers are the same size — but with none of Sluice's guards: no token store, scope, pause,
+//! limits, containment, shield, redaction or audit. It is the floor Sluice is held to.
 //!
 //! `bare_rmcp <folder> <port> <token>`; prints `ready` once it listens.
 
@@ -14,8 +16,8 @@ use axum::middleware::{self, Next};
 use axum::response::IntoResponse;
 use axum::serve::ListenerExt;
 use rmcp::handler::server::router::tool::ToolRouter;
-use rmcp::handler::server::wrapper::Parameters;
-use rmcp::model::{CallToolResult, ContentBlock, ServerCapabilities, ServerConfig};
+use rmcp::handler::server::wrapper::{Json, Parameters};
+use rmcp::model::{ServerCapabilities, ServerConfig};
 use rmcp::transport::streamable_http_server::{
     StreamableHttpServerConfig, StreamableHttpService, session::never::NeverSessionManager,
 };
@@ -33,17 +35,53 @@ struct ReadArgs {
     path: String,
 }
 
+/// The fields of Sluice's `read_file` result, filled in the plain way.
+#[derive(serde::Serialize, schemars::JsonSchema)]
+struct ReadOutput {
+    path: String,
+    content: String,
+    encoding: String,
+    lossy: bool,
+    redacted: bool,
+    total_lines: u64,
+    start_line: u64,
+    end_line: u64,
+    truncated: bool,
+    size: u64,
+    modified: Option<String>,
+    hash: String,
+}
+
 #[tool_router]
 impl Bare {
     #[tool(description = "Read a text file.", annotations(read_only_hint = true))]
     async fn read_file(
         &self,
         Parameters(args): Parameters<ReadArgs>,
-    ) -> Result<CallToolResult, ErrorData> {
-        let text = tokio::fs::read_to_string(self.folder.join(&args.path))
-            .await
-            .map_err(|e| ErrorData::invalid_params(e.to_string(), None))?;
-        Ok(CallToolResult::success(vec![ContentBlock::text(text)]))
+    ) -> Result<Json<ReadOutput>, ErrorData> {
+        let path = self.folder.join(&args.path);
+        let failed = |e: std::io::Error| ErrorData::invalid_params(e.to_string(), None);
+        let raw = tokio::fs::read(&path).await.map_err(failed)?;
+        let meta = tokio::fs::metadata(&path).await.map_err(failed)?;
+        let content = String::from_utf8_lossy(&raw).into_owned();
+        let lines = content.lines().count() as u64;
+        Ok(Json(ReadOutput {
+            path: args.path,
+            lossy: std::str::from_utf8(&raw).is_err(),
+            content,
+            encoding: "utf-8".into(),
+            redacted: false,
+            total_lines: lines,
+            start_line: 1,
+            end_line: lines,
+            truncated: false,
+            size: meta.len(),
+            modified: meta
+                .modified()
+                .ok()
+                .map(|t| humantime::format_rfc3339_seconds(t).to_string()),
+            hash: format!("blake3:{}", blake3::hash(&raw).to_hex()),
+        }))
     }
 }
 

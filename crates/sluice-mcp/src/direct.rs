@@ -38,6 +38,7 @@ use rmcp::transport::Transport;
 use rmcp::{Peer, RoleServer, Service};
 use serde::Deserialize;
 
+use crate::http::Peek;
 use crate::server::SluiceServer;
 
 /// The largest body the direct path looks at. Read-only calls carry a project, paths, globs and
@@ -77,6 +78,17 @@ struct CallParams {
 /// must and `clientInfo`. Anything else (a progress token, a log level) asks for something only
 /// rmcp's serve loop does.
 const META_CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
+
+impl Call {
+    /// What the gate reads of a request, from the parsed call.
+    pub(crate) fn peek(&self) -> Peek {
+        Peek {
+            method: Some(self.method.clone()),
+            id: serde_json::to_value(&self.id).ok(),
+            tool: Some(self.params.name.clone()),
+        }
+    }
+}
 
 impl Direct {
     pub(crate) fn new(server: SluiceServer) -> Direct {

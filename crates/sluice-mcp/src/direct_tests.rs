@@ -352,11 +352,17 @@ async fn direct_path_answers_exactly_as_rmcp_does() {
                 value.replace("{port}", &direct_port.to_string()).replace("{token}", &token);
             map.append(HeaderName::try_from(*name).unwrap(), HeaderValue::try_from(value).unwrap());
         }
-        assert_eq!(
-            direct.accepts(&map, body.as_bytes()).is_some(),
-            direct_expected,
-            "{what}: taken by the direct path"
-        );
+        let taken = direct.accepts(&map, body.as_bytes());
+        assert_eq!(taken.is_some(), direct_expected, "{what}: taken by the direct path");
+        if let Some(call) = taken {
+            // The gate reads a direct call's method, id and tool from the call itself.
+            let (ours, read) = (call.peek(), crate::http::Peek::of(body.as_bytes()).ok().unwrap());
+            assert_eq!(
+                (ours.method, ours.id, ours.tool),
+                (read.method, read.id, read.tool),
+                "{what}"
+            );
+        }
         let a = post(direct_port, &token, &headers, &body).await;
         let b = post(rmcp_port, &token, &headers, &body).await;
         assert_eq!((a.status, &a.content_type), (b.status, &b.content_type), "{what}: {}", a.body);

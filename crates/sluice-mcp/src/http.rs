@@ -26,7 +26,7 @@ use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
-use crate::direct::Direct;
+use crate::direct::{Call, Direct};
 use crate::limits::{Limiter, Limits, Refusal};
 use crate::server::SluiceServer;
 
@@ -387,7 +387,8 @@ async fn guard(State(gate): State<Arc<Gate>>, req: Request, next: Next) -> Respo
     if let Some(refused) = header_refusal(&gate, &req) {
         return closing(refused);
     }
-    let Admitted { caller, permit, mut parts, bytes, peek } = match admit(&gate, req).await {
+    let Admitted { caller, permit, mut parts, bytes, peek, direct } = match admit(&gate, req).await
+    {
         Ok(admitted) => admitted,
         Err(mut refused) => {
             if let Some(challenge) = &gate.remote
@@ -400,11 +401,6 @@ async fn guard(State(gate): State<Arc<Gate>>, req: Request, next: Next) -> Respo
     };
     parts.extensions.insert::<Caller>(caller.clone());
     let started = std::time::Instant::now();
-    let direct = gate
-        .direct
-        .as_ref()
-        .filter(|_| peek.method.as_deref() == Some("tools/call"))
-        .and_then(|direct| Some((direct, direct.accepts(&parts.headers, &bytes)?)));
     let may_ask = peek.method.as_deref() == Some("tools/call")
         && peek.tool.as_deref().is_some_and(|tool| !gate.server.is_read_only(tool));
     let res = match direct {
@@ -482,18 +478,20 @@ fn header_refusal(gate: &Gate, req: &Request) -> Option<Response> {
 
 /// A request let in: who sent it, its slot under the token's concurrency limit (held until the
 /// answer), and its body, read once, with what the gate learned from it.
-struct Admitted {
+struct Admitted<'a> {
     caller: Caller,
     permit: tokio::sync::OwnedSemaphorePermit,
     parts: axum::http::request::Parts,
     bytes: bytes::Bytes,
     peek: Peek,
+    /// The call, when the direct path serves it (with the path).
+    direct: Option<(&'a Direct, Call)>,
 }
 
 /// Admission: a valid bearer token within its limits, a body that is one JSON-RPC message,
 /// and access (pause, stop) as loaded. Refusals are JSON-RPC errors carrying the request's id
 /// when it could be read.
-async fn admit(gate: &Gate, req: Request) -> Result<Admitted, Response> {
+async fn admit(gate: &Gate, req: Request) -> Result<Admitted<'_>, Response> {
     let caller = match authenticate(gate, req.headers()) {
         Ok(caller) => caller,
         Err(refused) => return Err(refused.answer_unread(req.into_body()).await),
@@ -528,16 +526,25 @@ async fn admit(gate: &Gate, req: Request) -> Result<Admitted, Response> {
     // (400 and a JSON-RPC error), and never reaches rmcp: in particular a member given twice
     // (`method`, `id`, `params`) is refused instead of being read one way here and another
     // way there.
-    let peek = match Peek::of(&bytes) {
-        Ok(peek) => peek,
-        Err(malformed) => return Err(malformed.answer()),
+    // A call the direct path takes was parsed whole, more strictly than the peek reads (every
+    // member typed, none twice, none unknown): what the gate needs is read from it.
+    let direct = gate
+        .direct
+        .as_ref()
+        .and_then(|direct| Some((direct, direct.accepts(&parts.headers, &bytes)?)));
+    let peek = match &direct {
+        Some((_, call)) => call.peek(),
+        None => match Peek::of(&bytes) {
+            Ok(peek) => peek,
+            Err(malformed) => return Err(malformed.answer()),
+        },
     };
     // `authenticate` refreshed the engine's state at the start of this request; a tool call
     // checks again, refreshed, right before it acts.
     if let Err(failure) = gate.engine.check_access_as_loaded() {
         return Err(Refused::unavailable(failure).answer(peek.id));
     }
-    Ok(Admitted { caller, permit, parts, bytes, peek })
+    Ok(Admitted { caller, permit, parts, bytes, peek, direct })
 }
 
 /// Tool calls and listings are audited by the server with their details; other requests
@@ -594,15 +601,15 @@ fn authenticate(gate: &Gate, headers: &HeaderMap) -> Result<Caller, Refused> {
 
 /// The parts of a JSON-RPC message the gate needs.
 #[derive(Default)]
-struct Peek {
-    method: Option<String>,
-    id: Option<serde_json::Value>,
+pub(crate) struct Peek {
+    pub(crate) method: Option<String>,
+    pub(crate) id: Option<serde_json::Value>,
     /// The tool a `tools/call` names.
-    tool: Option<String>,
+    pub(crate) tool: Option<String>,
 }
 
 /// Why a body is not a JSON-RPC message.
-enum Malformed {
+pub(crate) enum Malformed {
     /// Not JSON at all (`-32700`).
     NotJson,
     /// JSON, but not one message: a member twice, or of the wrong type (`-32600`).
@@ -626,7 +633,7 @@ impl Malformed {
 }
 
 impl Peek {
-    fn of(bytes: &[u8]) -> Result<Peek, Malformed> {
+    pub(crate) fn of(bytes: &[u8]) -> Result<Peek, Malformed> {
         #[derive(serde::Deserialize)]
         struct Msg {
             method: Option<String>,

@@ -15,6 +15,8 @@ use crate::{StoreError, schema};
 
 /// The database file's name inside the data folder.
 pub const DB_FILE: &str = "sluice.db";
+/// SQLite's own automatic checkpoint threshold, in WAL pages.
+const WAL_CHECKPOINT_PAGES: u64 = 1000;
 
 /// How many pre-migration backups are kept in `<data_dir>/backups`.
 pub const BACKUPS_KEPT: usize = 5;
@@ -27,6 +29,9 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 /// operation is sub-millisecond and a pool would only add lock contention inside SQLite.
 pub struct Store {
     conn: Mutex<Connection>,
+    /// The connection WAL checkpoints run on, once [`Store::checkpoint_apart`] moved them off
+    /// `conn`.
+    checkpointer: OnceLock<Mutex<Connection>>,
     data_dir: PathBuf,
     /// The seal key, once [`Store::attach_secret`] gave the install secret.
     pub(crate) seal_key: OnceLock<SealKey>,
@@ -102,6 +107,7 @@ impl Store {
         migrate(&mut conn, &data_dir, version)?;
         Ok(Store {
             conn: Mutex::new(conn),
+            checkpointer: OnceLock::new(),
             data_dir,
             seal_key: OnceLock::new(),
             schema: version,
@@ -137,6 +143,42 @@ impl Store {
         let tx = conn.transaction()?;
         tx.rollback()?;
         Ok(())
+    }
+
+    /// Moves the WAL's checkpoints off this store's connection, for the serving engine. SQLite
+    /// checkpoints on the commit that takes the WAL past 1000 pages, inside that commit, with
+    /// `fsync`s, and every request of the engine shares this connection (its access check reads
+    /// through it): one slow disk flush then stalls them all. After this call this connection
+    /// never checkpoints; [`Store::checkpoint_if_due`] does, on a connection of its own, which a
+    /// passive checkpoint never blocks. Other processes (the CLI) keep SQLite's default.
+    pub fn checkpoint_apart(&self) -> Result<(), StoreError> {
+        if self.checkpointer.get().is_some() {
+            return Ok(());
+        }
+        let conn = Connection::open_with_flags(
+            self.data_dir.join(DB_FILE),
+            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )?;
+        conn.busy_timeout(BUSY_TIMEOUT)?;
+        let _ = self.checkpointer.set(Mutex::new(conn));
+        self.conn().pragma_update(None, "wal_autocheckpoint", 0)?;
+        Ok(())
+    }
+
+    /// After [`Store::checkpoint_apart`]: a passive checkpoint when the WAL has grown past
+    /// SQLite's own threshold (1000 pages); it copies what no reader still needs and waits for
+    /// no one. Returns whether one ran. Blocking (disk flushes): call it off async threads.
+    pub fn checkpoint_if_due(&self) -> Result<bool, StoreError> {
+        let Some(conn) = self.checkpointer.get() else { return Ok(false) };
+        let conn = conn.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let wal = self.data_dir.join(format!("{DB_FILE}-wal"));
+        let page_size: i64 = conn.pragma_query_value(None, "page_size", |r| r.get(0))?;
+        let due = WAL_CHECKPOINT_PAGES.saturating_mul(page_size.max(512) as u64);
+        if std::fs::metadata(&wal).map_or(0, |m| m.len()) < due {
+            return Ok(false);
+        }
+        conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()))?;
+        Ok(true)
     }
 
     /// The connection. A poisoned mutex is recovered: SQLite's own transactions keep the data
@@ -259,4 +301,54 @@ fn backup_order(name: &str) -> Option<(i64, u32)> {
         None => 0,
     };
     parts.next().is_none().then_some((secs, n))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Grows the WAL through the store's own connection: `count` commits of 500 kB each.
+    fn fill(store: &Store, count: usize) {
+        let conn = store.conn();
+        conn.execute_batch("CREATE TABLE IF NOT EXISTS filler (b BLOB)").unwrap();
+        for _ in 0..count {
+            conn.execute("INSERT INTO filler VALUES (zeroblob(500000))", []).unwrap();
+        }
+    }
+
+    fn wal_len(store: &Store) -> u64 {
+        std::fs::metadata(store.data_dir().join(format!("{DB_FILE}-wal"))).unwrap().len()
+    }
+
+    #[test]
+    fn checkpoints_leave_the_main_connection_and_run_apart_when_due() {
+        let dir = tempfile::tempdir().unwrap();
+        // SQLite's default: the commit that takes the log past 1000 pages checkpoints, and the
+        // next one starts the log over, so it never grows much past that.
+        let plain = Store::open(&dir.path().join("plain")).unwrap();
+        fill(&plain, 16);
+        assert!(wal_len(&plain) < 6_000_000, "{}", wal_len(&plain));
+        assert!(!plain.checkpoint_if_due().unwrap(), "nothing runs apart unless asked");
+
+        let store = Store::open(&dir.path().join("apart")).unwrap();
+        store.checkpoint_apart().unwrap();
+        assert!(!store.checkpoint_if_due().unwrap(), "a short log is left alone");
+        fill(&store, 16);
+        assert!(
+            wal_len(&store) > 8_000_000,
+            "the main connection checkpointed: {}",
+            wal_len(&store)
+        );
+        assert!(store.checkpoint_if_due().unwrap());
+        // Everything in the log reached the database: a checkpoint now has nothing to copy.
+        let (log, copied): (i64, i64) = store
+            .conn()
+            .query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |r| Ok((r.get(1)?, r.get(2)?)))
+            .unwrap();
+        assert_eq!(log, copied);
+        // And the next commit starts the log over instead of growing it.
+        let grown = wal_len(&store);
+        fill(&store, 1);
+        assert_eq!(wal_len(&store), grown, "the log grew on after the checkpoint");
+    }
 }

@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 
-use crate::bench_util::{full_token, loadavg, output, sluice, start_with};
+use crate::bench_util::{Serve, full_token, loadavg, output, sluice, start_with};
 use crate::deps;
 
 pub(crate) const HEADING: &str = "## HTTP under load: tools/call beside a bare rmcp server";
@@ -24,11 +24,14 @@ const ROUNDS: usize = 3;
 const SECONDS: u32 = 10;
 const CONNECTIONS: [u32; 2] = [8, 32];
 
-/// One server under test: what the table calls it and the process wrk loads.
+/// One server under test: what the table calls it, the process wrk loads, and the token and
+/// wrk script it is called with.
 struct Target {
     name: String,
     pid: u32,
     port: u16,
+    token: String,
+    script: std::path::PathBuf,
 }
 
 /// One wrk round against one target.
@@ -59,39 +62,37 @@ pub(crate) fn run(bin: &Path, profile: &str, before: Option<&Path>, work: &Path)
     let target_dir = bin.parent().context("binary folder")?;
     let bare = target_dir.join("examples/bare_rmcp");
 
-    let data = work.join("http-data");
     let project = work.join("http-project");
     std::fs::create_dir_all(&project)?;
     let line = "0123456789abcdef".repeat(4) + "\n";
     let mut text = line.repeat(4096 / line.len());
     text.push_str(&"x".repeat(4096 - text.len()));
     std::fs::write(project.join("file4k.txt"), &text)?;
-    output(sluice(bin, &data).args(["project", "add"]).arg(&project).args(["--name", "bench"]))?;
-    let token = full_token(bin, &data, "http")?;
-
-    // Limits raised so that the load measures the path, not the (rightly) throttled token.
-    let limits = ["--max-in-flight", "1024"];
-    let (serve, _) = start_with(bin, &data, &limits)?;
-    let earlier = match before {
-        Some(before) => Some(start_with(before, &data, &limits)?.0),
-        None => None,
+    // One engine serves a data folder: each Sluice gets its own, with the same project.
+    let serve = |bin: &Path, data: &str| -> Result<(Serve, String)> {
+        let data = work.join(data);
+        output(
+            sluice(bin, &data).args(["project", "add"]).arg(&project).args(["--name", "bench"]),
+        )?;
+        let token = full_token(bin, &data, "http")?;
+        // Limits raised so that the load measures the path, not the (rightly) throttled token.
+        Ok((start_with(bin, &data, &["--max-in-flight", "1024"])?.0, token))
     };
+    let (now, token) = serve(bin, "http-data")?;
+    let earlier = before.map(|before| serve(before, "http-data-before")).transpose()?;
     let peer = BarePeer::start(&bare, &project, &token)?;
-    let mut targets =
-        vec![Target { name: "sluice".into(), pid: serve.child.id(), port: serve.port }];
-    if let Some(earlier) = &earlier {
-        targets.push(Target {
-            name: "sluice, before".into(),
-            pid: earlier.child.id(),
-            port: earlier.port,
-        });
+    let target = |name: &str, pid: u32, port: u16, token: &str| -> Result<Target> {
+        let script = work.join(format!("call-{port}.lua"));
+        std::fs::write(&script, lua(token))?;
+        Ok(Target { name: name.into(), pid, port, token: token.into(), script })
+    };
+    let mut targets = vec![target("sluice", now.child.id(), now.port, &token)?];
+    if let Some((earlier, token)) = &earlier {
+        targets.push(target("sluice, before", earlier.child.id(), earlier.port, token)?);
     }
-    targets.push(Target { name: "bare rmcp".into(), pid: peer.child.id(), port: peer.port });
-
-    let script = work.join("call.lua");
-    std::fs::write(&script, lua(&token))?;
+    targets.push(target("bare rmcp", peer.child.id(), peer.port, &token)?);
     for t in &targets {
-        check_answer(t, &token, &text)?;
+        check_answer(t, &text)?;
     }
 
     let load_start = loadavg();
@@ -100,7 +101,7 @@ pub(crate) fn run(bin: &Path, profile: &str, before: Option<&Path>, work: &Path)
         let mut rounds: Vec<Vec<Round>> = vec![Vec::new(); targets.len()];
         for _ in 0..ROUNDS {
             for (i, t) in targets.iter().enumerate() {
-                rounds[i].push(wrk(t, &script, connections)?);
+                rounds[i].push(wrk(t, connections)?);
             }
         }
         for (t, r) in targets.iter().zip(rounds) {
@@ -108,7 +109,7 @@ pub(crate) fn run(bin: &Path, profile: &str, before: Option<&Path>, work: &Path)
         }
     }
     let load_end = loadavg();
-    drop((serve, earlier, peer));
+    drop((now, earlier, peer));
 
     let before_note = match before {
         Some(_) => {
@@ -123,12 +124,12 @@ pub(crate) fn run(bin: &Path, profile: &str, before: Option<&Path>, work: &Path)
          -c<connections> -d{SECONDS}s`, keep-alive connections, each request a stateless MCP \
          2026-07-28 `tools/call` of `read_file` (4 KiB file) with its standard headers and \
          request `_meta`. The servers took turns for {ROUNDS} rounds; each figure is the median \
-         of its rounds. The bare server is rmcp's streamable HTTP service with the same tool \
-         (the file read with `tokio::fs`, answered as one text block) and only a bearer check in \
-         front (`crates/sluice-mcp/examples/bare_rmcp.rs`); Sluice answers with the structured \
-         result (text, line range, line count, content hash, secrets redacted) after its own \
-         checks: token, scope, limits, pause, containment, the shield, the audit record. CPU is \
-         the server process's own per call.{before_note} Load average (1 min) at the start and \
+         of its rounds. The bare server is rmcp's streamable HTTP service with the same tool and \
+         only a bearer check in front (`crates/sluice-mcp/examples/bare_rmcp.rs`): its \
+         `read_file` answers Sluice's structured result (text, line range and count, size, \
+         modification time, BLAKE3 hash) through rmcp's `Json`, so both answers are about 9 KiB; \
+         Sluice answers after its own checks (token, scope, limits, pause, containment, the \
+         shield, redaction, the audit record). CPU is the server process's own per call.{before_note} Load average (1 min) at the start and \
          end: {load_start} and {load_end}.\n\n"
     ));
     md.push_str(
@@ -227,11 +228,11 @@ fn lua(token: &str) -> String {
 }
 
 /// Both servers must answer the bench's request with the file's text before they are timed.
-fn check_answer(t: &Target, token: &str, text: &str) -> Result<()> {
+fn check_answer(t: &Target, text: &str) -> Result<()> {
     use std::io::{Read, Write};
     let body = body();
     let mut req = format!("POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{}\r\n", t.port);
-    for (name, value) in headers(token) {
+    for (name, value) in headers(&t.token) {
         req.push_str(&format!("{name}: {value}\r\n"));
     }
     req.push_str(&format!("Content-Length: {}\r\nConnection: close\r\n\r\n{body}", body.len()));
@@ -257,13 +258,13 @@ fn check_answer(t: &Target, token: &str, text: &str) -> Result<()> {
     Ok(())
 }
 
-fn wrk(t: &Target, script: &Path, connections: u32) -> Result<Round> {
+fn wrk(t: &Target, connections: u32) -> Result<Round> {
     let cpu_before = cpu_ticks(t.pid)?;
     let out = output(
         Command::new("wrk")
             .args(["-t2", &format!("-c{connections}"), &format!("-d{SECONDS}s"), "--latency"])
             .arg("-s")
-            .arg(script)
+            .arg(&t.script)
             .arg(format!("http://127.0.0.1:{}/mcp", t.port)),
     )?;
     let cpu_after = cpu_ticks(t.pid)?;
