@@ -6,6 +6,7 @@
 //! database (`PRAGMA data_version`), so `sluice token revoke` or `sluice pause` in a terminal
 //! takes effect on the next request without a restart.
 
+mod access;
 mod approvals;
 mod audit;
 mod caller;
@@ -57,7 +58,7 @@ pub use exec::{
 pub use handle::ProjectHandle;
 pub use jobstore::LOST_REASON;
 pub use paths::{default_data_dir, engine_file, nudge_file, read_engine_file, write_engine_file};
-use projects::find_for;
+use projects::find_id_for;
 pub use projects::{default_autorun_rules, default_shield_patterns};
 pub use sluice_exec::{JobLimits, LandlockReport, guarantees};
 pub use tasks::{TASK_LOST_REASON, TASK_TTL};
@@ -122,6 +123,8 @@ pub struct ProjectSummary {
 
 struct Cache {
     data_version: i64,
+    /// When the last completed check of `data_version` began ([`Engine::refresh`]).
+    checked: Option<Instant>,
     projects: Vec<Project>,
     tokens: HashMap<[u8; 32], TokenRecord>,
     paused: bool,
@@ -142,6 +145,9 @@ pub struct Engine {
     /// Why the secret is not in the keychain, when it is not.
     secret_reason: Option<String>,
     cache: Mutex<Cache>,
+    /// Held while one request checks the database for changes, so the requests that wait for
+    /// it take its answer ([`Engine::refresh`]).
+    checking: Mutex<()>,
     workspaces: Mutex<HashMap<ProjectId, (i64, Arc<Workspace>)>>,
     /// Each project's syntax index, built on its first code query.
     code_indexes: Mutex<HashMap<ProjectId, Arc<sluice_code::CodeIndex>>>,
@@ -169,11 +175,6 @@ pub struct Engine {
 /// `last_used` is written at most this often per token, so a busy client does not turn every
 /// read into a database write.
 const TOUCH_INTERVAL: Duration = Duration::from_secs(30);
-/// How long after a caller's authentication its read of the engine's state still counts as the
-/// check before its action ([`Engine::check_access_for`]): the gate-to-tool path of a call that
-/// does not wait, with room for a busy scheduler.
-pub const STATE_REUSE: Duration = Duration::from_millis(5);
-
 const KV_PAUSED: &str = "paused";
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -218,6 +219,7 @@ impl Engine {
             secret_reason: loaded.reason,
             cache: Mutex::new(Cache {
                 data_version: i64::MIN,
+                checked: None,
                 projects: vec![],
                 tokens: HashMap::new(),
                 paused: false,
@@ -225,6 +227,7 @@ impl Engine {
                 findings: Vec::new(),
                 reach: None,
             }),
+            checking: Mutex::new(()),
             workspaces: Mutex::new(HashMap::new()),
             code_indexes: Mutex::new(HashMap::new()),
             servers: code_servers::Servers::default(),
@@ -378,100 +381,12 @@ impl Engine {
         let _ = self.events.send(event);
     }
 
-    /// Reloads the cache if another connection committed since the last look.
-    fn refresh(&self) -> Result<MutexGuard<'_, Cache>, Failure> {
-        let version = self.store.data_version().map_err(store_failure)?;
-        let mut cache = lock(&self.cache);
-        if cache.data_version != version {
-            let projects = self.revalidated(self.store.list_projects().map_err(store_failure)?);
-            let tokens = self.store.list_tokens().map_err(store_failure)?;
-            // A flag whose record is missing or whose seal does not match was changed outside
-            // Sluice: it counts as on, so deleting the stop never lifts it (PC-02).
-            let paused = self.store.sealed_flag(KV_PAUSED).map_err(store_failure)?.unwrap_or(true);
-            let stopped =
-                self.store.sealed_flag(exec::KV_STOPPED).map_err(store_failure)?.unwrap_or(true);
-            let findings: Vec<_> = self
-                .store
-                .integrity()
-                .map_err(store_failure)?
-                .into_iter()
-                .map(|f| (f.kind, f.subject))
-                .collect();
-            let reach = reach::load(&self.store).map_err(store_failure)?;
-            let tokens: HashMap<_, _> = tokens.into_iter().map(|t| (t.hash, t)).collect();
-            // What another process changed (the CLI, the window of another engine, an
-            // assistant's `drop_privileges` served elsewhere) reaches the window as the same
-            // events as a change made here; the first load announces nothing.
-            if cache.data_version != i64::MIN {
-                if (paused || stopped) != (cache.paused || cache.stopped)
-                    || findings != cache.findings
-                    || reach != cache.reach
-                {
-                    self.emit(EngineEvent::AccessChanged { paused: paused || stopped });
-                }
-                if projects != cache.projects {
-                    self.emit(EngineEvent::ProjectsChanged);
-                }
-                if !same_tokens(&tokens, &cache.tokens) {
-                    self.emit(EngineEvent::TokensChanged);
-                }
-            }
-            cache.reach = reach;
-            cache.findings = findings;
-            cache.stopped = stopped;
-            cache.projects = projects;
-            cache.tokens = tokens;
-            cache.paused = paused;
-            cache.data_version = version;
-        }
-        Ok(cache)
-    }
-
-    /// Forces a reload after this engine itself wrote (data_version only moves for commits made
-    /// by other connections).
-    fn invalidate(&self) {
-        lock(&self.cache).data_version = i64::MIN + 1;
-    }
-
-    // ----- the request path -------------------------------------------------------------
-
-    /// `Err(Stopped)` after an emergency stop, `Err(Paused)` while the user has paused AI access.
-    pub fn check_access(&self) -> Result<(), Failure> {
-        access_of(&*self.refresh()?)
-    }
-
-    /// [`Engine::check_access`] against the state the last refresh loaded, for a check that
-    /// directly follows one in the same request (the HTTP gate, after [`Engine::authenticate`]):
-    /// a refresh costs a database read transaction, and every request already makes one.
-    pub fn check_access_as_loaded(&self) -> Result<(), Failure> {
-        access_of(&lock(&self.cache))
-    }
-
-    /// [`Engine::check_access`] for a request of `caller`'s that is about to act: reuses the
-    /// state read when `caller` was authenticated if that was within [`STATE_REUSE`], so a
-    /// request that goes straight from the gate to its action reads the store once, not twice.
-    /// That read was made after the request arrived, so nothing the user did before the request
-    /// is missed; a request that waited longer (a slow body, a task run later) reads again.
-    pub fn check_access_for(&self, caller: &Caller) -> Result<(), Failure> {
-        if caller.loaded_at.elapsed() < STATE_REUSE {
-            self.check_access_as_loaded()
-        } else {
-            self.check_access()
-        }
-    }
-
     /// Checkpoints the database's WAL when it has grown enough, on a connection no request
     /// uses (see `Store::checkpoint_apart`). Blocking.
     pub fn checkpoint_wal(&self) {
         if let Err(err) = self.store.checkpoint_if_due() {
             tracing::warn!(%err, "could not checkpoint the database's log");
         }
-    }
-
-    /// Whether AI access is paused (or stopped: a stop pauses too).
-    pub fn is_paused(&self) -> Result<bool, Failure> {
-        let cache = self.refresh()?;
-        Ok(cache.paused || cache.stopped)
     }
 
     /// Refuses a change or a command start that could not be audited now (the database held
@@ -504,8 +419,7 @@ impl Engine {
             durability,
         } = request;
         // The request path refreshed the cache moments ago; naming the project needs no newer.
-        let project_id =
-            project_ref.and_then(|r| find_for(&lock(&self.cache), caller, r)).map(|p| p.id);
+        let project_id = project_ref.and_then(|r| find_id_for(&lock(&self.cache), caller, r));
         let record = AuditRecord {
             time_ms: sluice_store::now_ms(),
             actor: caller.label.clone(),
@@ -516,8 +430,10 @@ impl Engine {
             outcome,
             error_code: error_code.map(str::to_owned),
             duration_ms: Some(duration_ms),
-            params_hash: params
-                .map(|p| sluice_store::params_hash(&self.secret, p.to_string().as_bytes())),
+            // `to_vec` writes the same bytes as `Value`'s `Display`, without `fmt`'s overhead.
+            params_hash: params.map(|p| {
+                sluice_store::params_hash(&self.secret, &serde_json::to_vec(p).unwrap_or_default())
+            }),
             detail: caller
                 .remote
                 .as_ref()
@@ -650,16 +566,6 @@ impl Engine {
     }
 }
 
-/// Whether two token lists differ in anything the user sees or that decides access; the time of
-/// last use moves with every request and is not announced.
-fn same_tokens(a: &HashMap<[u8; 32], TokenRecord>, b: &HashMap<[u8; 32], TokenRecord>) -> bool {
-    a.len() == b.len()
-        && a.iter().all(|(hash, t)| {
-            b.get(hash)
-                .is_some_and(|u| TokenRecord { last_used_ms: u.last_used_ms, ..t.clone() } == *u)
-        })
-}
-
 /// Action names can come from the client (a tool or method name): short and printable before
 /// they are stored, so an odd name is still recorded rather than refused by the store.
 fn audit_action(action: &str) -> String {
@@ -677,23 +583,4 @@ pub(crate) fn clean_reason(reason: &str) -> String {
         .collect::<String>()
         .trim()
         .to_owned()
-}
-
-/// `Err(Stopped)` after an emergency stop, `Err(Paused)` while the user has paused AI access.
-fn access_of(cache: &Cache) -> Result<(), Failure> {
-    if cache.stopped {
-        return Err(Failure::new(
-            ErrorCode::Stopped,
-            "AI access is stopped: the user pressed Sluice's emergency stop; nothing was done. \
-             Nothing runs until they resume it.",
-        ));
-    }
-    if cache.paused {
-        return Err(Failure::new(
-            ErrorCode::Paused,
-            "AI access is paused by the user in Sluice; nothing was done. Try again after they \
-             resume it.",
-        ));
-    }
-    Ok(())
 }

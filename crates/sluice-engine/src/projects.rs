@@ -532,6 +532,11 @@ pub(crate) fn find_for(cache: &Cache, caller: &Caller, reference: &str) -> Optio
     find(&cache.projects, reference).filter(|p| caller.sees(p)).cloned()
 }
 
+/// [`find_for`]'s project id alone, without copying the project.
+pub(crate) fn find_id_for(cache: &Cache, caller: &Caller, reference: &str) -> Option<ProjectId> {
+    find(&cache.projects, reference).filter(|p| caller.sees(p)).map(|p| p.id.clone())
+}
+
 /// Why the project's root is no longer the folder the user authorized, if it is not.
 fn root_changed(project: &Project) -> Option<String> {
     // Every tool call checks: the time is only formatted when something changed.
