@@ -539,6 +539,15 @@ pub(crate) fn find_id_for(cache: &Cache, caller: &Caller, reference: &str) -> Op
 
 /// Why the project's root is no longer the folder the user authorized, if it is not.
 fn root_changed(project: &Project) -> Option<String> {
+    // Every tool call asks, so the usual answer takes one `stat`: the path still leads to the
+    // very folder authorized (its device and inode). That is what matters — the tools reach the
+    // project through the folder's own handle, and a path that leads there through a new link
+    // still leads to it. Anything else is explained below.
+    if let (Some(then), Ok(Some(now))) = (project.fingerprint, RootFingerprint::of(&project.root))
+        && now == then
+    {
+        return None;
+    }
     // Every tool call checks: the time is only formatted when something changed.
     let noticed = |what: &str| {
         let when = humantime::format_rfc3339_seconds(std::time::SystemTime::now());

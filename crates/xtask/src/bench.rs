@@ -217,6 +217,8 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
     md.push_str(&bench_checkpoint::run(&bin, &work)?);
     md.push_str(&bench_code::run(root, &bin, &work)?);
     md.push_str(&bench_app::run(root, &target)?);
+    let old = std::fs::read_to_string(root.join("docs/BENCHMARKS.md")).unwrap_or_default();
+    md.push_str(&kept_sections(&old));
     std::fs::write(root.join("docs/BENCHMARKS.md"), &md)?;
     println!("{md}");
     let _ = std::fs::remove_dir_all(&work);
@@ -264,6 +266,22 @@ fn replace_section(root: &Path, heading: &str, section: &str) -> Result<()> {
     std::fs::write(&path, doc)?;
     println!("{section}");
     Ok(())
+}
+
+/// The sections of docs/BENCHMARKS.md written by hand (from `cargo xtask load`, from a
+/// profile): a full run keeps them, after everything it measured.
+const KEPT: &[&str] = &["## Load", "## Where an HTTP call's time goes"];
+
+fn kept_sections(doc: &str) -> String {
+    let mut kept = String::new();
+    for heading in KEPT {
+        let Some(at) = doc.find(&format!("\n{heading}\n")).map(|at| at + 1) else { continue };
+        let rest = &doc[at + heading.len()..];
+        let end = rest.find("\n## ").map_or(doc.len(), |e| at + heading.len() + e + 1);
+        kept.push_str(doc[at..end].trim_end_matches('\n'));
+        kept.push_str("\n\n");
+    }
+    kept
 }
 
 /// `cargo xtask bench http`: only the HTTP load section, replaced in docs/BENCHMARKS.md. Both
@@ -363,6 +381,17 @@ mod tests {
     const DOC: &str = "# Benchmarks\n\n## Execution, release `sluice serve`\n\nLoad.\n\n\
                        ### Job log throughput\n\nold log\n\n### run_command overhead\n\nrun\n\n\
                        ## Desktop app\n\napp\n";
+
+    #[test]
+    fn a_full_run_keeps_the_sections_written_by_hand() {
+        let doc = "# Benchmarks\n\n## read_file\n\nmeasured\n\n## Load\n\nby hand\n\n\
+                   ## Desktop app\n\napp\n\n## Where an HTTP call's time goes\n\nprofile\n";
+        assert_eq!(
+            kept_sections(doc),
+            "## Load\n\nby hand\n\n## Where an HTTP call's time goes\n\nprofile\n\n"
+        );
+        assert_eq!(kept_sections("# Benchmarks\n\n## Engine\n\nx\n"), "");
+    }
 
     #[test]
     fn a_part_is_replaced_up_to_the_next_heading_or_added_at_the_end_of_its_section() {
