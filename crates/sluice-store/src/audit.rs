@@ -175,8 +175,48 @@ struct StoredRow {
 
 const COLUMNS: &str = "seq, time_ms, actor, actor_kind, token_id, action, project_id, outcome, \
                        error_code, duration_ms, params_hash, mac, detail";
+/// The columns of [`COLUMNS`], bound per row.
+const ROW_PARAMS: usize = 13;
+/// Rows one `INSERT` of a batch carries (well under SQLite's 32766 parameters).
+const ROWS_PER_INSERT: usize = 16;
+
+/// `INSERT INTO audit (…) VALUES (?1, …, ?13), (?14, …), …` for `rows` rows.
+fn insert_sql(rows: usize) -> String {
+    let values: Vec<String> = (0..rows)
+        .map(|r| {
+            let params: Vec<String> =
+                (1..=ROW_PARAMS).map(|c| format!("?{}", r * ROW_PARAMS + c)).collect();
+            format!("({})", params.join(", "))
+        })
+        .collect();
+    format!("INSERT INTO audit ({COLUMNS}) VALUES {}", values.join(", "))
+}
 
 impl StoredRow {
+    /// Binds this row, chained by `mac`, to the parameters after `offset` of `insert`, in the
+    /// order of [`COLUMNS`].
+    fn bind(
+        &self,
+        insert: &mut rusqlite::CachedStatement<'_>,
+        offset: usize,
+        mac: &[u8; 32],
+    ) -> rusqlite::Result<()> {
+        let at = |column: usize| offset + column;
+        insert.raw_bind_parameter(at(1), self.seq)?;
+        insert.raw_bind_parameter(at(2), self.time_ms)?;
+        insert.raw_bind_parameter(at(3), &self.actor)?;
+        insert.raw_bind_parameter(at(4), &self.actor_kind)?;
+        insert.raw_bind_parameter(at(5), &self.token_id)?;
+        insert.raw_bind_parameter(at(6), &self.action)?;
+        insert.raw_bind_parameter(at(7), &self.project_id)?;
+        insert.raw_bind_parameter(at(8), &self.outcome)?;
+        insert.raw_bind_parameter(at(9), &self.error_code)?;
+        insert.raw_bind_parameter(at(10), self.duration_ms)?;
+        insert.raw_bind_parameter(at(11), &self.params_hash)?;
+        insert.raw_bind_parameter(at(12), &mac[..])?;
+        insert.raw_bind_parameter(at(13), &self.detail)
+    }
+
     fn from_record(seq: i64, r: &AuditRecord) -> StoredRow {
         StoredRow {
             seq,
@@ -337,31 +377,36 @@ impl Store {
         if records.is_empty() {
             return Ok(seq as u64);
         }
-        let mut insert = tx.prepare_cached(&format!(
-            "INSERT INTO audit ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)"
-        ))?;
-        for record in records {
-            seq += 1;
-            let row = StoredRow::from_record(seq, record);
-            let mac = row.mac(&key, &prev);
-            insert.execute(params![
-                row.seq,
-                row.time_ms,
-                row.actor,
-                row.actor_kind,
-                row.token_id,
-                row.action,
-                row.project_id,
-                row.outcome,
-                row.error_code,
-                row.duration_ms,
-                row.params_hash,
-                &mac[..],
-                row.detail,
-            ])?;
-            prev = mac;
+        // The rows and their chain first, then inserted [`ROWS_PER_INSERT`] to a statement: a
+        // statement's own cost (its run and reset) was most of an entry's.
+        let rows: Vec<(StoredRow, [u8; 32])> = records
+            .iter()
+            .map(|record| {
+                seq += 1;
+                let row = StoredRow::from_record(seq, record);
+                let mac = row.mac(&key, &prev);
+                prev = mac;
+                (row, mac)
+            })
+            .collect();
+        let mut chunks = rows.chunks_exact(ROWS_PER_INSERT);
+        if chunks.len() > 0 {
+            let mut insert = tx.prepare_cached(&insert_sql(ROWS_PER_INSERT))?;
+            for chunk in &mut chunks {
+                for (i, (row, mac)) in chunk.iter().enumerate() {
+                    row.bind(&mut insert, i * ROW_PARAMS, mac)?;
+                }
+                insert.raw_execute()?;
+            }
         }
-        drop(insert);
+        let rest = chunks.remainder();
+        if !rest.is_empty() {
+            let mut insert = tx.prepare_cached(&insert_sql(1))?;
+            for (row, mac) in rest {
+                row.bind(&mut insert, 0, mac)?;
+                insert.raw_execute()?;
+            }
+        }
         let head = format!("{seq}:{}", to_hex(&prev));
         // Once the secret records that the log began, only an existing head moves on: a log
         // emptied outside Sluice stays headless, and so a finding, until the user reseals.

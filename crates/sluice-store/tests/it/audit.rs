@@ -284,3 +284,37 @@ fn a_detail_is_kept_and_covered_by_the_chain() {
     bad.detail = Some("a\nseq 9: ok".into());
     assert!(store.audit_append(&secret, &bad).is_err());
 }
+
+/// Batches of every shape (none, fewer rows than one multi-row insert, exactly one, one and a
+/// bit, many) land whole, in order, every field as given, in one chain.
+#[test]
+fn batches_of_any_size_land_whole_and_in_order() {
+    let (_tmp, dir) = data_dir();
+    let store = open(&dir);
+    let secret = InstallSecret::generate();
+    let project = ProjectId::generate();
+    let mut appended = Vec::new();
+    let mut n = 0;
+    for size in [0, 1, 15, 16, 17, 33, 256] {
+        let batch: Vec<AuditRecord> = (0..size)
+            .map(|_| {
+                n += 1;
+                let mut r = record(n, &secret, (n % 2 == 0).then_some(&project));
+                r.detail = (n % 5 == 0).then(|| format!("detail {n}"));
+                r
+            })
+            .collect();
+        assert_eq!(store.audit_append_all(&secret, &batch).unwrap(), n);
+        appended.extend(batch);
+    }
+    let listed = store.audit_list(&AuditFilter::default(), 10_000, None).unwrap();
+    let mut listed: Vec<_> = listed.into_iter().map(|e| (e.seq, e.record)).collect();
+    listed.reverse();
+    assert_eq!(listed.len(), appended.len());
+    for (i, ((seq, got), want)) in listed.iter().zip(&appended).enumerate() {
+        assert_eq!(*seq, i as u64 + 1);
+        assert_eq!(got, want, "entry {seq}");
+    }
+    let report = store.audit_verify(&secret).unwrap();
+    assert_eq!(report, ChainReport { entries: n, intact: true, first_break: None });
+}
