@@ -38,7 +38,7 @@ use rmcp::transport::Transport;
 use rmcp::{Peer, RoleServer, Service};
 use serde::Deserialize;
 
-use crate::http::Peek;
+use crate::peek::Peek;
 use crate::server::SluiceServer;
 
 /// The largest body the direct path looks at. Read-only calls carry a project, paths, globs and

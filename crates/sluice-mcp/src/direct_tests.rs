@@ -356,7 +356,7 @@ async fn direct_path_answers_exactly_as_rmcp_does() {
         assert_eq!(taken.is_some(), direct_expected, "{what}: taken by the direct path");
         if let Some(call) = taken {
             // The gate reads a direct call's method, id and tool from the call itself.
-            let (ours, read) = (call.peek(), crate::http::Peek::of(body.as_bytes()).ok().unwrap());
+            let (ours, read) = (call.peek(), crate::peek::Peek::of(body.as_bytes()).ok().unwrap());
             assert_eq!(
                 (ours.method, ours.id, ours.tool),
                 (read.method, read.id, read.tool),

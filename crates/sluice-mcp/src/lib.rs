@@ -20,6 +20,7 @@ pub mod limits;
 mod live;
 mod media;
 mod openai;
+mod peek;
 mod ports;
 mod profile;
 mod progress;
