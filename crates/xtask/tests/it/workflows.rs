@@ -137,6 +137,35 @@ fn ci_runs_the_readme_test_command_on_pull_requests() {
     assert!(test["runs-on"].as_str().is_some_and(|os| os.starts_with("ubuntu")), "CI on Ubuntu");
 }
 
+/// The engine's suites also run natively on Windows and macOS (what cannot run here: Job
+/// Objects, reparse points, Seatbelt, the keychain), every engine crate, without stopping the
+/// other system's run when one fails.
+#[test]
+fn ci_runs_the_engine_suites_natively_on_windows_and_macos() {
+    let (text, doc) = load("ci.yml");
+    check_pinned("ci.yml", &text, &doc);
+    let native = &doc["jobs"]["native"];
+    let systems: Vec<&str> = native["strategy"]["matrix"]["os"]
+        .as_vec()
+        .expect("a matrix of systems")
+        .iter()
+        .filter_map(Yaml::as_str)
+        .collect();
+    assert_eq!(systems, ["windows-latest", "macos-latest"]);
+    assert_eq!(native["runs-on"].as_str(), Some("${{ matrix.os }}"));
+    assert_eq!(native["strategy"]["fail-fast"].as_bool(), Some(false));
+    let runs: String = native["steps"]
+        .as_vec()
+        .expect("steps")
+        .iter()
+        .filter_map(|s| s["run"].as_str())
+        .collect();
+    assert!(runs.contains("cargo test --locked"), "{runs}");
+    for krate in ["sluice-guard", "sluice-runner", "sluice-exec", "sluice-store", "sluice-engine"] {
+        assert!(runs.contains(&format!("-p {krate}")), "{krate} runs natively: {runs}");
+    }
+}
+
 #[test]
 fn release_builds_every_installer_on_a_version_tag() {
     let (text, doc) = load("release.yml");
