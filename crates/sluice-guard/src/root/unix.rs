@@ -148,7 +148,7 @@ impl Root {
     /// Opens a directory for listing; [`DirHandle::rel_path`] is its resolved path.
     pub fn open_dir(&self, rel: &RelPath) -> Result<DirHandle, GuardError> {
         match self.open_resolved(rel, READ_DIR_FLAGS) {
-            Ok((fd, resolved)) => Ok(DirHandle { fd, rel: resolved }),
+            Ok((fd, resolved)) => Ok(DirHandle { fd, rel: resolved, read: AtomicBool::new(false) }),
             Err(GuardError::NotFound { .. }) if self.metadata(rel).is_ok() => {
                 let found = self.metadata(rel).map(|m| m.kind).unwrap_or(EntryKind::Other);
                 Err(GuardError::WrongKind {
@@ -373,6 +373,9 @@ impl Root {
 pub struct DirHandle {
     fd: OwnedFd,
     rel: RelPath,
+    /// Whether [`DirHandle::entries`] has moved the descriptor's position.
+    #[cfg_attr(not(any(target_os = "linux", target_os = "android")), allow(dead_code))]
+    read: AtomicBool,
 }
 
 impl fmt::Debug for DirHandle {
@@ -395,22 +398,38 @@ impl DirHandle {
 
     /// The entries, without `.`/`..` and without names that are not UTF-8.
     pub fn entries(&self) -> Result<Vec<DirEntry>, GuardError> {
+        // The first reading uses the handle's own descriptor, still at its start: the walkers
+        // read each folder once, and a copy of the descriptor (rustix's `Dir::read_from`:
+        // `fcntl`, `openat(".")`, `close`) costs three system calls a folder. Any later or
+        // concurrent reading takes a copy, which starts at the beginning.
+        #[cfg(any(target_os = "linux", target_os = "android"))]
+        if !self.read.swap(true, Ordering::Relaxed) {
+            return self.entries_raw();
+        }
         let dir = rfs::Dir::read_from(&self.fd).map_err(|e| map_errno(e, &self.rel))?;
         let mut out = Vec::new();
         for entry in dir {
             let entry = entry.map_err(|e| map_errno(e, &self.rel))?;
-            let Ok(name) = entry.file_name().to_str() else { continue };
-            if name == "." || name == ".." {
-                continue;
+            if let Some(entry) = dir_entry(entry.file_name(), entry.file_type()) {
+                out.push(entry);
             }
-            let kind = match entry.file_type() {
-                FileType::RegularFile => Some(EntryKind::File),
-                FileType::Directory => Some(EntryKind::Dir),
-                FileType::Symlink => Some(EntryKind::Symlink),
-                FileType::Unknown => None,
-                _ => Some(EntryKind::Other),
-            };
-            out.push(DirEntry { name: name.to_owned(), kind });
+        }
+        Ok(out)
+    }
+
+    /// `getdents64` on the handle's descriptor itself, from where it stands.
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    fn entries_raw(&self) -> Result<Vec<DirEntry>, GuardError> {
+        use std::mem::MaybeUninit;
+        // Room for at least 30 entries of the longest names a filesystem allows.
+        let mut buf = vec![MaybeUninit::<u8>::uninit(); 8192];
+        let mut dir = rfs::RawDir::new(&self.fd, &mut buf);
+        let mut out = Vec::new();
+        while let Some(entry) = dir.next() {
+            let entry = entry.map_err(|e| map_errno(e, &self.rel))?;
+            if let Some(entry) = dir_entry(entry.file_name(), entry.file_type()) {
+                out.push(entry);
+            }
         }
         Ok(out)
     }
@@ -421,7 +440,7 @@ impl DirHandle {
         let rel = self.rel.join(name)?;
         let fd = rfs::openat(&self.fd, name, READ_DIR_FLAGS | OFlags::NOFOLLOW, Mode::empty())
             .map_err(|e| map_child_errno(e, &rel, "a directory"))?;
-        Ok(DirHandle { fd, rel })
+        Ok(DirHandle { fd, rel, read: AtomicBool::new(false) })
     }
 
     /// Opens the regular file `name` without following a link.
@@ -618,6 +637,23 @@ fn is_symlink_at(dir: BorrowedFd<'_>, name: &str, rel: &RelPath) -> Result<bool,
         }
         Err(e) => Err(map_errno(e, rel)),
     }
+}
+
+/// One name read from a directory as the tools see it: `None` for `.`, `..` and names that are
+/// not UTF-8.
+fn dir_entry(name: &std::ffi::CStr, kind: FileType) -> Option<DirEntry> {
+    let name = name.to_str().ok()?;
+    if name == "." || name == ".." {
+        return None;
+    }
+    let kind = match kind {
+        FileType::RegularFile => Some(EntryKind::File),
+        FileType::Directory => Some(EntryKind::Dir),
+        FileType::Symlink => Some(EntryKind::Symlink),
+        FileType::Unknown => None,
+        _ => Some(EntryKind::Other),
+    };
+    Some(DirEntry { name: name.to_owned(), kind })
 }
 
 /// Wraps an opened descriptor as a `File` if it is a regular file.
