@@ -5,7 +5,8 @@
 //!
 //! - `read_file` of a 4 KiB file: calls/s and server CPU per call (from /proc, so the client's
 //!   own cost is excluded), over HTTP and through `sluice stdio`, beside server-filesystem.
-//! - `search_text` vs `rg` on the same tree and patterns, with the hit counts side by side.
+//! - `search_text` vs `rg` on the same tree and patterns, warm and cold, with the hits compared
+//!   (`bench_search.rs`, alone: `cargo xtask bench search`).
 //! - Engine start to ready (median of 20 starts) and resident memory when idle.
 //! - The code tools (`bench_code.rs`, alone: `cargo xtask bench code`): `code_definition`
 //!   checked against rustdoc's resolved links and the real language servers beside
@@ -17,30 +18,28 @@ use std::process::Command;
 use anyhow::{Context, Result, bail};
 
 use crate::bench_util::{full_token, output, proc_status_kib, sluice, start};
-use crate::{bench_app, bench_checkpoint, bench_code, bench_exec, bench_http, deps, sh};
-
-const SEARCH_PATTERNS: &[&str] = &[
-    "serde_json::from_str",
-    r"fn\s+deserialize_[a-z]+",
-    r"unsafe impl.*Send",
-    "(?i)deprecated since",
-];
+use crate::{
+    bench_app, bench_checkpoint, bench_code, bench_exec, bench_http, bench_search, deps, sh,
+};
 
 pub fn run(root: &Path, args: &[String]) -> Result<()> {
     if let Some(which @ ("checkpoint" | "code")) = args.first().map(String::as_str) {
         return section_only(root, which);
     }
-    if args.first().map(String::as_str) == Some("http") {
+    if let Some(which @ ("http" | "search")) = args.first().map(String::as_str) {
         let (mut before, mut profile) = (None, "release".to_owned());
         for pair in args[1..].chunks(2) {
             match pair {
                 [flag, bin] if flag == "--before" => before = Some(PathBuf::from(bin)),
                 [flag, name] if flag == "--profile" => profile = name.clone(),
                 other => bail!(
-                    "bench http: unexpected arguments {other:?} \
+                    "bench {which}: unexpected arguments {other:?} \
                      (takes --profile <cargo profile> and --before <sluice binary>)"
                 ),
             }
+        }
+        if which == "search" {
+            return search_only(root, &profile, before.as_deref());
         }
         return http_only(root, &profile, before.as_deref());
     }
@@ -75,6 +74,8 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
     let mut text = line.repeat(4096 / line.len());
     text.push_str(&"x".repeat(4096 - text.len()));
     std::fs::write(project.join("file4k.txt"), &text)?;
+    // The registry stays a project of this data folder (search has its own, bench_search.rs):
+    // the engine's start and memory below have always been measured with it.
     let registry =
         crate::bench_util::cargo_registry_src().context("no cargo registry sources to search")?;
 
@@ -124,14 +125,6 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
             .env("SLUICE_TOKEN", &token)
             .env("SLUICE_DATA_DIR", &data)
             .env("SLUICE_SECRET_STORE", "file"),
-    )?;
-    let search = output(
-        Command::new(&python)
-            .arg(root.join("tests/bench/search_bench.py"))
-            .args(["--url", &url, "--project", "registry", "--root"])
-            .arg(&registry)
-            .args(SEARCH_PATTERNS)
-            .env("SLUICE_TOKEN", &token),
     )?;
     drop(serve);
 
@@ -185,26 +178,7 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
     md.push_str(
         "\nwrite_file replaces a 250-byte file with its expected hash (backup, fsync, rename); apply_patch updates 9 files and adds one, all or nothing. The approval rows play the user through the CLI: \"visible\" is polled every 5 ms through `sluice approvals list` (a process start each time), so it includes that polling.\n\n",
     );
-    md.push_str(&format!(
-        "## search_text beside ripgrep\n\nTree: the cargo registry sources ({} files), median of 7 \
-         runs, smart case (`rg -S`, as search_text's default), hidden files included, .gitignore \
-         honoured, matching lines printed by both.\n\n",
-        count_files(&registry)
-    ));
-    md.push_str("| pattern | sluice (ms) | rg (ms) | ratio | sluice hits | rg hits |\n|---|---:|---:|---:|---:|---:|\n");
-    for l in search.lines().filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok()) {
-        md.push_str(&format!(
-            "| `{}` | {} | {} | {} | {}{} | {} |\n",
-            l["pattern"].as_str().unwrap_or("?"),
-            l["sluice_ms"],
-            l["rg_ms"],
-            l["ratio"],
-            l["sluice_hits"],
-            if l["truncated"].as_bool() == Some(true) { " (capped)" } else { "" },
-            l["rg_hits"]
-        ));
-    }
-    md.push_str("\nSluice's counts can be lower where the sensitive-file shield hides files (keys, `.env`, credentials) that rg reads.\n\n");
+    md.push_str(&bench_search::run(root, &bin, "release", None, Some(Path::new(&python)), &work)?);
     md.push_str(&format!(
         "## Engine\n\n| measure | value |\n|---|---:|\n| start to ready (median of 20) | {:.1} ms |\n| resident memory, idle after start | {:.1} MiB |\n| resident memory, idle after the read benchmark | {:.1} MiB |\n",
         start_median.as_secs_f64() * 1e3,
@@ -305,6 +279,32 @@ fn http_only(root: &Path, profile: &str, before: Option<&Path>) -> Result<()> {
     replace_section(root, bench_http::HEADING, &section?)
 }
 
+/// `cargo xtask bench search`: only `search_text` beside ripgrep, replaced in
+/// docs/BENCHMARKS.md, built with `profile` (the section says which), with `before` (an earlier
+/// sluice binary) timed in the same turns when given.
+fn search_only(root: &Path, profile: &str, before: Option<&Path>) -> Result<()> {
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root.join("target"));
+    let python = deps::python(root)?;
+    if !deps::have("rg") {
+        deps::apt(&["ripgrep"])?;
+    }
+    let work = tempdir(&target)?;
+    sh(Command::new("cargo").args([
+        "build",
+        "--profile",
+        profile,
+        "--locked",
+        "-p",
+        "sluice-cli",
+    ]))?;
+    let bin = target.join(profile).join("sluice");
+    let section = bench_search::run(root, &bin, profile, before, Some(&python), &work);
+    let _ = std::fs::remove_dir_all(&work);
+    replace_section(root, bench_search::HEADING, &section?)
+}
+
 /// `cargo xtask bench exec keys`: only the interactive jobs' latency.
 #[cfg(target_os = "linux")]
 fn keys_only(root: &Path) -> Result<()> {
@@ -361,7 +361,7 @@ fn tempdir(target: &Path) -> Result<PathBuf> {
     Ok(dir)
 }
 
-fn count_files(dir: &Path) -> usize {
+pub(crate) fn count_files(dir: &Path) -> usize {
     std::fs::read_dir(dir)
         .into_iter()
         .flatten()

@@ -17,7 +17,8 @@
 //!   only the checkpoints of a 10k-file project, `bench code` only the code tools (definitions
 //!   checked against rustdoc and the real language servers, latency, the index of a 100k-line
 //!   project), `bench http [--before <sluice>]` only tool calls under 8 and 32 connections
-//!   beside a bare rmcp server.
+//!   beside a bare rmcp server, `bench search [--profile P] [--before <sluice>]` only
+//!   `search_text` beside ripgrep, warm and cold.
 //! - `cargo xtask load [--clients N] [--calls N]` — `sluice serve` under 32 concurrent clients,
 //!   then one token's flood beside another's calls (see docs/BENCHMARKS.md, "Load").
 //! - `cargo xtask bundle` — the .deb and .rpm installers and Claude Desktop's `.mcpb`
@@ -41,6 +42,7 @@ mod bench_exec;
 mod bench_http;
 #[cfg(target_os = "linux")]
 mod bench_keys;
+mod bench_search;
 mod bench_util;
 mod bundle;
 mod check_targets;

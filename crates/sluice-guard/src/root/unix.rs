@@ -29,6 +29,9 @@ use rustix::io::Errno;
 use super::{DirEntry, EntryKind, EntryMeta, FileId, MAX_LINK_HOPS};
 use crate::{GuardError, RelPath};
 
+// The changes made through a [`DirHandle`] (create, rename, remove, link, sync, mode).
+mod write;
+
 /// Set once `openat2` turned out to be unavailable in this process, so later calls go
 /// straight to the walk instead of failing a syscall each time. Linux only, as `openat2`.
 #[cfg(any(target_os = "linux", target_os = "android"))]
@@ -148,7 +151,7 @@ impl Root {
     /// Opens a directory for listing; [`DirHandle::rel_path`] is its resolved path.
     pub fn open_dir(&self, rel: &RelPath) -> Result<DirHandle, GuardError> {
         match self.open_resolved(rel, READ_DIR_FLAGS) {
-            Ok((fd, resolved)) => Ok(DirHandle { fd, rel: resolved }),
+            Ok((fd, resolved)) => Ok(DirHandle { fd, rel: resolved, read: AtomicBool::new(false) }),
             Err(GuardError::NotFound { .. }) if self.metadata(rel).is_ok() => {
                 let found = self.metadata(rel).map(|m| m.kind).unwrap_or(EntryKind::Other);
                 Err(GuardError::WrongKind {
@@ -373,6 +376,9 @@ impl Root {
 pub struct DirHandle {
     fd: OwnedFd,
     rel: RelPath,
+    /// Whether [`DirHandle::entries`] has moved the descriptor's position.
+    #[cfg_attr(not(any(target_os = "linux", target_os = "android")), allow(dead_code))]
+    read: AtomicBool,
 }
 
 impl fmt::Debug for DirHandle {
@@ -395,22 +401,38 @@ impl DirHandle {
 
     /// The entries, without `.`/`..` and without names that are not UTF-8.
     pub fn entries(&self) -> Result<Vec<DirEntry>, GuardError> {
+        // The first reading uses the handle's own descriptor, still at its start: the walkers
+        // read each folder once, and a copy of the descriptor (rustix's `Dir::read_from`:
+        // `fcntl`, `openat(".")`, `close`) costs three system calls a folder. Any later or
+        // concurrent reading takes a copy, which starts at the beginning.
+        #[cfg(any(target_os = "linux", target_os = "android"))]
+        if !self.read.swap(true, Ordering::Relaxed) {
+            return self.entries_raw();
+        }
         let dir = rfs::Dir::read_from(&self.fd).map_err(|e| map_errno(e, &self.rel))?;
         let mut out = Vec::new();
         for entry in dir {
             let entry = entry.map_err(|e| map_errno(e, &self.rel))?;
-            let Ok(name) = entry.file_name().to_str() else { continue };
-            if name == "." || name == ".." {
-                continue;
+            if let Some(entry) = dir_entry(entry.file_name(), entry.file_type()) {
+                out.push(entry);
             }
-            let kind = match entry.file_type() {
-                FileType::RegularFile => Some(EntryKind::File),
-                FileType::Directory => Some(EntryKind::Dir),
-                FileType::Symlink => Some(EntryKind::Symlink),
-                FileType::Unknown => None,
-                _ => Some(EntryKind::Other),
-            };
-            out.push(DirEntry { name: name.to_owned(), kind });
+        }
+        Ok(out)
+    }
+
+    /// `getdents64` on the handle's descriptor itself, from where it stands.
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    fn entries_raw(&self) -> Result<Vec<DirEntry>, GuardError> {
+        use std::mem::MaybeUninit;
+        // Room for at least 30 entries of the longest names a filesystem allows.
+        let mut buf = vec![MaybeUninit::<u8>::uninit(); 8192];
+        let mut dir = rfs::RawDir::new(&self.fd, &mut buf);
+        let mut out = Vec::new();
+        while let Some(entry) = dir.next() {
+            let entry = entry.map_err(|e| map_errno(e, &self.rel))?;
+            if let Some(entry) = dir_entry(entry.file_name(), entry.file_type()) {
+                out.push(entry);
+            }
         }
         Ok(out)
     }
@@ -421,7 +443,7 @@ impl DirHandle {
         let rel = self.rel.join(name)?;
         let fd = rfs::openat(&self.fd, name, READ_DIR_FLAGS | OFlags::NOFOLLOW, Mode::empty())
             .map_err(|e| map_child_errno(e, &rel, "a directory"))?;
-        Ok(DirHandle { fd, rel })
+        Ok(DirHandle { fd, rel, read: AtomicBool::new(false) })
     }
 
     /// Opens the regular file `name` without following a link.
@@ -439,151 +461,6 @@ impl DirHandle {
             .map_err(|e| map_errno(e, &rel))?;
         Ok(entry_meta(&st))
     }
-}
-
-/// Mutations relative to a held directory. None of them follows a link at `name`: `O_NOFOLLOW`
-/// opens, `unlinkat` and `renameat` all act on the name itself, so a link planted at a
-/// destination is replaced or removed, never written through (SL-02).
-impl DirHandle {
-    /// Creates a new, empty file with a random name in this directory (`O_CREAT | O_EXCL |
-    /// O_NOFOLLOW`, so a pre-planted link or file at the name makes the attempt fail and a new
-    /// name is tried). `mode` is filtered by the umask as usual. Returns the file and its name.
-    pub fn create_temp(&self, stem: &str, mode: u32) -> Result<(File, String), GuardError> {
-        let flags = OFlags::WRONLY
-            | OFlags::CREATE
-            | OFlags::EXCL
-            | OFlags::NOFOLLOW
-            | OFlags::NOCTTY
-            | OFlags::CLOEXEC;
-        for _ in 0..16 {
-            let name = temp_name(stem);
-            match rfs::openat(&self.fd, name.as_str(), flags, Mode::from_raw_mode(mode as _)) {
-                Ok(fd) => return Ok((File::from(fd), name)),
-                Err(Errno::EXIST) => continue,
-                Err(e) => return Err(map_errno(e, &self.rel)),
-            }
-        }
-        Err(GuardError::Io { path: self.rel.to_string(), kind: std::io::ErrorKind::AlreadyExists })
-    }
-
-    /// Renames `from` in this directory to `to` in `to_dir`. With `replace` an existing `to`
-    /// (file or link, never followed) is atomically replaced; without it an existing `to` fails
-    /// with `Io { kind: AlreadyExists }` (`RENAME_NOREPLACE` where the kernel has it).
-    pub fn rename(
-        &self,
-        from: &str,
-        to_dir: &DirHandle,
-        to: &str,
-        replace: bool,
-    ) -> Result<(), GuardError> {
-        let rel = to_dir.rel.join(to)?;
-        if replace {
-            return rfs::renameat(&self.fd, from, &to_dir.fd, to).map_err(|e| map_errno(e, &rel));
-        }
-        #[cfg(any(target_os = "linux", target_os = "android", target_os = "macos"))]
-        match rfs::renameat_with(&self.fd, from, &to_dir.fd, to, rfs::RenameFlags::NOREPLACE) {
-            Ok(()) => return Ok(()),
-            Err(Errno::EXIST) => return Err(exists(&rel)),
-            // Filesystems without RENAME_NOREPLACE: fall through to check-then-rename.
-            Err(Errno::INVAL | Errno::NOSYS | Errno::OPNOTSUPP) => {}
-            Err(e) => return Err(map_errno(e, &rel)),
-        }
-        // The caller holds the project's mutation lock, so only an outside process could race
-        // this check; the worst it can do is have its own new file replaced.
-        match rfs::statat(&to_dir.fd, to, AtFlags::SYMLINK_NOFOLLOW) {
-            Ok(_) => Err(exists(&rel)),
-            Err(Errno::NOENT) => {
-                rfs::renameat(&self.fd, from, &to_dir.fd, to).map_err(|e| map_errno(e, &rel))
-            }
-            Err(e) => Err(map_errno(e, &rel)),
-        }
-    }
-
-    /// Removes the non-directory entry `name` (a link is removed itself, never its target).
-    pub fn unlink(&self, name: &str) -> Result<(), GuardError> {
-        let rel = self.rel.join(name)?;
-        rfs::unlinkat(&self.fd, name, AtFlags::empty()).map_err(|e| map_errno(e, &rel))
-    }
-
-    /// Removes the empty directory `name`.
-    pub fn remove_dir(&self, name: &str) -> Result<(), GuardError> {
-        let rel = self.rel.join(name)?;
-        rfs::unlinkat(&self.fd, name, AtFlags::REMOVEDIR).map_err(|e| match e {
-            Errno::NOTEMPTY | Errno::EXIST => GuardError::Io {
-                path: rel.to_string(),
-                kind: std::io::ErrorKind::DirectoryNotEmpty,
-            },
-            e => map_errno(e, &rel),
-        })
-    }
-
-    /// Creates the directory `name`; an existing entry fails with `Io { AlreadyExists }`.
-    pub fn mkdir(&self, name: &str, mode: u32) -> Result<(), GuardError> {
-        let rel = self.rel.join(name)?;
-        rfs::mkdirat(&self.fd, name, Mode::from_raw_mode(mode as _)).map_err(|e| match e {
-            Errno::EXIST => exists(&rel),
-            e => map_errno(e, &rel),
-        })
-    }
-
-    /// The target text of the link `name` (never followed). Non-UTF-8 targets are refused.
-    pub fn read_link(&self, name: &str) -> Result<String, GuardError> {
-        let rel = self.rel.join(name)?;
-        let target = rfs::readlinkat(&self.fd, name, Vec::new()).map_err(|e| map_errno(e, &rel))?;
-        target.into_string().map_err(|_| GuardError::invalid("a link has a non-UTF-8 target"))
-    }
-
-    /// Creates the link `name -> target` (only used to put back a link Sluice deleted).
-    pub fn symlink(&self, target: &str, name: &str) -> Result<(), GuardError> {
-        let rel = self.rel.join(name)?;
-        rfs::symlinkat(target, &self.fd, name).map_err(|e| match e {
-            Errno::EXIST => exists(&rel),
-            e => map_errno(e, &rel),
-        })
-    }
-
-    /// Flushes the directory itself, so renames and unlinks in it survive a crash.
-    pub fn sync(&self) -> Result<(), GuardError> {
-        rfs::fsync(&self.fd).map_err(|e| map_errno(e, &self.rel))
-    }
-
-    /// Sets the permission bits of the file or folder `name`, only if it is still the entry
-    /// `expect`: the entry is opened without following a link (a link fails to open) and
-    /// changed through that handle, so a swap can neither redirect the change nor go unseen.
-    pub fn set_mode(&self, name: &str, expect: FileId, mode: u32) -> Result<(), GuardError> {
-        let rel = self.rel.join(name)?;
-        let flags = READ_FILE_FLAGS | OFlags::NOFOLLOW;
-        let fd = rfs::openat(&self.fd, name, flags, Mode::empty())
-            .map_err(|e| map_child_errno(e, &rel, "a regular file or directory"))?;
-        let st = rfs::fstat(&fd).map_err(|e| map_errno(e, &rel))?;
-        let meta = entry_meta(&st);
-        if meta.id != expect || !matches!(meta.kind, EntryKind::File | EntryKind::Dir) {
-            return Err(GuardError::Io {
-                path: rel.to_string(),
-                kind: std::io::ErrorKind::AlreadyExists,
-            });
-        }
-        rfs::fchmod(&fd, Mode::from_raw_mode((mode & 0o7777) as _)).map_err(|e| map_errno(e, &rel))
-    }
-
-    /// Bytes available to unprivileged writers on the directory's filesystem, if known.
-    pub fn free_space(&self) -> Option<u64> {
-        let st = rfs::fstatvfs(&self.fd).ok()?;
-        Some(st.f_bavail.saturating_mul(st.f_frsize))
-    }
-}
-
-/// `.{stem}.sluice-tmp-{random}`: hidden, recognisable as ours, unguessable (SL-02: a planted
-/// link at a predictable temp name is the classic attack).
-fn temp_name(stem: &str) -> String {
-    let mut short: String = stem.chars().take(40).collect();
-    short.retain(|c| c != '/' && c != '\\');
-    let random = sluice_core::id::base32(&sluice_core::random_bytes::<12>());
-    format!(".{short}.sluice-tmp-{random}")
-}
-
-fn exists(rel: &RelPath) -> GuardError {
-    GuardError::Io { path: rel.to_string(), kind: std::io::ErrorKind::AlreadyExists }
 }
 
 #[cfg(any(target_os = "linux", target_os = "android"))]
@@ -618,6 +495,23 @@ fn is_symlink_at(dir: BorrowedFd<'_>, name: &str, rel: &RelPath) -> Result<bool,
         }
         Err(e) => Err(map_errno(e, rel)),
     }
+}
+
+/// One name read from a directory as the tools see it: `None` for `.`, `..` and names that are
+/// not UTF-8.
+fn dir_entry(name: &std::ffi::CStr, kind: FileType) -> Option<DirEntry> {
+    let name = name.to_str().ok()?;
+    if name == "." || name == ".." {
+        return None;
+    }
+    let kind = match kind {
+        FileType::RegularFile => Some(EntryKind::File),
+        FileType::Directory => Some(EntryKind::Dir),
+        FileType::Symlink => Some(EntryKind::Symlink),
+        FileType::Unknown => None,
+        _ => Some(EntryKind::Other),
+    };
+    Some(DirEntry { name: name.to_owned(), kind })
 }
 
 /// Wraps an opened descriptor as a `File` if it is a regular file.

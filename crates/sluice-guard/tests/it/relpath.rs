@@ -89,6 +89,15 @@ fn reserved_names_and_trailing_dots_are_refused() {
     check("dir /x", "err ends with a dot or a space");
     check("...", "err ends with a dot or a space");
     check(".git.", "err ends with a dot or a space");
+    // `join` (a walk's path for every entry) refuses what `parse` refuses, ASCII or not.
+    let dir = RelPath::parse("dir").unwrap();
+    for name in ["CON", "cOm1.rs", "Lpt¹.txt", "COM³", "clock$", "nul .md"] {
+        assert!(dir.join(name).is_err(), "{name}");
+    }
+    for name in ["console", "com10", "lpt", "Cargo.toml", "ÇON", "c\u{f6}m1"] {
+        assert_eq!(dir.join(name).unwrap().as_str(), format!("dir/{name}"));
+    }
+    assert_eq!(RelPath::root().join("a").unwrap().as_str(), "a");
 }
 
 #[test]

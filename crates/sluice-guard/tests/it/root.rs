@@ -185,6 +185,34 @@ fn dir_handles_never_follow_links() {
 }
 
 #[test]
+fn entries_read_again_and_at_once_list_the_same_names() {
+    let rig = rig();
+    // Enough names to need several `getdents64` calls into one 8 KiB buffer.
+    for i in 0..400 {
+        fs::write(rig.proj.join(format!("many-{i:03}-{}.txt", "n".repeat(40))), "x").unwrap();
+    }
+    let root = Root::open(&rig.proj).unwrap();
+    let dir = root.open_dir(&RelPath::root()).unwrap();
+    let sorted = |dir: &sluice_guard::DirHandle| {
+        let mut names: Vec<_> = dir.entries().unwrap().into_iter().map(|e| e.name).collect();
+        names.sort();
+        names
+    };
+    let first = sorted(&dir);
+    assert_eq!(first.iter().filter(|n| n.starts_with("many-")).count(), 400);
+    assert!(first.contains(&"sub".to_owned()) && !first.contains(&".".to_owned()));
+    // The first reading moved the handle's own position; later ones must still see everything.
+    assert_eq!(sorted(&dir), first);
+    let fresh = root.open_dir(&RelPath::root()).unwrap();
+    let (a, b) = std::thread::scope(|s| {
+        let a = s.spawn(|| sorted(&fresh));
+        let b = s.spawn(|| sorted(&fresh));
+        (a.join().unwrap(), b.join().unwrap())
+    });
+    assert_eq!((a, b), (first.clone(), first));
+}
+
+#[test]
 fn root_open_refuses_files_and_missing_without_paths() {
     let rig = rig();
     let err = Root::open(&rig.proj.join("README.md")).unwrap_err();

@@ -20,4 +20,6 @@ mod race;
 mod rig;
 mod schema;
 #[cfg(unix)]
+mod search;
+#[cfg(unix)]
 mod tools;
