@@ -541,7 +541,8 @@ async fn admit(gate: &Gate, req: Request) -> Result<Admitted<'_>, Response> {
         },
     };
     // `authenticate` refreshed the engine's state at the start of this request; a tool call
-    // checks again, refreshed, right before it acts.
+    // checks again right before it acts, reading the store again if the call waited since
+    // (`Engine::check_access_for`).
     if let Err(failure) = gate.engine.check_access_as_loaded() {
         return Err(Refused::unavailable(failure).answer(peek.id));
     }

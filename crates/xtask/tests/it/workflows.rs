@@ -154,12 +154,8 @@ fn ci_runs_the_engine_suites_natively_on_windows_and_macos() {
     assert_eq!(systems, ["windows-latest", "macos-latest"]);
     assert_eq!(native["runs-on"].as_str(), Some("${{ matrix.os }}"));
     assert_eq!(native["strategy"]["fail-fast"].as_bool(), Some(false));
-    let runs: String = native["steps"]
-        .as_vec()
-        .expect("steps")
-        .iter()
-        .filter_map(|s| s["run"].as_str())
-        .collect();
+    let runs: String =
+        native["steps"].as_vec().expect("steps").iter().filter_map(|s| s["run"].as_str()).collect();
     assert!(runs.contains("cargo test --locked"), "{runs}");
     for krate in ["sluice-guard", "sluice-runner", "sluice-exec", "sluice-store", "sluice-engine"] {
         assert!(runs.contains(&format!("-p {krate}")), "{krate} runs natively: {runs}");
