@@ -262,34 +262,35 @@ fn kept_sections(doc: &str) -> String {
 /// servers are built with `profile` (`run-release` builds in minutes where `release`'s fat LTO
 /// takes most of an hour on 2 cores; the section says which).
 fn http_only(root: &Path, profile: &str, before: Option<&Path>) -> Result<()> {
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| root.join("target"));
-    let work = tempdir(&target)?;
-    sh(Command::new("cargo").args([
-        "build",
-        "--profile",
-        profile,
-        "--locked",
-        "-p",
-        "sluice-cli",
-    ]))?;
-    let section = bench_http::run(&target.join(profile).join("sluice"), profile, before, &work);
-    let _ = std::fs::remove_dir_all(&work);
-    replace_section(root, bench_http::HEADING, &section?)
+    profiled_section(root, profile, bench_http::HEADING, |bin, work| {
+        bench_http::run(bin, profile, before, work)
+    })
 }
 
 /// `cargo xtask bench search`: only `search_text` beside ripgrep, replaced in
 /// docs/BENCHMARKS.md, built with `profile` (the section says which), with `before` (an earlier
 /// sluice binary) timed in the same turns when given.
 fn search_only(root: &Path, profile: &str, before: Option<&Path>) -> Result<()> {
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| root.join("target"));
     let python = deps::python(root)?;
     if !deps::have("rg") {
         deps::apt(&["ripgrep"])?;
     }
+    profiled_section(root, profile, bench_search::HEADING, |bin, work| {
+        bench_search::run(root, bin, profile, before, Some(&python), work)
+    })
+}
+
+/// One section of docs/BENCHMARKS.md measured alone: `sluice` built with `profile`, `measure`
+/// given the binary and a work folder (removed after), its section replaced under `heading`.
+fn profiled_section(
+    root: &Path,
+    profile: &str,
+    heading: &str,
+    measure: impl FnOnce(&Path, &Path) -> Result<String>,
+) -> Result<()> {
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root.join("target"));
     let work = tempdir(&target)?;
     sh(Command::new("cargo").args([
         "build",
@@ -299,10 +300,9 @@ fn search_only(root: &Path, profile: &str, before: Option<&Path>) -> Result<()> 
         "-p",
         "sluice-cli",
     ]))?;
-    let bin = target.join(profile).join("sluice");
-    let section = bench_search::run(root, &bin, profile, before, Some(&python), &work);
+    let section = measure(&target.join(profile).join("sluice"), &work);
     let _ = std::fs::remove_dir_all(&work);
-    replace_section(root, bench_search::HEADING, &section?)
+    replace_section(root, heading, &section?)
 }
 
 /// `cargo xtask bench exec keys`: only the interactive jobs' latency.
