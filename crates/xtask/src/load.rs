@@ -11,13 +11,17 @@
 //!   flood's statuses: anything but 200 and 429-with-Retry-After fails, and so does any error
 //!   for the quiet token.
 //!
+//! - Phase 0 (alone: `cargo xtask load writes`): writes into one project beside
+//!   server-filesystem ([`crate::load_writes`]); `--writes` (100) per client, `--before <sluice>`
+//!   adds an older build to the same turn.
+//!
 //! Builds `sluice` in debug unless a `run-release` binary already exists (`--release` builds
 //! that profile); the report says which it used.
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Barrier};
@@ -34,11 +38,26 @@ const MAX_GROWTH: f64 = 0.10;
 struct Options {
     clients: usize,
     calls: usize,
+    writes: usize,
     release: bool,
+    writes_only: bool,
+    before: Option<PathBuf>,
 }
 
 fn parse(args: &[String]) -> Result<Options> {
-    let mut o = Options { clients: 32, calls: 1000, release: false };
+    let mut o = Options {
+        clients: 32,
+        calls: 1000,
+        writes: 100,
+        release: false,
+        writes_only: false,
+        before: None,
+    };
+    let mut args = args;
+    if args.first().is_some_and(|a| a == "writes") {
+        o.writes_only = true;
+        args = &args[1..];
+    }
     let mut it = args.iter();
     while let Some(a) = it.next() {
         let mut num = |name: &str| -> Result<usize> {
@@ -50,10 +69,18 @@ fn parse(args: &[String]) -> Result<Options> {
         match a.as_str() {
             "--clients" => o.clients = num("--clients")?,
             "--calls" => o.calls = num("--calls")?,
+            "--writes" => o.writes = num("--writes")?,
             "--release" => o.release = true,
+            "--before" => {
+                let bin = it.next().map(PathBuf::from).context("--before takes a sluice binary")?;
+                if !bin.is_file() {
+                    bail!("--before: {} is not a file", bin.display());
+                }
+                o.before = Some(bin);
+            }
             other => bail!(
-                "unknown argument {other:?}; usage: cargo xtask load [--clients N] [--calls N] \
-                 [--release]"
+                "unknown argument {other:?}; usage: cargo xtask load [writes] [--clients N] \
+                 [--calls N] [--writes N] [--before <sluice>] [--release]"
             ),
         }
     }
@@ -84,9 +111,32 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
     let work = target.join(format!("xtask/load-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&work);
     std::fs::create_dir_all(&work)?;
-    let res = phases(&bin, &work, &opts, build);
+    let res = writes(root, &bin, &work, &opts, build)
+        .and_then(|()| if opts.writes_only { Ok(()) } else { phases(&bin, &work, &opts, build) });
     let _ = std::fs::remove_dir_all(&work);
     res
+}
+
+/// Phase 0: writes into one project, beside server-filesystem (and `--before`).
+fn writes(root: &Path, bin: &Path, work: &Path, opts: &Options, build: &str) -> Result<()> {
+    use crate::load_writes::{Writer, run, table};
+    let node = crate::deps::node_env(root)?;
+    let script =
+        root.join("tests/node/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js");
+    let mut writers = vec![Writer::Sluice { bin: bin.to_path_buf(), label: "sluice" }];
+    if let Some(before) = &opts.before {
+        writers.push(Writer::Sluice { bin: before.clone(), label: "sluice before" });
+    }
+    writers.push(Writer::Peer { node, script });
+    println!("sluice: {} ({build})", bin.display());
+    println!(
+        "## Phase 0: {} clients x {} write_file each, one project, a file per client",
+        opts.clients, opts.writes
+    );
+    let figures = run(&writers, work, opts.clients, opts.writes)?;
+    print!("\n{}", table(&figures));
+    println!("load average: {}", crate::bench_util::loadavg());
+    Ok(())
 }
 
 fn phases(bin: &Path, work: &Path, opts: &Options, build: &str) -> Result<()> {
@@ -171,9 +221,9 @@ fn make_project(dir: &Path) -> Result<()> {
 }
 
 /// A running `sluice serve`, killed on drop.
-struct Engine {
+pub(crate) struct Engine {
     child: Child,
-    port: u16,
+    pub port: u16,
 }
 
 #[derive(Clone, Copy)]
@@ -183,7 +233,7 @@ struct Sample {
 }
 
 impl Engine {
-    fn start(bin: &Path, data: &Path, extra: &[&str]) -> Result<Engine> {
+    pub fn start(bin: &Path, data: &Path, extra: &[&str]) -> Result<Engine> {
         let port = std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
         let mut child = Command::new(bin)
             .args(["serve", "--port", &port.to_string()])
@@ -230,25 +280,25 @@ struct Outcome {
 }
 
 /// A keep-alive HTTP/1.1 connection to the engine; reconnects when the server closed it.
-struct Client {
+pub(crate) struct Client {
     port: u16,
     token: String,
     conn: Option<BufReader<TcpStream>>,
 }
 
 /// What came back: status, `Retry-After`, the JSON-RPC message.
-struct Response {
+pub(crate) struct Response {
     status: u16,
     retry_after: Option<String>,
-    body: Value,
+    pub body: Value,
 }
 
 impl Client {
-    fn new(port: u16, token: &str) -> Client {
+    pub fn new(port: u16, token: &str) -> Client {
         Client { port, token: token.to_owned(), conn: None }
     }
 
-    fn call(&mut self, tool: &str, args: Value) -> Result<Response> {
+    pub fn call(&mut self, tool: &str, args: Value) -> Result<Response> {
         let body = json!({
             "jsonrpc": "2.0", "id": 1, "method": "tools/call",
             "params": {"name": tool, "arguments": args}
@@ -342,7 +392,7 @@ impl Client {
 }
 
 /// The error code of a reply, `None` for success.
-fn error_code(r: &Response) -> Option<String> {
+pub(crate) fn error_code(r: &Response) -> Option<String> {
     if r.status != 200 {
         return Some(format!("http {}", r.status));
     }
@@ -403,7 +453,7 @@ fn drive(port: u16, tokens: &[String], calls: usize, phase: &str) -> Result<Vec<
     Ok(all)
 }
 
-fn percentile(sorted: &[u64], p: f64) -> f64 {
+pub(crate) fn percentile(sorted: &[u64], p: f64) -> f64 {
     if sorted.is_empty() {
         return 0.0;
     }

@@ -19,8 +19,9 @@
 //!   project), `bench http [--before <sluice>]` only tool calls under 8 and 32 connections
 //!   beside a bare rmcp server, `bench search [--profile P] [--before <sluice>]` only
 //!   `search_text` beside ripgrep, warm and cold.
-//! - `cargo xtask load [--clients N] [--calls N]` — `sluice serve` under 32 concurrent clients,
-//!   then one token's flood beside another's calls (see docs/BENCHMARKS.md, "Load").
+//! - `cargo xtask load [writes] [--clients N] [--calls N] [--writes N] [--before <sluice>]` —
+//!   32 clients writing into one project beside server-filesystem, then `sluice serve` under
+//!   their mixed calls, then one token's flood beside another's (docs/BENCHMARKS.md, "Load").
 //! - `cargo xtask bundle` — the .deb and .rpm installers and Claude Desktop's `.mcpb`
 //!   (`--test`: then install and test the .deb).
 //! - `cargo xtask mcpb [--binary PATH] [--out PATH]` — only the `.mcpb` bundle.
@@ -49,6 +50,7 @@ mod check_targets;
 mod deps;
 mod fuzz;
 mod load;
+mod load_writes;
 mod mcpb;
 mod screenshots;
 
