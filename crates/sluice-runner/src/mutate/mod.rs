@@ -23,6 +23,7 @@
 
 mod action;
 mod args;
+mod locks;
 pub(crate) mod patch;
 mod plan;
 mod step;
@@ -61,18 +62,21 @@ pub const MAX_TREE_BYTES: u64 = 256 * 1024 * 1024;
 pub const MIN_FREE_BYTES: u64 = 64 * 1024 * 1024;
 
 /// Faults the test hooks inject into a commit.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Fault {
+#[derive(Clone, Copy)]
+enum Fault<'a> {
     CrashAfter(usize),
     FailAt(usize),
+    /// Calls the function after the first step, holding the commit's locks.
+    PauseAfterFirst(&'a (dyn Fn() + Sync)),
 }
 
 /// The mutation tools of one project.
 pub struct Mutations {
     ws: Arc<Workspace>,
     store: Store,
-    /// Serializes commits, restores and recovery of this project.
-    lock: Mutex<()>,
+    /// Serializes commits, restores and recovery of this project where they touch the same
+    /// paths (`locks.rs`); recovery and `exclusive` hold the whole project.
+    locks: locks::PathLocks,
     /// Identities of Sluice's state folder and the folder holding it: no target may be below
     /// them (AP-05), even if the engine's no-overlap rule were broken by a mount or link.
     protected: Vec<FileId>,
@@ -277,7 +281,7 @@ impl Mutations {
         Ok(Mutations {
             ws,
             store,
-            lock: Mutex::new(()),
+            locks: locks::PathLocks::default(),
             protected,
             owner,
             checkpoints,
@@ -311,7 +315,7 @@ impl Mutations {
     /// Runs `f` holding the project's change lock, so no change made through Sluice lands in
     /// the project meanwhile (a git write changes the working tree outside this layer).
     pub fn exclusive<T>(&self, f: impl FnOnce() -> T) -> T {
-        let _guard = self.lock.lock().unwrap_or_else(|p| p.into_inner());
+        let _guard = self.locks.lock(locks::Footprint::whole());
         f()
     }
 
@@ -319,7 +323,7 @@ impl Mutations {
     /// state before it, and marks the journal `rolled_back`. Never replays anything. Call once
     /// at startup, before serving tools.
     pub fn recover(&self) -> Result<RecoveryReport, RunnerError> {
-        let _guard = self.lock.lock().unwrap_or_else(|p| p.into_inner());
+        let _guard = self.locks.lock(locks::Footprint::whole());
         let mut report = RecoveryReport::default();
         for mut record in self.store.open_journals()? {
             let conflicts = self.roll_back(&record, record.steps.len());
@@ -361,15 +365,28 @@ impl Mutations {
         self.commit_inner(plan, Some(Fault::FailAt(step)))
     }
 
+    /// Test hook for concurrency: runs the commit like [`Mutations::commit`], calling `pause`
+    /// after the first step while the commit holds its locks.
+    #[doc(hidden)]
+    pub fn commit_pausing(
+        &self,
+        plan: &Plan,
+        pause: &(dyn Fn() + Sync),
+    ) -> Result<MutationOutput, RunnerError> {
+        self.commit_inner(plan, Some(Fault::PauseAfterFirst(pause)))
+    }
+
     fn commit_inner(
         &self,
         plan: &Plan,
-        fault: Option<Fault>,
+        fault: Option<Fault<'_>>,
     ) -> Result<MutationOutput, RunnerError> {
         if plan.owner != self.owner {
             return Err(RunnerError::invalid("this plan was made for another project"));
         }
-        let _guard = self.lock.lock().unwrap_or_else(|p| p.into_inner());
+        // Every path a step changes; a folder's path covers what is inside it.
+        let _guard =
+            self.locks.lock(locks::Footprint::paths(plan.steps.iter().flat_map(Step::paths)));
         let op = new_operation_id();
         let exec = Exec { ws: &self.ws, store: &self.store, op: &op, max_file: MAX_TREE_BYTES };
 
@@ -406,8 +423,12 @@ impl Mutations {
         };
         self.store.begin(&record)?;
         for (idx, step) in plan.steps.iter().enumerate() {
-            if fault == Some(Fault::CrashAfter(idx)) {
-                return Err(RunnerError::State(std::io::ErrorKind::Interrupted));
+            match fault {
+                Some(Fault::CrashAfter(n)) if n == idx => {
+                    return Err(RunnerError::State(std::io::ErrorKind::Interrupted));
+                }
+                Some(Fault::PauseAfterFirst(pause)) if idx == 1 => pause(),
+                _ => {}
             }
             #[cfg(debug_assertions)]
             stall_point(idx);
@@ -428,6 +449,9 @@ impl Mutations {
                 }
                 return Err(err);
             }
+        }
+        if let (Some(Fault::PauseAfterFirst(pause)), 1) = (fault, plan.steps.len()) {
+            pause();
         }
         record.status = Status::Committed;
         self.store.finish(&record)?;

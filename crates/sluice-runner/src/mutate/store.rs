@@ -4,14 +4,22 @@
 //! - `backups/<op>/blob-<step>-<role>`: the previous bytes of a changed file, written and
 //!   fsynced before the step that changes it; `backups/<op>/manifest.json`: the committed
 //!   operation (its steps, effects and blobs), what `restore` and `list_backups` read.
-//! - `journal/<op>.json`: written and fsynced before the first change to the project, removed
-//!   after a successful commit, marked `rolled_back` after a roll-back.
+//! - `journal/<op>.json`: written and fsynced before the first change to the project. A
+//!   successful commit rewrites it `committed` (temp file, fsync, rename, fsync of the folder:
+//!   that rename is the commit point, as durable as the project's own changes) and then moves it
+//!   to its manifest; a roll-back marks it `rolled_back`. A `committed` journal a crash left
+//!   before its move is moved by the next [`Store::open_journals`].
+//!
+//! Commits run side by side (see `locks.rs`); everything here is per operation except the
+//! bookkeeping of what [`Store::prune`] keeps, which is read from disk once and then kept in
+//! memory, so a commit never rereads every manifest.
 //!
 //! Physical paths here are Sluice's own and never appear in messages.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard};
 
 use serde::{Deserialize, Serialize};
 
@@ -72,6 +80,26 @@ pub(crate) struct Record {
 pub(crate) struct Store {
     dir: PathBuf,
     pub limits: BackupLimits,
+    /// The committed operations kept, once read: `None` until the first prune.
+    kept: Mutex<Option<Vec<Kept>>>,
+}
+
+/// What pruning needs to know of one committed operation.
+#[derive(Debug, Clone)]
+struct Kept {
+    created_ms: u64,
+    op: String,
+    bytes: u64,
+}
+
+impl Kept {
+    fn of(record: &Record) -> Kept {
+        Kept {
+            created_ms: record.created_ms,
+            op: record.operation_id.clone(),
+            bytes: record.blobs.iter().map(|b| b.size).sum(),
+        }
+    }
 }
 
 fn state_err(e: std::io::Error) -> RunnerError {
@@ -83,7 +111,11 @@ impl Store {
         for sub in ["backups", "journal"] {
             create_private_dir_all(&dir.join(sub)).map_err(state_err)?;
         }
-        Ok(Store { dir: dir.to_path_buf(), limits })
+        Ok(Store { dir: dir.to_path_buf(), limits, kept: Mutex::new(None) })
+    }
+
+    fn kept(&self) -> MutexGuard<'_, Option<Vec<Kept>>> {
+        self.kept.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     pub fn dir(&self) -> &Path {
@@ -111,14 +143,27 @@ impl Store {
         write_json(&self.journal_path(&record.operation_id), record)
     }
 
+    /// Commits `record` (status `committed`): once this returns, a crash keeps the operation.
     pub fn finish(&self, record: &Record) -> Result<(), RunnerError> {
-        write_json(&self.op_dir(&record.operation_id).join("manifest.json"), record)?;
-        fs::remove_file(self.journal_path(&record.operation_id)).map_err(state_err)?;
-        sync_dir(&self.dir.join("journal"));
+        self.write_journal(record)?;
+        // Past the commit point: a move a crash interrupts is redone at the next start. Under
+        // the lock of the kept list, so a first prune reading the manifests meanwhile counts
+        // this operation once.
+        let mut kept = self.kept();
+        self.to_manifest(&record.operation_id);
+        if let Some(kept) = kept.as_mut() {
+            kept.push(Kept::of(record));
+        }
         Ok(())
     }
 
-    /// Drops an operation's backups (it was rolled back without conflicts).
+    /// Moves a committed journal to its manifest. No fsync: until the move is durable the
+    /// journal is, and [`Store::open_journals`] finishes it.
+    fn to_manifest(&self, op: &str) {
+        let _ = fs::rename(self.journal_path(op), self.op_dir(op).join("manifest.json"));
+    }
+
+    /// Drops an operation's backups (it was rolled back without conflicts, or pruned).
     pub fn discard(&self, op: &str) {
         let _ = fs::remove_dir_all(self.op_dir(op));
     }
@@ -182,7 +227,8 @@ impl Store {
         Ok(out)
     }
 
-    /// Journals still `prepared`: interrupted commits.
+    /// Journals still `prepared`: interrupted commits. A `committed` one is moved to its
+    /// manifest on the way.
     ///
     /// Only `<op>.json` files are journals. A `<op>.tmp-…` file is a journal write a crash
     /// interrupted before its rename: for the first write that means the commit never touched
@@ -202,9 +248,11 @@ impl Store {
                 continue;
             };
             match read_json::<Record>(&entry.path()) {
-                Ok(Some(rec)) if rec.status == Status::Prepared && rec.operation_id == op => {
-                    out.push(rec)
-                }
+                Ok(Some(rec)) if rec.operation_id == op => match rec.status {
+                    Status::Prepared => out.push(rec),
+                    Status::Committed => self.to_manifest(op),
+                    Status::RolledBack => {}
+                },
                 _ => {}
             }
         }
@@ -215,13 +263,27 @@ impl Store {
 
     /// Enforces [`BackupLimits`], oldest first, never dropping the newest operation.
     pub fn prune(&self) -> Result<(), RunnerError> {
-        let all = self.manifests()?;
-        let mut bytes = 0u64;
-        for (idx, rec) in all.iter().enumerate() {
-            bytes += rec.blobs.iter().map(|b| b.size).sum::<u64>();
-            if idx > 0 && (idx >= self.limits.max_operations || bytes > self.limits.max_bytes) {
-                self.discard(&rec.operation_id);
+        let victims = {
+            let mut kept = self.kept();
+            let kept = match kept.as_mut() {
+                Some(kept) => kept,
+                None => kept.insert(self.manifests()?.iter().map(Kept::of).collect()),
+            };
+            // Newest first, as `manifests` orders them.
+            kept.sort_by(|a, b| (b.created_ms, &b.op).cmp(&(a.created_ms, &a.op)));
+            let mut bytes = 0u64;
+            let mut keep = kept.len();
+            for (idx, k) in kept.iter().enumerate() {
+                bytes += k.bytes;
+                if idx > 0 && (idx >= self.limits.max_operations || bytes > self.limits.max_bytes) {
+                    keep = idx;
+                    break;
+                }
             }
+            kept.split_off(keep)
+        };
+        for victim in victims {
+            self.discard(&victim.op);
         }
         Ok(())
     }

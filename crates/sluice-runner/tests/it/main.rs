@@ -8,6 +8,7 @@ mod attacks;
 mod autorun;
 #[cfg(unix)]
 mod checkpoint;
+mod concurrent;
 #[cfg(unix)]
 mod media;
 #[cfg(unix)]
