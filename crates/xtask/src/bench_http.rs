@@ -15,7 +15,9 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 
-use crate::bench_util::{Serve, full_token, loadavg, output, sluice, start_with};
+use crate::bench_util::{
+    Serve, full_token, loadavg, output, proc_status_kib, sluice, start, start_with,
+};
 use crate::deps;
 
 pub(crate) const HEADING: &str = "## HTTP under load: tools/call beside a bare rmcp server";
@@ -71,13 +73,30 @@ pub(crate) fn run(bin: &Path, profile: &str, before: Option<&Path>, work: &Path)
     // One engine serves a data folder: each Sluice gets its own, with the same project.
     let serve = |bin: &Path, data: &str| -> Result<(Serve, String)> {
         let data = work.join(data);
-        output(
-            sluice(bin, &data).args(["project", "add"]).arg(&project).args(["--name", "bench"]),
-        )?;
         let token = full_token(bin, &data, "http")?;
         // Limits raised so that the load measures the path, not the (rightly) throttled token.
         Ok((start_with(bin, &data, &["--max-in-flight", "1024"])?.0, token))
     };
+    // Start and idle memory first, with the same data folders, the binaries taking turns.
+    let mut idle = vec![("sluice", bin, "http-data")];
+    if let Some(before) = before {
+        idle.push(("sluice, before", before, "http-data-before"));
+    }
+    for (_, bin, data) in &idle {
+        output(
+            sluice(bin, &work.join(data))
+                .args(["project", "add"])
+                .arg(&project)
+                .args(["--name", "bench"]),
+        )?;
+    }
+    let idle: Vec<(&str, Duration, u64)> = idle
+        .into_iter()
+        .map(|(name, bin, data)| {
+            let (ready, rss) = start_and_idle(bin, &work.join(data))?;
+            Ok((name, ready, rss))
+        })
+        .collect::<Result<_>>()?;
     let (now, token) = serve(bin, "http-data")?;
     let earlier = before.map(|before| serve(before, "http-data-before")).transpose()?;
     let peer = BarePeer::start(&bare, &project, &token)?;
@@ -151,8 +170,33 @@ pub(crate) fn run(bin: &Path, profile: &str, before: Option<&Path>, work: &Path)
             r.cpu_us_per_call
         ));
     }
+    md.push_str(
+        "\nThe same data folders, before the load: start to ready (median of 20 starts) and \
+         resident memory idle after a start.\n\n\
+         | server | start to ready (ms) | idle memory (MiB) |\n|---|---:|---:|\n",
+    );
+    for (name, ready, rss) in idle {
+        md.push_str(&format!(
+            "| {name} | {:.1} | {:.1} |\n",
+            ready.as_secs_f64() * 1e3,
+            rss as f64 / 1024.0
+        ));
+    }
     md.push('\n');
     Ok(md)
+}
+
+/// The median of 20 starts to ready, and the resident memory of the last one once idle.
+fn start_and_idle(bin: &Path, data: &Path) -> Result<(Duration, u64)> {
+    let mut starts = Vec::new();
+    for _ in 0..20 {
+        starts.push(start(bin, data)?.1);
+    }
+    starts.sort();
+    // Read at once, as the full bench's "Engine" section does.
+    let (serve, _) = start(bin, data)?;
+    let rss = proc_status_kib(serve.child.id(), "VmRSS")?;
+    Ok((starts[starts.len() / 2], rss))
 }
 
 /// The bare rmcp server, stopped when dropped.
