@@ -21,7 +21,7 @@
 use std::sync::{Condvar, Mutex, MutexGuard};
 
 /// One path's key: its names as compared for conflicts.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 enum Name {
     Plain(String),
     /// Matches every name.
@@ -59,8 +59,15 @@ impl Footprint {
 
     /// The given project-relative paths (`/`-separated); none means the whole project.
     pub fn paths<'a>(paths: impl IntoIterator<Item = &'a str>) -> Footprint {
-        let keys: Vec<_> = paths.into_iter().map(key).collect();
-        if keys.is_empty() { Footprint::whole() } else { Footprint(keys) }
+        let mut keys: Vec<_> = paths.into_iter().map(key).collect();
+        if keys.is_empty() {
+            return Footprint::whole();
+        }
+        // A path inside another one of the set adds nothing (a folder covers its contents),
+        // and sorted, it follows it: a deleted tree of 10 000 entries is one key.
+        keys.sort();
+        keys.dedup_by(|inner, outer| inner.starts_with(outer));
+        Footprint(keys)
     }
 
     fn conflicts(&self, other: &Footprint) -> bool {
@@ -154,6 +161,14 @@ mod tests {
         assert!(!conflict(&["out/a.txt"], &["out/b.txt"]));
         assert!(!conflict(&["out/a"], &["out/ab"]));
         assert!(!conflict(&["src/a.rs"], &["out/a.rs"]));
+    }
+
+    #[test]
+    fn a_folder_in_the_set_stands_for_everything_inside_it() {
+        let fp = Footprint::paths(["build/a/b/f", "build/a/b", "build", "build/top", "out/x"]);
+        assert_eq!(fp.0, [key("build"), key("out/x")]);
+        assert!(fp.conflicts(&Footprint::paths(["build/a/other"])));
+        assert!(!fp.conflicts(&Footprint::paths(["buildx"])));
     }
 
     #[test]
