@@ -139,14 +139,18 @@ fn writes(root: &Path, bin: &Path, work: &Path, opts: &Options, build: &str) -> 
     Ok(())
 }
 
-fn phases(bin: &Path, work: &Path, opts: &Options, build: &str) -> Result<()> {
-    let data = work.join("data");
-    let project = work.join("demo");
-    make_project(&project)?;
+/// Adds `project` read-write as `name` to the data folder and makes `clients` full tokens.
+pub(crate) fn read_write_project(
+    bin: &Path,
+    data: &Path,
+    project: &Path,
+    name: &str,
+    clients: usize,
+) -> Result<Vec<String>> {
     let sluice = |args: &[&str]| -> Result<String> {
         let out = Command::new(bin)
             .args(args)
-            .env("SLUICE_DATA_DIR", &data)
+            .env("SLUICE_DATA_DIR", data)
             .env("SLUICE_SECRET_STORE", "file")
             .env_remove("SLUICE_TOKEN")
             .output()
@@ -157,16 +161,24 @@ fn phases(bin: &Path, work: &Path, opts: &Options, build: &str) -> Result<()> {
         Ok(String::from_utf8_lossy(&out.stdout).into_owned())
     };
     let dir = project.to_str().context("utf-8 path")?;
-    sluice(&["project", "add", dir, "--name", "demo", "--access", "read-write"])?;
-    let token = |label: &str| -> Result<String> {
-        let out = sluice(&["token", "create", "--label", label, "--profile", "full"])?;
-        out.split_whitespace()
-            .find(|w| w.starts_with("slc_"))
-            .map(str::to_owned)
-            .context("no token in `sluice token create` output")
-    };
-    let tokens: Vec<String> =
-        (0..opts.clients).map(|i| token(&format!("load-{i}"))).collect::<Result<_>>()?;
+    sluice(&["project", "add", dir, "--name", name, "--access", "read-write"])?;
+    (0..clients)
+        .map(|i| {
+            let out =
+                sluice(&["token", "create", "--label", &format!("load-{i}"), "--profile", "full"])?;
+            out.split_whitespace()
+                .find(|w| w.starts_with("slc_"))
+                .map(str::to_owned)
+                .context("no token in `sluice token create` output")
+        })
+        .collect()
+}
+
+fn phases(bin: &Path, work: &Path, opts: &Options, build: &str) -> Result<()> {
+    let data = work.join("data");
+    let project = work.join("demo");
+    make_project(&project)?;
+    let tokens = read_write_project(bin, &data, &project, "demo", opts.clients)?;
 
     println!("sluice: {} ({build})", bin.display());
     println!("## Phase 1: {} clients x {} mixed calls, limits raised", opts.clients, opts.calls);

@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, bail};
 use serde_json::{Value, json};
 
-use crate::load::{Client, Engine, error_code, percentile};
+use crate::load::{Client, Engine, error_code, percentile, read_write_project};
 
 /// Who is measured, and how to reach it.
 pub(crate) enum Writer {
@@ -85,31 +85,7 @@ pub(crate) fn table(figures: &[Figures]) -> String {
 
 fn sluice(bin: &Path, label: &str, dir: &Path, clients: usize, writes: usize) -> Result<Figures> {
     let data = dir.join("data");
-    let cli = |args: &[&str]| -> Result<String> {
-        let out = Command::new(bin)
-            .args(args)
-            .env("SLUICE_DATA_DIR", &data)
-            .env("SLUICE_SECRET_STORE", "file")
-            .env_remove("SLUICE_TOKEN")
-            .output()
-            .with_context(|| format!("sluice {args:?}"))?;
-        if !out.status.success() {
-            bail!("sluice {args:?}: {}", String::from_utf8_lossy(&out.stderr));
-        }
-        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
-    };
-    let project = dir.join("project");
-    let path = project.to_str().context("utf-8 path")?;
-    cli(&["project", "add", path, "--name", "writes", "--access", "read-write"])?;
-    let tokens = (0..clients)
-        .map(|i| {
-            let out = cli(&["token", "create", "--label", &format!("w{i}"), "--profile", "full"])?;
-            out.split_whitespace()
-                .find(|w| w.starts_with("slc_"))
-                .map(str::to_owned)
-                .context("no token in `sluice token create` output")
-        })
-        .collect::<Result<Vec<_>>>()?;
+    let tokens = read_write_project(bin, &data, &dir.join("project"), "writes", clients)?;
     let engine = Engine::start(
         bin,
         &data,
