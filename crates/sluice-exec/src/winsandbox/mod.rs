@@ -8,8 +8,8 @@
 //!
 //! The rules are data, built and tested on every system: [`path`] (Windows paths in one
 //! spelling), [`acl`] (the file rules), [`firewall`] (the firewall rules and the PowerShell that
-//! applies them), [`status`] (what holds, in the sentences every surface shows). Only `os.rs`
-//! touches Windows (accounts, ACLs, firewall, starting a process as the account); it is
+//! applies them), [`status`] (what holds, in the sentences every surface shows). Only `os.rs` and
+//! `process.rs` touch Windows (accounts, ACLs, firewall; starting a process as the account); it is
 //! type-checked here (`cargo xtask check-targets`) and has not been run.
 //!
 //! Not wired yet: the job supervisor holds a `std::process::Child`, which cannot be made for a
@@ -24,6 +24,8 @@ pub mod firewall;
 #[cfg(windows)]
 pub mod os;
 pub mod path;
+#[cfg(windows)]
+pub mod process;
 pub mod status;
 
 use sluice_core::{Coded, ErrorCode};

@@ -2,28 +2,22 @@
 //! administrator), reading their SIDs (`NetUserGetInfo` level 23, the local account database
 //! only, so a domain account of the same name is never taken for them), applying the file rules
 //! of [`super::acl`] (`GetNamedSecurityInfoW`, `SetEntriesInAclW`, `SetNamedSecurityInfoW`),
-//! adding the firewall rules of [`super::firewall`] (PowerShell's NetSecurity module), measuring
-//! what holds, and starting a process as an account (`CreateProcessWithLogonW`, suspended, put
-//! in a Job Object, then resumed: it runs nothing before it is inside).
+//! adding the firewall rules of [`super::firewall`] (PowerShell's NetSecurity module), the
+//! setup and its undoing, and measuring what holds. Starting a process as an account is `process.rs`.
 //!
 //! UNTESTED: type-checked on Linux (`cargo xtask check-targets`), never run. What a run on
 //! Windows must show is in docs/SANDBOX.md.
 
-use std::fs::File;
 use std::io;
-use std::os::windows::io::{AsRawHandle, FromRawHandle, OwnedHandle};
 use std::process::Command;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use windows_sys::Win32::Foundation::{
-    ERROR_ACCESS_DENIED, ERROR_SUCCESS, GENERIC_READ, GENERIC_WRITE, HANDLE, HANDLE_FLAG_INHERIT,
-    INVALID_HANDLE_VALUE, LocalFree, STILL_ACTIVE, SetHandleInformation, WAIT_OBJECT_0,
-};
+use windows_sys::Win32::Foundation::{ERROR_ACCESS_DENIED, ERROR_SUCCESS, LocalFree};
 use windows_sys::Win32::NetworkManagement::NetManagement::{
-    NERR_Success, NERR_UserExists, NetApiBufferFree, NetUserAdd, NetUserGetInfo, NetUserSetInfo,
-    UF_DONT_EXPIRE_PASSWD, UF_PASSWD_CANT_CHANGE, UF_SCRIPT, USER_INFO_1, USER_INFO_23,
-    USER_INFO_1003, USER_PRIV_USER,
+    NERR_Success, NERR_UserExists, NERR_UserNotFound, NetApiBufferFree, NetUserAdd, NetUserDel,
+    NetUserGetInfo, NetUserSetInfo, UF_DONT_EXPIRE_PASSWD, UF_PASSWD_CANT_CHANGE, UF_SCRIPT,
+    USER_INFO_1, USER_INFO_23, USER_INFO_1003, USER_PRIV_USER,
 };
 use windows_sys::Win32::Security::Authorization::{
     ConvertSidToStringSidW, ConvertStringSidToSidW, DENY_ACCESS, EXPLICIT_ACCESS_W,
@@ -33,25 +27,17 @@ use windows_sys::Win32::Security::Authorization::{
 use windows_sys::Win32::Security::{
     ACCESS_DENIED_ACE, ACE_HEADER, ACL, ACL_SIZE_INFORMATION, AclSizeInformation,
     CONTAINER_INHERIT_ACE, DACL_SECURITY_INFORMATION, EqualSid, GetAce, GetAclInformation,
-    NO_INHERITANCE, OBJECT_INHERIT_ACE, PSECURITY_DESCRIPTOR, PSID, SECURITY_ATTRIBUTES,
+    NO_INHERITANCE, OBJECT_INHERIT_ACE, PSECURITY_DESCRIPTOR, PSID,
 };
 use windows_sys::Win32::Storage::FileSystem::{
-    CreateFileW, FILE_ATTRIBUTE_DIRECTORY, FILE_SHARE_READ, FILE_SHARE_WRITE, GetFileAttributesW,
-    INVALID_FILE_ATTRIBUTES, OPEN_EXISTING,
-};
-use windows_sys::Win32::System::Pipes::CreatePipe;
-use windows_sys::Win32::System::Threading::{
-    CREATE_NEW_PROCESS_GROUP, CREATE_SUSPENDED, CREATE_UNICODE_ENVIRONMENT,
-    CreateProcessWithLogonW, GetExitCodeProcess, LOGON_WITH_PROFILE, PROCESS_INFORMATION,
-    ResumeThread, STARTF_USESTDHANDLES, STARTUPINFOW, TerminateProcess, WaitForSingleObject,
+    FILE_ATTRIBUTE_DIRECTORY, GetFileAttributesW, INVALID_FILE_ATTRIBUTES,
 };
 
-use super::acl::{AceKind, AclPlan};
+use super::acl::{AceKind, AclEntry, AclPlan, Scope};
 use super::firewall::{self, SandboxUser};
 use super::path::WinPath;
 use super::status::{SetupState, WinSandboxStatus};
 use super::{Password, Sid, WinSandboxError};
-use crate::winjob::JobObject;
 
 /// The ACE type of a deny entry (`ACCESS_DENIED_ACE_TYPE`).
 const ACCESS_DENIED_ACE_TYPE: u8 = 1;
@@ -59,7 +45,8 @@ const ACCESS_DENIED_ACE_TYPE: u8 = 1;
 /// How long a measured status is reused: measuring runs PowerShell (about a second).
 const STATUS_TTL: Duration = Duration::from_secs(60);
 
-fn wide(text: &str) -> Vec<u16> {
+/// `text` as a NUL-terminated UTF-16 string.
+pub(super) fn wide(text: &str) -> Vec<u16> {
     text.encode_utf16().chain(Some(0)).collect()
 }
 
@@ -74,7 +61,7 @@ pub fn account_sid(user: SandboxUser) -> Result<Option<Sid>, WinSandboxError> {
     // SAFETY: a null server is the local machine; `name` is NUL-terminated; `buf` receives a
     // buffer the call allocates, freed below.
     let rc = unsafe { NetUserGetInfo(std::ptr::null(), name.as_ptr(), 23, &mut buf) };
-    if rc == windows_sys::Win32::NetworkManagement::NetManagement::NERR_UserNotFound {
+    if rc == NERR_UserNotFound {
         return Ok(None);
     }
     if rc != NERR_Success {
@@ -406,175 +393,73 @@ fn measure() -> SetupState {
     }
 }
 
-/// A process started as a sandbox account, in its own Job Object.
+/// What the setup did: the password to keep in Sluice's secret store (the only copy), and the
+/// rules Windows refused (a file in use, a folder the user cannot change), each with why.
 #[derive(Debug)]
-pub struct AccountProcess {
-    process: OwnedHandle,
-    pub pid: u32,
-    pub stdout: Option<File>,
-    pub stderr: Option<File>,
-    /// Closing it (drop) kills everything still in the job.
-    pub job: JobObject,
+pub struct SetupReport {
+    pub password: Password,
+    pub refused: Vec<(WinPath, io::Error)>,
 }
 
-impl AccountProcess {
-    /// Waits for the process to end; its exit code.
-    pub fn wait(&self) -> io::Result<u32> {
-        let h = self.process.as_raw_handle() as HANDLE;
-        // SAFETY: our process handle, valid until drop.
-        if unsafe { WaitForSingleObject(h, u32::MAX) } != WAIT_OBJECT_0 {
-            return Err(io::Error::last_os_error());
+/// The once-only setup, as an administrator: both accounts (one new password), the plan's
+/// setup entries (toolchains, default stores, Sluice's data folder) for both, and the offline
+/// account's firewall rules. `plan` is any project's plan ([`super::acl::plan`]) for the user
+/// who consented, whose profile and data folder the elevated process does not know itself.
+/// Run again, it resets the password and brings every rule back.
+pub fn setup(plan: &AclPlan) -> Result<SetupReport, WinSandboxError> {
+    let password = Password::generate();
+    let setup_only = AclPlan { entries: entries_of(plan, Scope::Setup) };
+    let mut refused = Vec::new();
+    let mut offline = None;
+    for user in SandboxUser::ALL {
+        let sid = create_account(user, &password)?;
+        refused.extend(apply(&setup_only, &sid)?);
+        if user == SandboxUser::Offline {
+            offline = Some(sid);
         }
-        self.try_wait()?.ok_or_else(|| io::Error::other("the process ended without an exit code"))
     }
-
-    /// The exit code, if the process has ended.
-    pub fn try_wait(&self) -> io::Result<Option<u32>> {
-        let mut code = 0u32;
-        // SAFETY: our process handle; `code` is written.
-        if unsafe { GetExitCodeProcess(self.process.as_raw_handle() as HANDLE, &mut code) } == 0 {
-            return Err(io::Error::last_os_error());
-        }
-        Ok((code != STILL_ACTIVE as u32).then_some(code))
-    }
-
-    /// Ends the process and everything in its job.
-    pub fn kill(&self) -> io::Result<()> {
-        self.job.terminate(1)?;
-        // SAFETY: our process handle.
-        unsafe { TerminateProcess(self.process.as_raw_handle() as HANDLE, 1) };
-        Ok(())
-    }
+    let offline = offline.ok_or_else(|| {
+        WinSandboxError::NotSetUp("the offline sandbox account was not created".into())
+    })?;
+    add_firewall_rules(&offline)?;
+    Ok(SetupReport { password, refused })
 }
 
-/// An inheritable pipe: (the parent's read end, not inheritable; the child's write end).
-fn pipe() -> Result<(OwnedHandle, OwnedHandle), WinSandboxError> {
-    let sa = SECURITY_ATTRIBUTES {
-        nLength: std::mem::size_of::<SECURITY_ATTRIBUTES>() as u32,
-        lpSecurityDescriptor: std::ptr::null_mut(),
-        bInheritHandle: 1,
-    };
-    let (mut read, mut write): (HANDLE, HANDLE) = (std::ptr::null_mut(), std::ptr::null_mut());
-    // SAFETY: out-pointers to two handles; `sa` lives through the call.
-    if unsafe { CreatePipe(&mut read, &mut write, &sa, 0) } == 0 {
-        return Err(WinSandboxError::Os {
-            step: "making the job's output pipes",
-            source: io::Error::last_os_error(),
-        });
+/// A project's own entries (its folder, private folders, grants, additions), for both
+/// accounts, before its first job: the user owns these files, so no administrator is needed.
+pub fn apply_project(plan: &AclPlan) -> Result<Vec<(WinPath, io::Error)>, WinSandboxError> {
+    let project = AclPlan { entries: entries_of(plan, Scope::Project) };
+    let mut refused = Vec::new();
+    for user in SandboxUser::ALL {
+        let sid = account_sid(user)?.ok_or_else(|| {
+            WinSandboxError::NotSetUp(format!("the sandbox account {} does not exist", user.name()))
+        })?;
+        refused.extend(apply(&project, &sid)?);
     }
-    // SAFETY: both handles were just created and are owned from here on.
-    let (read, write) =
-        unsafe { (OwnedHandle::from_raw_handle(read), OwnedHandle::from_raw_handle(write)) };
-    // SAFETY: our handle; only the inherit flag changes.
-    unsafe { SetHandleInformation(read.as_raw_handle() as HANDLE, HANDLE_FLAG_INHERIT, 0) };
-    Ok((read, write))
+    Ok(refused)
 }
 
-/// Starts `program` (absolute) with `args` as `user`'s account (password `password`), in `cwd`
-/// with exactly `env`, stdin from `NUL`, stdout and stderr on pipes; suspended until it is in a
-/// new Job Object (kill on close), then resumed.
-pub fn spawn_as(
-    user: SandboxUser,
-    password: &Password,
-    program: &str,
-    args: &[String],
-    env: &[(String, String)],
-    cwd: &WinPath,
-) -> Result<AccountProcess, WinSandboxError> {
-    let mut line = wide(&super::cmdline::command_line(program, args)?);
-    let block = super::cmdline::env_block(env)?;
-    let (out_read, out_write) = pipe()?;
-    let (err_read, err_write) = pipe()?;
-    let sa = SECURITY_ATTRIBUTES {
-        nLength: std::mem::size_of::<SECURITY_ATTRIBUTES>() as u32,
-        lpSecurityDescriptor: std::ptr::null_mut(),
-        bInheritHandle: 1,
-    };
-    let nul = wide("NUL");
-    // SAFETY: a NUL-terminated name; the handle is checked and owned below.
-    let stdin = unsafe {
-        CreateFileW(
-            nul.as_ptr(),
-            GENERIC_READ | GENERIC_WRITE,
-            FILE_SHARE_READ | FILE_SHARE_WRITE,
-            &sa,
-            OPEN_EXISTING,
-            0,
-            std::ptr::null_mut(),
-        )
-    };
-    if stdin == INVALID_HANDLE_VALUE {
-        return Err(WinSandboxError::Os {
-            step: "opening NUL",
-            source: io::Error::last_os_error(),
-        });
-    }
-    // SAFETY: just opened, owned from here on.
-    let stdin = unsafe { OwnedHandle::from_raw_handle(stdin) };
-    let startup = STARTUPINFOW {
-        cb: std::mem::size_of::<STARTUPINFOW>() as u32,
-        dwFlags: STARTF_USESTDHANDLES,
-        hStdInput: stdin.as_raw_handle() as HANDLE,
-        hStdOutput: out_write.as_raw_handle() as HANDLE,
-        hStdError: err_write.as_raw_handle() as HANDLE,
-        ..STARTUPINFOW::default()
-    };
-    let (name, domain, mut pass) = (wide(user.name()), wide("."), wide(password.expose()));
-    let (app, dir) = (wide(program), wide(cwd.as_str()));
-    let mut info = PROCESS_INFORMATION::default();
-    // SAFETY: every string is NUL-terminated and lives through the call; `line` is writable as
-    // the call requires; `block` is a double-NUL-ended UTF-16 block (CREATE_UNICODE_ENVIRONMENT);
-    // `startup` and `info` are valid structures.
-    let ok = unsafe {
-        CreateProcessWithLogonW(
-            name.as_ptr(),
-            domain.as_ptr(),
-            pass.as_ptr(),
-            LOGON_WITH_PROFILE,
-            app.as_ptr(),
-            line.as_mut_ptr(),
-            CREATE_SUSPENDED | CREATE_NEW_PROCESS_GROUP | CREATE_UNICODE_ENVIRONMENT,
-            block.as_ptr().cast(),
-            dir.as_ptr(),
-            &startup,
-            &mut info,
-        )
-    };
-    pass.iter_mut().for_each(|u| *u = 0);
-    if ok == 0 {
-        return Err(WinSandboxError::Os {
-            step: "starting the job as the sandbox account",
-            source: io::Error::last_os_error(),
-        });
-    }
-    // SAFETY: both handles were returned by the call and are owned from here on.
-    let (process, thread) = unsafe {
-        (OwnedHandle::from_raw_handle(info.hProcess), OwnedHandle::from_raw_handle(info.hThread))
-    };
-    let started = JobObject::new()
-        .and_then(|job| job.assign_handle(info.hProcess).map(|()| job))
-        .and_then(|job| {
-            // SAFETY: the suspended primary thread's handle.
-            if unsafe { ResumeThread(thread.as_raw_handle() as HANDLE) } == u32::MAX {
-                return Err(io::Error::last_os_error());
+fn entries_of(plan: &AclPlan, scope: Scope) -> Vec<AclEntry> {
+    plan.entries.iter().filter(|e| e.scope == scope).cloned().collect()
+}
+
+/// Undoes the setup, as an administrator: the firewall rules and both accounts removed. The
+/// entries naming the accounts stay on the files (they name a SID no account has any more,
+/// which Windows never gives again) until the user removes them (`icacls … /remove *SID`).
+pub fn teardown() -> Result<(), WinSandboxError> {
+    powershell(&firewall::remove_script())?;
+    for user in SandboxUser::ALL {
+        let name = wide(user.name());
+        // SAFETY: a null server is the local machine; `name` is NUL-terminated.
+        match unsafe { NetUserDel(std::ptr::null(), name.as_ptr()) } {
+            NERR_Success | NERR_UserNotFound => {}
+            ERROR_ACCESS_DENIED => {
+                return Err(WinSandboxError::NeedsAdministrator(
+                    "Windows refused to remove the account without an administrator".into(),
+                ));
             }
-            Ok(job)
-        });
-    let job = match started {
-        Ok(job) => job,
-        Err(source) => {
-            // SAFETY: our process handle; it never ran an instruction of its own.
-            unsafe { TerminateProcess(info.hProcess, 1) };
-            return Err(WinSandboxError::Os { step: "putting the job in its Job Object", source });
+            other => return Err(os_err("removing the sandbox account", other)),
         }
-    };
-    // The child holds its own copies now; the parent keeps only the read ends.
-    drop((out_write, err_write, stdin, thread));
-    Ok(AccountProcess {
-        process,
-        pid: info.dwProcessId,
-        stdout: Some(File::from(out_read)),
-        stderr: Some(File::from(err_read)),
-        job,
-    })
+    }
+    Ok(())
 }
