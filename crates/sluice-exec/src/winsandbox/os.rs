@@ -39,6 +39,10 @@ use super::path::WinPath;
 use super::status::{SetupState, WinSandboxStatus};
 use super::{Password, Sid, WinSandboxError};
 
+/// `NERR_Success` and `NERR_UserNotFound` under names a `match` may use.
+const NET_OK: u32 = NERR_Success;
+const NET_NO_USER: u32 = NERR_UserNotFound;
+
 /// The ACE type of a deny entry (`ACCESS_DENIED_ACE_TYPE`).
 const ACCESS_DENIED_ACE_TYPE: u8 = 1;
 
@@ -159,7 +163,7 @@ pub fn create_account(user: SandboxUser, password: &Password) -> Result<Sid, Win
     };
     pass.iter_mut().for_each(|u| *u = 0);
     match rc {
-        NERR_Success => {}
+        NET_OK => {}
         ERROR_ACCESS_DENIED => {
             return Err(WinSandboxError::NeedsAdministrator(
                 "Windows refused to create the account without an administrator".into(),
@@ -452,7 +456,7 @@ pub fn teardown() -> Result<(), WinSandboxError> {
         let name = wide(user.name());
         // SAFETY: a null server is the local machine; `name` is NUL-terminated.
         match unsafe { NetUserDel(std::ptr::null(), name.as_ptr()) } {
-            NERR_Success | NERR_UserNotFound => {}
+            NET_OK | NET_NO_USER => {}
             ERROR_ACCESS_DENIED => {
                 return Err(WinSandboxError::NeedsAdministrator(
                     "Windows refused to remove the account without an administrator".into(),
