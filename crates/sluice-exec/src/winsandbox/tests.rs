@@ -474,3 +474,36 @@ fn the_environment_block_is_sorted_and_refuses_what_would_change_meaning() {
         assert_eq!(cmdline::env_block(&bad).unwrap_err().code(), "refused", "{bad:?}");
     }
 }
+
+/// On Windows, the command line is read back by Windows' own `CommandLineToArgvW` (the
+/// `split_args` above is this file's model of it).
+#[cfg(windows)]
+#[test]
+fn windows_reads_the_command_line_back_into_exactly_its_arguments() {
+    use windows_sys::Win32::Foundation::LocalFree;
+    use windows_sys::Win32::UI::Shell::CommandLineToArgvW;
+    let args: Vec<String> = ["plain", "", "two words", r#"a"b"#, r"C:\dir\", r#"\\""\"#, "& x"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    let line = cmdline::command_line(r"C:\Windows\System32\where.exe", &args).unwrap();
+    let wide: Vec<u16> = line.encode_utf16().chain(Some(0)).collect();
+    let mut n = 0i32;
+    // SAFETY: a NUL-terminated string; the result is an array of `n` strings, freed below.
+    let argv = unsafe { CommandLineToArgvW(wide.as_ptr(), &mut n) };
+    assert!(!argv.is_null());
+    let read: Vec<String> = (0..n as usize)
+        .map(|i| {
+            // SAFETY: `i` < `n`: an entry of the array, a NUL-terminated string.
+            let p = unsafe { *argv.add(i) };
+            // SAFETY: reads up to the NUL of that string.
+            let len = (0..).take_while(|&j| unsafe { *p.add(j) } != 0).count();
+            // SAFETY: the `len` units just read.
+            String::from_utf16_lossy(unsafe { std::slice::from_raw_parts(p, len) })
+        })
+        .collect();
+    // SAFETY: allocated by CommandLineToArgvW, freed once.
+    unsafe { LocalFree(argv.cast()) };
+    assert_eq!(read[0], r"C:\Windows\System32\where.exe");
+    assert_eq!(read[1..], args[..], "{line}");
+}
