@@ -375,18 +375,17 @@ fn measure() -> SetupState {
     let offline = account_sid(SandboxUser::Offline).ok().flatten();
     let online = account_sid(SandboxUser::Online).ok().flatten();
     let profile = std::env::var("USERPROFILE").ok().and_then(|p| WinPath::parse(&p).ok());
-    let mut stores_without_rule = 0;
-    if let Some(profile) = &profile {
-        for sid in offline.iter().chain(&online) {
-            let Ok(binary) = BinarySid::new(sid) else { continue };
-            for (store, _) in super::acl::default_stores(profile) {
-                let present = std::fs::symlink_metadata(store.as_str()).is_ok();
-                if present && !has_deny(&store, &binary) {
-                    stores_without_rule += 1;
-                }
-            }
-        }
-    }
+    // A store counts once, when either account lacks its deny rule (or its SID cannot be read).
+    let accounts: Vec<Option<BinarySid>> =
+        offline.iter().chain(&online).map(|sid| BinarySid::new(sid).ok()).collect();
+    let stores = profile.as_ref().map(super::acl::default_stores).unwrap_or_default();
+    let stores_without_rule = stores
+        .iter()
+        .filter(|(store, _)| std::fs::symlink_metadata(store.as_str()).is_ok())
+        .filter(|(store, _)| {
+            accounts.iter().any(|a| a.as_ref().is_none_or(|sid| !has_deny(store, sid)))
+        })
+        .count();
     SetupState {
         offline_user: offline.is_some(),
         online_user: online.is_some(),
