@@ -8,14 +8,15 @@
 //!
 //! The rules are data, built and tested on every system: [`path`] (Windows paths in one
 //! spelling), [`acl`] (the file rules), [`firewall`] (the firewall rules and the PowerShell that
-//! applies them), [`status`] (what holds, in the sentences every surface shows). Only `os.rs` and
-//! `process.rs` touch Windows (accounts, ACLs, firewall; starting a process as the account); it is
-//! type-checked here (`cargo xtask check-targets`) and has not been run.
+//! applies them), [`cmdline`] (the command line and environment block of a process started as
+//! the account), [`status`] (what holds, in the sentences every surface shows). Only `os.rs`
+//! (accounts, ACLs, firewall, the setup) and `process.rs` (a process as the account) touch
+//! Windows; they are type-checked here (`cargo xtask check-targets`) and have not been run.
 //!
 //! Not wired yet: the job supervisor holds a `std::process::Child`, which cannot be made for a
 //! process started as another account, so jobs still start as the user
-//! ([`status::Missing::Spawn`]); the setup has no command yet; and the accounts' password has no
-//! place in Sluice's secret store yet. Until then the status says so and a project that
+//! ([`status::Missing::Spawn`]); nothing calls `os::setup` yet (no command, no elevation
+//! prompt); and the accounts' password has no place in Sluice's secret store yet. Until then the status says so and a project that
 //! requires full confinement refuses to run.
 
 pub mod acl;
