@@ -118,13 +118,15 @@ pub fn read_roots_with(hidden: &[PathBuf], granted: &[PathBuf]) -> Vec<PathBuf> 
 }
 
 /// Whether every layer holds: on Linux the namespaces and Landlock fully enforced, on macOS
-/// Seatbelt; nowhere else.
+/// Seatbelt, on Windows the sandbox account; nowhere else.
 pub fn is_full(report: &LandlockReport) -> bool {
     let layer = report.status == Enforcement::FullyEnforced;
     if cfg!(target_os = "linux") {
         report.namespaces && layer
     } else {
-        cfg!(target_os = "macos") && layer
+        // Windows: fully enforced only when jobs run as the sandbox account
+        // (`crate::winsandbox::status`).
+        (cfg!(target_os = "macos") || cfg!(windows)) && layer
     }
 }
 
@@ -145,6 +147,9 @@ pub fn covers_shield(report: &LandlockReport) -> bool {
 
 pub fn guarantees(report: &LandlockReport) -> Vec<Guarantee> {
     let layer = report.status == Enforcement::FullyEnforced;
+    if cfg!(windows) {
+        return crate::winsandbox::status::guarantees(layer);
+    }
     let ns = report.namespaces;
     let linux = cfg!(target_os = "linux");
     let seatbelt = cfg!(target_os = "macos") && layer;
@@ -408,11 +413,20 @@ impl NoIpSockets {
 
 #[cfg(not(target_os = "linux"))]
 pub(crate) mod imp {
-    use super::{Enforcement, LandlockReport};
+    #[cfg(not(windows))]
+    use super::Enforcement;
+    use super::LandlockReport;
 
     /// macOS: Seatbelt (`crate::seatbelt`, untested here) when `sandbox-exec` exists, which
-    /// blocks outbound network too. Elsewhere nothing confines jobs, so jobs that require
+    /// blocks outbound network too. Windows: what holds of the sandbox account
+    /// (`crate::winsandbox`). Elsewhere nothing confines jobs, so jobs that require
     /// confinement are refused.
+    #[cfg(windows)]
+    pub(crate) fn status(_network_off: bool) -> LandlockReport {
+        crate::winsandbox::current_status().report()
+    }
+
+    #[cfg(not(windows))]
     pub(crate) fn status(_network_off: bool) -> LandlockReport {
         #[cfg(target_os = "macos")]
         if crate::seatbelt::available() {

@@ -71,6 +71,18 @@ pub const HOME_STORES: &[(&str, &str)] = &[
     ("AppData/Roaming/Microsoft/Protect", "Windows data-protection keys"),
     ("AppData/Local/Google/Chrome/User Data", "Chrome profiles: cookies and saved passwords"),
     ("AppData/Roaming/Mozilla/Firefox", "Firefox profiles: cookies and saved passwords"),
+    ("AppData/Local/Microsoft/Vault", "Windows Credential Manager's vault"),
+    ("AppData/Roaming/Microsoft/Crypto", "your private keys (CryptoAPI)"),
+    ("AppData/Roaming/Microsoft/SystemCertificates", "your certificates"),
+    ("AppData/Local/Microsoft/Edge/User Data", "Edge profiles: cookies and saved passwords"),
+    (
+        "AppData/Local/BraveSoftware/Brave-Browser/User Data",
+        "Brave profiles: cookies and saved passwords",
+    ),
+    ("AppData/Roaming/GitHub CLI", "GitHub CLI tokens"),
+    ("AppData/Roaming/gcloud", "Google Cloud credentials"),
+    ("AppData/Roaming/NuGet/NuGet.Config", "NuGet feed credentials"),
+    ("AppData/Roaming/Sluice", "Sluice's own data"),
 ];
 
 /// System-wide secrets (Linux and macOS), with what each holds.

@@ -32,6 +32,7 @@ pub mod spawn;
 pub mod spec;
 #[cfg(windows)]
 pub mod winjob;
+pub mod winsandbox;
 
 pub use confine::{
     Enforcement, Guarantee, LandlockReport, confinement, covers_shield, guarantees, is_full,

@@ -74,8 +74,14 @@ impl JobObject {
 
     /// Puts `child` (and every process it will create) into the job.
     pub fn assign(&self, child: &Child) -> io::Result<()> {
-        // SAFETY: both handles are valid for the call: ours, and the one `child` owns.
-        let ok = unsafe { AssignProcessToJobObject(self.0, child.as_raw_handle() as HANDLE) };
+        self.assign_handle(child.as_raw_handle() as HANDLE)
+    }
+
+    /// Puts the process of handle `process` (and every process it will create) into the job:
+    /// one started without `std` (as the sandbox account, `crate::winsandbox::os`).
+    pub fn assign_handle(&self, process: HANDLE) -> io::Result<()> {
+        // SAFETY: both handles are valid for the call: ours, and the caller's process handle.
+        let ok = unsafe { AssignProcessToJobObject(self.0, process) };
         if ok == 0 {
             return Err(io::Error::last_os_error());
         }
