@@ -238,10 +238,13 @@ pub(crate) struct Engine {
     pub port: u16,
 }
 
-#[derive(Clone, Copy)]
+#[derive(Clone)]
 struct Sample {
     rss_kib: u64,
     fds: usize,
+    threads: u64,
+    /// RssAnon, RssFile and RssShmem, as /proc reports them.
+    parts: String,
 }
 
 impl Engine {
@@ -273,7 +276,20 @@ impl Engine {
             .and_then(|v| v.split_whitespace().next()?.parse().ok())
             .context("VmRSS")?;
         let fds = std::fs::read_dir(format!("/proc/{pid}/fd"))?.count();
-        Ok(Sample { rss_kib, fds })
+        let threads = status
+            .lines()
+            .find_map(|l| l.strip_prefix("Threads:"))
+            .and_then(|v| v.trim().parse().ok())
+            .context("Threads")?;
+        let parts = status
+            .lines()
+            .filter(|l| {
+                l.starts_with("RssAnon") || l.starts_with("RssFile") || l.starts_with("RssShmem")
+            })
+            .map(|l| l.split_whitespace().take(2).collect::<Vec<_>>().join(" "))
+            .collect::<Vec<_>>()
+            .join(", ");
+        Ok(Sample { rss_kib, fds, threads, parts })
     }
 }
 
@@ -524,13 +540,19 @@ fn report_phase1(
     let fds = growth(before.fds as f64, after.fds as f64);
     println!(
         "engine RSS: {} KiB after warm-up, {} KiB at the end ({:+.1} %)\n\
-         engine open fds: {} after warm-up, {} at the end ({:+.1} %)",
+         engine open fds: {} after warm-up, {} at the end ({:+.1} %)\n\
+         engine threads: {} after warm-up, {} at the end\n\
+         engine memory: {} after warm-up; {} at the end",
         before.rss_kib,
         after.rss_kib,
         rss * 100.0,
         before.fds,
         after.fds,
-        fds * 100.0
+        fds * 100.0,
+        before.threads,
+        after.threads,
+        before.parts,
+        after.parts
     );
     let mut why = Vec::new();
     if !errors.is_empty() {
