@@ -49,6 +49,7 @@ mod check_targets;
 mod deps;
 mod fuzz;
 mod load;
+mod mcp_http;
 mod mcpb;
 mod screenshots;
 
