@@ -27,6 +27,8 @@
 //! - `cargo xtask check-targets [TRIPLE…]` — type-check every crate and target kind for
 //!   Windows (msvc, gnu) and macOS (aarch64, x86_64) with a private toolchain; `test` runs it
 //!   too once that toolchain is cached, and says how to run it when not.
+//! - `cargo xtask windows <build|run> [--profile P] [-- ARGS…]` — a linked Windows build of
+//!   `sluice` (mingw-w64, with `check-targets`' toolchain), and `run`: that exe under Wine.
 //! - `cargo xtask fuzz [--seconds N] [target…]` — run each fuzz target (`fuzz/`, bodies in
 //!   `crates/sluice-fuzz`) for N seconds on nightly and print its executions; not part of
 //!   `test`, which replays the committed corpora only.
@@ -52,6 +54,7 @@ mod load;
 mod mcp_http;
 mod mcpb;
 mod screenshots;
+mod windows;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -74,10 +77,11 @@ fn main() -> Result<()> {
         Some("mcpb") => mcpb::run(&root, &args[1..]),
         Some("fuzz") => fuzz::run(&root, &args[1..]),
         Some("load") => load::run(&root, &args[1..]),
+        Some("windows") => windows::run(&root, &args[1..]),
         _ => {
             eprintln!(
                 "usage: cargo xtask \
-                 <run|test|attack|fuzz|load|deps|bench|screenshots|bundle|mcpb|check-targets> \
+                 <run|test|attack|fuzz|load|deps|bench|screenshots|bundle|mcpb|check-targets|windows> \
                  [args…]"
             );
             std::process::exit(2);
