@@ -27,8 +27,9 @@
 //! - `cargo xtask check-targets [TRIPLE…]` — type-check every crate and target kind for
 //!   Windows (msvc, gnu) and macOS (aarch64, x86_64) with a private toolchain; `test` runs it
 //!   too once that toolchain is cached, and says how to run it when not.
-//! - `cargo xtask windows <build|run> [--profile P] [-- ARGS…]` — a linked Windows build of
-//!   `sluice` (mingw-w64, with `check-targets`' toolchain), and `run`: that exe under Wine.
+//! - `cargo xtask windows <build|run|check> [--profile P] [-- ARGS…]` — a linked Windows build
+//!   of `sluice` (mingw-w64, with `check-targets`' toolchain), run under Wine (`run`), and
+//!   `check`: its `--version`, `serve` answering MCP, and engine calls, all under Wine.
 //! - `cargo xtask fuzz [--seconds N] [target…]` — run each fuzz target (`fuzz/`, bodies in
 //!   `crates/sluice-fuzz`) for N seconds on nightly and print its executions; not part of
 //!   `test`, which replays the committed corpora only.
@@ -55,6 +56,7 @@ mod mcp_http;
 mod mcpb;
 mod screenshots;
 mod windows;
+mod windows_check;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -1,4 +1,4 @@
-//! `cargo xtask windows build|run`: a linked Windows build of the `sluice` binary
+//! `cargo xtask windows build|run|check`: a linked Windows build of the `sluice` binary
 //! (`x86_64-pc-windows-gnu`), made on this Debian machine, and that binary run under Wine.
 //! `check-targets` only type-checks Windows; this links and runs the engine, so a missing
 //! import, a linker error or a Windows-only failure at start shows here before a release.
@@ -10,6 +10,8 @@
 //!   this machine are remapped and the PE timestamp left out, so the same commit gives the same
 //!   bytes wherever it is built.
 //! - `run [--profile P] [-- ARGS…]` — builds, then runs `sluice.exe ARGS…` under Wine.
+//! - `check [--profile P]` — builds, then proves the exe works under Wine
+//!   ([`crate::windows_check`]).
 //!
 //! Wine: Debian 12's Wine 8.0, with a private prefix, no display and no debug output. Rust's
 //! std imports `ProcessPrng` from `bcryptprimitives.dll`, which Wine only has from 8.13, so the
@@ -48,7 +50,7 @@ const WINE: &str = "/usr/lib/wine/wine64";
 const SHIM_SOURCE: &str = "crates/xtask/wine/bcryptprimitives.c";
 
 pub fn run(root: &Path, args: &[String]) -> Result<()> {
-    let usage = "usage: cargo xtask windows <build|run> [--profile P] [-- ARGS…]";
+    let usage = "usage: cargo xtask windows <build|run|check> [--profile P] [-- ARGS…]";
     let (command, rest) = args.split_first().context(usage)?;
     let (profile, extra) = parse(rest)?;
     match command.as_str() {
@@ -70,6 +72,13 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
                 bail!("sluice.exe {} exited with {status}", extra.join(" "));
             }
             Ok(())
+        }
+        "check" => {
+            if !extra.is_empty() {
+                bail!("`windows check` takes no arguments after --\n{usage}");
+            }
+            let built = build(root, &profile)?;
+            crate::windows_check::run(&built)
         }
         other => bail!("unknown windows command {other:?}\n{usage}"),
     }
@@ -248,4 +257,13 @@ fn prepare_prefix(built: &Built) -> Result<()> {
     sh(Command::new("/usr/lib/wine/wineserver").env("WINEPREFIX", &built.prefix).arg("-w"))?;
     eprintln!("windows: Wine prefix made in {} s", started.elapsed().as_secs());
     Ok(())
+}
+
+/// A Linux path as Wine's `Z:` drive names it.
+pub fn wine_path(path: &Path) -> Result<String> {
+    let text = path.to_str().with_context(|| format!("not UTF-8: {}", path.display()))?;
+    if !path.is_absolute() {
+        bail!("not an absolute path: {text}");
+    }
+    Ok(format!("Z:{}", text.replace('/', "\\")))
 }

@@ -1,0 +1,340 @@
+//! `cargo xtask windows check`: the Windows `sluice.exe`, under Wine, doing what a user and an
+//! assistant would do first: `--version`; a project added by its Windows path (`Z:\…`, Wine's
+//! name for this machine's root) and a token made with the CLI; `sluice serve` answering MCP
+//! `initialize` and `tools/list` over loopback HTTP from this (Linux) process; then file tools
+//! (read, list, search, write — the write checked on disk from Linux) and a job, approved
+//! through the CLI as a user would.
+//!
+//! Every step runs even when an earlier one failed, so one run shows everything that fails
+//! under Wine; the report lists each step and its answer, and the command fails if any did.
+//! Wine is not Windows: a failure here is a lead (Wine may lack what Windows has), a pass is
+//! evidence that the binary links, starts and serves, not a Windows test.
+
+use std::io::{BufRead, BufReader};
+use std::net::TcpListener;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+use serde_json::{Value, json};
+
+use crate::mcp_http::{Client, Response};
+use crate::windows::{Built, wine, wine_path};
+
+/// How long `sluice serve` under Wine may take to say it is serving (Wine starts slowly the
+/// first time a prefix is used).
+const SERVE_DEADLINE: Duration = Duration::from_secs(90);
+
+/// How long an approval may take to appear.
+const PENDING_DEADLINE: Duration = Duration::from_secs(60);
+
+pub fn run(built: &Built) -> Result<()> {
+    let mut report = Report::default();
+    let work = built.wine_bin.parent().context("wine folder")?.join("check");
+    if work.exists() {
+        std::fs::remove_dir_all(&work).with_context(|| format!("remove {}", work.display()))?;
+    }
+    let project = work.join("demo");
+    std::fs::create_dir_all(project.join("src"))?;
+    std::fs::write(project.join("README.md"), "# demo\nmade by cargo xtask windows check\n")?;
+    std::fs::write(project.join("src/lib.rs"), "pub fn answer() -> u32 {\n    42\n}\n")?;
+    let sluice = Sluice { built, data: wine_path(&work.join("data"))? };
+
+    report.step("sluice.exe --version", || {
+        let out = sluice.ok(&["--version"])?;
+        if !out.starts_with("sluice ") {
+            bail!("unexpected output {out:?}");
+        }
+        Ok(out.trim().to_owned())
+    });
+    let windows_project = wine_path(&project)?;
+    report.step(&format!("project add {windows_project}"), || {
+        let args = ["project", "add", &windows_project, "--name", "demo"];
+        sluice.ok(&[&args[..], &["--access", "read-write", "--exec", "any"]].concat())
+    });
+    let token = report.step("token create", || {
+        let out = sluice.ok(&["token", "create", "--label", "wine", "--profile", "full"])?;
+        out.split_whitespace()
+            .find(|w| w.starts_with("slc_"))
+            .map(|t| Token(t.to_owned()))
+            .with_context(|| format!("no token in {out:?}"))
+    });
+    let serving = report.step("serve", || Serve::start(&sluice));
+    if let (Some(Token(token)), Some(server)) = (token, serving) {
+        mcp(&mut report, &sluice, &server, &token, &project);
+    }
+    report.finish()
+}
+
+/// The MCP steps, against a serving `sluice.exe`.
+fn mcp(report: &mut Report, sluice: &Sluice, server: &Serve, token: &str, project: &Path) {
+    let mut client = Client::new(server.port, token);
+    report.step("initialize", || {
+        let params = json!({
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "xtask-windows-check", "version": "0"}
+        });
+        let r = result(client.request("initialize", params)?)?;
+        Ok(format!("{} {}", r["serverInfo"]["name"], r["protocolVersion"]))
+    });
+    report.step("tools/list", || {
+        let r = result(client.request("tools/list", json!({}))?)?;
+        let tools = r["tools"].as_array().context("no tools array")?;
+        Ok(format!("{} tools", tools.len()))
+    });
+    report.step("read_file README.md", || {
+        let r = tool(&mut client, "read_file", json!({"project": "demo", "path": "README.md"}))?;
+        let text = r["content"].as_str().context("no content")?;
+        if !text.contains("made by cargo xtask windows check") {
+            bail!("unexpected content {text:?}");
+        }
+        Ok(format!("{} bytes", text.len()))
+    });
+    report.step("list_directory src", || {
+        let r = tool(&mut client, "list_directory", json!({"project": "demo", "path": "src"}))?;
+        Ok(format!("{} entries", r["entries"].as_array().context("no entries")?.len()))
+    });
+    report.step("search_text answer", || {
+        let r = tool(&mut client, "search_text", json!({"project": "demo", "pattern": "answer"}))?;
+        Ok(compact(&r))
+    });
+    report.step("write_file notes/wine.txt", || {
+        let content = "written through sluice.exe under Wine\r\n";
+        let args = json!({"project": "demo", "path": "notes/wine.txt", "content": content});
+        tool(&mut client, "write_file", args)?;
+        let on_disk = std::fs::read_to_string(project.join("notes/wine.txt"))
+            .context("the file is not on disk")?;
+        if on_disk != content {
+            bail!("on disk: {on_disk:?}");
+        }
+        Ok("on disk, same bytes".to_owned())
+    });
+    report.step("run_command cmd /c echo (approved with the CLI)", || {
+        let args = json!({"project": "demo", "program": "cmd", "args": ["/c", "echo", "hi"]});
+        let port = server.port;
+        let token = token.to_owned();
+        let call = std::thread::spawn(move || Client::new(port, &token).call("run_command", args));
+        // An answer before any approval (a refusal) ends the wait.
+        let approve = sluice
+            .wait_pending(|| call.is_finished())
+            .and_then(|id| id.map(|id| sluice.ok(&["approvals", "approve", &id])).transpose());
+        let answer = call.join().map_err(|_| anyhow::anyhow!("the call's thread panicked"))?;
+        let r = structured(answer?)?;
+        approve?;
+        if r["state"] != "succeeded" {
+            bail!("{}", compact(&r));
+        }
+        Ok(format!("stdout {:?}", r["stdout"].as_str().unwrap_or_default()))
+    });
+}
+
+/// `sluice.exe` under Wine with the check's data folder.
+struct Sluice<'a> {
+    built: &'a Built,
+    /// `SLUICE_DATA_DIR`, as a Windows path.
+    data: String,
+}
+
+impl Sluice<'_> {
+    fn command(&self) -> Result<Command> {
+        let mut cmd = wine(self.built)?;
+        cmd.env("SLUICE_DATA_DIR", &self.data)
+            .env("SLUICE_SECRET_STORE", "file")
+            .env_remove("SLUICE_TOKEN");
+        Ok(cmd)
+    }
+
+    /// Runs `sluice.exe args…`; its standard output, or an error with both outputs.
+    fn ok(&self, args: &[&str]) -> Result<String> {
+        let out = self.command()?.args(args).output().context("cannot start Wine")?;
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        if !out.status.success() {
+            bail!(
+                "sluice.exe {} exited with {}: {}{}",
+                args.join(" "),
+                out.status,
+                stdout.trim(),
+                String::from_utf8_lossy(&out.stderr).trim()
+            );
+        }
+        Ok(stdout)
+    }
+
+    /// The id of the first pending approval, once there is one; `None` once `answered`.
+    fn wait_pending(&self, answered: impl Fn() -> bool) -> Result<Option<String>> {
+        let deadline = Instant::now() + PENDING_DEADLINE;
+        loop {
+            if answered() {
+                return Ok(None);
+            }
+            let list: Value = serde_json::from_str(&self.ok(&["approvals", "list", "--json"])?)
+                .context("approvals list --json is not JSON")?;
+            let pending = list.as_array().and_then(|a| a.iter().find(|a| a["state"] == "pending"));
+            if let Some(id) = pending.and_then(|a| a["id"].as_str()) {
+                return Ok(Some(id.to_owned()));
+            }
+            if Instant::now() > deadline {
+                bail!("no approval appeared in {} s", PENDING_DEADLINE.as_secs());
+            }
+            // Each `approvals list` is a Wine start (about a second): no need to wait more.
+        }
+    }
+}
+
+/// A running `sluice.exe serve`, killed on drop.
+struct Serve {
+    child: Child,
+    port: u16,
+    /// From start to the "serving" line.
+    ready_in: Duration,
+}
+
+impl Serve {
+    fn start(sluice: &Sluice) -> Result<Serve> {
+        let port = TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
+        let mut child = sluice
+            .command()?
+            .args(["serve", "--port", &port.to_string()])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .context("cannot start Wine")?;
+        let stdout = child.stdout.take().context("stdout")?;
+        let stderr = child.stderr.take().context("stderr")?;
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            let mut lines = BufReader::new(stdout).lines();
+            let first = lines.next();
+            let _ = tx.send(first);
+            // Keep draining, so the server never blocks on a full pipe.
+            lines.for_each(drop);
+        });
+        let errors = std::thread::spawn(move || {
+            let mut text = String::new();
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                text.push_str(&line);
+                text.push('\n');
+            }
+            text
+        });
+        let started = Instant::now();
+        let mut server = Serve { child, port, ready_in: Duration::ZERO };
+        match rx.recv_timeout(SERVE_DEADLINE) {
+            Ok(Some(Ok(line))) if line.contains("serving") => {
+                server.ready_in = started.elapsed();
+                Ok(server)
+            }
+            other => {
+                let _ = server.child.kill();
+                let _ = server.child.wait();
+                let stderr = errors.join().unwrap_or_default();
+                bail!("did not start: {other:?}; stderr: {}", stderr.trim())
+            }
+        }
+    }
+}
+
+impl Drop for Serve {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A JSON-RPC answer's `result`, or its error.
+fn result(r: Response) -> Result<Value> {
+    if r.status != 200 {
+        bail!("HTTP {}: {}", r.status, compact(&r.body));
+    }
+    if !r.body["error"].is_null() {
+        bail!("JSON-RPC error {}", compact(&r.body["error"]));
+    }
+    Ok(r.body["result"].clone())
+}
+
+/// A tool's structured answer, or its error.
+fn structured(r: Response) -> Result<Value> {
+    let r = result(r)?;
+    if r["isError"] == true {
+        bail!("tool error {}", compact(&r["structuredContent"]));
+    }
+    Ok(r["structuredContent"].clone())
+}
+
+fn tool(client: &mut Client, name: &str, args: Value) -> Result<Value> {
+    structured(client.call(name, args)?)
+}
+
+/// JSON on one line, cut to a readable length.
+fn compact(v: &Value) -> String {
+    let text = v.to_string();
+    match text.char_indices().nth(300) {
+        Some((idx, _)) => format!("{}…", &text[..idx]),
+        None => text,
+    }
+}
+
+/// Each step's outcome, printed as it ends.
+#[derive(Default)]
+struct Report {
+    passed: usize,
+    failed: Vec<String>,
+}
+
+impl Report {
+    /// Runs a step and prints its outcome; its value when it passed.
+    fn step<T: Shown>(&mut self, name: &str, f: impl FnOnce() -> Result<T>) -> Option<T> {
+        let started = Instant::now();
+        let res = f();
+        let ms = started.elapsed().as_millis();
+        match res {
+            Ok(value) => {
+                self.passed += 1;
+                println!("ok   {name} ({ms} ms): {}", value.shown());
+                Some(value)
+            }
+            Err(e) => {
+                println!("FAIL {name} ({ms} ms): {e:#}");
+                self.failed.push(name.to_owned());
+                None
+            }
+        }
+    }
+
+    fn finish(self) -> Result<()> {
+        println!("windows check: {} passed, {} failed", self.passed, self.failed.len());
+        if !self.failed.is_empty() {
+            bail!("under Wine, these failed: {}", self.failed.join("; "));
+        }
+        Ok(())
+    }
+}
+
+/// A bearer token, shown without its secret part.
+struct Token(String);
+
+impl Shown for Token {
+    fn shown(&self) -> String {
+        format!("{}…", self.0.get(..8).unwrap_or_default())
+    }
+}
+
+/// What a step's value prints as.
+trait Shown {
+    fn shown(&self) -> String;
+}
+
+impl Shown for String {
+    fn shown(&self) -> String {
+        self.trim().lines().next().unwrap_or_default().to_owned()
+    }
+}
+
+impl Shown for Serve {
+    fn shown(&self) -> String {
+        format!("port {}, serving after {} ms", self.port, self.ready_in.as_millis())
+    }
+}
