@@ -147,7 +147,10 @@ pub fn build(root: &Path, profile: &str) -> Result<Built> {
         )
         // Incremental builds may differ from a clean one; this build wants the same bytes.
         .env("CARGO_INCREMENTAL", "0")
-        .env("SOURCE_DATE_EPOCH", commit_time(root)?);
+        // A fixed date for what C's `__DATE__` and `__TIME__` expand to. Fixed rather than the
+        // commit's: cc-rs reruns every C build script when it changes, and so every crate above
+        // them (SQLite is under the engine) would build again after each commit.
+        .env("SOURCE_DATE_EPOCH", "1");
     eprintln!(
         "$ cargo build -p sluice-cli --bin sluice --profile {profile} -Zbuild-std --target {TRIPLE}"
     );
@@ -198,20 +201,6 @@ fn cargo_home() -> Result<PathBuf> {
         .map(PathBuf::from)
         .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cargo")))
         .context("neither CARGO_HOME nor HOME is set")
-}
-
-/// The commit's time, for tools that stamp their output (`SOURCE_DATE_EPOCH`).
-fn commit_time(root: &Path) -> Result<String> {
-    let out = Command::new("git")
-        .args(["log", "-1", "--format=%ct"])
-        .current_dir(root)
-        .output()
-        .context("cannot run git")?;
-    let time = String::from_utf8_lossy(&out.stdout).trim().to_owned();
-    if !out.status.success() || time.is_empty() {
-        bail!("git log gave no commit time");
-    }
-    Ok(time)
 }
 
 /// `bcryptprimitives.dll`, the `ProcessPrng` stand-in, into `dir` (a second, so always made).

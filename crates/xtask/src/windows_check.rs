@@ -3,7 +3,7 @@
 //! name for this machine's root) and a token made with the CLI; `sluice serve` answering MCP
 //! `initialize` and `tools/list` over loopback HTTP from this (Linux) process; then file tools
 //! (read, list, search, write — the write checked on disk from Linux) and a job, approved
-//! through the CLI as a user would.
+//! through the CLI as a user would, and then refused: Windows does not confine jobs yet.
 //!
 //! Every step runs even when an earlier one failed, so one run shows everything that fails
 //! under Wine; the report lists each step and its answer, and the command fails if any did.
@@ -103,7 +103,8 @@ fn mcp(report: &mut Report, sluice: &Sluice, server: &Serve, token: &str, projec
     });
     report.step("write_file notes/wine.txt", || {
         let content = "written through sluice.exe under Wine\r\n";
-        let args = json!({"project": "demo", "path": "notes/wine.txt", "content": content});
+        let args = json!({"project": "demo", "path": "notes/wine.txt", "content": content,
+                          "create_parents": true});
         tool(&mut client, "write_file", args)?;
         let on_disk = std::fs::read_to_string(project.join("notes/wine.txt"))
             .context("the file is not on disk")?;
@@ -112,23 +113,42 @@ fn mcp(report: &mut Report, sluice: &Sluice, server: &Serve, token: &str, projec
         }
         Ok("on disk, same bytes".to_owned())
     });
-    report.step("run_command cmd /c echo (approved with the CLI)", || {
-        let args = json!({"project": "demo", "program": "cmd", "args": ["/c", "echo", "hi"]});
-        let port = server.port;
-        let token = token.to_owned();
-        let call = std::thread::spawn(move || Client::new(port, &token).call("run_command", args));
-        // An answer before any approval (a refusal) ends the wait.
-        let approve = sluice
-            .wait_pending(|| call.is_finished())
-            .and_then(|id| id.map(|id| sluice.ok(&["approvals", "approve", &id])).transpose());
-        let answer = call.join().map_err(|_| anyhow::anyhow!("the call's thread panicked"))?;
-        let r = structured(answer?)?;
-        approve?;
-        if r["state"] != "succeeded" {
-            bail!("{}", compact(&r));
-        }
-        Ok(format!("stdout {:?}", r["stdout"].as_str().unwrap_or_default()))
+    // Jobs on Windows today: the user approves, then the engine refuses to run it, because
+    // Windows can neither cut a job off the network nor confine it (sluice-exec's `confine.rs`:
+    // jobs require full confinement, and only Linux and macOS give it). These steps check that
+    // refusal; once Windows confines jobs, the second must expect the command's output.
+    let echo = json!({"project": "demo", "program": "cmd", "args": ["/c", "echo", "hi"]});
+    report.step("run_command cmd /c echo hi, network off, approved: refused", || {
+        refused(approved_call(sluice, server, token, echo.clone()), "cannot block a job's network")
     });
+    report.step("project set demo --network on", || {
+        sluice.ok(&["project", "set", "demo", "--network", "on"])
+    });
+    report.step("run_command cmd /c echo hi, network on, approved: refused", || {
+        refused(approved_call(sluice, server, token, echo.clone()), "requires full confinement")
+    });
+}
+
+/// A tool call that asks the user, approved through the CLI as the user would; its answer.
+fn approved_call(sluice: &Sluice, server: &Serve, token: &str, args: Value) -> Result<Value> {
+    let (port, token) = (server.port, token.to_owned());
+    let call = std::thread::spawn(move || Client::new(port, &token).call("run_command", args));
+    // An answer before any approval (a refusal) ends the wait.
+    let approve = sluice
+        .wait_pending(|| call.is_finished())
+        .and_then(|id| id.map(|id| sluice.ok(&["approvals", "approve", &id])).transpose());
+    let answer = call.join().map_err(|_| anyhow::anyhow!("the call's thread panicked"))?;
+    let when = if approve?.is_some() { "after the approval" } else { "before any approval" };
+    structured(answer?).context(when)
+}
+
+/// Passes when the call failed with a message containing `why`.
+fn refused(answer: Result<Value>, why: &str) -> Result<String> {
+    match answer {
+        Ok(r) => bail!("it ran: {}", compact(&r)),
+        Err(e) if format!("{e:#}").contains(why) => Ok(format!("refused: {e:#}")),
+        Err(e) => Err(e),
+    }
 }
 
 /// `sluice.exe` under Wine with the check's data folder.
