@@ -40,6 +40,8 @@ pub fn run(built: &Built) -> Result<()> {
     std::fs::create_dir_all(project.join("src"))?;
     std::fs::write(project.join("README.md"), "# demo\nmade by cargo xtask windows check\n")?;
     std::fs::write(project.join("src/lib.rs"), "pub fn answer() -> u32 {\n    42\n}\n")?;
+    // Beside the project: what a path escaping it would reach.
+    std::fs::write(work.join("outside.txt"), "outside the project\n")?;
     let sluice = Sluice { built, data: wine_path(&work.join("data"))? };
 
     report.step("sluice.exe --version", || {
@@ -64,7 +66,14 @@ pub fn run(built: &Built) -> Result<()> {
     let serving = report.step("serve", || Serve::start(&sluice));
     if let (Some(Token(token)), Some(server)) = (token, serving) {
         mcp(&mut report, &sluice, &server, &token, &project);
+        escapes(&mut report, &server, &token, &work.join("outside.txt"));
+        report.step("sluice.exe stdio: initialize, tools/list", || stdio(&sluice, &server, &token));
     }
+    report.step("audit verify", || sluice.ok(&["audit", "verify"]));
+    report.step("audit list --json", || {
+        let out = sluice.ok(&["audit", "list", "--json", "--limit", "1000"])?;
+        Ok(format!("{} entries", out.lines().filter(|l| !l.trim().is_empty()).count()))
+    });
     report.finish()
 }
 
@@ -127,6 +136,77 @@ fn mcp(report: &mut Report, sluice: &Sluice, server: &Serve, token: &str, projec
     report.step("run_command cmd /c echo hi, network on, approved: refused", || {
         refused(approved_call(sluice, server, token, echo.clone()), "requires full confinement")
     });
+}
+
+/// Paths that lead out of the project, in the forms Windows adds: each must be refused and
+/// the file beside the project never read.
+fn escapes(report: &mut Report, server: &Serve, token: &str, outside: &Path) {
+    let mut client = Client::new(server.port, token);
+    let absolute = wine_path(outside).unwrap_or_default();
+    let unc = format!("\\\\?\\{absolute}");
+    for path in ["..\\outside.txt", "../outside.txt", absolute.as_str(), unc.as_str()] {
+        report.step(&format!("read_file {path}: refused"), || {
+            match tool(&mut client, "read_file", json!({"project": "demo", "path": path})) {
+                Ok(r) => bail!("it was read: {}", compact(&r)),
+                Err(e) => Ok(format!("{e:#}")),
+            }
+        });
+    }
+}
+
+/// `sluice.exe stdio` bridging two requests to the serving exe: the number of tools it lists.
+fn stdio(sluice: &Sluice, server: &Serve, token: &str) -> Result<String> {
+    let mut child = sluice
+        .command()?
+        .args(["stdio", "--port", &server.port.to_string()])
+        .env("SLUICE_TOKEN", token)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .context("cannot start Wine")?;
+    let res = stdio_exchange(&mut child);
+    let _ = child.kill();
+    let _ = child.wait();
+    res
+}
+
+fn stdio_exchange(child: &mut Child) -> Result<String> {
+    use std::io::Write;
+    let mut stdin = child.stdin.take().context("stdin")?;
+    let stdout = child.stdout.take().context("stdout")?;
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    // One message a line; a request's answer is the next line (nothing else is pending).
+    let mut send = |msg: Value, answered: bool| -> Result<Option<Value>> {
+        writeln!(stdin, "{msg}")?;
+        stdin.flush()?;
+        if !answered {
+            return Ok(None);
+        }
+        let line = rx.recv_timeout(SERVE_DEADLINE).context("no answer")??;
+        let reply: Value = serde_json::from_str(&line).context("not JSON")?;
+        if !reply["error"].is_null() {
+            bail!("{}: {}", msg["method"], compact(&reply["error"]));
+        }
+        Ok(Some(reply["result"].clone()))
+    };
+    let init = json!({
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "xtask-windows-check", "version": "0"}
+    });
+    send(json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init}), true)?;
+    send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}), false)?;
+    let tools = send(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}), true)?
+        .context("no answer")?;
+    Ok(format!("{} tools", tools["tools"].as_array().context("no tools array")?.len()))
 }
 
 /// A tool call that asks the user, approved through the CLI as the user would; its answer.
