@@ -9,6 +9,12 @@
 //! under Wine; the report lists each step and its answer, and the command fails if any did.
 //! Wine is not Windows: a failure here is a lead (Wine may lack what Windows has), a pass is
 //! evidence that the binary links, starts and serves, not a Windows test.
+//!
+//! Links are not checked: Wine 8.0 shows a Unix symlink inside the project as a plain file or
+//! folder (no reparse point), so `sluice-guard` follows it out of the project — measured: a
+//! `read_file` through one read the file beside the project — and Wine 8.0 cannot make a real
+//! Windows link (`mklink /d` does nothing, `mklink /j` fails). Such a step would test Wine, not
+//! Sluice; Windows links need a Windows machine (or a Wine with reparse points).
 
 use std::io::{BufRead, BufReader};
 use std::net::TcpListener;
