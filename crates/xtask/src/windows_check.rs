@@ -33,6 +33,9 @@ use crate::windows::{Built, wine, wine_path};
 /// first time a prefix is used).
 const SERVE_DEADLINE: Duration = Duration::from_secs(90);
 
+/// How long one CLI command under Wine may take.
+const CLI_DEADLINE: Duration = Duration::from_secs(60);
+
 /// How long an approval may take to appear.
 const PENDING_DEADLINE: Duration = Duration::from_secs(60);
 
@@ -255,7 +258,26 @@ impl Sluice<'_> {
 
     /// Runs `sluice.exe args…`; its standard output, or an error with both outputs.
     fn ok(&self, args: &[&str]) -> Result<String> {
-        let out = self.command()?.args(args).output().context("cannot start Wine")?;
+        let child = self
+            .command()?
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .context("cannot start Wine")?;
+        // A command that hangs under Wine must not hang the check: past the deadline it is
+        // killed (by its own id) and the step fails.
+        let pid = child.id().to_string();
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || tx.send(child.wait_with_output()));
+        let out = match rx.recv_timeout(CLI_DEADLINE) {
+            Ok(out) => out.context("cannot read sluice.exe's output")?,
+            Err(_) => {
+                let _ = Command::new("kill").args(["-KILL", &pid]).status();
+                bail!("sluice.exe {} did not end in {} s", args.join(" "), CLI_DEADLINE.as_secs());
+            }
+        };
         let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
         if !out.status.success() {
             bail!(
