@@ -182,8 +182,8 @@ pub fn build(root: &Path, profile: &str) -> Result<Built> {
 
 /// The flags for the exe and the std it is built with: this machine's folders remapped to
 /// fixed names (panic messages and debug info carry source paths), the C runtime and libgcc
-/// linked in, and no build time in the PE header. When several remappings match, rustc applies
-/// the last, so the folders inside others come later.
+/// linked in, no build time in the PE header and no symbol table. When several remappings
+/// match, rustc applies the last, so the folders inside others come later.
 fn rustflags(root: &Path, target_dir: &Path, toolchain: &Toolchain) -> Result<Vec<String>> {
     let remap = |from: &Path, to: &str| format!("--remap-path-prefix={}={to}", from.display());
     Ok(vec![
@@ -193,6 +193,11 @@ fn rustflags(root: &Path, target_dir: &Path, toolchain: &Toolchain) -> Result<Ve
         remap(&toolchain.std_source(), "/rustc/src"),
         "-Ctarget-feature=+crt-static".into(),
         "-Clink-arg=-Wl,--no-insert-timestamp".into(),
+        // No COFF symbol table: it names the import libraries rustc makes for `raw-dylib` after
+        // their temporary folders (random, and under the target folder), the one difference
+        // between two builds of a commit in different folders. Panic backtraces show addresses.
+        // (`strip`, not a linker `-s`: rustc's `--strip-debug`, from the profile, comes after.)
+        "-Cstrip=symbols".into(),
     ])
 }
 
@@ -210,7 +215,8 @@ fn build_shim(root: &Path, dir: &Path) -> Result<()> {
         .arg(root.join(SHIM_SOURCE))
         .arg("-o")
         .arg(dir.join("bcryptprimitives.dll"))
-        .args(["-ladvapi32", "-Wl,--no-insert-timestamp"]))
+        // ld picks a DLL's base address from a hash of the output path unless told not to.
+        .args(["-ladvapi32", "-Wl,--no-insert-timestamp,--disable-auto-image-base"]))
 }
 
 /// `sluice.exe` (the copy beside the stand-in) as a Wine command: private prefix, no display,
