@@ -556,11 +556,13 @@ fn root_changed(project: &Project) -> Option<String> {
     match std::fs::canonicalize(&project.root) {
         Err(_) => noticed("the folder was moved or deleted"),
         Ok(c) if c != project.root => noticed("the folder path now leads elsewhere"),
-        Ok(_) => match (RootFingerprint::of(&project.root).ok().flatten(), project.fingerprint) {
-            (Some(now), Some(then)) if now != then => {
+        Ok(_) => match (RootFingerprint::of(&project.root), project.fingerprint) {
+            (Ok(Some(now)), Some(then)) if now != then => {
                 noticed("the folder was replaced by another one")
             }
-            (None, _) => noticed("the folder is no longer readable"),
+            (Err(_), _) => noticed("the folder is no longer readable"),
+            // `Ok(None)`: the system has no inode (Windows); the canonical path, checked
+            // above, still leads to the folder.
             _ => None,
         },
     }

@@ -10,7 +10,8 @@
 //! scripts carry (SQLite, blake3); `llvm-rc` and mingw's `windres` compile tauri's Windows
 //! resource; `DOCS_RS=1` makes `mac-notification-sys` skip the Objective-C that needs Apple's
 //! SDK. Everything lives in one cache folder ([`cache_dir`]), with its own target folder, so the
-//! Linux build cache is left alone.
+//! Linux build cache is left alone. `cargo xtask windows` links and runs a Windows build with the
+//! same toolchain ([`Toolchain::cargo`]).
 //!
 //! It checks types, borrows and lints. It does not link, run, sign or notarize anything: a
 //! missing system library, a linker error, a runtime failure or a signing problem only shows
@@ -25,8 +26,8 @@ use anyhow::{Context, Result, bail};
 use crate::{deps, sh};
 
 /// One target to check: Rust's triple and zig's name for it.
-struct Target {
-    triple: &'static str,
+pub struct Target {
+    pub triple: &'static str,
     zig: &'static str,
 }
 
@@ -49,6 +50,11 @@ const TARGETS: &[Target] = &[
     Target { triple: "x86_64-apple-darwin", zig: "x86_64-macos" },
     Target { triple: "x86_64-pc-windows-gnu", zig: "x86_64-windows-gnu" },
 ];
+
+/// The target of that name, if it is one of [`TARGETS`].
+pub fn target(triple: &str) -> Option<&'static Target> {
+    TARGETS.iter().find(|t| t.triple == triple)
+}
 
 /// zig, pinned: the C compiler for every target (from PyPI, a wheel with its own libc headers).
 const ZIG: &str = "ziglang==0.17.1";
@@ -107,7 +113,7 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
     } else {
         args.iter()
             .map(|a| {
-                TARGETS.iter().find(|t| t.triple == a).with_context(|| {
+                target(a).with_context(|| {
                     let known: Vec<&str> = TARGETS.iter().map(|t| t.triple).collect();
                     format!("unknown target {a}; known: {}", known.join(", "))
                 })
@@ -129,8 +135,9 @@ pub fn check_all(root: &Path) -> Result<()> {
     check(root, &TARGETS.iter().collect::<Vec<_>>(), Refresh::Never)
 }
 
+/// Whether [`Toolchain::prepare`] asks apt for a newer `rustc-web` when one is cached.
 #[derive(PartialEq)]
-enum Refresh {
+pub enum Refresh {
     IfAptHasNewer,
     Never,
 }
@@ -161,13 +168,14 @@ fn check(root: &Path, targets: &[&Target], refresh: Refresh) -> Result<()> {
 }
 
 /// Debian's compiler and LLVM tools unpacked under `toolchain/root`, zig under `toolchain/zig`,
-/// and the wrappers that make them usable under `toolchain/bin`.
-struct Toolchain {
+/// and the wrappers that make them usable under `toolchain/bin`. `cargo xtask windows` builds
+/// with it too.
+pub struct Toolchain {
     dir: PathBuf,
 }
 
 impl Toolchain {
-    fn prepare(cache: &Path, refresh: Refresh) -> Result<Toolchain> {
+    pub fn prepare(cache: &Path, refresh: Refresh) -> Result<Toolchain> {
         let dir = cache.join("toolchain");
         let toolchain = Toolchain { dir };
         if refresh == Refresh::Never && stamp(cache).is_file() {
@@ -319,26 +327,54 @@ exec {zig} cc -target {t} "${{args[@]}}"
 
     /// `cargo check --workspace --all-targets` for one target; false when it fails.
     fn check(&self, root: &Path, cache: &Path, target: &Target) -> Result<bool> {
+        // `--keep-going`: every crate that can be checked is, so one run shows every error.
+        let mut args = vec!["check", "--workspace", "--all-targets", "--locked", "--keep-going"];
+        args.extend(crate::APP_FEATURES);
+        let mut cmd = self.cargo(&[], root, &cache.join("target"), target, &args)?;
+        // Warnings are errors on every target, as clippy's `-D warnings` on Linux; only the
+        // target's crates get these flags (not build scripts or proc macros).
+        cmd.env("RUSTFLAGS", "-D warnings");
+        eprintln!("$ cargo check --workspace --all-targets -Zbuild-std --target {}", target.triple);
+        let status = cmd.status().context("cannot start cargo")?;
+        Ok(status.success())
+    }
+
+    /// `cargo <args> -Zbuild-std --target T` with this toolchain: Debian's rustc, std built from
+    /// its source, the target's C compiler, archiver and resource compiler, and the given
+    /// target folder. Flags from the caller's environment are dropped, so the build depends
+    /// only on what the caller sets next. `launcher` runs cargo (`["nice", "-n", "10"]`), or
+    /// is empty.
+    pub fn cargo(
+        &self,
+        launcher: &[&str],
+        root: &Path,
+        target_dir: &Path,
+        target: &Target,
+        args: &[&str],
+    ) -> Result<Command> {
         let bin = self.bin();
         let var = target.triple.replace('-', "_");
         let path = std::env::var_os("PATH").unwrap_or_default();
         let mut paths = vec![bin.clone()];
         paths.extend(std::env::split_paths(&path));
-        let mut cmd = Command::new("cargo");
-        // `--keep-going`: every crate that can be checked is, so one run shows every error.
-        cmd.args(["check", "--workspace", "--all-targets", "--locked", "--keep-going"])
-            .args(crate::APP_FEATURES)
+        let mut cmd = match launcher.split_first() {
+            Some((program, rest)) => {
+                let mut cmd = Command::new(program);
+                cmd.args(rest).arg("cargo");
+                cmd
+            }
+            None => Command::new("cargo"),
+        };
+        cmd.args(args)
             .args(["-Zbuild-std", "--target", target.triple])
             .current_dir(root)
             .env("PATH", std::env::join_paths(paths)?)
             .env("RUSTC_BOOTSTRAP", "1")
             .env("RUSTC", bin.join("rustc"))
-            // Warnings are errors on every target, as clippy's `-D warnings` on Linux; only
-            // the target's crates get these flags (not build scripts or proc macros).
-            .env("RUSTFLAGS", "-D warnings")
-            .env("CARGO_TARGET_DIR", cache.join("target"))
+            .env("CARGO_TARGET_DIR", target_dir)
             .env(format!("CC_{var}"), bin.join(format!("cc-{}", target.triple)))
             .env(format!("AR_{var}"), bin.join(format!("ar-{}", target.triple)))
+            .env_remove("RUSTFLAGS")
             .env_remove("RUSTC_WRAPPER")
             .env_remove("RUSTC_WORKSPACE_WRAPPER")
             .env_remove("CARGO_BUILD_RUSTFLAGS")
@@ -353,9 +389,12 @@ exec {zig} cc -target {t} "${{args[@]}}"
             // no registry ships; under docs.rs it skips that.
             cmd.env("DOCS_RS", "1");
         }
-        eprintln!("$ cargo check --workspace --all-targets -Zbuild-std --target {}", target.triple);
-        let status = cmd.status().context("cannot start cargo")?;
-        Ok(status.success())
+        Ok(cmd)
+    }
+
+    /// Where `-Zbuild-std` reads std's source, which build flags remap to a fixed name.
+    pub fn std_source(&self) -> PathBuf {
+        self.root().join("usr/lib/rustlib/src/rust")
     }
 }
 

@@ -21,7 +21,8 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, bail};
 use serde_json::{Value, json};
 
-use crate::load::{Client, Engine, error_code, percentile, read_write_project};
+use crate::load::{Engine, error_code, percentile, read_write_project};
+use crate::mcp_http::Client;
 
 /// Who is measured, and how to reach it.
 pub(crate) enum Writer {

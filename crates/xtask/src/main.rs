@@ -28,6 +28,9 @@
 //! - `cargo xtask check-targets [TRIPLE…]` — type-check every crate and target kind for
 //!   Windows (msvc, gnu) and macOS (aarch64, x86_64) with a private toolchain; `test` runs it
 //!   too once that toolchain is cached, and says how to run it when not.
+//! - `cargo xtask windows <build|run|check> [--profile P] [-- ARGS…]` — a linked Windows build
+//!   of `sluice` (mingw-w64, with `check-targets`' toolchain), run under Wine (`run`), and
+//!   `check`: its `--version`, `serve` answering MCP, and engine calls, all under Wine.
 //! - `cargo xtask fuzz [--seconds N] [target…]` — run each fuzz target (`fuzz/`, bodies in
 //!   `crates/sluice-fuzz`) for N seconds on nightly and print its executions; not part of
 //!   `test`, which replays the committed corpora only.
@@ -51,8 +54,11 @@ mod deps;
 mod fuzz;
 mod load;
 mod load_writes;
+mod mcp_http;
 mod mcpb;
 mod screenshots;
+mod windows;
+mod windows_check;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -75,10 +81,11 @@ fn main() -> Result<()> {
         Some("mcpb") => mcpb::run(&root, &args[1..]),
         Some("fuzz") => fuzz::run(&root, &args[1..]),
         Some("load") => load::run(&root, &args[1..]),
+        Some("windows") => windows::run(&root, &args[1..]),
         _ => {
             eprintln!(
                 "usage: cargo xtask \
-                 <run|test|attack|fuzz|load|deps|bench|screenshots|bundle|mcpb|check-targets> \
+                 <run|test|attack|fuzz|load|deps|bench|screenshots|bundle|mcpb|check-targets|windows> \
                  [args…]"
             );
             std::process::exit(2);
@@ -128,6 +135,17 @@ fn test(root: &Path, extra: &[String]) -> Result<()> {
             "check-targets: skipped, no toolchain cached in {} (run `cargo xtask check-targets` \
              once, ~1 h on 2 cores; later `cargo xtask test` runs include it)",
             check_targets::cache_dir(root).display()
+        );
+    }
+    // sluice.exe linked for Windows and checked under Wine: likewise only with a warm cache
+    // (a cold build is 15–20 minutes on 2 cores; an engine change rebuilds in about 5).
+    if windows::warm(root) {
+        let built = windows::build(root, RUN_PROFILE)?;
+        windows_check::run(&built)?;
+    } else {
+        eprintln!(
+            "windows check: skipped, no Windows build cached (run `cargo xtask windows check` \
+             once; later `cargo xtask test` runs include it)"
         );
     }
     // The .deb's AppArmor profile, compiled by AppArmor 4's own parser in a cached Debian 13

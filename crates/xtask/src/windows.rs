@@ -1,0 +1,276 @@
+//! `cargo xtask windows build|run|check`: a linked Windows build of the `sluice` binary
+//! (`x86_64-pc-windows-gnu`), made on this Debian machine, and that binary run under Wine.
+//! `check-targets` only type-checks Windows; this links and runs the engine, so a missing
+//! import, a linker error or a Windows-only failure at start shows here before a release.
+//!
+//! - `build [--profile P]` — `sluice.exe` (default profile `run-release`; `release` is what
+//!   ships). The compiler is `check-targets`' private toolchain (Debian's `rustc-web`, std
+//!   built from its source); the linker and C compiler are Debian's mingw-w64 (gcc 12, posix
+//!   threads), with the C runtime linked statically so the exe needs no mingw DLL. Paths of
+//!   this machine are remapped and the PE timestamp left out, so the same commit gives the same
+//!   bytes wherever it is built.
+//! - `run [--profile P] [-- ARGS…]` — builds, then runs `sluice.exe ARGS…` under Wine.
+//! - `check [--profile P]` — builds, then proves the exe works under Wine
+//!   ([`crate::windows_check`]).
+//!
+//! Wine: Debian 12's Wine 8.0, with a private prefix, no display and no debug output. Rust's
+//! std imports `ProcessPrng` from `bcryptprimitives.dll`, which Wine only has from 8.13, so the
+//! exe runs beside a stand-in DLL built here from `crates/xtask/wine/bcryptprimitives.c` (its
+//! header says why it is never shipped). The exe and the stand-in are copied into a folder of
+//! their own, so the built exe's folder holds nothing that would not ship.
+//!
+//! Everything lives in `windows/` beside the toolchain ([`check_targets::cache_dir`]): the
+//! target folder, the Wine prefix and the folder Wine runs from.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+use anyhow::{Context, Result, bail};
+
+use crate::check_targets::{self, Refresh, Toolchain};
+use crate::{deps, sh};
+
+/// The one Windows target built: mingw-w64 links it, and Debian ships mingw-w64.
+const TRIPLE: &str = "x86_64-pc-windows-gnu";
+
+/// Debian's mingw-w64: gcc (posix threads: std's static runtime links `libpthread.a`), its
+/// headers and libraries, and Wine 8.0 (64-bit only; the exe is 64-bit).
+const APT_PACKAGES: &[&str] =
+    &["gcc-mingw-w64-x86-64-posix", "mingw-w64-x86-64-dev", "wine", "wine64"];
+
+const MINGW_GCC: &str = "x86_64-w64-mingw32-gcc-posix";
+const MINGW_AR: &str = "x86_64-w64-mingw32-ar";
+
+/// Debian's 64-bit Wine loader (`/usr/bin/wine` is a wrapper that first looks for the 32-bit
+/// Wine and warns that it is missing).
+const WINE: &str = "/usr/lib/wine/wine64";
+
+/// The shim's source, in the repository.
+const SHIM_SOURCE: &str = "crates/xtask/wine/bcryptprimitives.c";
+
+pub fn run(root: &Path, args: &[String]) -> Result<()> {
+    let usage = "usage: cargo xtask windows <build|run|check> [--profile P] [-- ARGS…]";
+    let (command, rest) = args.split_first().context(usage)?;
+    let (profile, extra) = parse(rest)?;
+    match command.as_str() {
+        "build" => {
+            if !extra.is_empty() {
+                bail!("`windows build` takes no arguments after --\n{usage}");
+            }
+            let built = build(root, &profile)?;
+            eprintln!("windows: {}", built.exe.display());
+            Ok(())
+        }
+        "run" => {
+            let built = build(root, &profile)?;
+            let status = wine(&built)?
+                .args(&extra)
+                .status()
+                .with_context(|| format!("cannot start {WINE}"))?;
+            if !status.success() {
+                bail!("sluice.exe {} exited with {status}", extra.join(" "));
+            }
+            Ok(())
+        }
+        "check" => {
+            if !extra.is_empty() {
+                bail!("`windows check` takes no arguments after --\n{usage}");
+            }
+            let built = build(root, &profile)?;
+            crate::windows_check::run(&built)
+        }
+        other => bail!("unknown windows command {other:?}\n{usage}"),
+    }
+}
+
+/// `[--profile P] [-- ARGS…]` → the profile and the arguments for the exe.
+fn parse(args: &[String]) -> Result<(String, Vec<String>)> {
+    let mut profile = crate::RUN_PROFILE.to_owned();
+    let mut it = args.iter();
+    while let Some(arg) = it.next() {
+        match arg.as_str() {
+            "--profile" => profile = it.next().context("--profile needs a value")?.clone(),
+            "--" => return Ok((profile, it.cloned().collect())),
+            other => bail!("unknown argument {other:?} (the exe's arguments go after --)"),
+        }
+    }
+    Ok((profile, Vec::new()))
+}
+
+/// What [`build`] made: the exe as cargo wrote it, and the folder Wine runs it from.
+pub struct Built {
+    /// `sluice.exe` in the target folder: what a release would ship, nothing beside it.
+    pub exe: PathBuf,
+    /// The folder with a copy of the exe and the `ProcessPrng` stand-in.
+    pub wine_bin: PathBuf,
+    /// Wine's private prefix (its `C:` drive and registry).
+    pub prefix: PathBuf,
+}
+
+impl Built {
+    /// The copy Wine starts.
+    pub fn wine_exe(&self) -> PathBuf {
+        self.wine_bin.join("sluice.exe")
+    }
+}
+
+/// The folder of everything this command keeps.
+fn windows_dir(root: &Path) -> PathBuf {
+    check_targets::cache_dir(root).join("windows")
+}
+
+/// Whether a Windows build is cached (its target folder holds a `run-release` exe), so that
+/// `cargo xtask test` can rebuild and check it in minutes rather than a cold quarter hour.
+pub fn warm(root: &Path) -> bool {
+    check_targets::warm(root)
+        && windows_dir(root)
+            .join("target")
+            .join(TRIPLE)
+            .join(crate::RUN_PROFILE)
+            .join("sluice.exe")
+            .is_file()
+}
+
+/// Builds `sluice.exe` and the stand-in DLL, and fills the folder Wine runs from.
+pub fn build(root: &Path, profile: &str) -> Result<Built> {
+    if !profile.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_') {
+        bail!("bad profile name {profile:?}");
+    }
+    deps::apt(APT_PACKAGES)?;
+    let cache = check_targets::cache_dir(root);
+    let toolchain = Toolchain::prepare(&cache, Refresh::IfAptHasNewer)?;
+    let target = check_targets::target(TRIPLE).context("windows-gnu is not a checked target")?;
+    let dir = windows_dir(root);
+    let target_dir = dir.join("target");
+    let started = Instant::now();
+    let args = ["build", "--locked", "-p", "sluice-cli", "--bin", "sluice", "--profile", profile];
+    // `nice`: benchmarks may run on the machine, and this build takes both cores for minutes.
+    let mut cmd = toolchain.cargo(&["nice", "-n", "10"], root, &target_dir, target, &args)?;
+    let var = TRIPLE.replace('-', "_");
+    let flags = rustflags(root, &target_dir, &toolchain)?;
+    cmd.env("CARGO_ENCODED_RUSTFLAGS", flags.join("\x1f"))
+        .env(format!("CARGO_TARGET_{}_LINKER", var.to_uppercase()), MINGW_GCC)
+        .env(format!("CC_{var}"), MINGW_GCC)
+        .env(format!("AR_{var}"), MINGW_AR)
+        .env(
+            format!("CFLAGS_{var}"),
+            format!("-ffile-prefix-map={}=/cargo", cargo_home()?.display()),
+        )
+        // Incremental builds may differ from a clean one; this build wants the same bytes.
+        .env("CARGO_INCREMENTAL", "0")
+        // A fixed date for what C's `__DATE__` and `__TIME__` expand to. Fixed rather than the
+        // commit's: cc-rs reruns every C build script when it changes, and so every crate above
+        // them (SQLite is under the engine) would build again after each commit.
+        .env("SOURCE_DATE_EPOCH", "1");
+    eprintln!(
+        "$ cargo build -p sluice-cli --bin sluice --profile {profile} -Zbuild-std --target {TRIPLE}"
+    );
+    let status = cmd.status().context("cannot start cargo")?;
+    if !status.success() {
+        bail!("the Windows build failed ({status})");
+    }
+    let out = if profile == "dev" { "debug" } else { profile };
+    let exe = target_dir.join(TRIPLE).join(out).join("sluice.exe");
+    if !exe.is_file() {
+        bail!("cargo succeeded but {} is missing", exe.display());
+    }
+    let secs = started.elapsed().as_secs();
+    let size = std::fs::metadata(&exe)?.len();
+    eprintln!(
+        "windows: built {} ({:.1} MB) in {}:{:02}",
+        exe.display(),
+        size as f64 / 1e6,
+        secs / 60,
+        secs % 60
+    );
+    let wine_bin = dir.join("wine-bin");
+    std::fs::create_dir_all(&wine_bin).with_context(|| format!("create {}", wine_bin.display()))?;
+    build_shim(root, &wine_bin)?;
+    std::fs::copy(&exe, wine_bin.join("sluice.exe"))
+        .with_context(|| format!("copy {} into {}", exe.display(), wine_bin.display()))?;
+    Ok(Built { exe, wine_bin, prefix: dir.join("wine-prefix") })
+}
+
+/// The flags for the exe and the std it is built with: this machine's folders remapped to
+/// fixed names (panic messages and debug info carry source paths), the C runtime and libgcc
+/// linked in, no build time in the PE header and no symbol table. When several remappings
+/// match, rustc applies the last, so the folders inside others come later.
+fn rustflags(root: &Path, target_dir: &Path, toolchain: &Toolchain) -> Result<Vec<String>> {
+    let remap = |from: &Path, to: &str| format!("--remap-path-prefix={}={to}", from.display());
+    Ok(vec![
+        remap(root, "/sluice"),
+        remap(&cargo_home()?, "/cargo"),
+        remap(target_dir, "/target"),
+        remap(&toolchain.std_source(), "/rustc/src"),
+        "-Ctarget-feature=+crt-static".into(),
+        "-Clink-arg=-Wl,--no-insert-timestamp".into(),
+        // No COFF symbol table: it names the import libraries rustc makes for `raw-dylib` after
+        // their temporary folders (random, and under the target folder), the one difference
+        // between two builds of a commit in different folders. Panic backtraces show addresses.
+        // (`strip`, not a linker `-s`: rustc's `--strip-debug`, from the profile, comes after.)
+        "-Cstrip=symbols".into(),
+    ])
+}
+
+fn cargo_home() -> Result<PathBuf> {
+    std::env::var_os("CARGO_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cargo")))
+        .context("neither CARGO_HOME nor HOME is set")
+}
+
+/// `bcryptprimitives.dll`, the `ProcessPrng` stand-in, into `dir` (a second, so always made).
+fn build_shim(root: &Path, dir: &Path) -> Result<()> {
+    sh(Command::new(MINGW_GCC)
+        .args(["-O2", "-Wall", "-Wextra", "-Werror", "-shared", "-s"])
+        .arg(root.join(SHIM_SOURCE))
+        .arg("-o")
+        .arg(dir.join("bcryptprimitives.dll"))
+        // ld picks a DLL's base address from a hash of the output path unless told not to.
+        .args(["-ladvapi32", "-Wl,--no-insert-timestamp,--disable-auto-image-base"]))
+}
+
+/// `sluice.exe` (the copy beside the stand-in) as a Wine command: private prefix, no display,
+/// no Wine debug output, Mono and Gecko not offered (a console program needs neither).
+pub fn wine(built: &Built) -> Result<Command> {
+    prepare_prefix(built)?;
+    let mut cmd = wine_command(built);
+    cmd.arg(built.wine_exe());
+    Ok(cmd)
+}
+
+fn wine_command(built: &Built) -> Command {
+    let mut cmd = Command::new(WINE);
+    cmd.env("WINEPREFIX", &built.prefix)
+        .env("WINEDEBUG", "-all")
+        .env("WINEARCH", "win64")
+        // The stand-in from the exe's folder before any builtin of that name.
+        .env("WINEDLLOVERRIDES", "bcryptprimitives=n,b;mscoree=;mshtml=")
+        .env_remove("DISPLAY")
+        .env_remove("WAYLAND_DISPLAY");
+    cmd
+}
+
+/// Creates the Wine prefix once (`wineboot --init`, about half a minute).
+fn prepare_prefix(built: &Built) -> Result<()> {
+    if built.prefix.join("system.reg").is_file() {
+        return Ok(());
+    }
+    let started = Instant::now();
+    let mut boot = wine_command(built);
+    sh(boot.args(["wineboot", "--init"]))?;
+    // wineboot returns before the server has written the registry.
+    sh(Command::new("/usr/lib/wine/wineserver").env("WINEPREFIX", &built.prefix).arg("-w"))?;
+    eprintln!("windows: Wine prefix made in {} s", started.elapsed().as_secs());
+    Ok(())
+}
+
+/// A Linux path as Wine's `Z:` drive names it.
+pub fn wine_path(path: &Path) -> Result<String> {
+    let text = path.to_str().with_context(|| format!("not UTF-8: {}", path.display()))?;
+    if !path.is_absolute() {
+        bail!("not an absolute path: {text}");
+    }
+    Ok(format!("Z:{}", text.replace('/', "\\")))
+}
