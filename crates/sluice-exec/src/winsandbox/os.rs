@@ -216,81 +216,83 @@ pub fn apply(plan: &AclPlan, sid: &Sid) -> Result<Vec<(WinPath, io::Error)>, Win
     Ok(failed)
 }
 
-/// Merges `access` into the DACL of the file at `path` (NUL-terminated).
-fn merge(path: &[u16], access: &EXPLICIT_ACCESS_W) -> io::Result<()> {
-    let mut dacl: *mut ACL = std::ptr::null_mut();
-    let mut sd: PSECURITY_DESCRIPTOR = std::ptr::null_mut();
-    // SAFETY: `dacl` points into `sd`, which the call allocates and we free below.
-    let rc = unsafe {
-        GetNamedSecurityInfoW(
-            path.as_ptr(),
-            SE_FILE_OBJECT,
-            DACL_SECURITY_INFORMATION,
-            std::ptr::null_mut(),
-            std::ptr::null_mut(),
-            &mut dacl,
-            std::ptr::null_mut(),
-            &mut sd,
-        )
-    };
-    if rc != ERROR_SUCCESS {
-        return Err(io::Error::from_raw_os_error(rc as i32));
-    }
-    let mut new: *mut ACL = std::ptr::null_mut();
-    // SAFETY: one valid entry; `dacl` is valid while `sd` lives; `new` is LocalAlloc'd.
-    let rc = unsafe { SetEntriesInAclW(1, access, dacl, &mut new) };
-    let result = if rc != ERROR_SUCCESS {
-        Err(io::Error::from_raw_os_error(rc as i32))
-    } else {
-        // SAFETY: `new` is a valid ACL; only the DACL is set.
+/// A file's DACL as `GetNamedSecurityInfoW` returned it: `dacl` points into `sd`, which is
+/// freed on drop.
+struct Dacl {
+    dacl: *mut ACL,
+    sd: PSECURITY_DESCRIPTOR,
+}
+
+impl Dacl {
+    /// The DACL of the file at `path` (NUL-terminated). It may be null (no DACL at all).
+    fn read(path: &[u16]) -> io::Result<Dacl> {
+        let mut out = Dacl { dacl: std::ptr::null_mut(), sd: std::ptr::null_mut() };
+        // SAFETY: `out.dacl` points into `out.sd`, which the call allocates and drop frees.
         let rc = unsafe {
-            SetNamedSecurityInfoW(
+            GetNamedSecurityInfoW(
                 path.as_ptr(),
                 SE_FILE_OBJECT,
                 DACL_SECURITY_INFORMATION,
                 std::ptr::null_mut(),
                 std::ptr::null_mut(),
-                new,
-                std::ptr::null(),
+                &mut out.dacl,
+                std::ptr::null_mut(),
+                &mut out.sd,
             )
         };
-        // SAFETY: allocated by SetEntriesInAclW, freed once.
-        unsafe { LocalFree(new.cast()) };
-        if rc == ERROR_SUCCESS { Ok(()) } else { Err(io::Error::from_raw_os_error(rc as i32)) }
+        if rc != ERROR_SUCCESS {
+            return Err(io::Error::from_raw_os_error(rc as i32));
+        }
+        Ok(out)
+    }
+}
+
+impl Drop for Dacl {
+    fn drop(&mut self) {
+        if !self.sd.is_null() {
+            // SAFETY: allocated by GetNamedSecurityInfoW, freed once.
+            unsafe { LocalFree(self.sd) };
+        }
+    }
+}
+
+/// Merges `access` into the DACL of the file at `path` (NUL-terminated).
+fn merge(path: &[u16], access: &EXPLICIT_ACCESS_W) -> io::Result<()> {
+    let current = Dacl::read(path)?;
+    let mut new: *mut ACL = std::ptr::null_mut();
+    // SAFETY: one valid entry; `current.dacl` is valid while `current` lives; `new` is
+    // LocalAlloc'd.
+    let rc = unsafe { SetEntriesInAclW(1, access, current.dacl, &mut new) };
+    if rc != ERROR_SUCCESS {
+        return Err(io::Error::from_raw_os_error(rc as i32));
+    }
+    // SAFETY: `new` is a valid ACL; only the DACL is set.
+    let rc = unsafe {
+        SetNamedSecurityInfoW(
+            path.as_ptr(),
+            SE_FILE_OBJECT,
+            DACL_SECURITY_INFORMATION,
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+            new,
+            std::ptr::null(),
+        )
     };
-    // SAFETY: allocated by GetNamedSecurityInfoW, freed once.
-    unsafe { LocalFree(sd) };
-    result
+    // SAFETY: allocated by SetEntriesInAclW, freed once.
+    unsafe { LocalFree(new.cast()) };
+    if rc == ERROR_SUCCESS { Ok(()) } else { Err(io::Error::from_raw_os_error(rc as i32)) }
 }
 
 /// Whether the file at `path` carries an explicit deny entry for `sid` (false when it cannot be
 /// read: then it does not count as holding).
 fn has_deny(path: &WinPath, sid: &BinarySid) -> bool {
-    let wpath = wide(path.as_str());
-    let mut dacl: *mut ACL = std::ptr::null_mut();
-    let mut sd: PSECURITY_DESCRIPTOR = std::ptr::null_mut();
-    // SAFETY: as in `merge`.
-    let rc = unsafe {
-        GetNamedSecurityInfoW(
-            wpath.as_ptr(),
-            SE_FILE_OBJECT,
-            DACL_SECURITY_INFORMATION,
-            std::ptr::null_mut(),
-            std::ptr::null_mut(),
-            &mut dacl,
-            std::ptr::null_mut(),
-            &mut sd,
-        )
+    let current = match Dacl::read(&wide(path.as_str())) {
+        Ok(current) if !current.dacl.is_null() => current,
+        _ => return false,
     };
-    if rc != ERROR_SUCCESS || dacl.is_null() {
-        if !sd.is_null() {
-            // SAFETY: allocated by GetNamedSecurityInfoW, freed once.
-            unsafe { LocalFree(sd) };
-        }
-        return false;
-    }
+    let dacl = current.dacl;
     let mut size = ACL_SIZE_INFORMATION::default();
-    // SAFETY: `dacl` is valid while `sd` lives; `size` has the size passed.
+    // SAFETY: `dacl` is valid while `current` lives; `size` has the size passed.
     let ok = unsafe {
         GetAclInformation(
             dacl,
@@ -320,8 +322,6 @@ fn has_deny(path: &WinPath, sid: &BinarySid) -> bool {
             break;
         }
     }
-    // SAFETY: allocated by GetNamedSecurityInfoW, freed once.
-    unsafe { LocalFree(sd) };
     found
 }
 
