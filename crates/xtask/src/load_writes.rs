@@ -166,13 +166,13 @@ fn figures(label: String, (elapsed, mut micros): (Duration, Vec<u64>)) -> Figure
 
 /// server-filesystem over stdio, shared by all clients: requests carry ids, one thread reads
 /// the answers and hands each to the client waiting for it.
-struct Stdio1 {
+struct StdioPeer {
     stdin: Mutex<ChildStdin>,
     waiting: Arc<Mutex<HashMap<u64, Sender<Value>>>>,
     next: AtomicU64,
 }
 
-impl Stdio1 {
+impl StdioPeer {
     fn request(&self, method: &str, params: Value) -> Result<Value> {
         let id = self.next.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = channel();
@@ -218,7 +218,7 @@ fn peer(
             }
         }
     });
-    let server = Arc::new(Stdio1 {
+    let server = Arc::new(StdioPeer {
         stdin: Mutex::new(child.stdin.take().context("stdin")?),
         waiting,
         next: AtomicU64::new(1),

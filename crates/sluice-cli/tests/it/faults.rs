@@ -230,8 +230,8 @@ fn pc01_kill_9_after_any_step_of_a_patch_rolls_back_to_fully_before() {
 }
 
 /// Journals under `dir` still `prepared`: a commit the kill interrupted (`begin` writes the
-/// journal before the first step, `finish` removes it after the last; recovery marks it
-/// `rolled_back`).
+/// journal before the first step, `finish` rewrites it `committed` after the last and moves it to
+/// the manifest; recovery marks a `prepared` one `rolled_back`).
 fn prepared_journals(dir: &Path) -> usize {
     let Ok(entries) = std::fs::read_dir(dir) else { return 0 };
     let prepared = |p: &Path| {

@@ -4,8 +4,8 @@
 //! requested and resolved paths, sizes, hashes, patch hunks) and returns a [`Plan`]: what will
 //! change, a fingerprint of the exact action, and the resolved primitive steps. Nothing on disk
 //! changes. The engine shows [`Plan::summary`] to the user if its policy asks, then calls
-//! [`Mutations::commit`], which re-verifies every target against the plan under the project's
-//! mutation lock and aborts with `Conflict` on any difference (AP-01).
+//! [`Mutations::commit`], which re-verifies every target against the plan under locks on the
+//! paths it changes (`locks.rs`) and aborts with `Conflict` on any difference (AP-01).
 //!
 //! Auto-run paths (files another program runs on its own, [`sluice_guard::AutoRun`]): a plan
 //! records every one it touches in [`Plan::autorun`] — requested and resolved paths, both ends of
@@ -16,10 +16,10 @@
 //! Commit protocol (PE-03, PC-01): a journal listing every step is written and fsynced before
 //! the project is touched; each step first saves the bytes it will destroy to the backups, then
 //! re-checks its target and changes it with temp file + rename; a failure rolls back the steps
-//! done so far. [`Mutations::recover`] rolls back any journal left `prepared` by a crash — the
-//! policy is always "fully before", never roll forward and never replay — and marks it
-//! `rolled_back`. Committed operations keep a manifest next to their backups, which is what
-//! `restore` and `list_backups` use.
+//! done so far. The journal rewritten `committed` is the commit point; it then becomes the
+//! manifest next to the backups, which is what `restore` and `list_backups` use.
+//! [`Mutations::recover`] rolls back any journal left `prepared` by a crash — the policy is
+//! always "fully before", never roll forward and never replay — and marks it `rolled_back`.
 
 mod action;
 mod args;
