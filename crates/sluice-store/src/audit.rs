@@ -13,7 +13,7 @@
 
 use std::sync::atomic::Ordering;
 
-use rusqlite::{OptionalExtension, Row, params};
+use rusqlite::{OptionalExtension, Row, TransactionBehavior, params};
 use sluice_core::{ProjectId, TokenId};
 use subtle::ConstantTimeEq;
 
@@ -467,10 +467,13 @@ impl Store {
     /// Walks the whole chain and reports the first entry that does not verify.
     pub fn audit_verify(&self, secret: &InstallSecret) -> Result<ChainReport, StoreError> {
         let key = secret.audit_key();
-        let conn = self.conn();
+        let mut conn = self.conn();
         // One snapshot for the count, the head and the entries: a writer in another process
-        // appending between those reads would otherwise make an intact chain look cut.
-        let _snapshot = conn.unchecked_transaction()?;
+        // appending between those reads would otherwise make an intact chain look cut. A read
+        // transaction (deferred, not the connection's immediate default): in WAL mode it never
+        // holds the write lock, so the engine's appends go on while the CLI verifies.
+        let snapshot = conn.transaction_with_behavior(TransactionBehavior::Deferred)?;
+        let conn = &*snapshot;
         let entries: i64 = conn.query_row("SELECT count(*) FROM audit", [], |r| r.get(0))?;
         let entries = u64::try_from(entries).unwrap_or(0);
         let head: Option<String> = conn

@@ -88,6 +88,20 @@ fn a_chain_verified_while_another_writer_appends_is_intact() {
     assert!(appended > 10, "only {appended} entries were appended during the verifies");
 }
 
+/// A verify is a reader: it runs while another process (the serving engine, mid-append) holds
+/// the database's write lock, and sees the chain as it was before that writer's commit. Taking
+/// the write lock itself, it would wait out the busy timeout here and fail, and beside an
+/// engine it would hold every request's audit entry up for the length of the verify.
+#[test]
+fn a_verify_needs_no_write_lock() {
+    let (_tmp, store, secret, raw) = log_of(7);
+    raw.execute_batch("BEGIN IMMEDIATE; INSERT INTO kv (key, value) VALUES ('probe', 'x');")
+        .unwrap();
+    let report = store.audit_verify(&secret).unwrap();
+    assert_eq!(report, ChainReport { entries: 7, intact: true, first_break: None });
+    raw.execute_batch("ROLLBACK").unwrap();
+}
+
 #[test]
 fn an_untouched_chain_verifies() {
     let (_tmp, store, secret, _raw) = log_of(10);
