@@ -544,7 +544,7 @@ impl Store {
         // Without it, entries after `last` may have been cut and the head rewound to match.
         if self.sealed_schema()
             && (last > 0 || head.is_some())
-            && crate::seal::kv_get_sealed(&conn, &secret.seal_key(), HEAD_KEY)?.is_none()
+            && crate::seal::kv_get_sealed(conn, &secret.seal_key(), HEAD_KEY)?.is_none()
         {
             return broken(
                 last + 1,
