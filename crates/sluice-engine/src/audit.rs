@@ -11,6 +11,7 @@
 //!   A crash of the process in that window loses them; that is the price of not paying a
 //!   commit per read.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -51,6 +52,8 @@ struct Shared {
     /// they were taken; the queue's own lock is never held across a commit, so a request that
     /// queues an entry never waits for one.
     writing: Mutex<()>,
+    /// Entries appended since the start: how the engine tells it has gone quiet.
+    appended: AtomicU64,
 }
 
 #[derive(Default)]
@@ -72,12 +75,14 @@ impl AuditWriter {
                 queue: Mutex::new(Queue::default()),
                 wake: Condvar::new(),
                 writing: Mutex::new(()),
+                appended: AtomicU64::new(0),
             }),
             thread: Mutex::new(None),
         }
     }
 
     pub(crate) fn append(&self, record: AuditRecord, durability: Durability) {
+        self.shared.appended.fetch_add(1, Ordering::Relaxed);
         let (now, wake) = {
             let mut queue = lock(&self.shared.queue);
             queue.pending.push(record);
@@ -94,6 +99,11 @@ impl AuditWriter {
         } else if wake {
             self.shared.wake.notify_one();
         }
+    }
+
+    /// Entries appended since the start, written or still queued.
+    pub(crate) fn appended(&self) -> u64 {
+        self.shared.appended.load(Ordering::Relaxed)
     }
 
     /// Writes everything queued; the log then holds every entry appended before this call

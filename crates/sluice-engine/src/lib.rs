@@ -22,6 +22,7 @@ mod health_codes;
 mod jobstore;
 mod live;
 pub mod logging;
+mod memory;
 mod paths;
 mod projects;
 pub mod reach;
@@ -170,6 +171,8 @@ pub struct Engine {
     exec_gate: Mutex<()>,
     /// Appends to the audit log, batching what may wait ([`audit`]).
     audit: audit::AuditWriter,
+    /// Gives memory back once a burst of calls is over ([`Engine::tick_memory`]).
+    idle_trim: memory::IdleTrim,
 }
 
 /// `last_used` is written at most this often per token, so a busy client does not turn every
@@ -213,6 +216,7 @@ impl Engine {
         let engine = Engine {
             data_dir: store.data_dir().to_path_buf(),
             audit: audit::AuditWriter::new(store.clone(), secret.clone()),
+            idle_trim: memory::IdleTrim::default(),
             store,
             secret,
             secret_source: loaded.source,
@@ -387,6 +391,12 @@ impl Engine {
         if let Err(err) = self.store.checkpoint_if_due() {
             tracing::warn!(%err, "could not checkpoint the database's log");
         }
+    }
+
+    /// Returns the allocator's free memory to the system when no call came since the last
+    /// tick and some did since the last time (see `memory`). Blocking; returns whether it did.
+    pub fn tick_memory(&self) -> bool {
+        self.idle_trim.tick(self.audit.appended())
     }
 
     /// Refuses a change or a command start that could not be audited now (the database held

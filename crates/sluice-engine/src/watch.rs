@@ -42,6 +42,7 @@ pub fn watch_roots(engine: Arc<Engine>) -> tokio::task::JoinHandle<()> {
                 check.enforce_exec();
                 check.reap_servers();
                 check.checkpoint_wal();
+                check.tick_memory();
                 check.check_roots();
                 check.available_roots()
             })
