@@ -5,7 +5,8 @@
 //!   `--calls` (default 1000) mixed calls each — read_file, list_directory, search_text, stat,
 //!   git_status, write_file to a file of their own. Reports throughput, p50/p99 latency per
 //!   tool, errors by code (none is intended here, so any fails the run), and the engine's RSS
-//!   and open descriptors after a warm-up round and at the end (more than 10 % growth fails).
+//!   and open descriptors after a warm-up round and at the end, each once the engine has been
+//!   idle a few seconds (more than 10 % growth fails), with RSS through the run beside them.
 //! - Phase 2, default limits: one token floods with many threads while another calls at an
 //!   ordinary pace. Reports the quiet token's latency alone and during the flood, and the
 //!   flood's statuses: anything but 200 and 429-with-Retry-After fails, and so does any error
@@ -32,8 +33,11 @@ use serde_json::json;
 use crate::mcp_http::{Client, Response};
 use crate::{RUN_PROFILE, sh, target_dir};
 
-/// Most growth of RSS or open descriptors between warm-up and the end.
+/// Most growth of RSS or open descriptors between warm-up and the end, each measured idle.
 const MAX_GROWTH: f64 = 0.10;
+/// How long the engine is left without calls before a sample: past the 12 s after which it
+/// gives back what its ended threads held (sluice-engine's `memory`), plus a 2-second tick.
+const IDLE: Duration = Duration::from_secs(15);
 
 struct Options {
     clients: usize,
@@ -191,13 +195,20 @@ fn phases(bin: &Path, work: &Path, opts: &Options, build: &str) -> Result<()> {
     // reach their working size before the first sample.
     let warm = (opts.calls / 10).max(50);
     drive(engine.port, &tokens, warm, "warm")?;
-    let before = engine.sample()?;
+    let before = engine.sample_idle()?;
     let t0 = Instant::now();
+    let curve = Curve::start(engine.child.id());
     let results = drive(engine.port, &tokens, opts.calls, "main")?;
     let elapsed = t0.elapsed();
-    let after = engine.sample()?;
+    let curve = curve.finish();
+    let busy = engine.sample()?;
+    let after = engine.sample_idle()?;
     drop(engine);
     let failed = report_phase1(&results, elapsed, before, after);
+    println!(
+        "engine RSS (KiB) at each tenth of the run: {curve}; as the last call was answered: {}",
+        busy.rss_kib
+    );
 
     println!("\n## Phase 2: one token floods, another keeps calling, default limits");
     let engine = Engine::start(bin, &data, &[])?;
@@ -268,7 +279,53 @@ impl Engine {
     }
 
     fn sample(&self) -> Result<Sample> {
-        let pid = self.child.id();
+        Sample::of(self.child.id())
+    }
+
+    /// A sample once the engine has been idle for [`IDLE`]: what it keeps between bursts of
+    /// calls, after it gave back what its allocator held free (sluice-engine's `memory`).
+    fn sample_idle(&self) -> Result<Sample> {
+        std::thread::sleep(IDLE);
+        self.sample()
+    }
+}
+
+/// The engine's resident memory, read twice a second through a run.
+struct Curve {
+    stop: Arc<AtomicBool>,
+    thread: std::thread::JoinHandle<Vec<u64>>,
+}
+
+impl Curve {
+    fn start(pid: u32) -> Curve {
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = stop.clone();
+        let thread = std::thread::spawn(move || {
+            let mut rss = Vec::new();
+            while !flag.load(Ordering::Relaxed) {
+                if let Ok(s) = Sample::of(pid) {
+                    rss.push(s.rss_kib);
+                }
+                std::thread::sleep(Duration::from_millis(500));
+            }
+            rss
+        });
+        Curve { stop, thread }
+    }
+
+    /// The samples at each tenth of the run, as a line.
+    fn finish(self) -> String {
+        self.stop.store(true, Ordering::Relaxed);
+        let rss = self.thread.join().unwrap_or_default();
+        if rss.is_empty() {
+            return "no samples".into();
+        }
+        (0..=10).map(|i| rss[(rss.len() - 1) * i / 10].to_string()).collect::<Vec<_>>().join(", ")
+    }
+}
+
+impl Sample {
+    fn of(pid: u32) -> Result<Sample> {
         let status = std::fs::read_to_string(format!("/proc/{pid}/status"))?;
         let rss_kib = status
             .lines()
@@ -289,6 +346,13 @@ impl Engine {
             .map(|l| l.split_whitespace().take(2).collect::<Vec<_>>().join(" "))
             .collect::<Vec<_>>()
             .join(", ");
+        // Threads by name, so growth in one pool shows.
+        let mut names: BTreeMap<String, usize> = BTreeMap::new();
+        for task in std::fs::read_dir(format!("/proc/{pid}/task"))?.flatten() {
+            let name = std::fs::read_to_string(task.path().join("comm")).unwrap_or_default();
+            *names.entry(name.trim().to_owned()).or_default() += 1;
+        }
+        let parts = format!("{parts}; threads {names:?}");
         Ok(Sample { rss_kib, fds, threads, parts })
     }
 }
