@@ -28,9 +28,10 @@
 //! - `cargo xtask check-targets [TRIPLE…]` — type-check every crate and target kind for
 //!   Windows (msvc, gnu) and macOS (aarch64, x86_64) with a private toolchain; `test` runs it
 //!   too once that toolchain is cached, and says how to run it when not.
-//! - `cargo xtask windows <build|run|check> [--profile P] [-- ARGS…]` — a linked Windows build
-//!   of `sluice` (mingw-w64, with `check-targets`' toolchain), run under Wine (`run`), and
-//!   `check`: its `--version`, `serve` answering MCP, and engine calls, all under Wine.
+//! - `cargo xtask windows <build|run|check|installer> [--profile P] [-- ARGS…]` — a linked
+//!   Windows build of `sluice` (mingw-w64, with `check-targets`' toolchain), run under Wine
+//!   (`run`), its per-user installer (NSIS), and `check`: its `--version`, `serve` answering
+//!   MCP, and engine calls, all under Wine, then the installer installed, run and uninstalled.
 //! - `cargo xtask fuzz [--seconds N] [target…]` — run each fuzz target (`fuzz/`, bodies in
 //!   `crates/sluice-fuzz`) for N seconds on nightly and print its executions; not part of
 //!   `test`, which replays the committed corpora only.
@@ -59,6 +60,7 @@ mod mcpb;
 mod screenshots;
 mod windows;
 mod windows_check;
+mod windows_installer;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -141,7 +143,7 @@ fn test(root: &Path, extra: &[String]) -> Result<()> {
     // (a cold build is 15–20 minutes on 2 cores; an engine change rebuilds in about 5).
     if windows::warm(root) {
         let built = windows::build(root, RUN_PROFILE)?;
-        windows_check::run(&built)?;
+        windows_check::run(root, &built)?;
     } else {
         eprintln!(
             "windows check: skipped, no Windows build cached (run `cargo xtask windows check` \

@@ -11,7 +11,9 @@
 //!   bytes wherever it is built.
 //! - `run [--profile P] [-- ARGS…]` — builds, then runs `sluice.exe ARGS…` under Wine.
 //! - `check [--profile P]` — builds, then proves the exe works under Wine
-//!   ([`crate::windows_check`]).
+//!   ([`crate::windows_check`]), and that its installer installs, runs and uninstalls.
+//! - `installer [--profile P]` — builds, then makes the per-user installer of `sluice.exe`
+//!   with Debian's NSIS ([`crate::windows_installer`]).
 //!
 //! Wine: Debian 12's Wine 8.0, with a private prefix, no display and no debug output. Rust's
 //! std imports `ProcessPrng` from `bcryptprimitives.dll`, which Wine only has from 8.13, so the
@@ -22,6 +24,7 @@
 //! Everything lives in `windows/` beside the toolchain ([`check_targets::cache_dir`]): the
 //! target folder, the Wine prefix and the folder Wine runs from.
 
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
@@ -50,7 +53,7 @@ const WINE: &str = "/usr/lib/wine/wine64";
 const SHIM_SOURCE: &str = "crates/xtask/wine/bcryptprimitives.c";
 
 pub fn run(root: &Path, args: &[String]) -> Result<()> {
-    let usage = "usage: cargo xtask windows <build|run|check> [--profile P] [-- ARGS…]";
+    let usage = "usage: cargo xtask windows <build|run|check|installer> [--profile P] [-- ARGS…]";
     let (command, rest) = args.split_first().context(usage)?;
     let (profile, extra) = parse(rest)?;
     match command.as_str() {
@@ -78,7 +81,16 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
                 bail!("`windows check` takes no arguments after --\n{usage}");
             }
             let built = build(root, &profile)?;
-            crate::windows_check::run(&built)
+            crate::windows_check::run(root, &built)
+        }
+        "installer" => {
+            if !extra.is_empty() {
+                bail!("`windows installer` takes no arguments after --\n{usage}");
+            }
+            let built = build(root, &profile)?;
+            let installer = crate::windows_installer::build(root, &built)?;
+            eprintln!("windows installer: {}", installer.describe());
+            Ok(())
         }
         other => bail!("unknown windows command {other:?}\n{usage}"),
     }
@@ -234,10 +246,23 @@ fn build_shim(root: &Path, dir: &Path) -> Result<()> {
 /// `sluice.exe` (the copy beside the stand-in) as a Wine command: private prefix, no display,
 /// no Wine debug output, Mono and Gecko not offered (a console program needs neither).
 pub fn wine(built: &Built) -> Result<Command> {
+    wine_program(built, built.wine_exe().as_os_str())
+}
+
+/// Any program as a Wine command in the same prefix and environment as [`wine`]: a Linux
+/// path, a Windows path, or a name Wine looks up (`cmd`, `reg`).
+pub fn wine_program(built: &Built, program: &OsStr) -> Result<Command> {
     prepare_prefix(built)?;
     let mut cmd = wine_command(built);
-    cmd.arg(built.wine_exe());
+    cmd.arg(program);
     Ok(cmd)
+}
+
+/// `wineserver` for the prefix; with `-w`, it waits until every process in it has ended.
+pub fn wineserver(built: &Built) -> Command {
+    let mut cmd = Command::new("/usr/lib/wine/wineserver");
+    cmd.env("WINEPREFIX", &built.prefix);
+    cmd
 }
 
 fn wine_command(built: &Built) -> Command {
@@ -261,7 +286,7 @@ fn prepare_prefix(built: &Built) -> Result<()> {
     let mut boot = wine_command(built);
     sh(boot.args(["wineboot", "--init"]))?;
     // wineboot returns before the server has written the registry.
-    sh(Command::new("/usr/lib/wine/wineserver").env("WINEPREFIX", &built.prefix).arg("-w"))?;
+    sh(wineserver(built).arg("-w"))?;
     eprintln!("windows: Wine prefix made in {} s", started.elapsed().as_secs());
     Ok(())
 }

@@ -4,6 +4,8 @@
 //! `initialize` and `tools/list` over loopback HTTP from this (Linux) process; then file tools
 //! (read, list, search, write — the write checked on disk from Linux) and a job, approved
 //! through the CLI as a user would, and then refused: Windows does not confine jobs yet.
+//! Last, the per-user installer is built, installed, run and uninstalled
+//! ([`crate::windows_installer::check`]).
 //!
 //! Every step runs even when an earlier one failed, so one run shows everything that fails
 //! under Wine; the report lists each step and its answer, and the command fails if any did.
@@ -16,10 +18,11 @@
 //! Windows link (`mklink /d` does nothing, `mklink /j` fails). Such a step would test Wine, not
 //! Sluice; Windows links need a Windows machine (or a Wine with reparse points).
 
+use std::ffi::OsString;
 use std::io::{BufRead, BufReader};
 use std::net::TcpListener;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command, Output, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
@@ -27,7 +30,7 @@ use anyhow::{Context, Result, bail};
 use serde_json::{Value, json};
 
 use crate::mcp_http::{Client, Response};
-use crate::windows::{Built, wine, wine_path};
+use crate::windows::{Built, wine_path, wine_program};
 
 /// How long `sluice serve` under Wine may take to say it is serving (Wine starts slowly the
 /// first time a prefix is used).
@@ -39,7 +42,7 @@ const CLI_DEADLINE: Duration = Duration::from_secs(60);
 /// How long an approval may take to appear.
 const PENDING_DEADLINE: Duration = Duration::from_secs(60);
 
-pub fn run(built: &Built) -> Result<()> {
+pub fn run(root: &Path, built: &Built) -> Result<()> {
     let mut report = Report::default();
     let work = built.wine_bin.parent().context("wine folder")?.join("check");
     if work.exists() {
@@ -51,7 +54,7 @@ pub fn run(built: &Built) -> Result<()> {
     std::fs::write(project.join("src/lib.rs"), "pub fn answer() -> u32 {\n    42\n}\n")?;
     // Beside the project: what a path escaping it would reach.
     std::fs::write(work.join("outside.txt"), "outside the project\n")?;
-    let sluice = Sluice { built, data: wine_path(&work.join("data"))? };
+    let sluice = Sluice::new(built, built.wine_exe().into(), wine_path(&work.join("data"))?);
 
     report.step("sluice.exe --version", || {
         let out = sluice.ok(&["--version"])?;
@@ -83,6 +86,7 @@ pub fn run(built: &Built) -> Result<()> {
         let out = sluice.ok(&["audit", "list", "--json", "--limit", "1000"])?;
         Ok(format!("{} entries", out.lines().filter(|l| !l.trim().is_empty()).count()))
     });
+    crate::windows_installer::check(&mut report, root, built, &work);
     report.finish()
 }
 
@@ -241,15 +245,21 @@ fn refused(answer: Result<Value>, why: &str) -> Result<String> {
 }
 
 /// `sluice.exe` under Wine with the check's data folder.
-struct Sluice<'a> {
+pub(crate) struct Sluice<'a> {
     built: &'a Built,
+    /// The exe Wine starts: the built one beside the stand-in, or an installed one.
+    exe: OsString,
     /// `SLUICE_DATA_DIR`, as a Windows path.
     data: String,
 }
 
-impl Sluice<'_> {
+impl<'a> Sluice<'a> {
+    pub(crate) fn new(built: &'a Built, exe: OsString, data: String) -> Sluice<'a> {
+        Sluice { built, exe, data }
+    }
+
     fn command(&self) -> Result<Command> {
-        let mut cmd = wine(self.built)?;
+        let mut cmd = wine_program(self.built, &self.exe)?;
         cmd.env("SLUICE_DATA_DIR", &self.data)
             .env("SLUICE_SECRET_STORE", "file")
             .env_remove("SLUICE_TOKEN");
@@ -257,32 +267,13 @@ impl Sluice<'_> {
     }
 
     /// Runs `sluice.exe args…`; its standard output, or an error with both outputs.
-    fn ok(&self, args: &[&str]) -> Result<String> {
-        let child = self
-            .command()?
-            .args(args)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .context("cannot start Wine")?;
-        // A command that hangs under Wine must not hang the check: past the deadline it is
-        // killed (by its own id) and the step fails.
-        let pid = child.id().to_string();
-        let (tx, rx) = mpsc::channel();
-        std::thread::spawn(move || tx.send(child.wait_with_output()));
-        let out = match rx.recv_timeout(CLI_DEADLINE) {
-            Ok(out) => out.context("cannot read sluice.exe's output")?,
-            Err(_) => {
-                let _ = Command::new("kill").args(["-KILL", &pid]).status();
-                bail!("sluice.exe {} did not end in {} s", args.join(" "), CLI_DEADLINE.as_secs());
-            }
-        };
+    pub(crate) fn ok(&self, args: &[&str]) -> Result<String> {
+        let what = format!("sluice.exe {}", args.join(" "));
+        let out = output_within(self.command()?.args(args), CLI_DEADLINE, &what)?;
         let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
         if !out.status.success() {
             bail!(
-                "sluice.exe {} exited with {}: {}{}",
-                args.join(" "),
+                "{what} exited with {}: {}{}",
                 out.status,
                 stdout.trim(),
                 String::from_utf8_lossy(&out.stderr).trim()
@@ -312,16 +303,37 @@ impl Sluice<'_> {
     }
 }
 
+/// Runs a command to its end, with its outputs captured. A command that hangs under Wine must
+/// not hang the check: past the deadline it is killed (by its own id) and this fails.
+pub(crate) fn output_within(cmd: &mut Command, deadline: Duration, what: &str) -> Result<Output> {
+    let child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .context("cannot start Wine")?;
+    let pid = child.id().to_string();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || tx.send(child.wait_with_output()));
+    match rx.recv_timeout(deadline) {
+        Ok(out) => out.with_context(|| format!("cannot read the output of {what}")),
+        Err(_) => {
+            let _ = Command::new("kill").args(["-KILL", &pid]).status();
+            bail!("{what} did not end in {} s", deadline.as_secs());
+        }
+    }
+}
+
 /// A running `sluice.exe serve`, killed on drop.
-struct Serve {
+pub(crate) struct Serve {
     child: Child,
-    port: u16,
+    pub(crate) port: u16,
     /// From start to the "serving" line.
     ready_in: Duration,
 }
 
 impl Serve {
-    fn start(sluice: &Sluice) -> Result<Serve> {
+    pub(crate) fn start(sluice: &Sluice) -> Result<Serve> {
         let port = TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
         let mut child = sluice
             .command()?
@@ -373,7 +385,7 @@ impl Drop for Serve {
 }
 
 /// A JSON-RPC answer's `result`, or its error.
-fn result(r: Response) -> Result<Value> {
+pub(crate) fn result(r: Response) -> Result<Value> {
     if r.status != 200 {
         bail!("HTTP {}: {}", r.status, compact(&r.body));
     }
@@ -407,14 +419,18 @@ fn compact(v: &Value) -> String {
 
 /// Each step's outcome, printed as it ends.
 #[derive(Default)]
-struct Report {
+pub(crate) struct Report {
     passed: usize,
     failed: Vec<String>,
 }
 
 impl Report {
     /// Runs a step and prints its outcome; its value when it passed.
-    fn step<T: Shown>(&mut self, name: &str, f: impl FnOnce() -> Result<T>) -> Option<T> {
+    pub(crate) fn step<T: Shown>(
+        &mut self,
+        name: &str,
+        f: impl FnOnce() -> Result<T>,
+    ) -> Option<T> {
         let started = Instant::now();
         let res = f();
         let ms = started.elapsed().as_millis();
@@ -451,7 +467,7 @@ impl Shown for Token {
 }
 
 /// What a step's value prints as.
-trait Shown {
+pub(crate) trait Shown {
     fn shown(&self) -> String;
 }
 
