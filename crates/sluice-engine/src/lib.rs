@@ -393,8 +393,9 @@ impl Engine {
         }
     }
 
-    /// Returns the allocator's free memory to the system when no call came since the last
-    /// tick and some did since the last time (see `memory`). Blocking; returns whether it did.
+    /// Returns the allocator's free memory to the system once calls have stopped: a second
+    /// after the last, and again when the runtime's idle threads have ended (see `memory`).
+    /// Blocking; returns whether it did.
     pub fn tick_memory(&self) -> bool {
         self.idle_trim.tick(self.audit.appended())
     }
