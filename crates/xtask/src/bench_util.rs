@@ -70,11 +70,15 @@ pub(crate) fn start_with(bin: &Path, data: &Path, extra: &[&str]) -> Result<(Ser
 /// A figure in KiB from `/proc/<pid>/status`: `VmRSS` (resident now), `VmHWM` (its peak).
 pub(crate) fn proc_status_kib(pid: u32, field: &str) -> Result<u64> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status"))?;
+    status_value(&status, field).with_context(|| field.to_owned())
+}
+
+/// A numeric field of `/proc/PID/status` text: KiB for sizes, a count for `Threads`.
+pub(crate) fn status_value(status: &str, field: &str) -> Option<u64> {
     status
         .lines()
         .find_map(|l| l.strip_prefix(field)?.strip_prefix(':'))
         .and_then(|v| v.split_whitespace().next()?.parse().ok())
-        .with_context(|| field.to_owned())
 }
 
 pub(crate) fn loadavg() -> String {

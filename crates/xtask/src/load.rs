@@ -30,6 +30,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, bail};
 use serde_json::json;
 
+use crate::bench_util::{proc_status_kib, status_value};
 use crate::mcp_http::{Client, Response};
 use crate::{RUN_PROFILE, sh, target_dir};
 
@@ -303,8 +304,8 @@ impl Curve {
         let thread = std::thread::spawn(move || {
             let mut rss = Vec::new();
             while !flag.load(Ordering::Relaxed) {
-                if let Ok(s) = Sample::of(pid) {
-                    rss.push(s.rss_kib);
+                if let Ok(kib) = proc_status_kib(pid, "VmRSS") {
+                    rss.push(kib);
                 }
                 std::thread::sleep(Duration::from_millis(500));
             }
@@ -327,24 +328,11 @@ impl Curve {
 impl Sample {
     fn of(pid: u32) -> Result<Sample> {
         let status = std::fs::read_to_string(format!("/proc/{pid}/status"))?;
-        let rss_kib = status
-            .lines()
-            .find_map(|l| l.strip_prefix("VmRSS:"))
-            .and_then(|v| v.split_whitespace().next()?.parse().ok())
-            .context("VmRSS")?;
+        let value = |field: &str| status_value(&status, field).with_context(|| field.to_owned());
+        let (rss_kib, threads) = (value("VmRSS")?, value("Threads")?);
         let fds = std::fs::read_dir(format!("/proc/{pid}/fd"))?.count();
-        let threads = status
-            .lines()
-            .find_map(|l| l.strip_prefix("Threads:"))
-            .and_then(|v| v.trim().parse().ok())
-            .context("Threads")?;
-        let parts = status
-            .lines()
-            .filter(|l| {
-                l.starts_with("RssAnon") || l.starts_with("RssFile") || l.starts_with("RssShmem")
-            })
-            .map(|l| l.split_whitespace().take(2).collect::<Vec<_>>().join(" "))
-            .collect::<Vec<_>>()
+        let parts = ["RssAnon", "RssFile", "RssShmem"]
+            .map(|f| format!("{f}: {}", status_value(&status, f).unwrap_or(0)))
             .join(", ");
         // Threads by name, so growth in one pool shows.
         let mut names: BTreeMap<String, usize> = BTreeMap::new();
