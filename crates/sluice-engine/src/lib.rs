@@ -327,7 +327,12 @@ impl Engine {
         if aborted > 0 {
             tracing::warn!(aborted, "approvals left pending by a previous run were aborted");
         }
+        // Only projects with a journal are opened now: the rest open on their first call, so a
+        // start does not compile every project's patterns.
         for p in self.projects()?.iter().filter(|p| p.state.is_available()) {
+            if !Mutations::needs_recovery(&self.state_dir(&p.id)) {
+                continue;
+            }
             let Ok(m) = self.mutations_for(p) else { continue };
             match m.recover() {
                 Ok(report) if !report.rolled_back.is_empty() || !report.conflicts.is_empty() => {

@@ -319,9 +319,21 @@ impl Mutations {
         f()
     }
 
+    /// Whether the change manager kept in `state_dir` has journals for [`Mutations::recover`]
+    /// to look at: without any, no change was under way when the last engine stopped, and a
+    /// start need not open the project at all. A folder it cannot read counts, so that opening
+    /// it says why.
+    pub fn needs_recovery(state_dir: &Path) -> bool {
+        match std::fs::read_dir(state_dir.join("journal")) {
+            Ok(mut entries) => entries.next().is_some(),
+            Err(err) => err.kind() != std::io::ErrorKind::NotFound,
+        }
+    }
+
     /// Rolls back every commit a crash interrupted (its journal is still `prepared`) to the
     /// state before it, and marks the journal `rolled_back`. Never replays anything. Call once
-    /// at startup, before serving tools.
+    /// at startup, before serving tools ([`Mutations::needs_recovery`] says when it has nothing
+    /// to do).
     pub fn recover(&self) -> Result<RecoveryReport, RunnerError> {
         let _guard = self.locks.lock(locks::Footprint::whole());
         let mut report = RecoveryReport::default();

@@ -517,6 +517,8 @@ fn pe03_a_crash_mid_commit_is_rolled_back_by_recover() {
         let snap = snapshot(&t.rig.proj);
         let plan = t.m.plan_apply_patch(&ApplyPatchArgs { patch: text.into() }).unwrap();
         let _ = t.m.commit_with_crash_after(&plan, crash_after);
+        // A start opens the project for this (an engine skips projects without a journal).
+        assert!(Mutations::needs_recovery(&t.state), "crash after {crash_after}");
         // A restarted process: a new instance over the same state folder.
         let ws = Arc::new(Workspace::open(&t.rig.proj, &Shield::default_patterns()).unwrap());
         let fresh = Mutations::open(ws, &t.state, BackupLimits::default()).unwrap();
@@ -528,6 +530,26 @@ fn pe03_a_crash_mid_commit_is_rolled_back_by_recover() {
         assert!(fresh.recover().unwrap().rolled_back.is_empty());
         assert!(fresh.list_backups(&ListBackupsArgs::default()).unwrap().operations.is_empty());
     }
+}
+
+/// A start skips opening a project whose change manager has no journal: none after changes
+/// that committed, one after a crash (above), and an unreadable journal folder counts as one,
+/// so the open that follows says what is wrong.
+#[test]
+fn only_a_journal_left_behind_needs_recovery() {
+    let t = setup();
+    assert!(!Mutations::needs_recovery(&t.state), "a fresh state folder");
+    assert!(!Mutations::needs_recovery(&t.state.join("never-made")), "no state folder yet");
+    let plan =
+        t.m.plan_apply_patch(&ApplyPatchArgs {
+            patch: "*** Begin Patch\n*** Add File: a.txt\n+a\n*** End Patch".into(),
+        })
+        .unwrap();
+    t.m.commit(&plan).unwrap();
+    assert!(!Mutations::needs_recovery(&t.state), "a committed change leaves no journal");
+    fs::remove_dir_all(t.state.join("journal")).unwrap();
+    fs::write(t.state.join("journal"), "not a folder").unwrap();
+    assert!(Mutations::needs_recovery(&t.state), "an unreadable journal folder");
 }
 
 /// A crash while the first journal write was still a temp file (before its rename) left a
