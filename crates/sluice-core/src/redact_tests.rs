@@ -107,7 +107,7 @@ fn known_formats_are_redacted() {
 /// what running each rule gives.
 #[test]
 fn anchors_skip_only_text_no_rule_matches() {
-    use super::{RULES, redact_each};
+    use super::{ANCHORS, RULES, SOURCES, redact_each};
     let token = format!("slc_{}", "k3x9".repeat(13));
     let mut texts = vec![
         String::new(),
@@ -124,15 +124,17 @@ fn anchors_skip_only_text_no_rule_matches() {
     ];
     texts.push(texts.concat());
     for text in &texts {
-        for rule in RULES.iter() {
-            let anchor = regex::Regex::new(rule.anchor).unwrap();
+        for (rule, (_, anchor, _)) in RULES.iter().zip(SOURCES) {
+            let anchor = regex::Regex::new(anchor).unwrap();
             for m in rule.re.find_iter(text) {
-                assert!(
-                    anchor.find_at(text, m.start()).is_some_and(|a| a.start() == m.start()),
-                    "{} matched {:?} without its anchor",
-                    rule.kind,
-                    m.as_str()
-                );
+                for anchors in [&anchor, &*ANCHORS] {
+                    assert!(
+                        anchors.find_at(text, m.start()).is_some_and(|a| a.start() == m.start()),
+                        "{} matched {:?} without its anchor",
+                        rule.kind,
+                        m.as_str()
+                    );
+                }
             }
         }
         assert_eq!(redact(text), redact_each(text), "{text}");
@@ -145,11 +147,16 @@ fn anchors_skip_only_text_no_rule_matches() {
 /// in the whole text).
 #[test]
 fn anchors_look_around_only_at_their_start() {
-    use super::RULES;
-    for rule in RULES.iter() {
-        let rest = rule.anchor.trim_start_matches("(?i)").trim_start_matches(r"\b");
+    for (kind, anchor, _) in super::SOURCES {
+        let rest = anchor.trim_start_matches("(?i)").trim_start_matches(r"\b");
         for look in [r"\b", r"\B", "^", "$", r"\A", r"\z", "(?m"] {
-            assert!(!rest.contains(look), "{} anchor {:?} has {look}", rule.kind, rule.anchor);
+            assert!(!rest.contains(look), "{kind} anchor {anchor:?} has {look}");
+        }
+        // An anchor's `\b` comes before an ASCII letter or digit, where [`super::ANCHORS`]'
+        // ASCII boundary holds wherever a Unicode one does.
+        if let Some(after) = anchor.trim_start_matches("(?i)").strip_prefix(r"\b") {
+            let next = after.trim_start_matches('(').chars().next().unwrap_or(' ');
+            assert!(next.is_ascii_alphanumeric(), "{kind} anchor {anchor:?}");
         }
     }
 }
@@ -263,4 +270,18 @@ fn a_pause_in_the_middle_of_a_word_changes_no_match() {
     out += &paused.finish();
     assert_eq!(out, whole);
     assert!(!out.contains("tttt"), "{out}");
+}
+
+/// The anchor scan's word boundaries are ASCII ones, the rules' Unicode ones: a secret after a
+/// non-ASCII letter is still judged by its rule (not a word start there), after non-ASCII
+/// punctuation it is redacted, and the two scans agree on each.
+#[test]
+fn anchors_with_ascii_boundaries_miss_nothing_the_rules_find() {
+    let key = "sk-proj-abcdefghijklmnopqrstuvwx";
+    assert_eq!(redact(&format!("key—{key}")), "key—[redacted:openai-key]");
+    assert_eq!(redact(&format!("clé{key}")), format!("clé{key}"));
+    assert_eq!(redact("«Bearer abcdefghijklmnopqrstu»"), "«[redacted:bearer]»");
+    for text in [format!("é{key}"), format!("—{key}"), format!("日本{key}")] {
+        assert_eq!(super::redact_each(&text), redact(&text), "{text}");
+    }
 }
