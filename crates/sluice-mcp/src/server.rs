@@ -2,7 +2,7 @@
 //! place that checks access again at the point of execution, runs the tool, and appends the
 //! audit record. Tool bodies are thin adapters over the runner and the git crate.
 
-use std::sync::{Arc, LazyLock};
+use std::sync::{Arc, LazyLock, OnceLock};
 use std::time::Instant;
 
 use rmcp::handler::server::common::{Extension, schema_for_output};
@@ -59,7 +59,14 @@ how to recover.";
 
 impl SluiceServer {
     pub fn new(engine: Arc<Engine>) -> SluiceServer {
-        SluiceServer::with_router(engine, Arc::new(SluiceServer::all_tools()))
+        SluiceServer::with_router(engine, SluiceServer::shared_tools())
+    }
+
+    /// [`SluiceServer::all_tools`], built once per process and shared by every server in it
+    /// (the tools' schemas are most of a start's work and of an idle engine's heap).
+    pub fn shared_tools() -> Arc<ToolRouter<SluiceServer>> {
+        static TOOLS: OnceLock<Arc<ToolRouter<SluiceServer>>> = OnceLock::new();
+        TOOLS.get_or_init(|| Arc::new(SluiceServer::all_tools())).clone()
     }
 
     /// A server sharing an already built router (one per HTTP listener).
