@@ -19,14 +19,15 @@ use anyhow::{Context, Result, bail};
 
 use crate::bench_util::{full_token, output, proc_status_kib, sluice, start};
 use crate::{
-    bench_app, bench_checkpoint, bench_code, bench_exec, bench_http, bench_search, deps, sh,
+    bench_app, bench_checkpoint, bench_code, bench_engine, bench_exec, bench_http, bench_search,
+    deps, sh,
 };
 
 pub fn run(root: &Path, args: &[String]) -> Result<()> {
     if let Some(which @ ("checkpoint" | "code")) = args.first().map(String::as_str) {
         return section_only(root, which);
     }
-    if let Some(which @ ("http" | "search")) = args.first().map(String::as_str) {
+    if let Some(which @ ("http" | "search" | "engine")) = args.first().map(String::as_str) {
         let (mut before, mut profile) = (None, "release".to_owned());
         for pair in args[1..].chunks(2) {
             match pair {
@@ -40,6 +41,11 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
         }
         if which == "search" {
             return search_only(root, &profile, before.as_deref());
+        }
+        if which == "engine" {
+            return profiled_section(root, &profile, bench_engine::HEADING, |bin, work| {
+                bench_engine::run(bin, &profile, before.as_deref(), work)
+            });
         }
         return http_only(root, &profile, before.as_deref());
     }
@@ -76,26 +82,14 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
     std::fs::write(project.join("file4k.txt"), &text)?;
     // The registry stays a project of this data folder (search has its own, bench_search.rs):
     // the engine's start and memory below have always been measured with it.
-    let registry =
-        crate::bench_util::cargo_registry_src().context("no cargo registry sources to search")?;
-
-    output(sluice(&bin, &data).args(["project", "add"]).arg(&project).args(["--name", "bench"]))?;
-    output(
-        sluice(&bin, &data).args(["project", "add"]).arg(&registry).args(["--name", "registry"]),
-    )?;
+    bench_engine::data_folder(&bin, &data, &project)?;
     let token = full_token(&bin, &data, "bench")?;
 
     // Start to ready, and idle memory.
-    let mut starts = Vec::new();
-    for _ in 0..20 {
-        let (serve, ready) = start(&bin, &data)?;
-        starts.push(ready);
-        drop(serve);
-    }
-    starts.sort();
-    let start_median = starts[starts.len() / 2];
+    let engine_load = crate::bench_util::loadavg();
+    let copied = bench_engine::copy(&bin, &work.join("sluice-now"))?;
+    let engine = bench_engine::measure(&[(&copied, &data)])?.remove(0);
     let (serve, _) = start(&bin, &data)?;
-    let idle_rss_start = proc_status_kib(serve.child.id(), "VmRSS")?;
 
     let url = format!("http://127.0.0.1:{}/mcp", serve.port);
     let read = output(
@@ -179,13 +173,12 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
         "\nwrite_file replaces a 250-byte file with its expected hash (backup, fsync, rename); apply_patch updates 9 files and adds one, all or nothing. The approval rows play the user through the CLI: \"visible\" is polled every 5 ms through `sluice approvals list` (a process start each time), so it includes that polling.\n\n",
     );
     md.push_str(&bench_search::run(root, &bin, "release", None, Some(Path::new(&python)), &work)?);
-    md.push_str(&format!(
-        "## Engine\n\n| measure | value |\n|---|---:|\n| start to ready (median of 20) | {:.1} ms |\n| resident memory, idle after start | {:.1} MiB |\n| resident memory, idle after the read benchmark | {:.1} MiB |\n",
-        start_median.as_secs_f64() * 1e3,
-        idle_rss_start as f64 / 1024.0,
-        idle_rss_after as f64 / 1024.0
+    md.push_str(&bench_engine::section(
+        "release",
+        &[("sluice", &engine)],
+        &engine_load,
+        Some(idle_rss_after),
     ));
-    md.push('\n');
     md.push_str(&bench_http::run(&bin, "release", None, &work)?);
     md.push_str(&bench_exec::run(&bin, &work)?);
     md.push_str(&bench_checkpoint::run(&bin, &work)?);
@@ -244,7 +237,8 @@ fn replace_section(root: &Path, heading: &str, section: &str) -> Result<()> {
 
 /// The sections of docs/BENCHMARKS.md written by hand (from `cargo xtask load`, from a
 /// profile): a full run keeps them, after everything it measured.
-const KEPT: &[&str] = &["## Load", "## Where an HTTP call's time goes"];
+const KEPT: &[&str] =
+    &["## Load", "## Where an HTTP call's time goes", "## Where a start's time and memory go"];
 
 fn kept_sections(doc: &str) -> String {
     let mut kept = String::new();

@@ -9,15 +9,13 @@
 //! own (from `/proc`), so wrk's share of the 2 cores is excluded. `--before` adds another Sluice
 //! binary (an earlier build) to the same turns.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 
-use crate::bench_util::{
-    Serve, full_token, loadavg, output, proc_status_kib, sluice, start, start_with,
-};
+use crate::bench_util::{Serve, full_token, loadavg, output, sluice, start_with};
 use crate::deps;
 
 pub(crate) const HEADING: &str = "## HTTP under load: tools/call beside a bare rmcp server";
@@ -90,13 +88,19 @@ pub(crate) fn run(bin: &Path, profile: &str, before: Option<&Path>, work: &Path)
                 .args(["--name", "bench"]),
         )?;
     }
-    let idle: Vec<(&str, Duration, u64)> = idle
-        .into_iter()
-        .map(|(name, bin, data)| {
-            let (ready, rss) = start_and_idle(bin, &work.join(data))?;
-            Ok((name, ready, rss))
+    // Copies, as the Engine section measures them (bench_engine.rs says why).
+    let copies: Vec<(PathBuf, PathBuf)> = idle
+        .iter()
+        .map(|(_, bin, data)| {
+            Ok((
+                crate::bench_engine::copy(bin, &work.join(format!("{data}.bin")))?,
+                work.join(data),
+            ))
         })
         .collect::<Result<_>>()?;
+    let pairs: Vec<(&Path, &Path)> =
+        copies.iter().map(|(b, d)| (b.as_path(), d.as_path())).collect();
+    let figures = crate::bench_engine::measure(&pairs)?;
     let (now, token) = serve(bin, "http-data")?;
     let earlier = before.map(|before| serve(before, "http-data-before")).transpose()?;
     let peer = BarePeer::start(&bare, &project, &token)?;
@@ -175,28 +179,15 @@ pub(crate) fn run(bin: &Path, profile: &str, before: Option<&Path>, work: &Path)
          resident memory idle after a start.\n\n\
          | server | start to ready (ms) | idle memory (MiB) |\n|---|---:|---:|\n",
     );
-    for (name, ready, rss) in idle {
+    for ((name, _, _), f) in idle.iter().zip(&figures) {
         md.push_str(&format!(
             "| {name} | {:.1} | {:.1} |\n",
-            ready.as_secs_f64() * 1e3,
-            rss as f64 / 1024.0
+            f.ready.as_secs_f64() * 1e3,
+            f.idle_kib as f64 / 1024.0
         ));
     }
     md.push('\n');
     Ok(md)
-}
-
-/// The median of 20 starts to ready, and the resident memory of the last one once idle.
-fn start_and_idle(bin: &Path, data: &Path) -> Result<(Duration, u64)> {
-    let mut starts = Vec::new();
-    for _ in 0..20 {
-        starts.push(start(bin, data)?.1);
-    }
-    starts.sort();
-    // Read at once, as the full bench's "Engine" section does.
-    let (serve, _) = start(bin, data)?;
-    let rss = proc_status_kib(serve.child.id(), "VmRSS")?;
-    Ok((starts[starts.len() / 2], rss))
 }
 
 /// The bare rmcp server, stopped when dropped.

@@ -43,6 +43,7 @@ mod bench_checkpoint;
 mod bench_code;
 mod bench_code_lsp;
 mod bench_code_rustdoc;
+mod bench_engine;
 mod bench_exec;
 mod bench_http;
 #[cfg(target_os = "linux")]
