@@ -63,7 +63,7 @@ impl SluiceServer {
     }
 
     /// [`SluiceServer::all_tools`], built once per process and shared by every server in it
-    /// (the tools' schemas are most of a start's work and of an idle engine's heap).
+    /// (building the schemas is a large part of a start, and they stay in the heap).
     pub fn shared_tools() -> Arc<ToolRouter<SluiceServer>> {
         static TOOLS: OnceLock<Arc<ToolRouter<SluiceServer>>> = OnceLock::new();
         TOOLS.get_or_init(|| Arc::new(SluiceServer::all_tools())).clone()
