@@ -155,7 +155,7 @@ pub(crate) fn build_router(
         .with_allowed_origins(origins.clone())
         .enforce_origin_validation()
         .with_cancellation_token(shutdown.child_token());
-    let server = SluiceServer::with_router(engine.clone(), SluiceServer::shared_tools());
+    let server = SluiceServer::new(engine.clone());
     let direct = direct.then(|| Direct::new(server.clone()));
     let service = |json: bool| -> McpService {
         let server = server.clone();

@@ -2,7 +2,7 @@
 //! place that checks access again at the point of execution, runs the tool, and appends the
 //! audit record. Tool bodies are thin adapters over the runner and the git crate.
 
-use std::sync::{Arc, LazyLock, OnceLock};
+use std::sync::{Arc, LazyLock};
 use std::time::Instant;
 
 use rmcp::handler::server::common::{Extension, schema_for_output};
@@ -44,12 +44,18 @@ pub struct NoArgs {}
 #[derive(Clone)]
 pub struct SluiceServer {
     engine: Arc<Engine>,
-    /// Built once and shared: rmcp makes a server per stateless request, and rebuilding the
-    /// router (every tool's schema and metadata) each time was a measurable share of a call.
-    tool_router: Arc<ToolRouter<SluiceServer>>,
+    /// [`TOOLS`]: rmcp makes a server per stateless request, so the router is shared.
+    tool_router: &'static LazyLock<ToolRouter<SluiceServer>>,
     /// The calls running as MCP tasks, and what ended ones returned (shared the same way).
     tasks: Arc<Tasks>,
 }
+
+/// Every tool ([`SluiceServer::all_tools`]), built when a client first needs one and shared by
+/// every server in the process. Building it (every tool's schemas) was the largest part of a
+/// start, and the schemas stay in the heap: an engine no client has asked yet (the app's,
+/// started at login) spends neither, and the first call waits for it once
+/// (docs/BENCHMARKS.md, "Where a start's time and memory go").
+static TOOLS: LazyLock<ToolRouter<SluiceServer>> = LazyLock::new(SluiceServer::all_tools);
 
 const INSTRUCTIONS: &str = "Sluice gives you access to the projects the user has authorized, \
 and nothing else. Start with list_projects; every other tool takes a `project` (id or name) and \
@@ -58,23 +64,9 @@ internals) are hidden by the user's shield. Errors carry a stable `code` and a m
 how to recover.";
 
 impl SluiceServer {
+    /// A server with tasks of its own (one per HTTP listener; rmcp clones it per request).
     pub fn new(engine: Arc<Engine>) -> SluiceServer {
-        SluiceServer::with_router(engine, SluiceServer::shared_tools())
-    }
-
-    /// [`SluiceServer::all_tools`], built once per process and shared by every server in it
-    /// (building the schemas is a large part of a start, and they stay in the heap).
-    pub fn shared_tools() -> Arc<ToolRouter<SluiceServer>> {
-        static TOOLS: OnceLock<Arc<ToolRouter<SluiceServer>>> = OnceLock::new();
-        TOOLS.get_or_init(|| Arc::new(SluiceServer::all_tools())).clone()
-    }
-
-    /// A server sharing an already built router (one per HTTP listener).
-    pub fn with_router(
-        engine: Arc<Engine>,
-        tool_router: Arc<ToolRouter<SluiceServer>>,
-    ) -> SluiceServer {
-        SluiceServer { engine, tool_router, tasks: Arc::new(Tasks::default()) }
+        SluiceServer { engine, tool_router: &TOOLS, tasks: Arc::new(Tasks::default()) }
     }
 
     /// Every tool Sluice offers, each output schema admitting the tool's refusals too.
