@@ -17,7 +17,7 @@ use std::process::Command;
 
 use anyhow::{Context, Result, bail};
 
-use crate::bench_util::{full_token, output, proc_status_kib, sluice, start};
+use crate::bench_util::{output, proc_status_kib, sluice, start};
 use crate::{
     bench_app, bench_checkpoint, bench_code, bench_engine, bench_exec, bench_http, bench_search,
     deps, sh,
@@ -82,13 +82,12 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
     std::fs::write(project.join("file4k.txt"), &text)?;
     // The registry stays a project of this data folder (search has its own, bench_search.rs):
     // the engine's start and memory below have always been measured with it.
-    bench_engine::data_folder(&bin, &data, &project)?;
-    let token = full_token(&bin, &data, "bench")?;
+    let token = bench_engine::data_folder(&bin, &data, &project)?;
 
     // Start to ready, and idle memory.
     let engine_load = crate::bench_util::loadavg();
     let copied = bench_engine::copy(&bin, &work.join("sluice-now"))?;
-    let engine = bench_engine::measure(&[(&copied, &data)])?.remove(0);
+    let engine = bench_engine::measure(&[(&copied, &data, Some(&token))])?.remove(0);
     let (serve, _) = start(&bin, &data)?;
 
     let url = format!("http://127.0.0.1:{}/mcp", serve.port);
@@ -238,7 +237,7 @@ fn replace_section(root: &Path, heading: &str, section: &str) -> Result<()> {
 /// The sections of docs/BENCHMARKS.md written by hand (from `cargo xtask load`, from a
 /// profile): a full run keeps them, after everything it measured.
 const KEPT: &[&str] =
-    &["## Load", "## Where an HTTP call's time goes", "## Where a start's time and memory go"];
+    &["## Load", "## Where a start's time and memory go", "## Where an HTTP call's time goes"];
 
 fn kept_sections(doc: &str) -> String {
     let mut kept = String::new();

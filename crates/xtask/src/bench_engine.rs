@@ -4,11 +4,13 @@
 //! Each build gets a data folder of its own: an older build need not read a newer database.
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
+use serde_json::json;
 
-use crate::bench_util::{loadavg, output, proc_status_kib, sluice, start};
+use crate::bench_util::{full_token, loadavg, output, proc_status_kib, sluice, start, token_in};
+use crate::mcp_http::Client;
 
 pub(crate) const HEADING: &str = "## Engine";
 
@@ -22,35 +24,59 @@ pub(crate) struct Figures {
     /// The part of it that is anonymous (heap, stacks): the rest is the binary's and the
     /// libraries' pages, shared with the page cache.
     pub(crate) anon_kib: u64,
+    /// The first `tools/list` after that (time, then resident memory once it answered), when
+    /// the build was given a token and answered it: a start builds no tool list until then.
+    pub(crate) first_list: Option<(Duration, u64)>,
 }
 
-/// A data folder for `bin` under `data` with the full bench's two projects.
-pub(crate) fn data_folder(bin: &Path, data: &Path, project: &Path) -> Result<()> {
+/// A data folder for `bin` under `data` with the full bench's two projects; returns a token.
+pub(crate) fn data_folder(bin: &Path, data: &Path, project: &Path) -> Result<String> {
     let registry =
         crate::bench_util::cargo_registry_src().context("no cargo registry sources to search")?;
     output(sluice(bin, data).args(["project", "add"]).arg(project).args(["--name", "bench"]))?;
     output(sluice(bin, data).args(["project", "add"]).arg(&registry).args(["--name", "registry"]))?;
-    Ok(())
+    // Builds from before token profiles gave every token every tool, and take no `--profile`.
+    full_token(bin, data, "bench").or_else(|_| {
+        token_in(&output(sluice(bin, data).args(["token", "create", "--label", "bench"]))?)
+    })
 }
 
+/// One build to measure: its binary, its data folder and, to time a first `tools/list`, a
+/// token of that folder.
+pub(crate) type Build<'a> = (&'a Path, &'a Path, Option<&'a str>);
+
 /// [`STARTS`] starts of each build, the builds taking turns, then the resident memory of one
-/// more start of each, read as soon as it is ready.
-pub(crate) fn measure(builds: &[(&Path, &Path)]) -> Result<Vec<Figures>> {
+/// more start of each, read as soon as it is ready, and again after its first `tools/list`.
+pub(crate) fn measure(builds: &[Build]) -> Result<Vec<Figures>> {
     let mut starts = vec![Vec::with_capacity(STARTS); builds.len()];
     for _ in 0..STARTS {
-        for ((bin, data), times) in builds.iter().zip(&mut starts) {
+        for ((bin, data, _), times) in builds.iter().zip(&mut starts) {
             times.push(start(bin, data)?.1);
         }
     }
     builds
         .iter()
         .zip(starts)
-        .map(|((bin, data), mut times)| {
+        .map(|((bin, data, token), mut times)| {
             times.sort();
             let (serve, _) = start(bin, data)?;
-            let idle_kib = proc_status_kib(serve.child.id(), "VmRSS")?;
-            let anon_kib = proc_status_kib(serve.child.id(), "RssAnon")?;
-            Ok(Figures { ready: times[times.len() / 2], idle_kib, anon_kib })
+            let pid = serve.child.id();
+            let idle_kib = proc_status_kib(pid, "VmRSS")?;
+            let anon_kib = proc_status_kib(pid, "RssAnon")?;
+            let first_list = match token {
+                Some(token) => {
+                    let t0 = Instant::now();
+                    let listed = Client::new(serve.port, token).request("tools/list", json!({}));
+                    let took = t0.elapsed();
+                    let listed = listed.is_ok_and(|r| {
+                        r.status == 200
+                            && r.body["result"]["tools"].as_array().is_some_and(|t| !t.is_empty())
+                    });
+                    if listed { Some((took, proc_status_kib(pid, "VmRSS")?)) } else { None }
+                }
+                None => None,
+            };
+            Ok(Figures { ready: times[times.len() / 2], idle_kib, anon_kib, first_list })
         })
         .collect()
 }
@@ -69,13 +95,17 @@ pub(crate) fn run(bin: &Path, profile: &str, before: Option<&Path>, work: &Path)
         let copied = copy(before, &work.join("sluice-before"))?;
         builds.push(("sluice, before", copied, work.join("engine-data-before")));
     }
-    for (_, bin, data) in &builds {
-        data_folder(bin, data, &project)?;
-    }
+    let tokens: Vec<String> = builds
+        .iter()
+        .map(|(_, bin, data)| data_folder(bin, data, &project))
+        .collect::<Result<_>>()?;
     let load = loadavg();
-    let pairs: Vec<(&Path, &Path)> =
-        builds.iter().map(|(_, b, d)| (b.as_path(), d.as_path())).collect();
-    let figures = measure(&pairs)?;
+    let measured: Vec<Build> = builds
+        .iter()
+        .zip(&tokens)
+        .map(|((_, b, d), t)| (b.as_path(), d.as_path(), Some(t.as_str())))
+        .collect();
+    let figures = measure(&measured)?;
     let rows: Vec<(&str, &Figures)> = builds.iter().map(|b| b.0).zip(&figures).collect();
     let mut md = section(profile, &rows, &load, None);
     if before.is_some() {
@@ -105,15 +135,23 @@ pub(crate) fn section(
          builds. The data folder has two projects, a small one and the cargo registry sources. \
          Start to ready is `sluice serve` spawned to its \"serving\" line, the median of \
          {STARTS} starts, builds in turns; resident memory is read as soon as a start is \
-         ready. Each build runs from a copy made by the bench, so that its pages come into the \
+         ready, and again after the first `tools/list` (one call over a new connection, timed \
+         from connect to answer). Each build runs from a copy made by the bench, so that its pages come into the \
          page cache the same way (that alone moves the figure by megabytes). Load average (1 min) at the start and end: {load} and {}.\n\n\
          | build | start to ready (ms) | resident memory, idle after start (MiB) | of it \
-         anonymous (MiB) |\n|---|---:|---:|---:|\n",
+         anonymous (MiB) | first `tools/list` (ms) | resident memory after it (MiB) |\n\
+         |---|---:|---:|---:|---:|---:|\n",
         loadavg()
     );
     for (name, f) in rows {
+        let (list, listed) = match f.first_list {
+            Some((took, kib)) => {
+                (format!("{:.1}", took.as_secs_f64() * 1e3), format!("{:.1}", kib as f64 / 1024.0))
+            }
+            None => ("—".to_owned(), "—".to_owned()),
+        };
         md.push_str(&format!(
-            "| {name} | {:.1} | {:.1} | {:.1} |\n",
+            "| {name} | {:.1} | {:.1} | {:.1} | {list} | {listed} |\n",
             f.ready.as_secs_f64() * 1e3,
             f.idle_kib as f64 / 1024.0,
             f.anon_kib as f64 / 1024.0

@@ -98,8 +98,8 @@ pub(crate) fn run(bin: &Path, profile: &str, before: Option<&Path>, work: &Path)
             ))
         })
         .collect::<Result<_>>()?;
-    let pairs: Vec<(&Path, &Path)> =
-        copies.iter().map(|(b, d)| (b.as_path(), d.as_path())).collect();
+    let pairs: Vec<crate::bench_engine::Build> =
+        copies.iter().map(|(b, d)| (b.as_path(), d.as_path(), None)).collect();
     let figures = crate::bench_engine::measure(&pairs)?;
     let (now, token) = serve(bin, "http-data")?;
     let earlier = before.map(|before| serve(before, "http-data-before")).transpose()?;

@@ -126,8 +126,18 @@ pub(crate) fn setup(
 
 /// A new token of the `full` profile in `data`, labelled `label`: its plaintext.
 pub(crate) fn full_token(bin: &Path, data: &Path, label: &str) -> Result<String> {
-    let created =
-        output(sluice(bin, data).args(["token", "create", "--label", label, "--profile", "full"]))?;
+    token_in(&output(sluice(bin, data).args([
+        "token",
+        "create",
+        "--label",
+        label,
+        "--profile",
+        "full",
+    ]))?)
+}
+
+/// The token in `sluice token create`'s output.
+pub(crate) fn token_in(created: &str) -> Result<String> {
     Ok(created
         .split_whitespace()
         .find(|w| w.starts_with("slc_") && w.len() == 56)
