@@ -136,8 +136,9 @@ pub(crate) fn section(
          Start to ready is `sluice serve` spawned to its \"serving\" line, the median of \
          {STARTS} starts, builds in turns; resident memory is read as soon as a start is \
          ready, and again after the first `tools/list` (one call over a new connection, timed \
-         from connect to answer). Each build runs from a copy made by the bench, so that its pages come into the \
-         page cache the same way (that alone moves the figure by megabytes). Load average (1 min) at the start and end: {load} and {}.\n\n\
+         from connect to answer). Each build runs from a copy made by the bench, so that its \
+         pages come into the page cache the same way (that alone moves the figure by \
+         megabytes). Load average (1 min) at the start and end: {load} and {}.\n\n\
          | build | start to ready (ms) | resident memory, idle after start (MiB) | of it \
          anonymous (MiB) | first `tools/list` (ms) | resident memory after it (MiB) |\n\
          |---|---:|---:|---:|---:|---:|\n",
