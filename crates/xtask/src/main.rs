@@ -18,7 +18,8 @@
 //!   checked against rustdoc and the real language servers, latency, the index of a 100k-line
 //!   project), `bench http [--before <sluice>]` only tool calls under 8 and 32 connections
 //!   beside a bare rmcp server, `bench search [--profile P] [--before <sluice>]` only
-//!   `search_text` beside ripgrep, warm and cold.
+//!   `search_text` beside ripgrep, warm and cold, `bench engine [--profile P] [--before
+//!   <sluice>]` only a start's time and memory and the first `tools/list`.
 //! - `cargo xtask load [writes] [--clients N] [--calls N] [--writes N] [--before <sluice>]` —
 //!   32 clients writing into one project beside server-filesystem, then `sluice serve` under
 //!   their mixed calls, then one token's flood beside another's (docs/BENCHMARKS.md, "Load").
