@@ -124,7 +124,12 @@ fn one_tokens_flood_takes_no_other_tokens_turn() {
         if r.status == 429 && r.body.contains("in flight") {
             break;
         }
-        assert!(Instant::now() < deadline, "the held requests never took the slots: {}", r.body);
+        assert!(
+            Instant::now() < deadline,
+            "the held requests never took the slots: {} {}",
+            r.status,
+            r.body
+        );
         std::thread::sleep(Duration::from_millis(50));
     }
     let (refused, calm_answers) = std::thread::scope(|s| {
