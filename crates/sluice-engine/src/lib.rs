@@ -400,7 +400,7 @@ impl Engine {
 
     /// Returns the allocator's free memory to the system once calls have stopped: a second
     /// after the last, and again when the runtime's idle threads have ended (see `memory`).
-    /// Blocking; returns whether it did.
+    /// Blocking; returns whether a release was due (only glibc's allocator needs one).
     pub fn tick_memory(&self) -> bool {
         self.idle_trim.tick(self.audit.appended())
     }

@@ -43,7 +43,7 @@ impl Default for IdleTrim {
 
 impl IdleTrim {
     /// Called on every tick with the number of calls so far. Gives memory back when no call
-    /// came for [`QUIET`], and again after [`THREADS_GONE`]; returns whether it did.
+    /// came for [`QUIET`], and again after [`THREADS_GONE`]; returns whether it was due.
     pub(crate) fn tick(&self, calls: u64) -> bool {
         self.tick_at(calls, Instant::now())
     }

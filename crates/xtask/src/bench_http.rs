@@ -9,7 +9,7 @@
 //! own (from `/proc`), so wrk's share of the 2 cores is excluded. `--before` adds another Sluice
 //! binary (an earlier build) to the same turns.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
@@ -75,12 +75,9 @@ pub(crate) fn run(bin: &Path, profile: &str, before: Option<&Path>, work: &Path)
         // Limits raised so that the load measures the path, not the (rightly) throttled token.
         Ok((start_with(bin, &data, &["--max-in-flight", "1024"])?.0, token))
     };
-    // Start and idle memory first, with the same data folders, the binaries taking turns.
-    let mut idle = vec![("sluice", bin, "http-data")];
-    if let Some(before) = before {
-        idle.push(("sluice, before", before, "http-data-before"));
-    }
-    for (_, bin, data) in &idle {
+    // Start and idle memory are the Engine section's (`cargo xtask bench engine --before`).
+    let builds = std::iter::once((bin, "http-data")).chain(before.map(|b| (b, "http-data-before")));
+    for (bin, data) in builds {
         output(
             sluice(bin, &work.join(data))
                 .args(["project", "add"])
@@ -88,19 +85,6 @@ pub(crate) fn run(bin: &Path, profile: &str, before: Option<&Path>, work: &Path)
                 .args(["--name", "bench"]),
         )?;
     }
-    // Copies, as the Engine section measures them (bench_engine.rs says why).
-    let copies: Vec<(PathBuf, PathBuf)> = idle
-        .iter()
-        .map(|(_, bin, data)| {
-            Ok((
-                crate::bench_engine::copy(bin, &work.join(format!("{data}.bin")))?,
-                work.join(data),
-            ))
-        })
-        .collect::<Result<_>>()?;
-    let pairs: Vec<crate::bench_engine::Build> =
-        copies.iter().map(|(b, d)| (b.as_path(), d.as_path(), None)).collect();
-    let figures = crate::bench_engine::measure(&pairs)?;
     let (now, token) = serve(bin, "http-data")?;
     let earlier = before.map(|before| serve(before, "http-data-before")).transpose()?;
     let peer = BarePeer::start(&bare, &project, &token)?;
@@ -175,17 +159,9 @@ pub(crate) fn run(bin: &Path, profile: &str, before: Option<&Path>, work: &Path)
         ));
     }
     md.push_str(
-        "\nThe same data folders, before the load: start to ready (median of 20 starts) and \
-         resident memory idle after a start.\n\n\
-         | server | start to ready (ms) | idle memory (MiB) |\n|---|---:|---:|\n",
+        "\nStart to ready and idle memory, beside an earlier build: the Engine section \
+         (`cargo xtask bench engine --before <sluice>`).\n",
     );
-    for ((name, _, _), f) in idle.iter().zip(&figures) {
-        md.push_str(&format!(
-            "| {name} | {:.1} | {:.1} |\n",
-            f.ready.as_secs_f64() * 1e3,
-            f.idle_kib as f64 / 1024.0
-        ));
-    }
     md.push('\n');
     Ok(md)
 }
