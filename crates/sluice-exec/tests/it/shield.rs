@@ -37,6 +37,7 @@ echo "git=$(cat .git/HEAD 2>&1)"
 echo x >> .git/config 2>/dev/null && echo WROTE-GIT-CONFIG
 touch .git/hooks/pre-commit 2>/dev/null && echo WROTE-GIT-HOOK
 echo granted >> .env 2>/dev/null && echo WROTE-ENV
+: > probed
 while [ ! -e ready ]; do sleep 0.05; done
 echo "appeared=$(cat sub/.ssh/new_key 2>&1) $(ls -A sub/.ssh 2>&1 | tr '\n' ' ')"
 echo end
@@ -56,8 +57,9 @@ fn populate(project: &Path) {
 }
 
 /// Runs the probes in a fresh project; `shield` is the project's shield (or none), with its
-/// grants. A thread writes a new secret into the shielded folder while the job runs, then
-/// `ready`, which the job waits for.
+/// grants. Once the job is past its probes (`probed`: its renames of `sub` are undone, so the
+/// folder is the one it had at the start), a thread writes a new secret into the shielded folder,
+/// then `ready`, which the job waits for.
 fn probe(namespaces: bool, shield: Option<Vec<&str>>) -> RunOutput {
     let shielded = shield.is_some();
     let fx = Fixture::new();
@@ -73,9 +75,10 @@ fn probe(namespaces: bool, shield: Option<Vec<&str>>) -> RunOutput {
     let writer = {
         let root = root.clone();
         std::thread::spawn(move || {
-            // Once the job is past its probes (or long enough for a slow start).
+            // Not sooner: a write while the job has `sub` renamed away would make a new
+            // `sub/.ssh`, a folder the job never had covered (a limit docs/SANDBOX.md states).
             let end = std::time::Instant::now() + std::time::Duration::from_secs(60);
-            while !root.join("link.txt").exists() && std::time::Instant::now() < end {
+            while !root.join("probed").exists() && std::time::Instant::now() < end {
                 std::thread::sleep(std::time::Duration::from_millis(20));
             }
             write(&root.join("sub/.ssh/new_key"), "CANARY-NEW");
