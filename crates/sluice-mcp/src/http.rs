@@ -268,6 +268,12 @@ pub mod rpc_code {
 /// answered with `id: null`, as the spec allows when the id cannot be read.
 const REFUSAL_PEEK_BYTES: usize = 64 * 1024;
 
+/// The longest a refusal waits for the body to read its id; a slower body gets `id: null`. A
+/// refused request holds no request slot, so it must not hold its connection for the whole
+/// [`BODY_TIMEOUT`] either: a flooding token's refused requests would then fill the connection
+/// cap, which every token shares.
+const REFUSAL_BODY_WAIT: Duration = Duration::from_secs(2);
+
 /// A request the gate refuses with a JSON-RPC error: why, and how to say it.
 struct Refused {
     status: StatusCode,
@@ -305,11 +311,11 @@ impl Refused {
         }
     }
 
-    /// The refusal for a request whose body has not been read: reads a bounded part of it to
-    /// answer with the request's own id.
+    /// The refusal for a request whose body has not been read: reads a bounded part of it,
+    /// for a bounded time, to answer with the request's own id.
     async fn answer_unread(self, body: Body) -> Response {
         let id = match tokio::time::timeout(
-            BODY_TIMEOUT,
+            REFUSAL_BODY_WAIT,
             axum::body::to_bytes(body, REFUSAL_PEEK_BYTES),
         )
         .await
