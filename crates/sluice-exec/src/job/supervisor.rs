@@ -77,8 +77,7 @@ pub(super) fn launch(
 
     let (done_tx, done_rx) = mpsc::channel::<()>();
     let mut readers = 0;
-    let stdout = child.stdout.take().map(|p| Box::new(widened(p)) as Box<dyn Source>);
-    let stderr = child.stderr.take().map(|p| Box::new(widened(p)) as Box<dyn Source>);
+    let (stdout, stderr) = output_of(&mut child);
     let pipes: [(Stream, Option<Box<dyn Source>>); 2] =
         [(Stream::Stdout, terminal_output.or(stdout)), (Stream::Stderr, stderr)];
     for (stream, pipe) in pipes {
@@ -142,6 +141,7 @@ fn take_channel(spawned: &mut spawn::Spawned) -> Result<Channel, ExecError> {
         .map_err(|e| ExecError::os("preparing the job's channel", e.into()))?;
     let output = spawned
         .child
+        .child()
         .stdout
         .take()
         .ok_or_else(|| ExecError::Invalid("a channel job's output must be a pipe".into()))?;
@@ -151,6 +151,24 @@ fn take_channel(spawned: &mut spawn::Spawned) -> Result<Channel, ExecError> {
 #[cfg(not(unix))]
 fn take_channel(_: &mut spawn::Spawned) -> Result<Channel, ExecError> {
     Err(ExecError::NotInteractive("a job the engine talks to needs Linux or macOS".into()))
+}
+
+/// One output stream of the job, if it has it.
+type Pipe = Option<Box<dyn Source>>;
+
+/// The leader's output pipes (stdout, stderr), as the job's readers take them.
+fn output_of(leader: &mut spawn::Leader) -> (Pipe, Pipe) {
+    match leader {
+        spawn::Leader::Std(child) => (
+            child.stdout.take().map(|p| Box::new(widened(p)) as Box<dyn Source>),
+            child.stderr.take().map(|p| Box::new(widened(p)) as Box<dyn Source>),
+        ),
+        #[cfg(windows)]
+        spawn::Leader::Account(p) => (
+            p.stdout.take().map(|f| Box::new(f) as Box<dyn Source>),
+            p.stderr.take().map(|f| Box::new(f) as Box<dyn Source>),
+        ),
+    }
 }
 
 /// How much a job's output pipe holds (on Linux, where the system allows it; 64 KiB by
@@ -314,7 +332,7 @@ const POLL: Option<Duration> = if cfg!(unix) { None } else { Some(Duration::from
 struct Supervision {
     job: Arc<Job>,
     inner: Weak<Inner>,
-    child: std::process::Child,
+    child: spawn::Leader,
     tree: Tree,
     ctl: mpsc::Receiver<Control>,
     timeout: Option<Duration>,
@@ -378,10 +396,7 @@ fn supervise(s: Supervision) {
             break;
         }
     }
-    let (code, signal) = match &status {
-        Ok(s) => (s.code(), exit_signal(s)),
-        Err(_) => (None, None),
-    };
+    let spawn::Exit { code, signal } = status.unwrap_or_default();
     let state =
         reason.unwrap_or(if code == Some(0) { JobState::Succeeded } else { JobState::Failed });
     {
@@ -457,17 +472,6 @@ fn interrupt(tree: &Tree) {
 
 #[cfg(not(unix))]
 fn interrupt(_: &Tree) {}
-
-#[cfg(unix)]
-fn exit_signal(s: &std::process::ExitStatus) -> Option<i32> {
-    use std::os::unix::process::ExitStatusExt;
-    s.signal()
-}
-
-#[cfg(not(unix))]
-fn exit_signal(_: &std::process::ExitStatus) -> Option<i32> {
-    None
-}
 
 #[cfg(all(test, target_os = "linux"))]
 mod tests {

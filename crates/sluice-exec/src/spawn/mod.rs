@@ -11,6 +11,7 @@
 
 mod env;
 mod grants;
+mod leader;
 mod plan;
 #[cfg(target_os = "linux")]
 mod proxy;
@@ -21,7 +22,6 @@ mod start;
 mod unix;
 
 use std::path::{Path, PathBuf};
-use std::process::Child;
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
@@ -36,6 +36,7 @@ use env::create_private_dirs;
 pub use env::{JobView, job_env};
 #[cfg(unix)]
 use grants::link_grants_in_home;
+pub use leader::{Exit, Leader};
 use plan::Plan;
 #[cfg(unix)]
 use start::{attach_input, engine_input};
@@ -185,7 +186,7 @@ impl Sandbox {
 /// A started process.
 #[derive(Debug)]
 pub struct Spawned {
-    pub child: Child,
+    pub child: Leader,
     pub tree: Tree,
     /// The Landlock state the process runs under.
     pub confinement: LandlockReport,
@@ -273,14 +274,14 @@ pub fn spawn_with(
         },
     )?;
     #[cfg_attr(not(unix), allow(unused_mut))]
-    let mut child = start(command, &cmd.program)?;
+    let mut child = start(command, &cmd.program, sandbox, &plan)?;
     // The child holds the terminal's slave now: the engine keeps only the master.
     #[cfg(unix)]
-    let input = engine_input(terminal, child.stdin.take())?;
+    let input = engine_input(terminal, child.child().stdin.take())?;
     #[cfg(target_os = "linux")]
-    serve_registries(&mut child, plan.proxy, plan.registries)?;
+    serve_registries(child.child(), plan.proxy, plan.registries)?;
     #[cfg(target_os = "linux")]
-    let ports = publish_ports(&mut child, plan.keeper, &live.publish, marker)?;
+    let ports = publish_ports(child.child(), plan.keeper, &live.publish, marker)?;
     #[cfg(not(target_os = "linux"))]
     let ports = None;
     let tree = Tree { leader: child.id(), marker };

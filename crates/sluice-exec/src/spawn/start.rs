@@ -9,7 +9,9 @@ use std::os::fd::OwnedFd;
 use std::path::Path;
 #[cfg(target_os = "macos")]
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+#[cfg(not(windows))]
+use std::process::Child;
+use std::process::{Command, Stdio};
 #[cfg(target_os = "linux")]
 use std::sync::Arc;
 #[cfg(not(windows))]
@@ -18,6 +20,7 @@ use std::sync::mpsc;
 use std::sync::{Mutex, OnceLock};
 
 use super::env::{JobView, job_env};
+use super::leader::Leader;
 use super::plan::Plan;
 #[cfg(target_os = "linux")]
 use super::proxy::ProxyChannel;
@@ -114,17 +117,34 @@ pub(super) fn attach_input(
 /// Starts the child: forked on the long-lived spawner thread (see the module docs on
 /// PDEATHSIG).
 #[cfg(not(windows))]
-pub(super) fn start(command: Command, program: &Path) -> Result<Child, ExecError> {
-    spawn_on_spawner_thread(command).map_err(|e| start_failed(program, e))
+pub(super) fn start(
+    command: Command,
+    program: &Path,
+    _: &Sandbox,
+    _: &Plan,
+) -> Result<Leader, ExecError> {
+    spawn_on_spawner_thread(command).map(Leader::Std).map_err(|e| start_failed(program, e))
 }
 
-/// Starts the child in its own Job Object (kill on close), which the kill functions terminate.
+/// Starts the child in its own Job Object (kill on close), which the kill functions terminate:
+/// as the sandbox account when its setup holds (the confinement the plan reports says so),
+/// else as the user.
 #[cfg(windows)]
-pub(super) fn start(mut command: Command, program: &Path) -> Result<Child, ExecError> {
+pub(super) fn start(
+    mut command: Command,
+    program: &Path,
+    sandbox: &Sandbox,
+    plan: &Plan,
+) -> Result<Leader, ExecError> {
+    if plan.confinement.status == crate::confine::Enforcement::FullyEnforced {
+        let (process, job) = crate::winsandbox::spawn::start(&command, sandbox)?;
+        crate::kill::imp::adopt(process.pid, job);
+        return Ok(Leader::Account(process));
+    }
     let (child, job) =
         crate::winjob::spawn_in_job(&mut command).map_err(|e| start_failed(program, e))?;
     crate::kill::imp::adopt(child.id(), job);
-    Ok(child)
+    Ok(Leader::Std(child))
 }
 
 /// Unix: the engine's end of an interactive job's input: its terminal's master, or the write

@@ -179,7 +179,7 @@ pub fn plan(inputs: &AclInputs<'_>) -> Result<AclPlan, WinSandboxError> {
         ExecMode::Safe => false,
         ExecMode::Project | ExecMode::Any => true,
     };
-    let stores = hidden_stores(inputs)?;
+    let stores = hidden_stores(inputs.profile, inputs.data_dir, inputs)?;
     check_root(inputs, &stores)?;
     check_private(inputs, &stores)?;
     let mut entries = Vec::new();
@@ -195,27 +195,65 @@ pub fn plan(inputs: &AclInputs<'_>) -> Result<AclPlan, WinSandboxError> {
     entries.push(allow(inputs.project_root, Scope::Project, project_rights, "the project"));
     let private = "the project's private folders";
     entries.push(allow(inputs.private, Scope::Project, Rights::Modify, private));
-    for dir in toolchains(inputs.profile) {
-        // A toolchain in a hidden store stays hidden: an explicit allow on it would win over
-        // the deny the store passes down.
-        if !stores.iter().any(|(s, _, _)| dir.starts_with(s)) {
-            entries.push(allow(&dir, Scope::Setup, Rights::ReadExecute, "a toolchain"));
-        }
-    }
+    entries.extend(toolchain_entries(inputs.profile, &stores));
     for g in inputs.granted {
         entries.push(allow(g, Scope::Project, Rights::Read, "a store granted to the project"));
     }
-    for (store, holds, scope) in stores {
-        entries.push(AclEntry {
-            path: store,
-            scope,
-            kind: AceKind::Deny,
-            rights: Rights::All,
-            inherit: true,
-            why: holds,
-        });
-    }
+    entries.extend(deny_entries(stores));
     Ok(AclPlan { entries })
+}
+
+/// The once-only rules of the setup, no project's: the toolchains readable, Sluice's data
+/// folder and the default credential stores denied (what [`plan`] marks [`Scope::Setup`] for
+/// a project that changes no store).
+pub fn setup_plan(profile: &WinPath, data_dir: &WinPath) -> Result<AclPlan, WinSandboxError> {
+    let none = Changes { hidden: &[], unhidden: &[], granted: &[] };
+    let stores = hidden_stores(profile, data_dir, none)?;
+    let mut entries = toolchain_entries(profile, &stores);
+    entries.extend(deny_entries(stores));
+    Ok(AclPlan { entries })
+}
+
+/// The toolchains under `profile`, readable. A toolchain in a hidden store stays hidden: an
+/// explicit allow on it would win over the deny the store passes down.
+fn toolchain_entries(profile: &WinPath, stores: &[Store]) -> Vec<AclEntry> {
+    toolchains(profile)
+        .into_iter()
+        .filter(|dir| !stores.iter().any(|(s, _, _)| dir.starts_with(s)))
+        .map(|dir| AclEntry {
+            path: dir,
+            scope: Scope::Setup,
+            kind: AceKind::Allow,
+            rights: Rights::ReadExecute,
+            inherit: true,
+            why: "a toolchain",
+        })
+        .collect()
+}
+
+fn deny_entries(stores: Vec<Store>) -> impl Iterator<Item = AclEntry> {
+    stores.into_iter().map(|(store, holds, scope)| AclEntry {
+        path: store,
+        scope,
+        kind: AceKind::Deny,
+        rights: Rights::All,
+        inherit: true,
+        why: holds,
+    })
+}
+
+/// A project's changes to the hidden stores.
+#[derive(Clone, Copy)]
+struct Changes<'a> {
+    hidden: &'a [WinPath],
+    unhidden: &'a [WinPath],
+    granted: &'a [WinPath],
+}
+
+impl<'a> From<&AclInputs<'a>> for Changes<'a> {
+    fn from(i: &AclInputs<'a>) -> Changes<'a> {
+        Changes { hidden: i.hidden, unhidden: i.unhidden, granted: i.granted }
+    }
 }
 
 /// A store to deny: where, what it holds, when its entry is applied.
@@ -224,24 +262,29 @@ type Store = (WinPath, &'static str, Scope);
 /// The stores the project's jobs must not read: Sluice's data folder, the defaults not
 /// un-hidden or granted, and the project's own additions not granted (as
 /// [`crate::hide::effective_stores`] does on the other systems).
-fn hidden_stores(inputs: &AclInputs<'_>) -> Result<Vec<Store>, WinSandboxError> {
-    for g in inputs.granted {
-        if g.starts_with(inputs.data_dir) || inputs.data_dir.starts_with(g) {
+fn hidden_stores<'a>(
+    profile: &WinPath,
+    data_dir: &WinPath,
+    changes: impl Into<Changes<'a>>,
+) -> Result<Vec<Store>, WinSandboxError> {
+    let changes = changes.into();
+    for g in changes.granted {
+        if g.starts_with(data_dir) || data_dir.starts_with(g) {
             return Err(WinSandboxError::Refused(
                 "Sluice's own data folder cannot be granted to a project's jobs".into(),
             ));
         }
     }
     let listed = |list: &[WinPath], p: &WinPath| list.iter().any(|x| x.same(p));
-    let mut out = vec![(inputs.data_dir.clone(), "Sluice's own data", Scope::Setup)];
-    for (store, holds) in default_stores(inputs.profile) {
+    let mut out = vec![(data_dir.clone(), "Sluice's own data", Scope::Setup)];
+    for (store, holds) in default_stores(profile) {
         let taken = out.iter().any(|(s, _, _)| s.same(&store));
-        if !taken && !listed(inputs.unhidden, &store) && !listed(inputs.granted, &store) {
+        if !taken && !listed(changes.unhidden, &store) && !listed(changes.granted, &store) {
             out.push((store, holds, Scope::Setup));
         }
     }
-    for h in inputs.hidden {
-        if !listed(inputs.granted, h) && !out.iter().any(|(s, _, _)| s.same(h)) {
+    for h in changes.hidden {
+        if !listed(changes.granted, h) && !out.iter().any(|(s, _, _)| s.same(h)) {
             out.push((h.clone(), "hidden by the project", Scope::Project));
         }
     }

@@ -1,8 +1,8 @@
 //! The Windows sandbox account: jobs run as a local account of their own (`SluiceSandbox`, or
 //! `SluiceSandboxNet` for projects whose network is on) that Sluice sets up once, with the
-//! user's consent, as an administrator. The account reads the project (and writes it where the
-//! mode allows), its private folders and the toolchains, and nothing of the user's profile,
-//! credential stores or Sluice's data; the firewall takes the offline account's network but
+//! user's consent, as an administrator. The account reads and writes the project and its
+//! private folders, reads the toolchains, and nothing of the user's profile, credential
+//! stores or Sluice's data; the firewall takes the offline account's network but
 //! loopback, where Sluice's registries proxy listens. The same model as Codex's and Anthropic's
 //! Windows sandboxes.
 //!
@@ -10,23 +10,27 @@
 //! spelling), [`acl`] (the file rules), [`firewall`] (the firewall rules and the PowerShell that
 //! applies them), [`cmdline`] (the command line and environment block of a process started as
 //! the account), [`status`] (what holds, in the sentences every surface shows). Only `os.rs`
-//! (accounts, ACLs, firewall, the setup) and `process.rs` (a process as the account) touch
-//! Windows; they are type-checked here (`cargo xtask check-targets`) and have not been run.
+//! (accounts, ACLs, firewall, the setup), `process.rs` (a process as the account) and
+//! `spawn.rs` (a job's command started that way) touch Windows; they are type-checked here
+//! (`cargo xtask check-targets`) and have not been run.
 //!
-//! Not wired yet: the job supervisor holds a `std::process::Child`, which cannot be made for a
-//! process started as another account, so jobs still start as the user
-//! ([`status::Missing::Spawn`]); nothing calls `os::setup` yet (no command, no elevation
-//! prompt); and the accounts' password has no place in Sluice's secret store yet. Until then the status says so and a project that
-//! requires full confinement refuses to run.
+//! Jobs start as the account when every part of the setup holds (`spawn.rs`, with the password
+//! the engine installs in [`logon`]). Not wired yet: nothing calls `os::setup` (no command, no
+//! elevation prompt), and the accounts' password has no place in Sluice's secret store, so no
+//! engine installs one. Until then the status says so and a project that requires full
+//! confinement refuses to run.
 
 pub mod acl;
 pub mod cmdline;
 pub mod firewall;
+pub mod logon;
 #[cfg(windows)]
 pub mod os;
 pub mod path;
 #[cfg(windows)]
 pub mod process;
+#[cfg(windows)]
+pub(crate) mod spawn;
 pub mod status;
 
 use sluice_core::{Coded, ErrorCode};

@@ -355,10 +355,12 @@ fn firewall_present(sid: &Sid) -> bool {
         == Some(0)
 }
 
+/// The last measured status, and when.
+static STATUS: Mutex<Option<(Instant, WinSandboxStatus)>> = Mutex::new(None);
+
 /// What holds, measured at most once a minute.
 pub fn status() -> WinSandboxStatus {
-    static CACHE: Mutex<Option<(Instant, WinSandboxStatus)>> = Mutex::new(None);
-    let mut cache = CACHE.lock().unwrap_or_else(|e| e.into_inner());
+    let mut cache = STATUS.lock().unwrap_or_else(|e| e.into_inner());
     if let Some((at, status)) = cache.as_ref()
         && at.elapsed() < STATUS_TTL
     {
@@ -369,8 +371,13 @@ pub fn status() -> WinSandboxStatus {
     status
 }
 
-/// The setup's parts as this machine has them. The password is Sluice's secret store's, and
-/// jobs are not started as the account in this build (see [`super`]): both count as missing.
+/// Measures again on the next [`status`]: the setup or the password changed.
+pub fn forget_status() {
+    *STATUS.lock().unwrap_or_else(|e| e.into_inner()) = None;
+}
+
+/// The setup's parts as this machine has them; the password is the one the engine gave
+/// ([`super::logon`]).
 fn measure() -> SetupState {
     let offline = account_sid(SandboxUser::Offline).ok().flatten();
     let online = account_sid(SandboxUser::Online).ok().flatten();
@@ -389,10 +396,9 @@ fn measure() -> SetupState {
     SetupState {
         offline_user: offline.is_some(),
         online_user: online.is_some(),
-        password: false,
+        password: super::logon::password().is_some(),
         stores_without_rule,
         firewall: offline.as_ref().is_some_and(firewall_present),
-        spawns_as_user: false,
     }
 }
 

@@ -4,10 +4,9 @@
 //! stdout and stderr on pipes, then `CreateProcessWithLogonW` (the Secondary Logon service,
 //! which needs no privilege of the caller and gives the account the window station),
 //! suspended, put in a new Job Object (kill on close), and resumed: it runs nothing before it
-//! is inside.
+//! is inside. The job's spawn calls it (`crate::spawn`) when the account's setup holds.
 //!
-//! UNTESTED: type-checked on Linux (`cargo xtask check-targets`), never run; not yet called by
-//! the job supervisor (see [`super`]).
+//! UNTESTED: type-checked on Linux (`cargo xtask check-targets`), never run.
 
 use std::fs::File;
 use std::io;
@@ -34,15 +33,13 @@ use super::path::WinPath;
 use super::{Password, WinSandboxError};
 use crate::winjob::JobObject;
 
-/// A process started as a sandbox account, in its own Job Object.
+/// A process started as a sandbox account (its Job Object is returned beside it).
 #[derive(Debug)]
 pub struct AccountProcess {
     process: OwnedHandle,
     pub pid: u32,
     pub stdout: Option<File>,
     pub stderr: Option<File>,
-    /// Closing it (drop) kills everything still in the job.
-    pub job: JobObject,
 }
 
 impl AccountProcess {
@@ -66,11 +63,12 @@ impl AccountProcess {
         Ok((code != STILL_ACTIVE as u32).then_some(code))
     }
 
-    /// Ends the process and everything in its job.
+    /// Ends the process (its Job Object ends the rest of its tree).
     pub fn kill(&self) -> io::Result<()> {
-        self.job.terminate(1)?;
         // SAFETY: our process handle.
-        unsafe { TerminateProcess(self.process.as_raw_handle() as HANDLE, 1) };
+        if unsafe { TerminateProcess(self.process.as_raw_handle() as HANDLE, 1) } == 0 {
+            return Err(io::Error::last_os_error());
+        }
         Ok(())
     }
 }
@@ -100,7 +98,7 @@ fn pipe() -> Result<(OwnedHandle, OwnedHandle), WinSandboxError> {
 
 /// Starts `program` (absolute) with `args` as `user`'s account (password `password`), in `cwd`
 /// with exactly `env`, stdin from `NUL`, stdout and stderr on pipes; suspended until it is in a
-/// new Job Object (kill on close), then resumed.
+/// new Job Object (kill on close, returned beside it), then resumed.
 pub fn spawn_as(
     user: SandboxUser,
     password: &Password,
@@ -108,7 +106,7 @@ pub fn spawn_as(
     args: &[String],
     env: &[(String, String)],
     cwd: &WinPath,
-) -> Result<AccountProcess, WinSandboxError> {
+) -> Result<(AccountProcess, JobObject), WinSandboxError> {
     let mut line = wide(&super::cmdline::command_line(program, args)?);
     let block = super::cmdline::env_block(env)?;
     let (out_read, out_write) = pipe()?;
@@ -198,11 +196,11 @@ pub fn spawn_as(
     };
     // The child holds its own copies now; the parent keeps only the read ends.
     drop((out_write, err_write, stdin, thread));
-    Ok(AccountProcess {
+    let process = AccountProcess {
         process,
         pid: info.dwProcessId,
         stdout: Some(File::from(out_read)),
         stderr: Some(File::from(err_read)),
-        job,
-    })
+    };
+    Ok((process, job))
 }

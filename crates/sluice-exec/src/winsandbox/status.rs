@@ -1,6 +1,6 @@
 //! What holds for a Windows job, from what the machine has of the sandbox's setup: the sandbox
-//! users, their rules on files, the firewall's rules, and whether this build starts jobs as the
-//! sandbox user. The sentences here are what `sluice doctor`, the window's Settings and an
+//! users, their rules on files, the firewall's rules, and the password jobs log on with. The
+//! sentences here are what `sluice doctor`, the window's Settings and an
 //! approval card show (through [`crate::confine::confinement`]'s summary and
 //! [`crate::confine::guarantees`]), so each says exactly what is so.
 
@@ -20,8 +20,6 @@ pub enum Missing {
     StoreRules(usize),
     /// The firewall rules that take the offline account's network are absent or changed.
     Firewall,
-    /// This build does not start jobs as the sandbox user.
-    Spawn,
 }
 
 impl Missing {
@@ -36,9 +34,6 @@ impl Missing {
             Missing::Firewall => "the firewall rules blocking SluiceSandbox's network are absent \
                                   or changed"
                 .into(),
-            Missing::Spawn => {
-                "this build of Sluice does not start jobs as the sandbox user yet".into()
-            }
         }
     }
 }
@@ -52,9 +47,6 @@ pub struct SetupState {
     /// Credential stores present here without their deny rule.
     pub stores_without_rule: usize,
     pub firewall: bool,
-    /// Whether jobs are started as the sandbox user (false in this build: see the module docs of
-    /// [`super`]).
-    pub spawns_as_user: bool,
 }
 
 /// Whether the sandbox holds.
@@ -86,9 +78,6 @@ impl WinSandboxStatus {
         }
         if !state.firewall {
             missing.push(Missing::Firewall);
-        }
-        if !state.spawns_as_user {
-            missing.push(Missing::Spawn);
         }
         let nothing = !state.offline_user && !state.online_user && !state.firewall;
         match missing.as_slice() {

@@ -4,7 +4,7 @@
 
 use sluice_core::ExecMode;
 
-use super::acl::{AceKind, AclInputs, Rights, plan};
+use super::acl::{self, AceKind, AclInputs, Rights, Scope, plan};
 use super::firewall::{self, Action, SandboxUser};
 use super::*;
 
@@ -364,7 +364,6 @@ fn the_status_says_what_holds_and_only_everything_is_full() {
         password: true,
         stores_without_rule: 0,
         firewall: true,
-        spawns_as_user: true,
     };
     let status = WinSandboxStatus::of(&all);
     assert_eq!(status, WinSandboxStatus::SetUp);
@@ -382,14 +381,15 @@ fn the_status_says_what_holds_and_only_everything_is_full() {
     );
     assert_eq!(none.report().status, crate::Enforcement::NotEnforced);
 
-    let this_build = SetupState { spawns_as_user: false, stores_without_rule: 2, ..all };
-    let partial = WinSandboxStatus::of(&this_build);
-    assert_eq!(partial, WinSandboxStatus::Partial(vec![Missing::StoreRules(2), Missing::Spawn]));
+    // Set up by an administrator, but this data folder's engine holds no password.
+    let no_password = SetupState { password: false, stores_without_rule: 2, ..all };
+    let partial = WinSandboxStatus::of(&no_password);
+    assert_eq!(partial, WinSandboxStatus::Partial(vec![Missing::Password, Missing::StoreRules(2)]));
     assert!(!partial.holds());
     assert!(
         partial.summary().starts_with(
-            "the Windows sandbox is not complete (2 credential stores have no deny rule; this \
-             build of Sluice does not start jobs as the sandbox user yet): jobs run as you"
+            "the Windows sandbox is not complete (Sluice does not hold the sandbox accounts' \
+             password; 2 credential stores have no deny rule): jobs run as you"
         ),
         "{}",
         partial.summary()
@@ -506,4 +506,26 @@ fn windows_reads_the_command_line_back_into_exactly_its_arguments() {
     unsafe { LocalFree(argv.cast()) };
     assert_eq!(read[0], r"C:\Windows\System32\where.exe");
     assert_eq!(read[1..], args[..], "{line}");
+}
+
+#[test]
+fn the_setup_applies_every_project_s_once_only_rules_and_no_project_s_own() {
+    let fx = Fixture::new(r"D:\code\app");
+    let setup = acl::setup_plan(&fx.profile, &fx.data).unwrap();
+    let project = fx.plan(ExecMode::Project).unwrap();
+    let once: Vec<_> = project.entries.iter().filter(|e| e.scope == Scope::Setup).collect();
+    assert_eq!(setup.entries.iter().collect::<Vec<_>>(), once);
+    assert!(setup.entries.iter().all(|e| e.scope == Scope::Setup));
+    // Sluice's data folder and a credential store are denied; the project is not named.
+    let denied =
+        |path: &WinPath| setup.on(path).any(|e| e.kind == AceKind::Deny && e.rights == Rights::All);
+    assert!(denied(&fx.data));
+    assert!(denied(&p(r"C:\Users\ann\.ssh")));
+    assert!(setup.entries.iter().all(|e| !e.path.starts_with(&fx.root)));
+    // A project's own hidden store is its own rule, not the setup's.
+    let mut hides = Fixture::new(r"D:\code\app");
+    hides.hidden = vec![p(r"D:\secrets")];
+    let with_own = hides.plan(ExecMode::Project).unwrap();
+    assert!(with_own.on(&p(r"D:\secrets")).all(|e| e.scope == Scope::Project));
+    assert!(setup.on(&p(r"D:\secrets")).next().is_none());
 }
