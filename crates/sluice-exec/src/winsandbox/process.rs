@@ -13,8 +13,8 @@ use std::io;
 use std::os::windows::io::{AsRawHandle, FromRawHandle, OwnedHandle};
 
 use windows_sys::Win32::Foundation::{
-    GENERIC_READ, GENERIC_WRITE, HANDLE, HANDLE_FLAG_INHERIT, INVALID_HANDLE_VALUE, STILL_ACTIVE,
-    SetHandleInformation, WAIT_OBJECT_0,
+    GENERIC_READ, GENERIC_WRITE, HANDLE, HANDLE_FLAG_INHERIT, INVALID_HANDLE_VALUE,
+    SetHandleInformation, WAIT_OBJECT_0, WAIT_TIMEOUT,
 };
 use windows_sys::Win32::Security::SECURITY_ATTRIBUTES;
 use windows_sys::Win32::Storage::FileSystem::{
@@ -45,22 +45,34 @@ pub struct AccountProcess {
 impl AccountProcess {
     /// Waits for the process to end; its exit code.
     pub fn wait(&self) -> io::Result<u32> {
-        let h = self.process.as_raw_handle() as HANDLE;
-        // SAFETY: our process handle, valid until drop.
-        if unsafe { WaitForSingleObject(h, u32::MAX) } != WAIT_OBJECT_0 {
-            return Err(io::Error::last_os_error());
-        }
-        self.try_wait()?.ok_or_else(|| io::Error::other("the process ended without an exit code"))
+        self.ended_within(u32::MAX)?;
+        self.exit_code()
     }
 
-    /// The exit code, if the process has ended.
+    /// The exit code, if the process has ended. Whether it has is asked of the handle, not read
+    /// from the code: a process may exit with 259, which is also `STILL_ACTIVE`.
     pub fn try_wait(&self) -> io::Result<Option<u32>> {
+        if self.ended_within(0)? { self.exit_code().map(Some) } else { Ok(None) }
+    }
+
+    /// Whether the process ends within `ms` milliseconds (`u32::MAX`: however long it takes).
+    fn ended_within(&self, ms: u32) -> io::Result<bool> {
+        // SAFETY: our process handle, valid until drop.
+        match unsafe { WaitForSingleObject(self.process.as_raw_handle() as HANDLE, ms) } {
+            WAIT_OBJECT_0 => Ok(true),
+            WAIT_TIMEOUT => Ok(false),
+            _ => Err(io::Error::last_os_error()),
+        }
+    }
+
+    /// The exit code of the ended process.
+    fn exit_code(&self) -> io::Result<u32> {
         let mut code = 0u32;
         // SAFETY: our process handle; `code` is written.
         if unsafe { GetExitCodeProcess(self.process.as_raw_handle() as HANDLE, &mut code) } == 0 {
             return Err(io::Error::last_os_error());
         }
-        Ok((code != STILL_ACTIVE as u32).then_some(code))
+        Ok(code)
     }
 
     /// Ends the process (its Job Object ends the rest of its tree).
