@@ -104,6 +104,9 @@ enum Command {
     /// A project's checkpoints: list them, restore one.
     #[command(subcommand)]
     Checkpoint(admin::CheckpointCmd),
+    /// The Windows sandbox account jobs run as: what holds, its setup, its undoing.
+    #[command(subcommand)]
+    Sandbox(admin::SandboxCmd),
     /// The jobs assistants started (kept across restarts; output is not).
     Jobs {
         /// Only this project's jobs (id or name).
@@ -233,6 +236,7 @@ fn run(cli: Cli) -> Result<()> {
         Command::Rules(cmd) => admin::rules(open_engine(dir, cli.secret_store)?, cmd),
         Command::Registries(cmd) => admin::registries(open_engine(dir, cli.secret_store)?, cmd),
         Command::Checkpoint(cmd) => admin::checkpoint(open_engine(dir, cli.secret_store)?, cmd),
+        Command::Sandbox(cmd) => admin::sandbox(open_engine(dir, cli.secret_store)?, cmd),
         Command::Jobs { project, limit, json } => {
             admin::jobs(open_engine(dir, cli.secret_store)?, project.as_deref(), limit, json)
         }

@@ -28,6 +28,7 @@ mod projects;
 pub mod reach;
 pub mod roots;
 pub mod sandbox;
+mod sandbox_account;
 pub mod shutdown;
 mod tasks;
 mod tokens;
@@ -61,6 +62,7 @@ pub use jobstore::LOST_REASON;
 pub use paths::{default_data_dir, engine_file, nudge_file, read_engine_file, write_engine_file};
 use projects::find_id_for;
 pub use projects::{default_autorun_rules, default_shield_patterns};
+pub use sandbox_account::SetupOutcome;
 pub use sluice_exec::{JobLimits, LandlockReport, guarantees};
 pub use tasks::{TASK_LOST_REASON, TASK_TTL};
 pub use worktrees::{NewWorktree, WorktreeRemoval};
@@ -299,6 +301,7 @@ impl Engine {
         if let Err(err) = sluice_exec::protect_engine() {
             tracing::warn!(%err, "cannot make the engine non-dumpable");
         }
+        self.install_sandbox_password();
         if self.is_stopped()? {
             // A stop survives restarts: nothing may start until the user resumes.
             self.jobs.stop_all();

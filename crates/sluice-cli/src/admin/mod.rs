@@ -1,6 +1,6 @@
 //! The human's commands: projects, tokens, approvals and rules, the audit log and job history,
-//! registries, doctor. Output is plain text for people; `--json` where scripts need it. One file
-//! per command family; this one holds what they share.
+//! registries, the Windows sandbox account, doctor. Output is plain text for people; `--json`
+//! where scripts need it. One file per command family; this one holds what they share.
 
 mod approvals;
 mod checkpoint;
@@ -8,6 +8,7 @@ mod doctor;
 mod history;
 mod project;
 mod registries;
+mod sandbox;
 mod token;
 
 use std::time::{Duration, UNIX_EPOCH};
@@ -22,6 +23,7 @@ pub use doctor::{doctor, reseal};
 pub use history::{AuditCmd, audit, jobs};
 pub use project::{ProjectCmd, project};
 pub use registries::{RegistriesCmd, registries};
+pub use sandbox::{SandboxCmd, sandbox};
 pub use token::{TokenCmd, token};
 
 fn fail(f: Failure) -> anyhow::Error {

@@ -111,3 +111,52 @@ fn doctor_reports_the_secret_store_in_use() {
         }
     }
 }
+
+/// `sluice sandbox` off Windows: the account is Windows' own, so status says what confines jobs
+/// here and every step that would change something refuses and changes nothing. The elevated
+/// half of the setup reads only a handoff of this data folder, never a file named from outside
+/// (an attacker's path on its command line).
+#[test]
+fn sandbox_account_commands_change_nothing_off_windows() {
+    let sb = Sandbox::new();
+    sb.add_project();
+    let listing = || {
+        let mut names: Vec<String> = std::fs::read_dir(&sb.data)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| !n.starts_with("sluice.db"))
+            .collect();
+        names.sort();
+        names
+    };
+    let before = listing();
+    let status = sb.ok(&["sandbox", "status"]);
+    assert!(status.contains("Windows' own") && status.contains("jobs"), "{status}");
+    for args in [&["sandbox", "setup"][..], &["sandbox", "teardown"]] {
+        let said = sb.err(args);
+        assert!(
+            said.contains("(confinement_unavailable)") && said.contains("nothing changed"),
+            "{said}"
+        );
+    }
+    let outside = sb.root().join("handoff.txt");
+    std::fs::write(&outside, "Pw-1").unwrap();
+    let hex = "0a".repeat(16);
+    let named_inside_elsewhere = sb.root().join(format!("sandbox-setup-{hex}"));
+    std::fs::write(&named_inside_elsewhere, "Pw-2").unwrap();
+    for path in [&outside, &named_inside_elsewhere] {
+        let said = sb.err(&[
+            "sandbox",
+            "setup",
+            "--handoff",
+            path.to_str().unwrap(),
+            "--profile",
+            "C:\\Users\\ann",
+        ]);
+        assert!(said.contains("(invalid_argument)"), "{said}");
+        assert!(path.is_file(), "a refused handoff is left alone");
+    }
+    let said = sb.err(&["sandbox", "setup", "--handoff", outside.to_str().unwrap()]);
+    assert!(said.contains("--profile"), "{said}");
+    assert_eq!(listing(), before, "no password, handoff or outcome was left in the data folder");
+}

@@ -10,18 +10,21 @@
 //! spelling), [`acl`] (the file rules), [`firewall`] (the firewall rules and the PowerShell that
 //! applies them), [`cmdline`] (the command line and environment block of a process started as
 //! the account), [`status`] (what holds, in the sentences every surface shows). Only `os.rs`
-//! (accounts, ACLs, firewall, the setup), `process.rs` (a process as the account) and
-//! `spawn.rs` (a job's command started that way) touch Windows; they are type-checked here
-//! (`cargo xtask check-targets`) and have not been run.
+//! (accounts, ACLs, firewall, the setup), `elevate.rs` (the administrator's consent),
+//! `process.rs` (a process as the account) and `spawn.rs` (a job's command started that way)
+//! touch Windows; they are type-checked here (`cargo xtask check-targets`) and have not been
+//! run.
 //!
 //! Jobs start as the account when every part of the setup holds (`spawn.rs`, with the password
-//! the engine installs in [`logon`]). Not wired yet: nothing calls `os::setup` (no command, no
-//! elevation prompt), and the accounts' password has no place in Sluice's secret store, so no
-//! engine installs one. Until then the status says so and a project that requires full
-//! confinement refuses to run.
+//! the engine installs in [`logon`]); the engine runs the setup (`elevate.rs` asks for the
+//! consent) and keeps the password (`sluice_engine`'s `sandbox_account.rs`). Until every part
+//! holds, the status says which is missing and a project that requires full confinement
+//! refuses to run.
 
 pub mod acl;
 pub mod cmdline;
+#[cfg(windows)]
+pub mod elevate;
 pub mod firewall;
 pub mod logon;
 #[cfg(windows)]

@@ -402,26 +402,22 @@ fn measure() -> SetupState {
     }
 }
 
-/// What the setup did: the password to keep in Sluice's secret store (the only copy), and the
-/// rules Windows refused (a file in use, a folder the user cannot change), each with why.
-#[derive(Debug)]
-pub struct SetupReport {
-    pub password: Password,
-    pub refused: Vec<(WinPath, io::Error)>,
-}
-
-/// The once-only setup, as an administrator: both accounts (one new password), the plan's
-/// setup entries (toolchains, default stores, Sluice's data folder) for both, and the offline
-/// account's firewall rules. `plan` is any project's plan ([`super::acl::plan`]) for the user
-/// who consented, whose profile and data folder the elevated process does not know itself.
-/// Run again, it resets the password and brings every rule back.
-pub fn setup(plan: &AclPlan) -> Result<SetupReport, WinSandboxError> {
-    let password = Password::generate();
+/// The once-only setup, as an administrator: both accounts with `password` (new each time:
+/// Sluice's secret store keeps the only copy), the plan's setup entries (toolchains, default
+/// stores, Sluice's data folder) for both, and the offline account's firewall rules. `plan` is
+/// [`super::acl::setup_plan`] for the user who consented, whose profile and data folder the
+/// elevated process does not know itself. Returns the rules Windows refused (a file in use, a
+/// folder the user cannot change), each with why. Run again, it resets the password and brings
+/// every rule back.
+pub fn setup(
+    plan: &AclPlan,
+    password: &Password,
+) -> Result<Vec<(WinPath, io::Error)>, WinSandboxError> {
     let setup_only = AclPlan { entries: entries_of(plan, Scope::Setup) };
     let mut refused = Vec::new();
     let mut offline = None;
     for user in SandboxUser::ALL {
-        let sid = create_account(user, &password)?;
+        let sid = create_account(user, password)?;
         refused.extend(apply(&setup_only, &sid)?);
         if user == SandboxUser::Offline {
             offline = Some(sid);
@@ -431,7 +427,7 @@ pub fn setup(plan: &AclPlan) -> Result<SetupReport, WinSandboxError> {
         WinSandboxError::NotSetUp("the offline sandbox account was not created".into())
     })?;
     add_firewall_rules(&offline)?;
-    Ok(SetupReport { password, refused })
+    Ok(refused)
 }
 
 /// A project's own entries (its folder, private folders, grants, additions), for both
