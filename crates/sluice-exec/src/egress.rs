@@ -27,11 +27,9 @@
 #![cfg_attr(not(target_os = "linux"), allow(dead_code))]
 
 use std::io::{Read, Write};
-use std::net::{IpAddr, SocketAddr, TcpStream, ToSocketAddrs};
-#[cfg(target_os = "linux")]
+use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpStream, ToSocketAddrs};
 use std::sync::Arc;
-#[cfg(target_os = "linux")]
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
 /// Where the proxy listens inside a job's network namespace (the namespace is the job's own,
@@ -185,20 +183,86 @@ fn accept_until_ended(
             return;
         }
         let Ok((client, _)) = listener.accept() else { continue };
-        if open.fetch_add(1, Ordering::SeqCst) >= MAX_CONNECTIONS {
-            open.fetch_sub(1, Ordering::SeqCst);
-            refuse(client, 503, "too many connections through Sluice's proxy at once");
-            continue;
-        }
-        let (hosts, open) = (hosts.clone(), open.clone());
-        let spawned =
-            std::thread::Builder::new().name("sluice-egress-conn".into()).spawn(move || {
-                connection(client, &hosts);
-                open.fetch_sub(1, Ordering::SeqCst);
-            });
-        if spawned.is_err() {
-            // The closure, with the client, is gone: the client sees the connection close.
-        }
+        hand_off(client, hosts, &open);
+    }
+}
+
+/// Serves `client` on a thread of its own, at most [`MAX_CONNECTIONS`] at once (`open` counts
+/// them).
+fn hand_off(client: TcpStream, hosts: &Arc<HostList>, open: &Arc<AtomicUsize>) {
+    if open.fetch_add(1, Ordering::SeqCst) >= MAX_CONNECTIONS {
+        open.fetch_sub(1, Ordering::SeqCst);
+        refuse(client, 503, "too many connections through Sluice's proxy at once");
+        return;
+    }
+    let (hosts, open) = (hosts.clone(), open.clone());
+    let spawned = std::thread::Builder::new().name("sluice-egress-conn".into()).spawn(move || {
+        connection(client, &hosts);
+        open.fetch_sub(1, Ordering::SeqCst);
+    });
+    if spawned.is_err() {
+        // The closure, with the client, is gone: the client sees the connection close.
+    }
+}
+
+/// Who may use a [`LoopbackProxy`]: asked of each client before anything is read from it.
+pub type Admit = Box<dyn Fn(&TcpStream) -> bool + Send + Sync>;
+
+/// The proxy for a job that shares the host's network (Windows, as the sandbox account, whose
+/// firewall rules leave it loopback only): a port of its own on `127.0.0.1`, serving only the
+/// clients `admit` accepts (there: processes in the job's Job Object); any other program on the
+/// machine that connects is refused, so a job of a project whose network is off cannot borrow
+/// another job's way out. It stops when dropped.
+pub struct LoopbackProxy {
+    port: u16,
+    stop: Arc<AtomicBool>,
+}
+
+impl std::fmt::Debug for LoopbackProxy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LoopbackProxy").field("port", &self.port).finish()
+    }
+}
+
+impl LoopbackProxy {
+    /// Listens on a free port of `127.0.0.1` and serves `hosts` to the clients `admit` accepts,
+    /// on a thread of its own.
+    pub fn start(hosts: Arc<HostList>, admit: Admit) -> std::io::Result<LoopbackProxy> {
+        let listener = std::net::TcpListener::bind((Ipv4Addr::LOCALHOST, 0))?;
+        let port = listener.local_addr()?.port();
+        let stop = Arc::new(AtomicBool::new(false));
+        let stopped = stop.clone();
+        std::thread::Builder::new().name("sluice-egress".into()).spawn(move || {
+            let open = Arc::new(AtomicUsize::new(0));
+            for client in listener.incoming() {
+                if stopped.load(Ordering::SeqCst) {
+                    return;
+                }
+                let Ok(client) = client else { continue };
+                if !admit(&client) {
+                    refuse(client, 403, "this proxy serves one job's processes only");
+                    continue;
+                }
+                hand_off(client, &hosts, &open);
+            }
+        })?;
+        Ok(LoopbackProxy { port, stop })
+    }
+
+    /// The port it listens on.
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+}
+
+impl Drop for LoopbackProxy {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        // Wakes the accept loop, which sees the flag and ends, and the listener with it.
+        let _ = TcpStream::connect_timeout(
+            &SocketAddr::from((Ipv4Addr::LOCALHOST, self.port)),
+            Duration::from_secs(1),
+        );
     }
 }
 
@@ -370,6 +434,47 @@ fn refuse(mut client: TcpStream, status: u16, why: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// What the proxy on `port` answers `request`: its status line and body.
+    fn ask(port: u16, request: &str) -> String {
+        let mut s = TcpStream::connect((Ipv4Addr::LOCALHOST, port)).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        s.write_all(request.as_bytes()).unwrap();
+        let mut answer = String::new();
+        let _ = s.read_to_string(&mut answer);
+        answer
+    }
+
+    #[test]
+    fn a_loopback_proxy_serves_only_whom_it_admits_and_stops_when_dropped() {
+        let admitted = Arc::new(AtomicBool::new(false));
+        let who = admitted.clone();
+        let hosts = Arc::new(HostList::parse(&["pypi.org"]).unwrap());
+        let proxy =
+            LoopbackProxy::start(hosts, Box::new(move |_| who.load(Ordering::SeqCst))).unwrap();
+        let port = proxy.port();
+        // Another program on the machine: refused before its request is read (so it sends
+        // none here: one left unread could turn the close into a reset that loses the answer).
+        let said = ask(port, "");
+        assert!(said.starts_with("HTTP/1.1 403") && said.contains("one job's processes"), "{said}");
+        // The job's own processes get the same rules as a job in namespaces.
+        admitted.store(true, Ordering::SeqCst);
+        for (request, status) in [
+            ("CONNECT example.org:443 HTTP/1.1\r\n\r\n", "403"),
+            ("CONNECT 127.0.0.1:443 HTTP/1.1\r\n\r\n", "403"),
+            ("CONNECT pypi.org:22 HTTP/1.1\r\n\r\n", "403"),
+            ("GET http://pypi.org/ HTTP/1.1\r\nHost: pypi.org\r\n\r\n", "405"),
+        ] {
+            let said = ask(port, request);
+            assert!(said.starts_with(&format!("HTTP/1.1 {status}")), "{request:?}: {said}");
+        }
+        drop(proxy);
+        let end = std::time::Instant::now() + Duration::from_secs(10);
+        while TcpStream::connect((Ipv4Addr::LOCALHOST, port)).is_ok() {
+            assert!(std::time::Instant::now() < end, "the proxy still listens after its drop");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
 
     #[test]
     fn the_list_takes_names_and_subdomains_only() {

@@ -17,7 +17,9 @@ use std::os::windows::io::AsRawHandle;
 use std::os::windows::process::CommandExt;
 use std::process::{Child, Command};
 
-use windows_sys::Win32::Foundation::{CloseHandle, HANDLE, INVALID_HANDLE_VALUE};
+use windows_sys::Win32::Foundation::{
+    CloseHandle, DUPLICATE_SAME_ACCESS, DuplicateHandle, HANDLE, INVALID_HANDLE_VALUE,
+};
 use windows_sys::Win32::System::Diagnostics::ToolHelp::{
     CreateToolhelp32Snapshot, TH32CS_SNAPTHREAD, THREADENTRY32, Thread32First, Thread32Next,
 };
@@ -27,7 +29,8 @@ use windows_sys::Win32::System::JobObjects::{
     JobObjectExtendedLimitInformation, SetInformationJobObject, TerminateJobObject,
 };
 use windows_sys::Win32::System::Threading::{
-    CREATE_NEW_PROCESS_GROUP, CREATE_SUSPENDED, OpenThread, ResumeThread, THREAD_SUSPEND_RESUME,
+    CREATE_NEW_PROCESS_GROUP, CREATE_SUSPENDED, GetCurrentProcess, OpenThread, ResumeThread,
+    THREAD_SUSPEND_RESUME,
 };
 
 /// The creation flags a job's process needs (see [`spawn_in_job`]); `std` adds its own.
@@ -86,6 +89,34 @@ impl JobObject {
             return Err(io::Error::last_os_error());
         }
         Ok(())
+    }
+
+    /// The handle, for calls that ask about the job (`IsProcessInJob`).
+    pub(crate) fn raw(&self) -> HANDLE {
+        self.0
+    }
+
+    /// A second handle to the same job. The job's processes live until its last handle
+    /// closes: hold one only as long as the job's own.
+    pub(crate) fn try_clone(&self) -> io::Result<JobObject> {
+        let mut copy: HANDLE = std::ptr::null_mut();
+        // SAFETY: this process's pseudo handle twice and our valid job handle; `copy` is
+        // written on success and owned from then on.
+        let ok = unsafe {
+            DuplicateHandle(
+                GetCurrentProcess(),
+                self.0,
+                GetCurrentProcess(),
+                &mut copy,
+                0,
+                0,
+                DUPLICATE_SAME_ACCESS,
+            )
+        };
+        if ok == 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(JobObject(copy))
     }
 
     /// Kills every process in the job (cancel, timeout, emergency stop).

@@ -45,6 +45,8 @@ pub(super) fn launch(
         },
         false => None,
     };
+    #[cfg(windows)]
+    let egress = spawned.egress.take();
     let mut child = spawned.child;
     let tree = spawned.tree;
     // A terminal's master carries the job's output (one stream) and takes its input.
@@ -121,6 +123,8 @@ pub(super) fn launch(
             grace,
             readers_done: done_rx,
             readers,
+            #[cfg(windows)]
+            egress,
         })
     });
     if let Err(e) = supervisor {
@@ -339,10 +343,17 @@ struct Supervision {
     grace: Duration,
     readers_done: mpsc::Receiver<()>,
     readers: usize,
+    /// Windows: the job's registries proxy, which ends with it.
+    #[cfg(windows)]
+    egress: Option<crate::egress::LoopbackProxy>,
 }
 
 fn supervise(s: Supervision) {
-    let Supervision { job, inner, mut child, tree, ctl, timeout, grace, readers_done, readers } = s;
+    #[cfg(windows)]
+    let _egress = s.egress;
+    let Supervision {
+        job, inner, mut child, tree, ctl, timeout, grace, readers_done, readers, ..
+    } = s;
     let deadline = timeout.map(|t| Instant::now() + t);
     let mut reason: Option<JobState> = None;
     let mut replies: Vec<mpsc::Sender<()>> = Vec::new();

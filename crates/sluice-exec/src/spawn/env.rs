@@ -7,7 +7,6 @@ use std::ffi::OsString;
 use std::path::Path;
 
 use super::{SHM_DIR, Sandbox};
-use crate::egress::PROXY_PORT;
 use crate::error::ExecError;
 use crate::places::user_tool_home;
 use crate::spec::{ResolvedCommand, TrustedPath};
@@ -27,8 +26,10 @@ pub(crate) fn env_name_denied(name: &str) -> bool {
 #[derive(Debug, Clone, Copy, Default)]
 pub struct JobView {
     pub network_off: bool,
-    /// The job reaches the network only through the proxy on `127.0.0.1:`[`PROXY_PORT`].
-    pub proxy: bool,
+    /// The job reaches the network only through the proxy on `127.0.0.1` at this port
+    /// ([`crate::egress::PROXY_PORT`] in the job's own namespace on Linux; a port of its own
+    /// on Windows).
+    pub proxy: Option<u16>,
 }
 
 /// The private folders of a job under `state_dir`: `(variable, sub-folder)`.
@@ -95,8 +96,8 @@ pub fn job_env(
     }
     // Through the proxy: the variables curl, cargo, npm, pip, go and git read; the JVM's own
     // properties for Maven and Gradle. Loopback stays direct (a test server in the job).
-    if view.proxy {
-        let url = format!("http://127.0.0.1:{PROXY_PORT}");
+    if let Some(port) = view.proxy {
+        let url = format!("http://127.0.0.1:{port}");
         for var in ["HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY"] {
             env.push((var.into(), url.clone().into()));
         }
@@ -104,8 +105,8 @@ pub fn job_env(
             env.push((var.into(), "localhost,127.0.0.1,::1".into()));
         }
         let java = format!(
-            "-Dhttps.proxyHost=127.0.0.1 -Dhttps.proxyPort={PROXY_PORT} \
-             -Dhttp.proxyHost=127.0.0.1 -Dhttp.proxyPort={PROXY_PORT} \
+            "-Dhttps.proxyHost=127.0.0.1 -Dhttps.proxyPort={port} \
+             -Dhttp.proxyHost=127.0.0.1 -Dhttp.proxyPort={port} \
              -Dhttp.nonProxyHosts=localhost|127.0.0.1"
         );
         env.push(("JAVA_TOOL_OPTIONS".into(), java.into()));

@@ -195,6 +195,9 @@ pub struct Spawned {
     pub input: Option<SpawnedInput>,
     /// Its published ports, forwarded while it runs.
     pub ports: Option<Arc<crate::publish::Ports>>,
+    /// Windows: its registries proxy, served while it runs.
+    #[cfg(windows)]
+    pub egress: Option<crate::egress::LoopbackProxy>,
 }
 
 /// The engine's end of an interactive job's input ([`spawn_with`]).
@@ -288,6 +291,8 @@ pub fn spawn_with(
     Ok(Spawned {
         child,
         tree,
+        #[cfg(windows)]
+        egress: plan.egress.map(|(egress, _)| egress),
         confinement: plan.confinement,
         #[cfg(unix)]
         input,

@@ -25,7 +25,9 @@ use crate::spec::{ResolvedCommand, TrustedPath};
 pub(super) struct Plan {
     /// What the kernel enforces for this job (namespaces, Landlock).
     pub(super) confinement: LandlockReport,
-    /// The hosts of a `registries` network, served through the engine's proxy.
+    /// The hosts of a `registries` network, served through the engine's proxy (on Windows,
+    /// `egress`'s).
+    #[cfg(not(windows))]
     pub(super) registries: Option<Arc<HostList>>,
     /// The channel the job's proxy listener comes through (`registries` network).
     #[cfg(target_os = "linux")]
@@ -33,8 +35,33 @@ pub(super) struct Plan {
     /// The channel of the job's port keeper (published ports).
     #[cfg(target_os = "linux")]
     pub(super) keeper: Option<ProxyChannel>,
+    /// Windows: the job's proxy on the host's loopback (a `registries` network), serving the
+    /// processes of the Job Object the spawn puts in the slot.
+    #[cfg(windows)]
+    pub(super) egress: Option<(crate::egress::LoopbackProxy, JobSlot)>,
     /// Where the job sees its private folders.
     pub(super) private: PathBuf,
+}
+
+/// Where the spawn puts (a handle of) the job's Job Object for its proxy to ask about.
+#[cfg(windows)]
+pub(super) type JobSlot = Arc<std::sync::OnceLock<crate::winjob::JobObject>>;
+
+/// Windows: the loopback proxy of a `registries` network, admitting the processes of the job
+/// whose Job Object the spawn puts in the slot (nobody before).
+#[cfg(windows)]
+fn loopback_egress(
+    registries: Option<&Arc<HostList>>,
+) -> Result<Option<(crate::egress::LoopbackProxy, JobSlot)>, ExecError> {
+    let Some(hosts) = registries else { return Ok(None) };
+    let slot: JobSlot = Arc::default();
+    let job = slot.clone();
+    let admit: crate::egress::Admit = Box::new(move |client| {
+        job.get().is_some_and(|job| crate::winsandbox::egress::client_in_job(client, job))
+    });
+    let proxy = crate::egress::LoopbackProxy::start(hosts.clone(), admit)
+        .map_err(|e| ExecError::os("starting the job's registries proxy", e))?;
+    Ok(Some((proxy, slot)))
 }
 
 impl Plan {
@@ -48,6 +75,8 @@ impl Plan {
         let registries = registries(sandbox, &confinement)?;
         #[cfg(target_os = "linux")]
         let proxy = registries.as_ref().map(|_| ProxyChannel::new()).transpose()?;
+        #[cfg(windows)]
+        let egress = loopback_egress(registries.as_ref())?;
         check_publish(&live.publish, sandbox, &confinement)?;
         #[cfg(target_os = "linux")]
         let keeper = (!live.publish.is_empty()).then(ProxyChannel::new).transpose()?;
@@ -55,11 +84,14 @@ impl Plan {
         check_confinement(sandbox, &confinement)?;
         Ok(Plan {
             confinement,
+            #[cfg(not(windows))]
             registries,
             #[cfg(target_os = "linux")]
             proxy,
             #[cfg(target_os = "linux")]
             keeper,
+            #[cfg(windows)]
+            egress,
             private,
         })
     }
@@ -86,17 +118,26 @@ impl Plan {
     }
 }
 
-/// The hosts of a `registries` network: it needs the job in namespaces of its own, where its
-/// only way out is the engine's proxy; without them the job is refused.
+/// The hosts of a `registries` network: it needs the job where its only way out is the
+/// engine's proxy — in namespaces of its own (Linux), or as the Windows sandbox account, whose
+/// firewall rules leave it loopback only; elsewhere the job is refused.
 fn registries(
     sandbox: &Sandbox,
     confinement: &LandlockReport,
 ) -> Result<Option<Arc<HostList>>, ExecError> {
+    let account = cfg!(windows)
+        && confinement.status == Enforcement::FullyEnforced
+        && confinement.network_rules;
+    let needs = if cfg!(windows) {
+        "the Windows sandbox account (`sluice sandbox setup`)"
+    } else {
+        "jobs to run in namespaces of their own"
+    };
     match &sandbox.network {
-        Network::Registries(hosts) if confinement.namespaces => Ok(Some(hosts.clone())),
+        Network::Registries(hosts) if confinement.namespaces || account => Ok(Some(hosts.clone())),
         Network::Registries(_) => Err(ExecError::Unconfinable(format!(
-            "this project's network is \"registries\", which needs jobs to run in \
-             namespaces of their own, and here {}; turn the project's network off, or on",
+            "this project's network is \"registries\", which needs {needs}, and here {}; turn \
+             the project's network off, or on",
             confinement.summary
         ))),
         _ => Ok(None),

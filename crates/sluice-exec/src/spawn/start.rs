@@ -52,8 +52,11 @@ pub(super) fn job_command(
     let mut command = seatbelt_command(cmd, sandbox, &plan.confinement)?;
     #[cfg(not(target_os = "macos"))]
     let mut command = plain_command(cmd);
-    let view =
-        JobView { network_off: sandbox.network == Network::Off, proxy: plan.registries.is_some() };
+    #[cfg(not(windows))]
+    let proxy = plan.registries.as_ref().map(|_| crate::egress::PROXY_PORT);
+    #[cfg(windows)]
+    let proxy = plan.egress.as_ref().map(|(egress, _)| egress.port());
+    let view = JobView { network_off: sandbox.network == Network::Off, proxy };
     command
         .current_dir(cwd)
         .env_clear()
@@ -138,6 +141,14 @@ pub(super) fn start(
 ) -> Result<Leader, ExecError> {
     if plan.confinement.status == crate::confine::Enforcement::FullyEnforced {
         let (process, job) = crate::winsandbox::spawn::start(&command, sandbox)?;
+        // Its proxy serves the processes of this Job Object. Without that handle it could serve
+        // nobody: the job ends (its Job Object's last handle closes) rather than run without.
+        if let Some((_, slot)) = &plan.egress {
+            let copy = job
+                .try_clone()
+                .map_err(|e| ExecError::os("showing the job's proxy which processes are its", e))?;
+            let _ = slot.set(copy);
+        }
         crate::kill::imp::adopt(process.pid, job);
         return Ok(Leader::Account(process));
     }

@@ -24,6 +24,8 @@
 pub mod acl;
 pub mod cmdline;
 #[cfg(windows)]
+pub(crate) mod egress;
+#[cfg(windows)]
 pub mod elevate;
 pub mod firewall;
 pub mod logon;
