@@ -347,16 +347,17 @@ impl Engine {
         let roots: Vec<PathBuf> = self.projects()?.into_iter().map(|p| p.root).collect();
         let project = self.find_project(handle.id.as_str())?;
         let network = NetworkSetting::of(handle.exec, project.network);
-        if network.mode == NetworkMode::Registries && !job_confinement().namespaces {
+        let confinement = job_confinement();
+        if network.mode == NetworkMode::Registries && !confinement.serves_registries() {
             return Err(Failure::new(
                 ErrorCode::Forbidden,
                 format!(
                     "project {:?} reaches only the package registries (network \"registries\"), \
-                     which needs jobs to run in namespaces of their own, and here {}; so \
-                     nothing ran. Only the user can change this project's network to off or on \
-                     in Sluice.",
+                     which needs {}, and here {}; so nothing ran. Only the user can change this \
+                     project's network to off or on in Sluice.",
                     handle.name,
-                    job_confinement().summary
+                    confinement.registries_need(),
+                    confinement.summary
                 ),
             ));
         }

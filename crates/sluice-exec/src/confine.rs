@@ -38,6 +38,25 @@ pub struct LandlockReport {
     pub summary: String,
 }
 
+impl LandlockReport {
+    /// Whether a `registries` network holds here: the job's only way out is Sluice's proxy — in
+    /// namespaces of its own (Linux), or as the Windows sandbox account, whose firewall rules
+    /// leave it loopback only.
+    pub fn serves_registries(&self) -> bool {
+        self.namespaces
+            || (cfg!(windows) && self.status == Enforcement::FullyEnforced && self.network_rules)
+    }
+
+    /// What a `registries` network needs that is missing here, as a phrase.
+    pub fn registries_need(&self) -> &'static str {
+        if cfg!(windows) {
+            "the Windows sandbox account (`sluice sandbox setup`)"
+        } else {
+            "jobs to run in namespaces of their own"
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Enforcement {

@@ -74,7 +74,7 @@ pub fn app_state(engine: &Engine, ctx: &Context) -> Res<AppState> {
         guarantees: guarantee_dtos(&report),
         hidden_from_jobs: hidden_from_jobs(),
         registries: registries(engine)?,
-        registries_available: sluice_engine::job_confinement().namespaces,
+        registries_available: report.serves_registries(),
         integrity: engine.integrity()?.iter().map(IntegrityFindingDto::from).collect(),
     })
 }

@@ -125,19 +125,12 @@ fn registries(
     sandbox: &Sandbox,
     confinement: &LandlockReport,
 ) -> Result<Option<Arc<HostList>>, ExecError> {
-    let account = cfg!(windows)
-        && confinement.status == Enforcement::FullyEnforced
-        && confinement.network_rules;
-    let needs = if cfg!(windows) {
-        "the Windows sandbox account (`sluice sandbox setup`)"
-    } else {
-        "jobs to run in namespaces of their own"
-    };
     match &sandbox.network {
-        Network::Registries(hosts) if confinement.namespaces || account => Ok(Some(hosts.clone())),
+        Network::Registries(hosts) if confinement.serves_registries() => Ok(Some(hosts.clone())),
         Network::Registries(_) => Err(ExecError::Unconfinable(format!(
-            "this project's network is \"registries\", which needs {needs}, and here {}; turn \
-             the project's network off, or on",
+            "this project's network is \"registries\", which needs {}, and here {}; turn the \
+             project's network off, or on",
+            confinement.registries_need(),
             confinement.summary
         ))),
         _ => Ok(None),

@@ -529,3 +529,31 @@ fn the_setup_applies_every_project_s_once_only_rules_and_no_project_s_own() {
     assert!(with_own.on(&p(r"D:\secrets")).all(|e| e.scope == Scope::Project));
     assert!(setup.on(&p(r"D:\secrets")).next().is_none());
 }
+
+#[test]
+fn registries_hold_with_the_account_set_up_and_only_then() {
+    let all = SetupState {
+        offline_user: true,
+        online_user: true,
+        password: true,
+        stores_without_rule: 0,
+        firewall: true,
+    };
+    // Set up, the firewall leaves the account loopback only, where its proxy listens (this
+    // rule is Windows'; on other systems the report of a Windows status serves nothing).
+    assert_eq!(WinSandboxStatus::of(&all).report().serves_registries(), cfg!(windows));
+    for missing in [
+        SetupState { firewall: false, ..all.clone() },
+        SetupState { password: false, ..all.clone() },
+        SetupState { stores_without_rule: 1, ..all.clone() },
+        SetupState::default(),
+    ] {
+        let report = WinSandboxStatus::of(&missing).report();
+        assert!(!report.serves_registries(), "{missing:?}");
+        assert!(report.registries_need().contains(if cfg!(windows) {
+            "sluice sandbox setup"
+        } else {
+            "namespaces"
+        }));
+    }
+}
