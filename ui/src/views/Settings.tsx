@@ -275,7 +275,7 @@ function Registries({ initial, available }: { initial: RegistryDto[]; available:
       <p className="muted">
         Projects whose network is Registries reach only these hosts, over HTTPS through
         Sluice&apos;s proxy; a registry also accepts uploads from anyone with an account there.
-        {!available && " This system cannot run commands in namespaces of their own, so those projects' commands do not run here."}
+        {!available && " Nothing on this system keeps a command to that proxy alone (see Command confinement above), so those projects' commands do not run here."}
       </p>
       <ul>
         {list.map((r) => (
