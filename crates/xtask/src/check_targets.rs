@@ -99,10 +99,22 @@ fn stamp(cache: &Path) -> PathBuf {
     cache.join("toolchain/ready")
 }
 
-/// Whether a previous run left the toolchain ready, which `cargo xtask test` takes to mean the
-/// check is cheap here (std and the crates of earlier runs are cached beside it).
-pub fn warm(root: &Path) -> bool {
+/// Whether a previous run left the toolchain ready (`cargo xtask windows` builds with it).
+pub fn toolchain_ready(root: &Path) -> bool {
     stamp(&cache_dir(root)).is_file()
+}
+
+/// Written once every target was checked and passed: std and the crates for all of them are
+/// cached beside the toolchain.
+fn checked_stamp(cache: &Path) -> PathBuf {
+    cache.join("checked-all")
+}
+
+/// Whether a previous run checked every target here, which `cargo xtask test` takes to mean
+/// the check is cheap (a toolchain made for the Windows build alone is not enough: checking
+/// the other targets would then start from nothing, about an hour).
+pub fn warm(root: &Path) -> bool {
+    checked_stamp(&cache_dir(root)).is_file()
 }
 
 /// `cargo xtask check-targets [TRIPLE…]`: prepares the toolchain if needed, then checks each
@@ -163,6 +175,9 @@ fn check(root: &Path, targets: &[&Target], refresh: Refresh) -> Result<()> {
     }
     if !failed.is_empty() {
         bail!("check-targets failed for {}", failed.join(", "));
+    }
+    if targets.len() == TARGETS.len() {
+        std::fs::write(checked_stamp(&cache), "")?;
     }
     Ok(())
 }

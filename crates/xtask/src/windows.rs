@@ -135,7 +135,7 @@ fn windows_dir(root: &Path) -> PathBuf {
 /// Whether a Windows build is cached (its target folder holds a `run-release` exe), so that
 /// `cargo xtask test` can rebuild and check it in minutes rather than a cold quarter hour.
 pub fn warm(root: &Path) -> bool {
-    check_targets::warm(root)
+    check_targets::toolchain_ready(root)
         && windows_dir(root)
             .join("target")
             .join(TRIPLE)
