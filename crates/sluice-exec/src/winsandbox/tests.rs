@@ -356,15 +356,20 @@ fn the_firewall_script_quotes_every_value_and_is_encoded_whole() {
     assert!(firewall::add_script(&[quoted]).unwrap().contains("'a''b'"));
 }
 
-#[test]
-fn the_status_says_what_holds_and_only_everything_is_full() {
-    let all = SetupState {
+/// Every part of the setup in place.
+fn set_up() -> SetupState {
+    SetupState {
         offline_user: true,
         online_user: true,
         password: true,
         stores_without_rule: 0,
         firewall: true,
-    };
+    }
+}
+
+#[test]
+fn the_status_says_what_holds_and_only_everything_is_full() {
+    let all = set_up();
     let status = WinSandboxStatus::of(&all);
     assert_eq!(status, WinSandboxStatus::SetUp);
     let report = status.report();
@@ -532,13 +537,7 @@ fn the_setup_applies_every_project_s_once_only_rules_and_no_project_s_own() {
 
 #[test]
 fn registries_hold_with_the_account_set_up_and_only_then() {
-    let all = SetupState {
-        offline_user: true,
-        online_user: true,
-        password: true,
-        stores_without_rule: 0,
-        firewall: true,
-    };
+    let all = set_up();
     // Set up, the firewall leaves the account loopback only, where its proxy listens (this
     // rule is Windows'; on other systems the report of a Windows status serves nothing).
     assert_eq!(WinSandboxStatus::of(&all).report().serves_registries(), cfg!(windows));
