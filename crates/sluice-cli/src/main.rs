@@ -279,6 +279,8 @@ fn serve(config: EngineConfig, port: u16, limits: sluice_mcp::Limits) -> Result<
     let rt = runtime()?;
     rt.block_on(async move {
         let listener = sluice_mcp::bind(port).await?;
+        // `--port 0` takes a free port: everything below names the one bound.
+        let port = listener.local_addr().context("cannot read the bound port")?.port();
         let shutdown = tokio_util::sync::CancellationToken::new();
         let router = sluice_mcp::router(engine.clone(), port, limits, shutdown.clone());
         sluice_engine::write_engine_file(&dir, port).context("cannot record the engine's port")?;

@@ -86,6 +86,8 @@ pub fn start(runtime: &tokio::runtime::Runtime, config: Config) -> Result<Shell>
     let listener = runtime
         .block_on(sluice_mcp::bind(port))
         .with_context(|| format!("cannot serve MCP on 127.0.0.1:{port}"))?;
+    // Port 0 takes a free port: everything below names the one bound.
+    let port = listener.local_addr().context("cannot read the bound port")?.port();
     let router =
         sluice_mcp::router(engine.clone(), port, sluice_mcp::Limits::default(), shutdown.clone());
     sluice_engine::write_engine_file(&data_dir, port).context("cannot record the engine's port")?;

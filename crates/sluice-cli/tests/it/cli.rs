@@ -160,3 +160,38 @@ fn sandbox_account_commands_change_nothing_off_windows() {
     assert!(said.contains("--profile"), "{said}");
     assert_eq!(listing(), before, "no password, handoff or outcome was left in the data folder");
 }
+
+/// `sluice serve --port 0` takes a free port and names that one everywhere: what it prints,
+/// the engine file `sluice stdio` reads, and the origin its Host check accepts (a request to
+/// the real port is served, not refused as another host's).
+#[test]
+fn serve_on_port_zero_names_the_port_it_took() {
+    use std::io::{BufRead, BufReader};
+    let sb = Sandbox::new();
+    sb.add_project();
+    let token = sb.token("zero", &[]);
+    let mut child = sb
+        .cmd()
+        .args(["serve", "--port", "0"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+    let port: u16 = line
+        .trim()
+        .strip_prefix("Sluice is serving http://127.0.0.1:")
+        .and_then(|rest| rest.strip_suffix("/mcp"))
+        .and_then(|p| p.parse().ok())
+        .unwrap_or_else(|| panic!("{line:?}"));
+    assert_ne!(port, 0, "{line:?}");
+    let recorded: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(sb.data.join("engine.json")).unwrap())
+            .unwrap();
+    assert_eq!(recorded["port"], port);
+    let r = post(port, &bearer(&token), &initialize_body());
+    let _ = child.kill();
+    let _ = child.wait();
+    assert_eq!(r.status, 200, "{}", r.body);
+}

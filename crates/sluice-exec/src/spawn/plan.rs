@@ -66,7 +66,8 @@ fn loopback_egress(
 
 impl Plan {
     /// The job's confinement, and its refusals, in this order: a `registries` network needs
-    /// namespaces (then its proxy channel is made); published ports need a network namespace of
+    /// namespaces (then its proxy channel is made) or, on Windows, the sandbox account (then
+    /// its loopback proxy is started); published ports need a network namespace of
     /// the job's own (then the port keeper's channel is made); a project that requires full
     /// confinement gets it; granted stores are reached through no link; and a job whose policy
     /// requires Landlock gets it fully.
