@@ -523,6 +523,11 @@ fn pc03_kill_9_during_an_approval_decision_acts_at_most_once() {
         assert!(!shown.contains("[pending]"), "{shown}");
         assert!(sb.err(&["approvals", "approve", &id]).contains("already"));
         let audit = audit_entries(&sb);
+        if exists && !existed {
+            // Back because the start rolled the delete back, and said so: nothing else may
+            // bring a deleted file back.
+            assert!(audit.iter().any(|e| e["action"] == "recover"), "round {round}: {audit:?}");
+        }
         let deletes =
             audit.iter().filter(|e| e["action"] == "delete_path" && e["outcome"] == "ok").count();
         let deleted_so_far =
