@@ -126,7 +126,7 @@ mod windows {
     use std::io::{Read, Write};
     use std::path::{Path, PathBuf};
 
-    use sluice_core::{Coded, Failure};
+    use sluice_core::{Coded, ErrorCode, Failure};
     use sluice_exec::winsandbox::{Password, WinPath, WinSandboxError, acl, elevate, logon, os};
     use sluice_store::connections;
     use sluice_store::fsperm::create_new_private;
@@ -139,13 +139,23 @@ mod windows {
         Failure::new(Coded::code(&e), e.to_string())
     }
 
+    /// An I/O failure of step `what`.
+    fn io_failure(what: &'static str) -> impl Fn(std::io::Error) -> Failure {
+        move |e| Failure::new(ErrorCode::Internal, format!("{what}: {e}"))
+    }
+
+    /// Writes `bytes` to a new owner-only file (never one already there, nor through a link)
+    /// and to the disk.
+    fn write_new(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+        let mut f = create_new_private(path)?;
+        f.write_all(bytes)?;
+        f.sync_all()
+    }
+
     fn plan_for(engine: &Engine, profile: &str) -> Result<acl::AclPlan, Failure> {
         let profile = WinPath::parse(profile).map_err(failure)?;
         let data = engine.data_dir().to_str().ok_or_else(|| {
-            Failure::new(
-                sluice_core::ErrorCode::InvalidArgument,
-                "the data folder's name is not Unicode",
-            )
+            Failure::new(ErrorCode::InvalidArgument, "the data folder's name is not Unicode")
         })?;
         let data = WinPath::parse(data).map_err(failure)?;
         acl::setup_plan(&profile, &data).map_err(failure)
@@ -158,7 +168,7 @@ mod windows {
 
     pub(super) fn set_up(engine: &Engine) -> Result<SetupOutcome, Failure> {
         let profile = std::env::var("USERPROFILE").map_err(|_| {
-            Failure::new(sluice_core::ErrorCode::ConfinementUnavailable, "USERPROFILE is not set")
+            Failure::new(ErrorCode::ConfinementUnavailable, "USERPROFILE is not set")
         })?;
         let password = Password::generate();
         let done = if elevate::is_elevated() {
@@ -168,7 +178,7 @@ mod windows {
         };
         if let Some((code, message)) = &done.error {
             return Err(Failure::new(
-                sluice_core::ErrorCode::ConfinementUnavailable,
+                ErrorCode::ConfinementUnavailable,
                 format!("the setup failed ({code}): {message}"),
             ));
         }
@@ -185,21 +195,14 @@ mod windows {
         profile: &str,
         password: &Password,
     ) -> Result<SetupOutcome, Failure> {
-        let io = |what: &'static str| {
-            move |e: std::io::Error| {
-                Failure::new(sluice_core::ErrorCode::Internal, format!("{what}: {e}"))
-            }
-        };
         let name: [u8; 16] = sluice_core::random_bytes();
         let hex: String = name.iter().map(|b| format!("{b:02x}")).collect();
         let handoff = engine.data_dir().join(format!("{HANDOFF_PREFIX}{hex}"));
         let result = result_path(&handoff);
-        let mut f = create_new_private(&handoff).map_err(io("cannot write the setup handoff"))?;
-        f.write_all(password.expose().as_bytes())
-            .and_then(|()| f.sync_all())
-            .map_err(io("cannot write the setup handoff"))?;
-        drop(f);
-        let exe = std::env::current_exe().map_err(io("cannot find Sluice's own program"))?;
+        write_new(&handoff, password.expose().as_bytes())
+            .map_err(io_failure("cannot write the setup handoff"))?;
+        let exe =
+            std::env::current_exe().map_err(io_failure("cannot find Sluice's own program"))?;
         let args = vec![
             "--data-dir".to_owned(),
             engine.data_dir().to_string_lossy().into_owned(),
@@ -218,16 +221,13 @@ mod windows {
         let read =
             std::fs::File::open(&result).and_then(|f| f.take(1 << 20).read_to_string(&mut text));
         let _ = std::fs::remove_file(&result);
-        read.map_err(io("the elevated setup left no outcome"))?;
+        read.map_err(io_failure("the elevated setup left no outcome"))?;
         let done: SetupOutcome = serde_json::from_str(&text).map_err(|e| {
-            Failure::new(
-                sluice_core::ErrorCode::Internal,
-                format!("the setup's outcome is unreadable: {e}"),
-            )
+            Failure::new(ErrorCode::Internal, format!("the setup's outcome is unreadable: {e}"))
         })?;
         if code != 0 && done.error.is_none() {
             return Err(Failure::new(
-                sluice_core::ErrorCode::Internal,
+                ErrorCode::Internal,
                 format!("the elevated setup exited with {code}"),
             ));
         }
@@ -249,10 +249,7 @@ mod windows {
         let read = std::fs::File::open(handoff).and_then(|f| f.take(256).read_to_string(&mut text));
         let _ = std::fs::remove_file(handoff);
         read.map_err(|e| {
-            Failure::new(
-                sluice_core::ErrorCode::InvalidArgument,
-                format!("cannot read the handoff: {e}"),
-            )
+            Failure::new(ErrorCode::InvalidArgument, format!("cannot read the handoff: {e}"))
         })?;
         let password = Password::from_stored(text.trim().to_owned());
         let done = match plan_for(engine, profile)
@@ -265,13 +262,7 @@ mod windows {
             },
         };
         let json = serde_json::to_vec(&done).unwrap_or_default();
-        let mut f = create_new_private(&result_path(handoff)).map_err(|e| {
-            Failure::new(sluice_core::ErrorCode::Internal, format!("cannot write the outcome: {e}"))
-        })?;
-        f.write_all(&json).and_then(|()| f.sync_all()).map_err(|e| {
-            Failure::new(sluice_core::ErrorCode::Internal, format!("cannot write the outcome: {e}"))
-        })?;
-        Ok(())
+        write_new(&result_path(handoff), &json).map_err(io_failure("cannot write the outcome"))
     }
 }
 
