@@ -3,6 +3,7 @@
 // of `sluice_ipc::bindings::COMMANDS`; a test checks they match.
 pub const COMMAND_NAMES: &[&str] = &[
     "app_state",
+    "set_up_sandbox_account",
     "set_paused",
     "list_projects",
     "add_project",

@@ -347,7 +347,13 @@ export function App() {
           )}
           {view === "activity" && <ActivityView projects={projects} tokens={tokens} />}
           {view === "settings" && (
-            <SettingsView state={state} reach={reach} projects={projects} reloadReach={loadReach} />
+            <SettingsView
+              state={state}
+              reach={reach}
+              projects={projects}
+              reloadReach={loadReach}
+              onState={setState}
+            />
           )}
         </main>
       </div>

@@ -116,6 +116,9 @@ export const api = {
   cancelJob: (id: string) => call("cancel_job", { id }),
   /** Opens a port the job publishes in the user's browser (the engine builds the link). */
   openJobPort: (id: string, port: number) => call("open_job_port", { id, port }),
+  /** Windows: sets up (or repairs) the sandbox account jobs run as; Windows asks for an
+   * administrator's consent (UAC). Elsewhere a refusal that changes nothing. */
+  setUpSandboxAccount: () => call("set_up_sandbox_account", {}),
   /** Kills every job, denies every waiting approval, refuses AI requests until resumed. */
   emergencyStop: () => call("emergency_stop", {}),
   /** On, off, or `null` for the mode's default; turning it on asks in a native dialog. */

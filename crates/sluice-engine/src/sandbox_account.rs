@@ -5,8 +5,9 @@
 //!
 //! The setup needs an administrator; Sluice runs as the user. So the user's process makes the
 //! password, writes it to a handoff file of its own in the data folder (owner-only, a name
-//! nobody can guess), and starts itself again elevated (the UAC prompt) with that file's name
-//! and the user's profile. The elevated process reads the file, deletes it, sets up the
+//! nobody can guess), and starts `sluice.exe` beside it (the command-line tool, which the CLI,
+//! the tray and the window all reach this through) elevated (the UAC prompt) with that file's
+//! name and the user's profile. The elevated process reads the file, deletes it, sets up the
 //! accounts and their rules, and writes what Windows refused into `<handoff>.result`. Only when
 //! that says the setup ran does the user's process keep the password. Nothing secret is ever
 //! on a command line. Off Windows there is no account: every step says so and changes nothing.
@@ -189,20 +190,29 @@ mod windows {
         Ok(done)
     }
 
-    /// Hands `password` to an elevated copy of this program and waits for its outcome.
+    /// Hands `password` to the command-line tool, elevated, and waits for its outcome.
     fn through_elevated(
         engine: &Engine,
         profile: &str,
         password: &Password,
     ) -> Result<SetupOutcome, Failure> {
+        // The elevated half is a command of the command-line tool, which every install puts
+        // beside the app's programs: the tray process asks for the setup too.
+        let exe = std::env::current_exe()
+            .map_err(io_failure("cannot find Sluice's own program"))?
+            .with_file_name("sluice.exe");
+        if !exe.is_file() {
+            return Err(Failure::new(
+                ErrorCode::ConfinementUnavailable,
+                format!("{} is missing: reinstall Sluice; nothing changed", exe.display()),
+            ));
+        }
         let name: [u8; 16] = sluice_core::random_bytes();
         let hex: String = name.iter().map(|b| format!("{b:02x}")).collect();
         let handoff = engine.data_dir().join(format!("{HANDOFF_PREFIX}{hex}"));
         let result = result_path(&handoff);
         write_new(&handoff, password.expose().as_bytes())
             .map_err(io_failure("cannot write the setup handoff"))?;
-        let exe =
-            std::env::current_exe().map_err(io_failure("cannot find Sluice's own program"))?;
         let args = vec![
             "--data-dir".to_owned(),
             engine.data_dir().to_string_lossy().into_owned(),

@@ -6,6 +6,7 @@
 use ts_rs::{Config, TS};
 
 use crate::checkpoints::*;
+use crate::confinement::*;
 use crate::connect::*;
 use crate::dto::*;
 use crate::jobs::*;
@@ -14,6 +15,7 @@ use crate::jobs::*;
 /// The Tauri shell registers exactly these (a test in the shell checks the list).
 pub const COMMANDS: &[(&str, &str, &str)] = &[
     ("app_state", "Record<string, never>", "AppState"),
+    ("set_up_sandbox_account", "Record<string, never>", "SandboxAccountSetup"),
     ("set_paused", "{ paused: boolean }", "AppState"),
     ("list_projects", "Record<string, never>", "ProjectDto[]"),
     ("add_project", "{ args: AddProject }", "ProjectDto"),
@@ -77,7 +79,9 @@ pub fn typescript() -> String {
         RegistryDto::decl(&cfg),
         SecretInfo::decl(&cfg),
         IntegrityFindingDto::decl(&cfg),
+        SandboxAccountState::decl(&cfg),
         AppState::decl(&cfg),
+        SandboxAccountSetup::decl(&cfg),
         ProjectStatus::decl(&cfg),
         ApprovalPolicy::decl(&cfg),
         AutoRunActionDto::decl(&cfg),

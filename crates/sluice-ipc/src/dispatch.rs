@@ -74,6 +74,7 @@ pub fn call(api: &Api<'_>, cmd: &str, args: Value) -> Result<Value, IpcError> {
     let (e, ctx) = (api.engine, api.ctx);
     match cmd {
         "app_state" => out(app_state(e, ctx)),
+        "set_up_sandbox_account" => out(set_up_sandbox_account(e, ctx)),
         "set_paused" => {
             let paused = arg!(args, paused: bool);
             out(set_paused(e, ctx, paused))

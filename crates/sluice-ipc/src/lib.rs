@@ -6,6 +6,7 @@
 //! with physical paths (the window is the local user's own) and never a token's hash.
 
 mod checkpoints;
+mod confinement;
 mod connect;
 pub mod dispatch;
 mod dto;
@@ -20,6 +21,7 @@ use sluice_core::{ErrorCode, Failure, GitEmails, GitHooks, NetworkMode, Profile}
 use sluice_engine::{AuditFilter, Decision, Engine, EngineEvent, clients};
 
 pub use checkpoints::*;
+pub use confinement::{SandboxAccountSetup, SandboxAccountState, set_up_sandbox_account};
 pub use connect::*;
 pub use dto::*;
 pub use jobs::*;
@@ -71,32 +73,13 @@ pub fn app_state(engine: &Engine, ctx: &Context) -> Res<AppState> {
         version: ctx.version.clone(),
         confinement: report.summary.clone(),
         namespaces: report.namespaces,
-        guarantees: guarantee_dtos(&report),
-        hidden_from_jobs: hidden_from_jobs(),
+        guarantees: confinement::guarantee_dtos(&report),
+        hidden_from_jobs: confinement::hidden_from_jobs(),
+        sandbox_account: confinement::sandbox_account(engine),
         registries: registries(engine)?,
         registries_available: report.serves_registries(),
         integrity: engine.integrity()?.iter().map(IntegrityFindingDto::from).collect(),
     })
-}
-
-fn guarantee_dtos(report: &sluice_engine::LandlockReport) -> Vec<GuaranteeDto> {
-    sluice_engine::guarantees(report)
-        .into_iter()
-        .map(|g| GuaranteeDto { what: g.what.to_owned(), holds: g.holds })
-        .collect()
-}
-
-/// The default credential stores that exist here, the home written `~`.
-fn hidden_from_jobs() -> Vec<String> {
-    let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
-    sluice_engine::job_view::credential_stores(home.as_deref())
-        .into_iter()
-        .filter(|p| std::fs::symlink_metadata(p).is_ok())
-        .map(|p| match home.as_deref().and_then(|h| p.strip_prefix(h).ok()) {
-            Some(rest) => format!("~/{}", rest.display()),
-            None => p.display().to_string(),
-        })
-        .collect()
 }
 
 /// The window's views, in the sidebar's order (Ctrl+1…7); the page takes them from the

@@ -55,6 +55,8 @@ subject: string,
  */
 message: string, };
 
+export type SandboxAccountState = "set-up" | "not-set-up" | "partial";
+
 export type AppState = { 
 /**
  * AI access is paused (also true while stopped: a stop pauses too).
@@ -91,7 +93,21 @@ registriesAvailable: boolean,
 /**
  * What in the database was changed outside Sluice (empty when every seal verifies).
  */
-integrity: Array<IntegrityFindingDto>, };
+integrity: Array<IntegrityFindingDto>, 
+/**
+ * The Windows sandbox account's state; absent on other systems.
+ */
+sandboxAccount: SandboxAccountState | null, };
+
+export type SandboxAccountSetup = { 
+/**
+ * The rules Windows refused, each with where and why.
+ */
+refused: Array<string>, 
+/**
+ * The state afterwards, its confinement sentence included.
+ */
+state: AppState, };
 
 export type ProjectStatus = "available" | "disabled" | "root-lost";
 
@@ -886,6 +902,7 @@ export const DEFAULT_REACH_PORT = 7879;
 
 export type Commands = {
   app_state: { args: Record<string, never>; result: AppState };
+  set_up_sandbox_account: { args: Record<string, never>; result: SandboxAccountSetup };
   set_paused: { args: { paused: boolean }; result: AppState };
   list_projects: { args: Record<string, never>; result: ProjectDto[] };
   add_project: { args: { args: AddProject }; result: ProjectDto };

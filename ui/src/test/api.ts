@@ -23,6 +23,7 @@ type Mocked = { [K in keyof Api]: Mock<Api[K]> };
 // Every key of the real `api` must be here: the type makes a missing one a compile error.
 export const api: Mocked = {
   appState: vi.fn(),
+  setUpSandboxAccount: vi.fn(),
   setPaused: vi.fn(),
   listProjects: vi.fn(),
   addProject: vi.fn(),

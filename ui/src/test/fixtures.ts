@@ -39,6 +39,7 @@ export const state = (over: Partial<AppState> = {}): AppState => ({
   ],
   registriesAvailable: true,
   integrity: [],
+  sandboxAccount: null,
   ...over,
 });
 

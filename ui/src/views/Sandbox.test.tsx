@@ -8,7 +8,7 @@ import { approval, project, sandbox, state, token } from "../test/fixtures";
 vi.mock("../api", () => import("../test/api"));
 
 import { App } from "../App";
-import { m, resetApi } from "../test/api";
+import { ApiError, m, resetApi } from "../test/api";
 import { ApprovalsView } from "./Approvals";
 import { SettingsView } from "./Settings";
 
@@ -176,5 +176,40 @@ describe("the sandbox elsewhere", () => {
     const list = screen.getByRole("list", { name: "Guarantees" });
     expect(list).toHaveTextContent("✓ holds: writes only in the project");
     expect(list).toHaveTextContent("✗ does not hold: other processes invisible");
+  });
+
+  it("offers no sandbox account off Windows", () => {
+    render(<SettingsView state={state()} />);
+    expect(screen.queryByTestId("sandbox-account")).toBeNull();
+  });
+
+  it("sets up the Windows sandbox account from Settings and shows what Windows refused", async () => {
+    const user = userEvent.setup();
+    const onState = vi.fn();
+    const after = state({ sandboxAccount: "set-up", confinement: "jobs run as the sandbox account SluiceSandbox" });
+    m.setUpSandboxAccount.mockResolvedValue({ refused: ["C:\\Users\\me\\.ssh: access denied"], state: after });
+    render(<SettingsView state={state({ sandboxAccount: "not-set-up" })} onState={onState} />);
+    const box = screen.getByTestId("sandbox-account");
+    expect(box).toHaveTextContent("cannot read your profile, your credential stores or Sluice's data");
+    await user.click(within(box).getByRole("button", { name: "Set up the sandbox account…" }));
+    expect(m.setUpSandboxAccount).toHaveBeenCalledTimes(1);
+    expect(onState).toHaveBeenCalledWith(after);
+    expect(within(box).getByRole("list", { name: "Refused rules" })).toHaveTextContent(
+      "C:\\Users\\me\\.ssh: access denied",
+    );
+  });
+
+  it("offers a repair when part is missing, says a refusal, and says how to remove a set-up account", async () => {
+    const user = userEvent.setup();
+    m.setUpSandboxAccount.mockRejectedValue(
+      new ApiError({ code: "confinement_unavailable", message: "the setup failed: consent refused" }),
+    );
+    const { unmount } = render(<SettingsView state={state({ sandboxAccount: "partial" })} />);
+    await user.click(screen.getByRole("button", { name: "Repair the sandbox account…" }));
+    expect(await screen.findByText(/consent refused/)).toBeInTheDocument();
+    unmount();
+    render(<SettingsView state={state({ sandboxAccount: "set-up" })} />);
+    expect(screen.queryByRole("button", { name: /sandbox account/ })).toBeNull();
+    expect(screen.getByTestId("sandbox-account")).toHaveTextContent("sluice sandbox teardown");
   });
 });

@@ -2,7 +2,14 @@
 
 import { useEffect, useState } from "react";
 import { api } from "../api";
-import type { AppState, PortCheck, ProjectDto, ReachStateDto, RegistryDto } from "../bindings/ipc";
+import type {
+  AppState,
+  PortCheck,
+  ProjectDto,
+  ReachStateDto,
+  RegistryDto,
+  SandboxAccountState,
+} from "../bindings/ipc";
 import { AddField, ErrorLine, Text, errorMessage } from "../components";
 import { visible } from "../format";
 import { ReachPanel } from "./Reach";
@@ -13,6 +20,8 @@ export function SettingsView(props: {
   reach?: ReachStateDto | null;
   projects?: ProjectDto[];
   reloadReach?: () => Promise<void>;
+  /** Takes the state a command answered with (the sandbox account's setup). */
+  onState?: (state: AppState) => void;
 }) {
   const { state } = props;
   if (!state) return null;
@@ -55,6 +64,7 @@ export function SettingsView(props: {
           <p className="muted">Commands run as argv without a shell, in a cleared environment, writing only inside their project.</p>
           <p data-testid="confinement-layers">{layerLine({ namespaces: state.namespaces, full: state.guarantees.every((g) => g.holds) })}.</p>
           <Guarantees guarantees={state.guarantees} />
+          {state.sandboxAccount && <SandboxAccount account={state.sandboxAccount} onState={props.onState} />}
         </dd>
         <dt>Hidden from commands</dt>
         <dd data-testid="hidden-from-jobs">
@@ -250,6 +260,63 @@ function StartAtLogin() {
       </label>
       <ErrorLine error={error} />
     </>
+  );
+}
+
+/** Windows: the account commands run as, set up or repaired with an administrator's consent
+ *  (the UAC prompt); removing it is an administrator's command. */
+function SandboxAccount(props: { account: SandboxAccountState; onState?: (state: AppState) => void }) {
+  const [busy, setBusy] = useState(false);
+  const [refused, setRefused] = useState<string[]>([]);
+  const [error, setError] = useState<string | null>(null);
+  const setUp = async () => {
+    setBusy(true);
+    try {
+      const done = await api.setUpSandboxAccount();
+      setRefused(done.refused);
+      setError(null);
+      props.onState?.(done.state);
+    } catch (e) {
+      setError(errorMessage(e));
+    } finally {
+      setBusy(false);
+    }
+  };
+  const partial = props.account === "partial";
+  return (
+    <div data-testid="sandbox-account">
+      {props.account === "set-up" ? (
+        <p className="muted">
+          To remove the sandbox account, run <Text mono>sluice sandbox teardown</Text> in a terminal opened as
+          administrator.
+        </p>
+      ) : (
+        <>
+          <p className="muted">
+            {partial
+              ? "Part of the sandbox account is missing (named above): commands run as you until it is repaired."
+              : "With the sandbox account, commands run as a separate Windows account that cannot read your profile, your credential stores or Sluice's data."}{" "}
+            Windows asks for an administrator&apos;s consent.
+          </p>
+          <button type="button" onClick={setUp} disabled={busy}>
+            {partial ? "Repair the sandbox account…" : "Set up the sandbox account…"}
+          </button>
+        </>
+      )}
+      {refused.length > 0 && (
+        <>
+          <p>Windows refused these rules:</p>
+          <ul aria-label="Refused rules">
+            {refused.map((r) => (
+              <li key={r}>
+                <Text mono>{r}</Text>
+              </li>
+            ))}
+          </ul>
+        </>
+      )}
+      <ErrorLine error={error} />
+    </div>
   );
 }
 

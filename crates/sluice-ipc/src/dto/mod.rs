@@ -179,6 +179,8 @@ pub struct AppState {
     pub registries_available: bool,
     /// What in the database was changed outside Sluice (empty when every seal verifies).
     pub integrity: Vec<IntegrityFindingDto>,
+    /// The Windows sandbox account's state; absent on other systems.
+    pub sandbox_account: Option<crate::SandboxAccountState>,
 }
 
 /// Whether a port on 127.0.0.1 could serve Sluice's MCP endpoint.

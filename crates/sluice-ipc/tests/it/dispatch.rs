@@ -81,6 +81,10 @@ impl Fixture {
 fn every_declared_command_is_reachable_by_name() {
     let f = Fixture::new(false);
     for (name, _, _) in sluice_ipc::bindings::COMMANDS {
+        // On Windows this one would make real accounts (a CI runner is elevated already).
+        if cfg!(windows) && *name == "set_up_sandbox_account" {
+            continue;
+        }
         // Whatever the arguments make of it, the name itself is known.
         if let Err(e) = f.call(name, json!({})) {
             assert_ne!(e.message, "the window has no such command", "{name}");
@@ -396,4 +400,26 @@ fn widening_a_token_profile_waits_for_the_users_yes_and_narrowing_does_not_ask()
         assert_eq!(e.unwrap_err().code, "invalid_argument");
         assert_eq!(engine.tokens().unwrap().len(), 1, "nothing created");
     }
+}
+
+/// Off Windows there is no sandbox account: Settings is told so (no state, so no button), and
+/// a setup asked for anyway is refused with its code, leaves no handoff file, and changes what
+/// the window shows in no way.
+#[cfg(not(windows))]
+#[test]
+fn the_sandbox_account_is_windows_own_and_its_setup_is_refused_elsewhere() {
+    let f = Fixture::new(true);
+    let before = f.call("app_state", json!({})).unwrap();
+    assert_eq!(before["sandboxAccount"], Value::Null);
+    let err = f.call("set_up_sandbox_account", json!({})).unwrap_err();
+    assert_eq!(err.code, "confinement_unavailable");
+    assert!(err.message.contains("nothing changed"), "{}", err.message);
+    assert_eq!(f.call("app_state", json!({})).unwrap(), before);
+    let data = f.base.engine.data_dir();
+    let handoffs = std::fs::read_dir(data)
+        .unwrap()
+        .filter(|e| e.as_ref().unwrap().file_name().to_string_lossy().starts_with("sandbox-setup"))
+        .count();
+    assert_eq!(handoffs, 0);
+    assert!(f.user.asked.lock().unwrap().is_empty(), "the UAC prompt is the only question");
 }
