@@ -1,31 +1,42 @@
-; The Windows installer of the `sluice` command-line tool, for one user: it installs
-; sluice.exe into %LOCALAPPDATA%\Programs\Sluice, puts that folder on the user's PATH and
-; registers an uninstaller, all without elevation. `/S` installs and uninstalls silently.
+; The Windows installer of Sluice for one user: the desktop app (sluice-app.exe, the window,
+; which becomes sluice-tray.exe, the tray and engine, at start; WebView2Loader.dll beside them)
+; and the command-line tool sluice.exe, into %LOCALAPPDATA%\Programs\Sluice, with a Start menu
+; entry, that folder on the user's PATH and an uninstaller, all without elevation. `/S`
+; installs and uninstalls silently.
 ;
-; Built on Debian by `cargo xtask windows installer` with Debian's NSIS 3.08, and installed,
-; run and uninstalled under Wine by `cargo xtask windows check`. Written by hand rather than
-; from Tauri's template: that one needs NSIS plugins Debian does not ship. This script uses
-; NSIS's own instructions and headers only, so the installer carries no plugin DLL.
+; Built on Debian by `cargo xtask windows installer` with Debian's NSIS 3.08 from the mingw
+; build, and installed, run and uninstalled under Wine by `cargo xtask windows check`. Written
+; by hand rather than from Tauri's template: that one needs NSIS plugins Debian does not ship.
+; This script uses NSIS's own instructions and headers only, so it carries no plugin DLL.
 ;
-; It is not what releases ship to users: the release workflow builds the desktop app's MSI and
-; NSIS installers with Tauri on Windows. This one holds sluice.exe alone, not the desktop app.
+; The release workflow also builds Tauri's own MSI and NSIS installers on Windows (MSVC);
+; README.md says which one users get.
 ;
 ; Defines, from xtask (`makensis -D…`):
 ;   VERSION   the workspace version (0.1.0)
 ;   VERSION4  the same as four numbers, for the version resource (0.1.0.0)
 ;   EXE       the sluice.exe to pack
+;   APP       the sluice-app.exe to pack
+;   TRAY      the sluice-tray.exe to pack
+;   LOADER    the WebView2Loader.dll the app links (mingw builds load it at run time)
 ;   ICON      the app's icon
 ;   OUTFILE   the installer to write
+;   COMPRESSOR (optional) lzma or zlib
 
-!ifndef VERSION | VERSION4 | EXE | ICON | OUTFILE
-  !error "define VERSION, VERSION4, EXE, ICON and OUTFILE (cargo xtask windows installer does)"
+!ifndef VERSION | VERSION4 | EXE | APP | TRAY | LOADER | ICON | OUTFILE
+  !error "define VERSION, VERSION4, EXE, APP, TRAY, LOADER, ICON and OUTFILE (cargo xtask windows installer does)"
 !endif
 
-; A 64-bit installer: sluice.exe is 64-bit, and so it writes the registry's 64-bit view.
+; A 64-bit installer: Sluice is 64-bit, and so it writes the registry's 64-bit view.
 Target amd64-unicode
-; Same input, same bytes: solid LZMA is deterministic, and without `SetDateSave` the
+; Same input, same bytes: solid LZMA (and zlib) is deterministic, and without `SetDateSave` the
 ; installer would carry the exe's modification time (the installed file gets the install's).
-SetCompressor /SOLID /FINAL lzma
+; COMPRESSOR: lzma unless told; xtask's unoptimized test builds (300 MB) take zlib, which packs
+; them in seconds rather than minutes.
+!ifndef COMPRESSOR
+  !define COMPRESSOR lzma
+!endif
+SetCompressor /SOLID /FINAL ${COMPRESSOR}
 SetDateSave off
 RequestExecutionLevel user
 ManifestSupportedOS all
@@ -35,15 +46,18 @@ ManifestDPIAware true
 !include FileFunc.nsh
 !include WinMessages.nsh
 
-; Not "…\Uninstall\Sluice": the desktop app's NSIS installer (Tauri's, per user) registers
-; under its product name, and two installers writing one key would remove each other's entry.
-!define UNINSTKEY "Software\Microsoft\Windows\CurrentVersion\Uninstall\Sluice CLI"
+; Not "…\Uninstall\Sluice": Tauri's NSIS installer (per user) registers under the product
+; name, and two installers writing one key would remove each other's entry.
+!define UNINSTKEY "Software\Microsoft\Windows\CurrentVersion\Uninstall\Sluice (mingw)"
+; Where Windows keeps the WebView2 runtime's version (under SOFTWARE\WOW6432Node machine-wide,
+; under Software for one user).
+!define WEBVIEW2_KEY "Microsoft\EdgeUpdate\Clients\{F3017226-FE2A-4295-8BDF-00C3A9A7E4C5}"
 !define ENVKEY "Environment"
 ; NSIS strings hold 1023 characters (Debian's build: NSIS_MAX_STRLEN=1024). A user PATH that
 ; long, or that would grow past it, is left as it is rather than cut.
 !define MAXLEN 1023
 
-Name "Sluice command-line tool ${VERSION}"
+Name "Sluice ${VERSION}"
 OutFile "${OUTFILE}"
 InstallDir "$LOCALAPPDATA\Programs\Sluice"
 InstallDirRegKey HKCU "${UNINSTKEY}" "InstallLocation"
@@ -57,7 +71,7 @@ VIFileVersion "${VERSION4}"
 VIAddVersionKey /LANG=1033 "ProductName" "Sluice"
 VIAddVersionKey /LANG=1033 "ProductVersion" "${VERSION}"
 VIAddVersionKey /LANG=1033 "FileVersion" "${VERSION}"
-VIAddVersionKey /LANG=1033 "FileDescription" "Sluice command-line tool installer"
+VIAddVersionKey /LANG=1033 "FileDescription" "Sluice installer"
 VIAddVersionKey /LANG=1033 "CompanyName" "The Sluice authors"
 VIAddVersionKey /LANG=1033 "LegalCopyright" "Copyright (C) 2026 The Sluice authors"
 
@@ -207,15 +221,33 @@ Function un.RemoveFromPath
   !insertmacro BroadcastEnvironment
 FunctionEnd
 
-Section "sluice.exe"
+; Every program that would run from $INSTDIR: the uninstaller refuses while one runs.
+!macro RefuseIfRunning NAME
+  ${If} ${FileExists} "$INSTDIR\${NAME}"
+    ; Windows denies writing to a running program's file; opening it to append writes nothing.
+    ClearErrors
+    FileOpen $0 "$INSTDIR\${NAME}" a
+    ${If} ${Errors}
+      MessageBox MB_OK|MB_ICONSTOP "Cannot remove $INSTDIR\${NAME}: it is running. Quit Sluice (Quit in its tray menu) and try again." /SD IDOK
+      Abort "${NAME} is in use"
+    ${EndIf}
+    FileClose $0
+  ${EndIf}
+!macroend
+
+Section "Sluice"
   SetOutPath "$INSTDIR"
+  File "/oname=sluice-app.exe" "${APP}"
+  File "/oname=sluice-tray.exe" "${TRAY}"
+  File "/oname=WebView2Loader.dll" "${LOADER}"
   File "/oname=sluice.exe" "${EXE}"
   WriteUninstaller "$INSTDIR\uninstall.exe"
+  CreateShortCut "$SMPROGRAMS\Sluice.lnk" "$INSTDIR\sluice-app.exe" "" "$INSTDIR\sluice-app.exe" 0
 
-  WriteRegStr HKCU "${UNINSTKEY}" "DisplayName" "Sluice command-line tool"
+  WriteRegStr HKCU "${UNINSTKEY}" "DisplayName" "Sluice"
   WriteRegStr HKCU "${UNINSTKEY}" "DisplayVersion" "${VERSION}"
   WriteRegStr HKCU "${UNINSTKEY}" "Publisher" "The Sluice authors"
-  WriteRegStr HKCU "${UNINSTKEY}" "DisplayIcon" "$INSTDIR\sluice.exe"
+  WriteRegStr HKCU "${UNINSTKEY}" "DisplayIcon" "$INSTDIR\sluice-app.exe"
   WriteRegStr HKCU "${UNINSTKEY}" "InstallLocation" "$INSTDIR"
   WriteRegStr HKCU "${UNINSTKEY}" "UninstallString" '"$INSTDIR\uninstall.exe"'
   WriteRegStr HKCU "${UNINSTKEY}" "QuietUninstallString" '"$INSTDIR\uninstall.exe" /S'
@@ -225,18 +257,32 @@ Section "sluice.exe"
   WriteRegDWORD HKCU "${UNINSTKEY}" "EstimatedSize" $0
 
   Call AddToPath
+
+  ; The window needs Microsoft's WebView2 runtime, which Windows 11 ships and Windows 10 gets
+  ; through updates. Without it the tray, the engine and sluice.exe work; the window does not.
+  ReadRegStr $0 HKLM "SOFTWARE\WOW6432Node\${WEBVIEW2_KEY}" "pv"
+  ${If} $0 == ""
+    ReadRegStr $0 HKCU "Software\${WEBVIEW2_KEY}" "pv"
+  ${EndIf}
+  ${If} $0 == ""
+  ${OrIf} $0 == "0.0.0.0"
+    DetailPrint "The WebView2 runtime is not installed: Sluice's window needs it."
+    MessageBox MB_OK|MB_ICONINFORMATION "Sluice's window needs Microsoft's WebView2 runtime, which this computer lacks.$\r$\nInstall the Evergreen runtime from Microsoft (developer.microsoft.com/microsoft-edge/webview2); the tray and sluice.exe work without it." /SD IDOK
+  ${EndIf}
 SectionEnd
 
 ; What the user made with Sluice (projects, tokens, the audit log, under %APPDATA%) is theirs
 ; and stays. Only what the installer wrote goes; the folder only if nothing else is in it.
 Section "Uninstall"
-  ; A running sluice.exe cannot be deleted: stop before changing anything, and say why.
-  ClearErrors
+  ; A running program cannot be deleted: stop before changing anything, and say which.
+  !insertmacro RefuseIfRunning "sluice-tray.exe"
+  !insertmacro RefuseIfRunning "sluice-app.exe"
+  !insertmacro RefuseIfRunning "sluice.exe"
+  Delete "$SMPROGRAMS\Sluice.lnk"
+  Delete "$INSTDIR\sluice-app.exe"
+  Delete "$INSTDIR\sluice-tray.exe"
+  Delete "$INSTDIR\WebView2Loader.dll"
   Delete "$INSTDIR\sluice.exe"
-  ${If} ${Errors}
-    MessageBox MB_OK|MB_ICONSTOP "Cannot remove $INSTDIR\sluice.exe: close Sluice and try again." /SD IDOK
-    Abort "sluice.exe is in use"
-  ${EndIf}
   Delete "$INSTDIR\uninstall.exe"
   RMDir "$INSTDIR"
   Call un.RemoveFromPath

@@ -99,11 +99,6 @@ fn stamp(cache: &Path) -> PathBuf {
     cache.join("toolchain/ready")
 }
 
-/// Whether a previous run left the toolchain ready (`cargo xtask windows` builds with it).
-pub fn toolchain_ready(root: &Path) -> bool {
-    stamp(&cache_dir(root)).is_file()
-}
-
 /// Written once every target was checked and passed: std and the crates for all of them are
 /// cached beside the toolchain.
 fn checked_stamp(cache: &Path) -> PathBuf {
@@ -442,6 +437,19 @@ fn symlink(_: &Path, link: &Path) -> Result<()> {
 /// match the compiler exactly), the LLVM it links (and `llvm-rc` from that LLVM), and mingw's
 /// binutils (windows-gnu's `dlltool`, `windres`). The std's package name carries the version
 /// (`libstd-rust-web-1.96`) and names the LLVM (`libllvm22`), so both are read from apt.
+/// Whether this system's apt offers `rustc-web`, which the toolchain is made from: Debian
+/// (bookworm-security and later) does, Ubuntu does not.
+pub fn toolchain_offered() -> Result<bool> {
+    if !deps::have("apt-cache") {
+        return Ok(false);
+    }
+    if candidate("rustc-web")?.is_some() {
+        return Ok(true);
+    }
+    apt_update()?;
+    Ok(candidate("rustc-web")?.is_some())
+}
+
 fn debian_packages() -> Result<Vec<String>> {
     if !deps::have("apt-cache") {
         bail!("check-targets needs Debian's apt (it unpacks Debian's rustc-web)");

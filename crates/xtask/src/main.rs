@@ -61,6 +61,7 @@ mod mcp_http;
 mod mcpb;
 mod screenshots;
 mod windows;
+mod windows_app;
 mod windows_check;
 mod windows_installer;
 
@@ -117,7 +118,7 @@ pub fn sh(cmd: &mut Command) -> Result<()> {
 const APP_FEATURES: &[&str] = &["--features", "sluice-app/custom-protocol"];
 
 /// Builds `ui/dist`, which the app embeds at compile time.
-fn build_ui(root: &Path) -> Result<()> {
+pub(crate) fn build_ui(root: &Path) -> Result<()> {
     deps::ui_env(root)?;
     sh(Command::new("npm").current_dir(root.join("ui")).args(["run", "build", "--silent"]))
 }
@@ -125,6 +126,23 @@ fn build_ui(root: &Path) -> Result<()> {
 fn test(root: &Path, extra: &[String]) -> Result<()> {
     let env = deps::install(root)?;
     build_ui(root)?;
+    // The Windows programs (sluice.exe and the desktop app) are built beside everything below,
+    // at the lowest priority, and checked under Wine at the end: the build takes the cycles the
+    // rest leaves idle (downloads, single-threaded links, tests that wait), about 6 minutes of
+    // work cold and 1–2 warm, instead of time of its own. It needs the window's pages, so it
+    // starts after them; apt runs one command at a time, so its packages come first.
+    let windows = if check_targets::toolchain_offered()? {
+        let prepared = windows::prepare(root)?;
+        windows_installer::prepare()?;
+        let log = target_dir(root).join("xtask-windows-build.log");
+        Some(windows::start(root, &prepared, windows::PROFILE, Some(log))?)
+    } else {
+        eprintln!(
+            "windows: skipped: this system's apt offers no rustc-web (Ubuntu ships none), from \
+             which the Windows std is built here; the native Windows CI job tests on Windows"
+        );
+        None
+    };
     sh(Command::new("cargo").args(["fmt", "--all", "--", "--check"]))?;
     sh(Command::new("cargo")
         .args(["clippy", "--workspace", "--all-targets", "--locked"])
@@ -139,20 +157,6 @@ fn test(root: &Path, extra: &[String]) -> Result<()> {
             "check-targets: skipped, not every target checked in {} yet (run `cargo xtask \
              check-targets` once, ~1 h on 2 cores; later `cargo xtask test` runs include it)",
             check_targets::cache_dir(root).display()
-        );
-    }
-    // sluice.exe linked for Windows and checked under Wine: with a Windows build cached, or
-    // where the rest of the suite is (a previous run passed with this target folder, as on a
-    // CI machine with its cache), so a cold Windows build (15–20 minutes on 2 cores; an engine
-    // change rebuilds in about 5) takes the time a cold Linux build would have. A first run on
-    // a fresh machine leaves it out, to stay within its time.
-    if windows::warm(root) || suite_built(root) {
-        let built = windows::build(root, RUN_PROFILE)?;
-        windows_check::run(root, &built)?;
-    } else {
-        eprintln!(
-            "windows check: skipped on this first run (a cold build of everything); the next \
-             `cargo xtask test` here builds sluice.exe and checks it under Wine"
         );
     }
     // The .deb's AppArmor profile, compiled by AppArmor 4's own parser in a cached Debian 13
@@ -179,17 +183,11 @@ fn test(root: &Path, extra: &[String]) -> Result<()> {
     // Claude Desktop's bundle, of the binary the tests just used, installed and run as a host
     // would (needs the debug `sluice` the workspace tests built).
     mcpb::check(root, &deps::python(root)?)?;
-    std::fs::write(suite_stamp(root), "").context("cannot record that the suite passed")
-}
-
-/// Written when `cargo xtask test` passed with this target folder: its builds are warm.
-fn suite_stamp(root: &Path) -> PathBuf {
-    target_dir(root).join("xtask-test-passed")
-}
-
-/// Whether a previous `cargo xtask test` passed with this target folder.
-fn suite_built(root: &Path) -> bool {
-    suite_stamp(root).is_file()
+    // The Windows programs under Wine: the CLI, then the installer with the app.
+    match windows {
+        Some(build) => windows_check::run(root, &build.finish()?),
+        None => Ok(()),
+    }
 }
 
 /// Whether this process runs as root (as CI does), which installing packages and building a

@@ -1,32 +1,34 @@
-//! `cargo xtask windows build|run|check`: a linked Windows build of the `sluice` binary
-//! (`x86_64-pc-windows-gnu`), made on this Debian machine, and that binary run under Wine.
-//! `check-targets` only type-checks Windows; this links and runs the engine, so a missing
-//! import, a linker error or a Windows-only failure at start shows here before a release.
+//! `cargo xtask windows build|run|check|installer`: a linked Windows build of Sluice
+//! (`x86_64-pc-windows-gnu`: `sluice.exe`, the desktop app's `sluice-app.exe` and
+//! `sluice-tray.exe`), made on this Debian machine, run under Wine. `check-targets` only
+//! type-checks Windows; this links and runs them, so a missing import, a linker error or a
+//! Windows-only failure at start shows here before a release.
 //!
-//! - `build [--profile P]` — `sluice.exe` (default profile `run-release`; `release` is what
-//!   ships). The compiler is `check-targets`' private toolchain (Debian's `rustc-web`, std
-//!   built from its source); the linker and C compiler are Debian's mingw-w64 (gcc 12, posix
-//!   threads), with the C runtime linked statically so the exe needs no mingw DLL. Paths of
-//!   this machine are remapped and the PE timestamp left out, so the same commit gives the same
-//!   bytes wherever it is built.
+//! - `build [--profile P]` — the three programs (default profile `wine`: unoptimized, the
+//!   quickest cold build; `release` is what would ship). The compiler is `check-targets`'
+//!   private toolchain (Debian's `rustc-web`, std built from its source); the linker and C
+//!   compiler are Debian's mingw-w64 (gcc 12, posix threads), with the C runtime linked
+//!   statically so no exe needs a mingw DLL. Paths of this machine are remapped and the PE
+//!   timestamp left out, so the same commit gives the same bytes wherever it is built.
 //! - `run [--profile P] [-- ARGS…]` — builds, then runs `sluice.exe ARGS…` under Wine.
-//! - `check [--profile P]` — builds, then proves the exe works under Wine
-//!   ([`crate::windows_check`]), and that its installer installs, runs and uninstalls.
-//! - `installer [--profile P]` — builds, then makes the per-user installer of `sluice.exe`
-//!   with Debian's NSIS ([`crate::windows_installer`]).
+//! - `check [--profile P]` — builds, then proves the CLI works under Wine
+//!   ([`crate::windows_check`]), and that the installer installs the app and the CLI, that
+//!   they run, and that it uninstalls ([`crate::windows_app`]).
+//! - `installer [--profile P]` — builds, then makes the per-user installer with Debian's NSIS
+//!   ([`crate::windows_installer`]).
 //!
 //! Wine: Debian 12's Wine 8.0, with a private prefix, no display and no debug output. Rust's
 //! std imports `ProcessPrng` from `bcryptprimitives.dll`, which Wine only has from 8.13, so the
 //! exe runs beside a stand-in DLL built here from `crates/xtask/wine/bcryptprimitives.c` (its
-//! header says why it is never shipped). The exe and the stand-in are copied into a folder of
-//! their own, so the built exe's folder holds nothing that would not ship.
+//! header says why it is never shipped). `sluice.exe` and the stand-in are copied into a
+//! folder of their own, so the build's folder holds nothing that would not ship.
 //!
 //! Everything lives in `windows/` beside the toolchain ([`check_targets::cache_dir`]): the
 //! target folder, the Wine prefix and the folder Wine runs from.
 
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Child, Command};
 use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
@@ -36,6 +38,9 @@ use crate::{deps, sh};
 
 /// The one Windows target built: mingw-w64 links it, and Debian ships mingw-w64.
 const TRIPLE: &str = "x86_64-pc-windows-gnu";
+
+/// The profile `cargo xtask test` and these commands build with unless told (root Cargo.toml).
+pub const PROFILE: &str = "wine";
 
 /// Debian's mingw-w64: gcc (posix threads: std's static runtime links `libpthread.a`), its
 /// headers and libraries, and Wine 8.0 (64-bit only; the exe is 64-bit).
@@ -56,6 +61,8 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
     let usage = "usage: cargo xtask windows <build|run|check|installer> [--profile P] [-- ARGS…]";
     let (command, rest) = args.split_first().context(usage)?;
     let (profile, extra) = parse(rest)?;
+    // The app embeds the window's pages.
+    crate::build_ui(root)?;
     match command.as_str() {
         "build" => {
             if !extra.is_empty() {
@@ -98,7 +105,7 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
 
 /// `[--profile P] [-- ARGS…]` → the profile and the arguments for the exe.
 fn parse(args: &[String]) -> Result<(String, Vec<String>)> {
-    let mut profile = crate::RUN_PROFILE.to_owned();
+    let mut profile = PROFILE.to_owned();
     let mut it = args.iter();
     while let Some(arg) = it.next() {
         match arg.as_str() {
@@ -110,10 +117,18 @@ fn parse(args: &[String]) -> Result<(String, Vec<String>)> {
     Ok((profile, Vec::new()))
 }
 
-/// What [`build`] made: the exe as cargo wrote it, and the folder Wine runs it from.
+/// What [`build`] made: the programs as cargo wrote them, and the folder Wine runs the CLI from.
 pub struct Built {
     /// `sluice.exe` in the target folder: what a release would ship, nothing beside it.
     pub exe: PathBuf,
+    /// The desktop app: `sluice-app.exe` (the window, which becomes the tray process at start),
+    /// `sluice-tray.exe`, and the `WebView2Loader.dll` the window loads (mingw links it as a
+    /// DLL; MSVC builds link it in).
+    pub app: PathBuf,
+    pub tray: PathBuf,
+    pub loader: PathBuf,
+    /// The cargo profile they were built with.
+    pub profile: String,
     /// The folder with a copy of the exe and the `ProcessPrng` stand-in.
     pub wine_bin: PathBuf,
     /// Wine's private prefix (its `C:` drive and registry).
@@ -132,35 +147,70 @@ fn windows_dir(root: &Path) -> PathBuf {
     check_targets::cache_dir(root).join("windows")
 }
 
-/// Whether a Windows build is cached (its target folder holds a `run-release` exe), so that
-/// `cargo xtask test` can rebuild and check it in minutes rather than a cold quarter hour.
-pub fn warm(root: &Path) -> bool {
-    check_targets::toolchain_ready(root)
-        && windows_dir(root)
-            .join("target")
-            .join(TRIPLE)
-            .join(crate::RUN_PROFILE)
-            .join("sluice.exe")
-            .is_file()
+/// Builds the programs and the stand-in DLL, and fills the folder Wine runs from.
+pub fn build(root: &Path, profile: &str) -> Result<Built> {
+    start(root, &prepare(root)?, profile, None)?.finish()
 }
 
-/// Builds `sluice.exe` and the stand-in DLL, and fills the folder Wine runs from.
-pub fn build(root: &Path, profile: &str) -> Result<Built> {
+/// What the build needs on the machine: mingw and Wine (apt) and the toolchain, ready. Kept
+/// apart from the build, which `cargo xtask test` runs beside other work: apt takes one
+/// command at a time.
+pub struct Prepared(Toolchain);
+
+pub fn prepare(root: &Path) -> Result<Prepared> {
+    deps::apt(APT_PACKAGES)?;
+    let cache = check_targets::cache_dir(root);
+    Ok(Prepared(Toolchain::prepare(&cache, Refresh::IfAptHasNewer)?))
+}
+
+/// A Windows build under way ([`start`]); ended with [`Compiling::finish`], killed on drop.
+pub struct Compiling {
+    child: Child,
+    /// Where its output goes, when not to this process's.
+    log: Option<PathBuf>,
+    root: PathBuf,
+    profile: String,
+    started: Instant,
+}
+
+/// Starts the build of the three programs with `profile`. With a `log`, it runs at the lowest
+/// priority with its output in that file: `cargo xtask test` starts it beside the Linux suite,
+/// so it takes the cycles the suite leaves idle rather than time of its own.
+pub fn start(
+    root: &Path,
+    prepared: &Prepared,
+    profile: &str,
+    log: Option<PathBuf>,
+) -> Result<Compiling> {
     if !profile.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_') {
         bail!("bad profile name {profile:?}");
     }
-    deps::apt(APT_PACKAGES)?;
-    let cache = check_targets::cache_dir(root);
-    let toolchain = Toolchain::prepare(&cache, Refresh::IfAptHasNewer)?;
+    let toolchain = &prepared.0;
     let target = check_targets::target(TRIPLE).context("windows-gnu is not a checked target")?;
-    let dir = windows_dir(root);
-    let target_dir = dir.join("target");
-    let started = Instant::now();
-    let args = ["build", "--locked", "-p", "sluice-cli", "--bin", "sluice", "--profile", profile];
+    let target_dir = windows_dir(root).join("target");
+    let args = [
+        "build",
+        "--locked",
+        "-p",
+        "sluice-cli",
+        "-p",
+        "sluice-app",
+        "--bin",
+        "sluice",
+        "--bin",
+        "sluice-app",
+        "--bin",
+        "sluice-tray",
+        "--features",
+        "sluice-app/custom-protocol",
+        "--profile",
+        profile,
+    ];
     // `nice`: benchmarks may run on the machine, and this build takes both cores for minutes.
-    let mut cmd = toolchain.cargo(&["nice", "-n", "10"], root, &target_dir, target, &args)?;
+    let niceness = if log.is_some() { "19" } else { "10" };
+    let mut cmd = toolchain.cargo(&["nice", "-n", niceness], root, &target_dir, target, &args)?;
     let var = TRIPLE.replace('-', "_");
-    let flags = rustflags(root, &target_dir, &toolchain)?;
+    let flags = rustflags(root, &target_dir, toolchain)?;
     cmd.env("CARGO_ENCODED_RUSTFLAGS", flags.join("\x1f"))
         .env(format!("CARGO_TARGET_{}_LINKER", var.to_uppercase()), MINGW_GCC)
         .env(format!("CC_{var}"), MINGW_GCC)
@@ -175,24 +225,74 @@ pub fn build(root: &Path, profile: &str) -> Result<Built> {
         // commit's: cc-rs reruns every C build script when it changes, and so every crate above
         // them (SQLite is under the engine) would build again after each commit.
         .env("SOURCE_DATE_EPOCH", "1");
-    eprintln!(
-        "$ cargo build -p sluice-cli --bin sluice --profile {profile} -Zbuild-std --target {TRIPLE}"
-    );
-    let status = cmd.status().context("cannot start cargo")?;
-    if !status.success() {
-        bail!("the Windows build failed ({status})");
+    let shown = format!("cargo {} -Zbuild-std --target {TRIPLE}", args.join(" "));
+    if let Some(log) = &log {
+        let file =
+            std::fs::File::create(log).with_context(|| format!("create {}", log.display()))?;
+        cmd.stdout(file.try_clone()?).stderr(file);
+        eprintln!("$ {shown} (beside the rest, output in {})", log.display());
+    } else {
+        eprintln!("$ {shown}");
     }
-    let out = if profile == "dev" { "debug" } else { profile };
-    let exe = target_dir.join(TRIPLE).join(out).join("sluice.exe");
-    if !exe.is_file() {
-        bail!("cargo succeeded but {} is missing", exe.display());
+    // Its own process group, so a drop ends cargo and every rustc under it.
+    #[cfg(unix)]
+    std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+    let child = cmd.spawn().context("cannot start cargo")?;
+    Ok(Compiling {
+        child,
+        log,
+        root: root.to_owned(),
+        profile: profile.to_owned(),
+        started: Instant::now(),
+    })
+}
+
+impl Drop for Compiling {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            let _ = Command::new("kill").arg("-KILL").arg(format!("-{}", self.child.id())).status();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+impl Compiling {
+    /// Waits for the build; the programs, the stand-in, and the folder Wine runs from.
+    pub fn finish(mut self) -> Result<Built> {
+        let status = self.child.wait().context("cannot wait for cargo")?;
+        if !status.success() {
+            if let Some(log) = &self.log {
+                let text = std::fs::read_to_string(log).unwrap_or_default();
+                let tail: Vec<&str> = text.lines().rev().take(60).collect();
+                eprintln!("{}", tail.into_iter().rev().collect::<Vec<_>>().join("\n"));
+            }
+            bail!("the Windows build failed ({status})");
+        }
+        collect(&self.root, &self.profile, self.started)
+    }
+}
+
+/// The build's programs, checked present, with the stand-in beside a copy of `sluice.exe`.
+fn collect(root: &Path, profile: &str, started: Instant) -> Result<Built> {
+    let dir = windows_dir(root);
+    let target_dir = dir.join("target");
+    let out = target_dir.join(TRIPLE).join(if profile == "dev" { "debug" } else { profile });
+    let [exe, app, tray, loader] =
+        ["sluice.exe", "sluice-app.exe", "sluice-tray.exe", "WebView2Loader.dll"]
+            .map(|n| out.join(n));
+    let mut sizes = Vec::new();
+    for file in [&exe, &app, &tray, &loader] {
+        let size = std::fs::metadata(file)
+            .with_context(|| format!("cargo succeeded but {} is missing", file.display()))?
+            .len();
+        let name = file.file_name().unwrap_or_default().to_string_lossy();
+        sizes.push(format!("{name} {:.1} MB", size as f64 / 1e6));
     }
     let secs = started.elapsed().as_secs();
-    let size = std::fs::metadata(&exe)?.len();
     eprintln!(
-        "windows: built {} ({:.1} MB) in {}:{:02}",
-        exe.display(),
-        size as f64 / 1e6,
+        "windows: built in {} ({}) in {}:{:02}",
+        out.display(),
+        sizes.join(", "),
         secs / 60,
         secs % 60
     );
@@ -201,7 +301,8 @@ pub fn build(root: &Path, profile: &str) -> Result<Built> {
     build_shim(root, &wine_bin)?;
     std::fs::copy(&exe, wine_bin.join("sluice.exe"))
         .with_context(|| format!("copy {} into {}", exe.display(), wine_bin.display()))?;
-    Ok(Built { exe, wine_bin, prefix: dir.join("wine-prefix") })
+    let profile = profile.to_owned();
+    Ok(Built { exe, app, tray, loader, profile, wine_bin, prefix: dir.join("wine-prefix") })
 }
 
 /// The flags for the exe and the std it is built with: this machine's folders remapped to

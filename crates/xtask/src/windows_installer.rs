@@ -42,9 +42,10 @@ const ICON: &str = "icons/icon.ico";
 /// xtask's version is the workspace's (`version.workspace = true`), as is `sluice`'s.
 const VERSION: &str = env!("CARGO_PKG_VERSION");
 
-/// Where the installer registers itself (not `…\Sluice`: that is the desktop app's, whose
-/// Tauri installer registers under its product name).
-const UNINSTALL_KEY: &str = r"HKCU\Software\Microsoft\Windows\CurrentVersion\Uninstall\Sluice CLI";
+/// Where the installer registers itself (not `…\Sluice`: Tauri's installer of the app registers
+/// under its product name).
+pub(crate) const UNINSTALL_KEY: &str =
+    r"HKCU\Software\Microsoft\Windows\CurrentVersion\Uninstall\Sluice (mingw)";
 
 /// The user's environment, where the user's `Path` lives.
 const ENVIRONMENT_KEY: &str = r"HKCU\Environment";
@@ -83,11 +84,16 @@ impl Shown for Installer {
     }
 }
 
-/// Makes the installer of `built.exe`, beside it in the target folder.
+/// Installs NSIS if it is missing.
+pub fn prepare() -> Result<()> {
+    deps::apt(APT_PACKAGES)
+}
+
+/// Makes the installer of the built programs, beside them in the target folder.
 pub fn build(root: &Path, built: &Built) -> Result<Installer> {
-    deps::apt(APT_PACKAGES)?;
+    prepare()?;
     let dir = built.exe.parent().context("the exe has no folder")?;
-    let path = dir.join(format!("sluice-cli_{VERSION}_x64-setup.exe"));
+    let path = dir.join(format!("sluice_{VERSION}_x64-mingw-setup.exe"));
     // A stale installer must never pass for a new one.
     if path.exists() {
         std::fs::remove_file(&path).with_context(|| format!("remove {}", path.display()))?;
@@ -96,13 +102,20 @@ pub fn build(root: &Path, built: &Built) -> Result<Installer> {
         let value = value.to_str().with_context(|| format!("not UTF-8: {}", value.display()))?;
         Ok(format!("-D{name}={value}"))
     };
+    // LZMA takes a core for a quarter minute over the optimized programs (about 40 MB each),
+    // and minutes over the unoptimized ones `cargo xtask test` builds, which zlib packs fast.
+    let compressor = if built.profile == crate::windows::PROFILE { "zlib" } else { "lzma" };
     let started = Instant::now();
-    // `nice`: LZMA over the 40 MB exe takes a core for a quarter minute.
+    // `nice`: benchmarks may run on the machine.
     sh(Command::new("nice")
         .args(["-n", "10", "makensis", "-V2", "-WX", "-NOCD", "-INPUTCHARSET", "UTF8"])
         .arg(format!("-DVERSION={VERSION}"))
+        .arg(format!("-DCOMPRESSOR={compressor}"))
         .arg(format!("-DVERSION4={}", version4(VERSION)?))
         .arg(define("EXE", &built.exe)?)
+        .arg(define("APP", &built.app)?)
+        .arg(define("TRAY", &built.tray)?)
+        .arg(define("LOADER", &built.loader)?)
         .arg(define("ICON", &root.join(ICON))?)
         .arg(define("OUTFILE", &path)?)
         .arg(root.join(SCRIPT)))?;
@@ -127,9 +140,9 @@ fn version4(version: &str) -> Result<String> {
 }
 
 /// The install folder, as Windows and as this machine name it.
-struct Place {
-    windows: String,
-    host: PathBuf,
+pub(crate) struct Place {
+    pub(crate) windows: String,
+    pub(crate) host: PathBuf,
 }
 
 impl Shown for Place {
@@ -163,7 +176,8 @@ pub fn check(report: &mut Report, root: &Path, built: &Built, work: &Path) {
     if installed.is_none() {
         return;
     }
-    report.step("installed: files", || installed_files(built, &place));
+    let files = report.step("installed: files", || installed_files(built, &place));
+    report.step("installed: Start menu entry", || crate::windows_app::shortcut_installed(built));
     let key = report.step("installed: uninstall key", || uninstall_key(built, &place));
     report.step("installed: the folder on the user's PATH, once", || {
         let want = format!("{SEEDED_PATH};{}", place.windows);
@@ -174,7 +188,7 @@ pub fn check(report: &mut Report, root: &Path, built: &Built, work: &Path) {
     // function): the check puts it there, and takes it away before the uninstall, which
     // removes only what the installer wrote and would leave a folder still holding it.
     let shim = place.host.join("bcryptprimitives.dll");
-    report.step("installed: ProcessPrng stand-in put beside sluice.exe (Wine 8.0 only)", || {
+    report.step("installed: ProcessPrng stand-in put beside the programs (Wine 8.0 only)", || {
         std::fs::copy(built.wine_bin.join("bcryptprimitives.dll"), &shim)?;
         Ok(shim.display().to_string())
     });
@@ -192,6 +206,7 @@ pub fn check(report: &mut Report, root: &Path, built: &Built, work: &Path) {
     report.step("installed sluice.exe serve: initialize, tools/list", || {
         serve_installed(built, &place, work)
     });
+    app_steps(report, built, &place, work, files.as_ref());
     report.step("installed: stand-in removed", || {
         std::fs::remove_file(&shim)?;
         Ok("gone".to_owned())
@@ -201,9 +216,7 @@ pub fn check(report: &mut Report, root: &Path, built: &Built, work: &Path) {
     report.step("uninstall: QuietUninstallString", || uninstall(built, &values));
     report.step("uninstalled: the folder is gone", || {
         if place.host.exists() {
-            let left: Vec<String> = std::fs::read_dir(&place.host)?
-                .map(|e| e.map(|e| e.file_name().to_string_lossy().into_owned()))
-                .collect::<Result<_, _>>()?;
+            let left = crate::windows_app::names(&place.host)?;
             bail!("{} still holds {left:?}", place.host.display());
         }
         Ok(place.windows.clone())
@@ -213,9 +226,43 @@ pub fn check(report: &mut Report, root: &Path, built: &Built, work: &Path) {
         Some(values) => bail!("it still holds {values:?}"),
     });
     report.step("uninstalled: PATH as seeded", || expect_path(built, Some(SEEDED_PATH)));
+    report.step("uninstalled: the Start menu entry is gone", || {
+        let lnk = crate::windows_app::shortcut(built)?;
+        if lnk.exists() {
+            bail!("{} is still there", lnk.display());
+        }
+        Ok("gone".to_owned())
+    });
     // Leave the prefix's user environment as the rest of the check found it: no Path.
     if let Err(e) = reg(built, &["delete", ENVIRONMENT_KEY, "/v", "Path", "/f"]) {
         println!("note: the seeded PATH was not removed: {e:#}");
+    }
+}
+
+/// The desktop app, installed ([`crate::windows_app`]): started as at login it becomes the
+/// tray process and serves MCP, the uninstaller refuses while it runs, and it is stopped.
+fn app_steps(
+    report: &mut Report,
+    built: &Built,
+    place: &Place,
+    work: &Path,
+    files: Option<&Files>,
+) {
+    let tray = report.step(
+        "installed app: sluice-app.exe --hidden becomes the tray process; initialize, tools/list",
+        || crate::windows_app::start(built, place, work),
+    );
+    if let (Some(tray), Some(Files(installed))) = (&tray, files) {
+        report.step("uninstall while the tray process runs: refused, nothing removed", || {
+            let mut with_shim = installed.clone();
+            with_shim.push("bcryptprimitives.dll".to_owned());
+            with_shim.sort();
+            crate::windows_app::refused_uninstall(built, place, &with_shim)
+        });
+        report.step("tray process ended (taskkill)", || crate::windows_app::stop(built, tray));
+    } else {
+        // Whatever the failed step left running must not hold the files for the uninstall.
+        let _ = tool(built, &["taskkill", "/f", "/im", "sluice-tray.exe"], &built.wine_bin);
     }
 }
 
@@ -237,21 +284,40 @@ fn fresh(built: &Built) -> Result<Place> {
     Ok(Place { windows, host })
 }
 
-/// The install folder holds the exe (the very bytes built) and the uninstaller, nothing else.
-fn installed_files(built: &Built, place: &Place) -> Result<String> {
-    let mut names: Vec<String> = std::fs::read_dir(&place.host)
-        .with_context(|| format!("read {}", place.host.display()))?
-        .map(|e| e.map(|e| e.file_name().to_string_lossy().into_owned()))
-        .collect::<Result<_, _>>()?;
-    names.sort();
-    if names != ["sluice.exe", "uninstall.exe"] {
-        bail!("the folder holds {names:?}");
+/// What the installer packs: each file's installed name and the built file.
+fn packed(built: &Built) -> [(&'static str, &Path); 4] {
+    [
+        ("WebView2Loader.dll", &built.loader),
+        ("sluice-app.exe", &built.app),
+        ("sluice-tray.exe", &built.tray),
+        ("sluice.exe", &built.exe),
+    ]
+}
+
+/// The names of the files installed.
+struct Files(Vec<String>);
+
+impl Shown for Files {
+    fn shown(&self) -> String {
+        format!("{} (the built bytes)", self.0.join(", "))
     }
-    let installed = std::fs::read(place.host.join("sluice.exe"))?;
-    if installed != std::fs::read(&built.exe)? {
-        bail!("the installed sluice.exe differs from the built one");
+}
+
+/// The install folder holds what was packed (the very bytes built) and the uninstaller,
+/// nothing else.
+fn installed_files(built: &Built, place: &Place) -> Result<Files> {
+    let names = crate::windows_app::names(&place.host)?;
+    let mut want: Vec<String> = packed(built).iter().map(|(name, _)| (*name).to_owned()).collect();
+    want.push("uninstall.exe".to_owned());
+    if names != want {
+        bail!("the folder holds {names:?}, not {want:?}");
     }
-    Ok(format!("{} (sluice.exe the built bytes), uninstall.exe", place.windows))
+    for (name, file) in packed(built) {
+        if std::fs::read(place.host.join(name))? != std::fs::read(file)? {
+            bail!("the installed {name} differs from the built one");
+        }
+    }
+    Ok(Files(names))
 }
 
 /// The uninstall key's values, as `reg query` prints them.
@@ -276,10 +342,10 @@ fn uninstall_key(built: &Built, place: &Place) -> Result<Key> {
     let values = reg_values(built, UNINSTALL_KEY)?.context("no uninstall key")?;
     let uninstaller = format!(r#""{}\uninstall.exe""#, place.windows);
     let want = [
-        ("DisplayName", "REG_SZ", "Sluice command-line tool".to_owned()),
+        ("DisplayName", "REG_SZ", "Sluice".to_owned()),
         ("DisplayVersion", "REG_SZ", VERSION.to_owned()),
         ("Publisher", "REG_SZ", "The Sluice authors".to_owned()),
-        ("DisplayIcon", "REG_SZ", format!(r"{}\sluice.exe", place.windows)),
+        ("DisplayIcon", "REG_SZ", format!(r"{}\sluice-app.exe", place.windows)),
         ("InstallLocation", "REG_SZ", place.windows.clone()),
         ("UninstallString", "REG_SZ", uninstaller.clone()),
         ("QuietUninstallString", "REG_SZ", format!("{uninstaller} /S")),
@@ -292,16 +358,19 @@ fn uninstall_key(built: &Built, place: &Place) -> Result<Key> {
             other => bail!("{name}: {other:?}, not ({kind}, {data:?})"),
         }
     }
-    // In KB: at least the exe's size, and not more than it and the uninstaller could take.
-    let exe_kb = std::fs::metadata(&built.exe)?.len() / 1024;
+    // In KB: at least what was packed, and not more than it and the uninstaller could take.
+    let mut packed_kb = 0;
+    for (_, file) in packed(built) {
+        packed_kb += std::fs::metadata(file)?.len() / 1024;
+    }
     let size = match values.get("EstimatedSize") {
         Some((k, d)) if k == "REG_DWORD" => {
             u64::from_str_radix(d.trim_start_matches("0x"), 16).context("EstimatedSize")?
         }
         other => bail!("EstimatedSize: {other:?}"),
     };
-    if !(exe_kb..exe_kb + 1024).contains(&size) {
-        bail!("EstimatedSize {size} KB for an exe of {exe_kb} KB");
+    if !(packed_kb..packed_kb + 1024).contains(&size) {
+        bail!("EstimatedSize {size} KB for {packed_kb} KB of files");
     }
     Ok(Key(values))
 }
@@ -420,7 +489,7 @@ impl Drop for KeepWine {
 }
 
 /// Runs a Windows tool under Wine in `dir`; its standard output.
-fn tool(built: &Built, args: &[&str], dir: &Path) -> Result<String> {
+pub(crate) fn tool(built: &Built, args: &[&str], dir: &Path) -> Result<String> {
     let (program, rest) = args.split_first().context("no program")?;
     let mut cmd = wine_program(built, program.as_ref())?;
     cmd.args(rest).current_dir(dir);
@@ -445,7 +514,10 @@ fn reg(built: &Built, args: &[&str]) -> Result<String> {
 
 /// A key's values (name → type, data) as `reg query` prints them, one a line:
 /// `    Name    REG_SZ    data`; `None` when there is no such key.
-fn reg_values(built: &Built, key: &str) -> Result<Option<BTreeMap<String, (String, String)>>> {
+pub(crate) fn reg_values(
+    built: &Built,
+    key: &str,
+) -> Result<Option<BTreeMap<String, (String, String)>>> {
     let mut cmd = wine_program(built, "reg".as_ref())?;
     cmd.args(["query", key]).current_dir(&built.wine_bin);
     let out = output_within(&mut cmd, TOOL_DEADLINE, &format!("reg query {key}"))?;
@@ -468,7 +540,7 @@ fn reg_values(built: &Built, key: &str) -> Result<Option<BTreeMap<String, (Strin
 }
 
 /// A path on the prefix's `C:` drive (`C:\users\…`) as this machine names it.
-fn host_path(prefix: &Path, windows: &str) -> Result<PathBuf> {
+pub(crate) fn host_path(prefix: &Path, windows: &str) -> Result<PathBuf> {
     let rest = windows
         .strip_prefix("C:\\")
         .or_else(|| windows.strip_prefix("c:\\"))
