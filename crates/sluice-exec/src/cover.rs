@@ -303,7 +303,8 @@ mod tests {
     fn rels(root: &Path, v: &[Covered]) -> Vec<String> {
         let mut out: Vec<String> = v
             .iter()
-            .map(|c| c.path.strip_prefix(root).unwrap().to_string_lossy().into_owned())
+            // Written with `/` on every system, as the shield's patterns are.
+            .map(|c| c.path.strip_prefix(root).unwrap().to_string_lossy().replace('\\', "/"))
             .collect();
         out.sort();
         out

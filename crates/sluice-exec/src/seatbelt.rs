@@ -197,6 +197,7 @@ pub fn available() -> bool {
     cfg!(target_os = "macos") && Path::new(SANDBOX_EXEC).is_file()
 }
 
-#[cfg(test)]
+// macOS paths are Unix paths: on Windows none of them is absolute, and the profile refuses it.
+#[cfg(all(test, unix))]
 #[path = "seatbelt_tests.rs"]
 mod tests;

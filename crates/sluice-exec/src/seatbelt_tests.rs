@@ -1,5 +1,5 @@
 //! Tests of the Seatbelt profile text and command line (pure strings, so they run on every
-//! platform).
+//! Unix, not only macOS).
 
 use super::*;
 

@@ -33,11 +33,17 @@ pub fn open(dir: &Path) -> Store {
     store
 }
 
+/// An absolute path for a project root, from a Unix-style one (`/srv/x`): on Windows on drive
+/// `C:` (`C:/srv/x`), where a path without a drive is not absolute.
+pub fn root(unix: &str) -> std::path::PathBuf {
+    if cfg!(windows) { format!("C:{unix}").into() } else { unix.into() }
+}
+
 pub fn add_project(store: &Store, name: &str) -> Project {
     store
         .insert_project(&NewProject {
             name: name.to_owned(),
-            root: std::path::PathBuf::from(format!("/srv/projects/{name}")),
+            root: root(&format!("/srv/projects/{name}")),
             access: AccessMode::ReadWrite,
             exec: ExecMode::Off,
             fingerprint: None,

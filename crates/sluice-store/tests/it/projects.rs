@@ -1,7 +1,5 @@
 //! Project rows: uniqueness, the mode rule, state, shield and deletion.
 
-use std::path::PathBuf;
-
 use sluice_core::{AccessMode, Coded, ErrorCode, ExecMode, NetworkMode, ProjectState};
 use sluice_store::{Channel, ModeChange, NewProject, RootFingerprint, RuleOrigin, Store};
 
@@ -10,7 +8,7 @@ use crate::{add_project, data_dir, open};
 fn new(name: &str, root: &str) -> NewProject {
     NewProject {
         name: name.into(),
-        root: PathBuf::from(root),
+        root: crate::root(root),
         access: AccessMode::ReadOnly,
         exec: ExecMode::Off,
         fingerprint: Some(RootFingerprint { dev: u64::MAX, ino: 42 }),

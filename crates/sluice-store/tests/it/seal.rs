@@ -41,7 +41,7 @@ fn human(action: &str) -> AuditRecord {
 fn read_only_site(s: &Store) -> sluice_store::Project {
     s.insert_project(&sluice_store::NewProject {
         name: "site".into(),
-        root: "/srv/site".into(),
+        root: crate::root("/srv/site"),
         access: AccessMode::ReadOnly,
         exec: ExecMode::Off,
         fingerprint: None,

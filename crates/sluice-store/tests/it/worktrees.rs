@@ -24,8 +24,8 @@ fn a_worktree_project_copies_its_parent_and_is_sealed_with_its_link() {
     s.set_project_modes(&parent.id, None, Some(ExecMode::Safe)).unwrap();
     s.set_project_shield(&parent.id, Some(&["*.secret".to_owned()])).unwrap();
     s.set_project_policy(&parent.id, Some(false), Some(true)).unwrap();
-    let root = std::path::Path::new("/srv/projects/app.worktrees/try");
-    let wt = s.insert_worktree_project(&parent.id, "app@try", root, None).unwrap();
+    let root = crate::root("/srv/projects/app.worktrees/try");
+    let wt = s.insert_worktree_project(&parent.id, "app@try", &root, None).unwrap();
     assert_eq!(wt.worktree_of.as_ref(), Some(&parent.id));
     assert_eq!((wt.access, wt.exec), (AccessMode::ReadWrite, ExecMode::Safe));
     assert_eq!(wt.shield_patterns, Some(vec!["*.secret".to_owned()]));
@@ -33,10 +33,10 @@ fn a_worktree_project_copies_its_parent_and_is_sealed_with_its_link() {
     assert!(wt.state.is_available());
     assert!(s.integrity().unwrap().is_empty(), "{:?}", s.integrity());
     // Not from a worktree, and not from a project that does not exist.
-    let err = s.insert_worktree_project(&wt.id, "app@deeper", root, None).unwrap_err();
+    let err = s.insert_worktree_project(&wt.id, "app@deeper", &root, None).unwrap_err();
     assert_eq!(err.code(), ErrorCode::InvalidArgument, "{err}");
     let missing = sluice_core::ProjectId::generate();
-    let err = s.insert_worktree_project(&missing, "x@y", root, None).unwrap_err();
+    let err = s.insert_worktree_project(&missing, "x@y", &root, None).unwrap_err();
     assert_eq!(err.code(), ErrorCode::NotFound, "{err}");
     // The link is sealed: cut or redirected outside Sluice, the project is refused.
     raw(&dir)
@@ -75,7 +75,7 @@ fn a_worktree_project_copies_its_parent_and_is_sealed_with_its_link() {
         .execute("UPDATE projects SET exec = 'any' WHERE id = ?1", [parent.id.as_str()])
         .unwrap();
     let err = s
-        .insert_worktree_project(&parent.id, "app@two", std::path::Path::new("/srv/two"), None)
+        .insert_worktree_project(&parent.id, "app@two", &crate::root("/srv/two"), None)
         .unwrap_err();
     assert_eq!(err.code(), ErrorCode::Forbidden, "{err}");
     raw(&dir)
