@@ -64,6 +64,7 @@ mod windows;
 mod windows_app;
 mod windows_check;
 mod windows_installer;
+mod windows_tests;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -135,7 +136,9 @@ fn test(root: &Path, extra: &[String]) -> Result<()> {
         let prepared = windows::prepare(root)?;
         windows_installer::prepare()?;
         let log = target_dir(root).join("xtask-windows-build.log");
-        Some(windows::start(root, &prepared, windows::PROFILE, Some(log))?)
+        // The log is appended to by each of its cargo commands: start it empty.
+        let _ = std::fs::remove_file(&log);
+        Some(windows::start(root, &prepared, windows::PROFILE, Some(log), true)?)
     } else {
         eprintln!(
             "windows: skipped: this system's apt offers no rustc-web (Ubuntu ships none), from \

@@ -27,8 +27,11 @@
 //! target folder, the Wine prefix and the folder Wine runs from.
 
 use std::ffi::OsStr;
+use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command};
+use std::process::{Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
 use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
@@ -68,12 +71,12 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
             if !extra.is_empty() {
                 bail!("`windows build` takes no arguments after --\n{usage}");
             }
-            let built = build(root, &profile)?;
+            let built = build(root, &profile, false)?;
             eprintln!("windows: {}", built.exe.display());
             Ok(())
         }
         "run" => {
-            let built = build(root, &profile)?;
+            let built = build(root, &profile, false)?;
             let status = wine(&built)?
                 .args(&extra)
                 .status()
@@ -87,14 +90,14 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
             if !extra.is_empty() {
                 bail!("`windows check` takes no arguments after --\n{usage}");
             }
-            let built = build(root, &profile)?;
+            let built = build(root, &profile, true)?;
             crate::windows_check::run(root, &built)
         }
         "installer" => {
             if !extra.is_empty() {
                 bail!("`windows installer` takes no arguments after --\n{usage}");
             }
-            let built = build(root, &profile)?;
+            let built = build(root, &profile, false)?;
             let installer = crate::windows_installer::build(root, &built)?;
             eprintln!("windows installer: {}", installer.describe());
             Ok(())
@@ -129,6 +132,8 @@ pub struct Built {
     pub loader: PathBuf,
     /// The cargo profile they were built with.
     pub profile: String,
+    /// The engine's test binaries, when they were built ([`crate::windows_tests`]).
+    pub tests: Vec<crate::windows_tests::TestExe>,
     /// The folder with a copy of the exe and the `ProcessPrng` stand-in.
     pub wine_bin: PathBuf,
     /// Wine's private prefix (its `C:` drive and registry).
@@ -147,9 +152,10 @@ fn windows_dir(root: &Path) -> PathBuf {
     check_targets::cache_dir(root).join("windows")
 }
 
-/// Builds the programs and the stand-in DLL, and fills the folder Wine runs from.
-pub fn build(root: &Path, profile: &str) -> Result<Built> {
-    start(root, &prepare(root)?, profile, None)?.finish()
+/// Builds the programs and the stand-in DLL, and fills the folder Wine runs from; `with_tests`,
+/// the engine's test binaries too.
+pub fn build(root: &Path, profile: &str, with_tests: bool) -> Result<Built> {
+    start(root, &prepare(root)?, profile, None, with_tests)?.finish()
 }
 
 /// What the build needs on the machine: mingw and Wine (apt) and the toolchain, ready. Kept
@@ -163,32 +169,34 @@ pub fn prepare(root: &Path) -> Result<Prepared> {
     Ok(Prepared(Toolchain::prepare(&cache, Refresh::IfAptHasNewer)?))
 }
 
-/// A Windows build under way ([`start`]); ended with [`Compiling::finish`], killed on drop.
+/// A Windows build under way ([`start`]): cargo commands run one after the other on a thread of
+/// their own; ended with [`Compiling::finish`], killed on drop.
 pub struct Compiling {
-    child: Child,
-    /// Where its output goes, when not to this process's.
+    worker: Option<JoinHandle<Result<String>>>,
+    /// Whether a drop asked the worker to stop, and the running cargo's process group (0: none).
+    running: Arc<Mutex<(bool, u32)>>,
+    /// Where the output goes, when not to this process's.
     log: Option<PathBuf>,
     root: PathBuf,
     profile: String,
     started: Instant,
 }
 
-/// Starts the build of the three programs with `profile`. With a `log`, it runs at the lowest
-/// priority with its output in that file: `cargo xtask test` starts it beside the Linux suite,
-/// so it takes the cycles the suite leaves idle rather than time of its own.
+/// Starts the build of the three programs with `profile` and, `with_tests`, of the engine's
+/// test binaries ([`crate::windows_tests`]). With a `log`, it runs at the lowest priority with
+/// its output in that file: `cargo xtask test` starts it beside the Linux suite, so it takes
+/// the cycles the suite leaves idle rather than time of its own.
 pub fn start(
     root: &Path,
     prepared: &Prepared,
     profile: &str,
     log: Option<PathBuf>,
+    with_tests: bool,
 ) -> Result<Compiling> {
     if !profile.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_') {
         bail!("bad profile name {profile:?}");
     }
-    let toolchain = &prepared.0;
-    let target = check_targets::target(TRIPLE).context("windows-gnu is not a checked target")?;
-    let target_dir = windows_dir(root).join("target");
-    let args = [
+    let programs = [
         "build",
         "--locked",
         "-p",
@@ -206,9 +214,65 @@ pub fn start(
         "--profile",
         profile,
     ];
+    let mut commands = vec![(cargo(root, prepared, &programs, log.as_deref())?, false)];
+    if with_tests {
+        let mut args = vec!["test", "--no-run", "--locked", "--lib", "--test", "it"];
+        for krate in crate::windows_tests::CRATES {
+            args.extend(["-p", krate]);
+        }
+        args.extend(["--profile", profile, "--message-format=json-render-diagnostics"]);
+        let mut cmd = cargo(root, prepared, &args, log.as_deref())?;
+        cmd.stdout(Stdio::piped());
+        commands.push((cmd, true));
+    }
+    let running = Arc::new(Mutex::new((false, 0)));
+    let shared = Arc::clone(&running);
+    let worker = std::thread::spawn(move || -> Result<String> {
+        let mut messages = String::new();
+        for (mut cmd, json) in commands {
+            let mut child = {
+                let mut state = shared.lock().unwrap_or_else(|p| p.into_inner());
+                if state.0 {
+                    bail!("stopped");
+                }
+                // Its own process group, so a drop ends cargo and every rustc under it.
+                #[cfg(unix)]
+                std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+                let child = cmd.spawn().context("cannot start cargo")?;
+                state.1 = child.id();
+                child
+            };
+            if json {
+                let mut out = child.stdout.take().context("cargo's output")?;
+                out.read_to_string(&mut messages).context("cannot read cargo's messages")?;
+            }
+            let status = child.wait().context("cannot wait for cargo")?;
+            shared.lock().unwrap_or_else(|p| p.into_inner()).1 = 0;
+            if !status.success() {
+                bail!("the Windows build failed ({status})");
+            }
+        }
+        Ok(messages)
+    });
+    Ok(Compiling {
+        worker: Some(worker),
+        running,
+        log,
+        root: root.to_owned(),
+        profile: profile.to_owned(),
+        started: Instant::now(),
+    })
+}
+
+/// `cargo ARGS -Zbuild-std --target x86_64-pc-windows-gnu` with the toolchain, mingw and this
+/// build's flags; at `nice 19` with its output in `log` when given, else at `nice 10`.
+fn cargo(root: &Path, prepared: &Prepared, args: &[&str], log: Option<&Path>) -> Result<Command> {
+    let toolchain = &prepared.0;
+    let target = check_targets::target(TRIPLE).context("windows-gnu is not a checked target")?;
+    let target_dir = windows_dir(root).join("target");
     // `nice`: benchmarks may run on the machine, and this build takes both cores for minutes.
     let niceness = if log.is_some() { "19" } else { "10" };
-    let mut cmd = toolchain.cargo(&["nice", "-n", niceness], root, &target_dir, target, &args)?;
+    let mut cmd = toolchain.cargo(&["nice", "-n", niceness], root, &target_dir, target, args)?;
     let var = TRIPLE.replace('-', "_");
     let flags = rustflags(root, &target_dir, toolchain)?;
     cmd.env("CARGO_ENCODED_RUSTFLAGS", flags.join("\x1f"))
@@ -226,49 +290,54 @@ pub fn start(
         // them (SQLite is under the engine) would build again after each commit.
         .env("SOURCE_DATE_EPOCH", "1");
     let shown = format!("cargo {} -Zbuild-std --target {TRIPLE}", args.join(" "));
-    if let Some(log) = &log {
-        let file =
-            std::fs::File::create(log).with_context(|| format!("create {}", log.display()))?;
+    if let Some(log) = log {
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(log)
+            .with_context(|| format!("open {}", log.display()))?;
         cmd.stdout(file.try_clone()?).stderr(file);
         eprintln!("$ {shown} (beside the rest, output in {})", log.display());
     } else {
         eprintln!("$ {shown}");
     }
-    // Its own process group, so a drop ends cargo and every rustc under it.
-    #[cfg(unix)]
-    std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
-    let child = cmd.spawn().context("cannot start cargo")?;
-    Ok(Compiling {
-        child,
-        log,
-        root: root.to_owned(),
-        profile: profile.to_owned(),
-        started: Instant::now(),
-    })
+    Ok(cmd)
 }
 
 impl Drop for Compiling {
     fn drop(&mut self) {
-        if let Ok(None) = self.child.try_wait() {
-            let _ = Command::new("kill").arg("-KILL").arg(format!("-{}", self.child.id())).status();
-            let _ = self.child.wait();
+        let Some(worker) = self.worker.take() else { return };
+        {
+            let mut state = self.running.lock().unwrap_or_else(|p| p.into_inner());
+            state.0 = true;
+            if state.1 != 0 {
+                let _ = Command::new("kill").arg("-KILL").arg(format!("-{}", state.1)).status();
+            }
         }
+        let _ = worker.join();
     }
 }
 
 impl Compiling {
-    /// Waits for the build; the programs, the stand-in, and the folder Wine runs from.
+    /// Waits for the build; the programs, the stand-in, the folder Wine runs from, and the
+    /// test binaries when they were built.
     pub fn finish(mut self) -> Result<Built> {
-        let status = self.child.wait().context("cannot wait for cargo")?;
-        if !status.success() {
-            if let Some(log) = &self.log {
-                let text = std::fs::read_to_string(log).unwrap_or_default();
-                let tail: Vec<&str> = text.lines().rev().take(60).collect();
-                eprintln!("{}", tail.into_iter().rev().collect::<Vec<_>>().join("\n"));
+        let worker = self.worker.take().context("the build was already waited for")?;
+        let messages = match worker.join() {
+            Ok(Ok(messages)) => messages,
+            Ok(Err(e)) => {
+                if let Some(log) = &self.log {
+                    let text = std::fs::read_to_string(log).unwrap_or_default();
+                    let tail: Vec<&str> = text.lines().rev().take(60).collect();
+                    eprintln!("{}", tail.into_iter().rev().collect::<Vec<_>>().join("\n"));
+                }
+                return Err(e);
             }
-            bail!("the Windows build failed ({status})");
-        }
-        collect(&self.root, &self.profile, self.started)
+            Err(_) => bail!("the Windows build's thread panicked"),
+        };
+        let mut built = collect(&self.root, &self.profile, self.started)?;
+        built.tests = crate::windows_tests::executables(&messages)?;
+        Ok(built)
     }
 }
 
@@ -302,7 +371,8 @@ fn collect(root: &Path, profile: &str, started: Instant) -> Result<Built> {
     std::fs::copy(&exe, wine_bin.join("sluice.exe"))
         .with_context(|| format!("copy {} into {}", exe.display(), wine_bin.display()))?;
     let profile = profile.to_owned();
-    Ok(Built { exe, app, tray, loader, profile, wine_bin, prefix: dir.join("wine-prefix") })
+    let prefix = dir.join("wine-prefix");
+    Ok(Built { exe, app, tray, loader, profile, tests: Vec::new(), wine_bin, prefix })
 }
 
 /// The flags for the exe and the std it is built with: this machine's folders remapped to

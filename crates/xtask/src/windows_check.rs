@@ -3,9 +3,10 @@
 //! name for this machine's root) and a token made with the CLI; `sluice serve` answering MCP
 //! `initialize` and `tools/list` over loopback HTTP from this (Linux) process; then file tools
 //! (read, list, search, write — the write checked on disk from Linux) and a job, approved
-//! through the CLI as a user would, and then refused: Windows does not confine jobs yet.
-//! Last, the per-user installer is built, installed, run and uninstalled
-//! ([`crate::windows_installer::check`]).
+//! through the CLI as a user would, and then refused: without the sandbox account, which Wine
+//! cannot set up, Windows does not confine jobs. Then the engine's own test binaries
+//! ([`crate::windows_tests`]). Last, the per-user installer is built, installed with the app,
+//! run and uninstalled ([`crate::windows_installer::check`]).
 //!
 //! Every step runs even when an earlier one failed, so one run shows everything that fails
 //! under Wine; the report lists each step and its answer, and the command fails if any did.
@@ -86,6 +87,7 @@ pub fn run(root: &Path, built: &Built) -> Result<()> {
         let out = sluice.ok(&["audit", "list", "--json", "--limit", "1000"])?;
         Ok(format!("{} entries", out.lines().filter(|l| !l.trim().is_empty()).count()))
     });
+    crate::windows_tests::run(&mut report, built);
     crate::windows_installer::check(&mut report, root, built, &work);
     report.finish()
 }
