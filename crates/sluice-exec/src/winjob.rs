@@ -217,9 +217,9 @@ mod tests {
     /// Where a `tree` helper writes its grandchild's pid.
     const PID_FILE: &str = "SLUICE_WINJOB_PID_FILE";
 
-    /// Not a test: the helper process, started by the tests with `--ignored --exact`.
+    /// The helper process the tests below start (`--exact`); as a test of its own, with no
+    /// role given, it does nothing.
     #[test]
-    #[ignore = "a helper process the tests below start"]
     fn helper() {
         match std::env::var(ROLE).as_deref() {
             Ok("tree") => {
@@ -235,7 +235,7 @@ mod tests {
 
     fn helper_command(role: &str) -> Command {
         let mut cmd = Command::new(std::env::current_exe().expect("this test binary"));
-        cmd.args(["--ignored", "--exact", "winjob::tests::helper", "--test-threads=1"])
+        cmd.args(["--exact", "winjob::tests::helper", "--test-threads=1"])
             .env(ROLE, role)
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null());

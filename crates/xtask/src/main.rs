@@ -5,7 +5,8 @@
 //!   app (`--headless`: `sluice serve`; `--check`: start that very build under Xvfb and check
 //!   its window draws the Projects view, as the end-to-end test does).
 //! - `cargo xtask test`  — install test dependencies, build the window, then run every test
-//!   (Rust, the window's vitest suite, and the app end to end in WebKit).
+//!   (Rust, the window's vitest suite, the app end to end in WebKit, and the Windows build
+//!   under Wine, compiled beside the rest).
 //! - `cargo xtask attack [--long]` — the red-team suite: every test named after a
 //!   docs/THREATS.md id, with a summary by group (`--long`: the 10 000-iteration races).
 //! - `cargo xtask deps`  — only install the dependencies.
@@ -30,9 +31,10 @@
 //!   Windows (msvc, gnu) and macOS (aarch64, x86_64) with a private toolchain; `test` runs it
 //!   too once that toolchain is cached, and says how to run it when not.
 //! - `cargo xtask windows <build|run|check|installer> [--profile P] [-- ARGS…]` — a linked
-//!   Windows build of `sluice` (mingw-w64, with `check-targets`' toolchain), run under Wine
-//!   (`run`), its per-user installer (NSIS), and `check`: its `--version`, `serve` answering
-//!   MCP, and engine calls, all under Wine, then the installer installed, run and uninstalled.
+//!   Windows build of `sluice.exe` and the desktop app (mingw-w64, with `check-targets`'
+//!   toolchain), `sluice.exe` run under Wine (`run`), their per-user installer (NSIS), and
+//!   `check`: the CLI's `--version`, `serve` answering MCP and engine calls, the engine's own
+//!   tests, then the installer installed, run (the CLI and the app) and uninstalled.
 //! - `cargo xtask fuzz [--seconds N] [target…]` — run each fuzz target (`fuzz/`, bodies in
 //!   `crates/sluice-fuzz`) for N seconds on nightly and print its executions; not part of
 //!   `test`, which replays the committed corpora only.
@@ -127,11 +129,12 @@ pub(crate) fn build_ui(root: &Path) -> Result<()> {
 fn test(root: &Path, extra: &[String]) -> Result<()> {
     let env = deps::install(root)?;
     build_ui(root)?;
-    // The Windows programs (sluice.exe and the desktop app) are built beside everything below,
-    // at the lowest priority, and checked under Wine at the end: the build takes the cycles the
-    // rest leaves idle (downloads, single-threaded links, tests that wait), about 6 minutes of
-    // work cold and 1–2 warm, instead of time of its own. It needs the window's pages, so it
-    // starts after them; apt runs one command at a time, so its packages come first.
+    // The Windows programs (sluice.exe and the desktop app) and the engine's test binaries are
+    // built beside everything below, at the lowest priority, and checked under Wine at the end:
+    // the build takes the cycles the rest leaves idle (single-threaded links, tests that wait),
+    // some 9 minutes of work cold and 1–3 warm, instead of time of its own. It needs the
+    // window's pages, so it starts after them; apt runs one command at a time, so its packages
+    // come first.
     let windows = if check_targets::toolchain_offered()? {
         let prepared = windows::prepare(root)?;
         windows_installer::prepare()?;
@@ -186,7 +189,7 @@ fn test(root: &Path, extra: &[String]) -> Result<()> {
     // Claude Desktop's bundle, of the binary the tests just used, installed and run as a host
     // would (needs the debug `sluice` the workspace tests built).
     mcpb::check(root, &deps::python(root)?)?;
-    // The Windows programs under Wine: the CLI, then the installer with the app.
+    // The Windows build under Wine: the CLI, the engine's tests, the installer with the app.
     match windows {
         Some(build) => windows_check::run(root, &build.finish()?),
         None => Ok(()),

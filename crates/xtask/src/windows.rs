@@ -9,11 +9,13 @@
 //!   private toolchain (Debian's `rustc-web`, std built from its source); the linker and C
 //!   compiler are Debian's mingw-w64 (gcc 12, posix threads), with the C runtime linked
 //!   statically so no exe needs a mingw DLL. Paths of this machine are remapped and the PE
-//!   timestamp left out, so the same commit gives the same bytes wherever it is built.
+//!   timestamp left out, so the same commit gives the same bytes wherever it is built (shown
+//!   for `sluice.exe`).
 //! - `run [--profile P] [-- ARGS…]` — builds, then runs `sluice.exe ARGS…` under Wine.
-//! - `check [--profile P]` — builds, then proves the CLI works under Wine
-//!   ([`crate::windows_check`]), and that the installer installs the app and the CLI, that
-//!   they run, and that it uninstalls ([`crate::windows_app`]).
+//! - `check [--profile P]` — builds, with the engine's test binaries, then proves the CLI works
+//!   under Wine ([`crate::windows_check`]), runs those tests ([`crate::windows_tests`]), and
+//!   shows that the installer installs the app and the CLI, that they run, and that it
+//!   uninstalls ([`crate::windows_app`]).
 //! - `installer [--profile P]` — builds, then makes the per-user installer with Debian's NSIS
 //!   ([`crate::windows_installer`]).
 //!
