@@ -383,11 +383,22 @@ fn collect(root: &Path, profile: &str, started: Instant) -> Result<Built> {
 /// match, rustc applies the last, so the folders inside others come later.
 fn rustflags(root: &Path, target_dir: &Path, toolchain: &Toolchain) -> Result<Vec<String>> {
     let remap = |from: &Path, to: &str| format!("--remap-path-prefix={}={to}", from.display());
-    Ok(vec![
-        remap(root, "/sluice"),
-        remap(&cargo_home()?, "/cargo"),
-        remap(target_dir, "/target"),
-        remap(&toolchain.std_source(), "/rustc/src"),
+    let std_source = toolchain.std_source();
+    // Cargo names a file inside the workspace's folder relative to it: with the cache in
+    // `target/` (no CI cache folder), std's source and the target folder are named so, and
+    // only a relative remapping matches them.
+    let relative = |from: &Path, to: &str| from.strip_prefix(root).ok().map(|rel| remap(rel, to));
+    Ok([
+        Some(remap(root, "/sluice")),
+        Some(remap(&cargo_home()?, "/cargo")),
+        Some(remap(target_dir, "/target")),
+        relative(target_dir, "/target"),
+        Some(remap(&std_source, "/rustc/src")),
+        relative(&std_source, "/rustc/src"),
+    ]
+    .into_iter()
+    .flatten()
+    .chain([
         "-Ctarget-feature=+crt-static".into(),
         "-Clink-arg=-Wl,--no-insert-timestamp".into(),
         // No COFF symbol table: it names the import libraries rustc makes for `raw-dylib` after
@@ -396,6 +407,7 @@ fn rustflags(root: &Path, target_dir: &Path, toolchain: &Toolchain) -> Result<Ve
         // (`strip`, not a linker `-s`: rustc's `--strip-debug`, from the profile, comes after.)
         "-Cstrip=symbols".into(),
     ])
+    .collect())
 }
 
 fn cargo_home() -> Result<PathBuf> {
