@@ -10,7 +10,8 @@
 //!   compiler are Debian's mingw-w64 (gcc 12, posix threads), with the C runtime linked
 //!   statically so no exe needs a mingw DLL. Paths of this machine are remapped and the PE
 //!   timestamp left out, so the same commit gives the same bytes wherever it is built (shown
-//!   for `sluice.exe` in `run-release`; two `wine` builds differed, not explained yet).
+//!   for `sluice.exe` in `run-release`; two `wine` builds still differ in the order of their
+//!   imported DLLs, not explained yet).
 //! - `run [--profile P] [-- ARGS…]` — builds, then runs `sluice.exe ARGS…` under Wine.
 //! - `check [--profile P]` — builds, with the engine's test binaries, then proves the CLI works
 //!   under Wine ([`crate::windows_check`]), runs those tests ([`crate::windows_tests`]), and
