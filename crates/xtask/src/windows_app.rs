@@ -13,11 +13,10 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
-use serde_json::{Value, json};
+use serde_json::Value;
 
-use crate::mcp_http::Client;
 use crate::windows::{Built, wine_path, wine_program};
-use crate::windows_check::{Shown, Sluice, output_within, result};
+use crate::windows_check::{Shown, Sluice, first_calls, output_within};
 use crate::windows_installer::{Place, UNINSTALL_KEY, host_path, reg_values, tool};
 
 /// How long the tray process may take to record its port (a Wine start, then the engine's).
@@ -72,9 +71,7 @@ pub fn start(built: &Built, place: &Place, work: &Path) -> Result<Tray> {
     let data_windows = wine_path(&data)?;
     let cli = format!(r"{}\sluice.exe", place.windows);
     let sluice = Sluice::new(built, cli.into(), data_windows.clone());
-    let out = sluice.ok(&["token", "create", "--label", "tray", "--profile", "full"])?;
-    let token = out.split_whitespace().find(|w| w.starts_with("slc_"));
-    let token = token.with_context(|| format!("no token in {out:?}"))?.to_owned();
+    let token = sluice.token("tray")?;
 
     let app = format!(r"{}\sluice-app.exe", place.windows);
     let mut launch = wine_program(built, app.as_ref())?;
@@ -97,18 +94,10 @@ pub fn start(built: &Built, place: &Place, work: &Path) -> Result<Tray> {
     }
     let port = recorded_port(&data.join("engine.json"), started)?;
     let ready_in = started.elapsed();
-    let mut client = Client::new(port, &token);
-    let params = json!({
-        "protocolVersion": "2025-11-25",
-        "capabilities": {},
-        "clientInfo": {"name": "xtask-windows-app-check", "version": "0"}
-    });
-    let init = result(client.request("initialize", params)?)?;
+    let (init, tools) = first_calls(port, &token, "xtask-windows-app-check")?;
     if init["serverInfo"]["name"] != "sluice" {
         bail!("initialize answered {init}");
     }
-    let tools = result(client.request("tools/list", json!({}))?)?;
-    let tools = tools["tools"].as_array().context("no tools array")?.len();
     Ok(Tray { port, ready_in, tools })
 }
 
@@ -170,7 +159,7 @@ pub fn names(dir: &Path) -> Result<Vec<String>> {
 
 /// Ends the tray process as Windows' Task Manager would, and waits until its port is closed.
 pub fn stop(built: &Built, tray: &Tray) -> Result<String> {
-    tool(built, &["taskkill", "/f", "/im", "sluice-tray.exe"], &built.wine_bin)?;
+    end_tray(built)?;
     let deadline = Instant::now() + LAUNCH_DEADLINE;
     while std::net::TcpStream::connect(("127.0.0.1", tray.port)).is_ok() {
         if Instant::now() > deadline {
@@ -179,6 +168,11 @@ pub fn stop(built: &Built, tray: &Tray) -> Result<String> {
         std::thread::sleep(Duration::from_millis(200));
     }
     Ok(format!("127.0.0.1:{} closed", tray.port))
+}
+
+/// `taskkill /f /im sluice-tray.exe`: ends every tray process in the prefix.
+pub fn end_tray(built: &Built) -> Result<String> {
+    tool(built, &["taskkill", "/f", "/im", "sluice-tray.exe"], &built.wine_bin)
 }
 
 /// Waits for `cmd` to exit, killing it past `deadline`.

@@ -69,13 +69,7 @@ pub fn run(root: &Path, built: &Built) -> Result<()> {
         let args = ["project", "add", &windows_project, "--name", "demo"];
         sluice.ok(&[&args[..], &["--access", "read-write", "--exec", "any"]].concat())
     });
-    let token = report.step("token create", || {
-        let out = sluice.ok(&["token", "create", "--label", "wine", "--profile", "full"])?;
-        out.split_whitespace()
-            .find(|w| w.starts_with("slc_"))
-            .map(|t| Token(t.to_owned()))
-            .with_context(|| format!("no token in {out:?}"))
-    });
+    let token = report.step("token create", || sluice.token("wine").map(Token));
     let serving = report.step("serve", || Serve::start(&sluice));
     if let (Some(Token(token)), Some(server)) = (token, serving) {
         mcp(&mut report, &sluice, &server, &token, &project);
@@ -284,6 +278,13 @@ impl<'a> Sluice<'a> {
         Ok(stdout)
     }
 
+    /// `token create --label LABEL --profile full`: the token it printed.
+    pub(crate) fn token(&self, label: &str) -> Result<String> {
+        let out = self.ok(&["token", "create", "--label", label, "--profile", "full"])?;
+        let token = out.split_whitespace().find(|w| w.starts_with("slc_"));
+        Ok(token.with_context(|| format!("no token in {out:?}"))?.to_owned())
+    }
+
     /// The id of the first pending approval, once there is one; `None` once `answered`.
     fn wait_pending(&self, answered: impl Fn() -> bool) -> Result<Option<String>> {
         let deadline = Instant::now() + PENDING_DEADLINE;
@@ -384,6 +385,20 @@ impl Drop for Serve {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// An MCP client's first calls to the server on `port`: `initialize`, as `client`, then
+/// `tools/list`; the `initialize` result and the number of tools.
+pub(crate) fn first_calls(port: u16, token: &str, client: &str) -> Result<(Value, usize)> {
+    let mut c = Client::new(port, token);
+    let params = json!({
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": client, "version": "0"}
+    });
+    let init = result(c.request("initialize", params)?)?;
+    let tools = result(c.request("tools/list", json!({}))?)?;
+    Ok((init, tools["tools"].as_array().context("no tools array")?.len()))
 }
 
 /// A JSON-RPC answer's `result`, or its error.

@@ -25,11 +25,9 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
-use serde_json::json;
 
-use crate::mcp_http::Client;
 use crate::windows::{Built, wine_path, wine_program, wineserver};
-use crate::windows_check::{Report, Serve, Shown, Sluice, output_within, result};
+use crate::windows_check::{Report, Serve, Shown, Sluice, first_calls, output_within};
 use crate::{deps, sh};
 
 /// Debian's NSIS (`makensis`, 3.08 in Debian 12).
@@ -262,7 +260,7 @@ fn app_steps(
         report.step("tray process ended (taskkill)", || crate::windows_app::stop(built, tray));
     } else {
         // Whatever the failed step left running must not hold the files for the uninstall.
-        let _ = tool(built, &["taskkill", "/f", "/im", "sluice-tray.exe"], &built.wine_bin);
+        let _ = crate::windows_app::end_tray(built);
     }
 }
 
@@ -393,19 +391,9 @@ fn expect_path(built: &Built, want: Option<&str>) -> Result<String> {
 fn serve_installed(built: &Built, place: &Place, work: &Path) -> Result<String> {
     let exe = format!(r"{}\sluice.exe", place.windows);
     let sluice = Sluice::new(built, exe.into(), wine_path(&work.join("installed-data"))?);
-    let out = sluice.ok(&["token", "create", "--label", "installed", "--profile", "full"])?;
-    let token = out.split_whitespace().find(|w| w.starts_with("slc_"));
-    let token = token.with_context(|| format!("no token in {out:?}"))?;
+    let token = sluice.token("installed")?;
     let server = Serve::start(&sluice)?;
-    let mut client = Client::new(server.port, token);
-    let params = json!({
-        "protocolVersion": "2025-11-25",
-        "capabilities": {},
-        "clientInfo": {"name": "xtask-windows-installer-check", "version": "0"}
-    });
-    let init = result(client.request("initialize", params)?)?;
-    let tools = result(client.request("tools/list", json!({}))?)?;
-    let n = tools["tools"].as_array().context("no tools array")?.len();
+    let (init, n) = first_calls(server.port, &token, "xtask-windows-installer-check")?;
     Ok(format!("{} {}, {n} tools", init["serverInfo"]["name"], init["serverInfo"]["version"]))
 }
 

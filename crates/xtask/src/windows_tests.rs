@@ -102,7 +102,8 @@ fn skips() -> Result<BTreeMap<(String, String), Vec<String>>> {
 struct Ran {
     passed: u32,
     ignored: u32,
-    skipped: usize,
+    /// As libtest counts them (`filtered out`): the listed tests it found and left out.
+    skipped: u32,
 }
 
 impl Shown for Ran {
@@ -172,7 +173,7 @@ fn run_one(built: &Built, t: &TestExe, skipped: &[String]) -> Result<Ran> {
     if !failed.is_empty() || !out.status.success() {
         bail!("{} failed: {failed:?}", failed.len());
     }
-    Ok(Ran { passed: count("passed"), ignored: count("ignored"), skipped: skipped.len() })
+    Ok(Ran { passed: count("passed"), ignored: count("ignored"), skipped: count("filtered out") })
 }
 
 fn tail(stdout: &str, stderr: &[u8]) -> String {
