@@ -411,8 +411,9 @@ exec {zig} cc -target {t} "${{args[@]}}"
     }
 }
 
-fn write_script(path: &Path, body: &str) -> Result<()> {
-    let text = format!("#!/bin/bash\n# Written by `cargo xtask check-targets`.\n{body}");
+/// Writes an executable bash script, marked as written by xtask.
+pub(crate) fn write_script(path: &Path, body: &str) -> Result<()> {
+    let text = format!("#!/bin/bash\n# Written by `cargo xtask`.\n{body}");
     // Never write through a link an older version left here.
     let _ = std::fs::remove_file(path);
     std::fs::write(path, text).with_context(|| format!("write {}", path.display()))?;

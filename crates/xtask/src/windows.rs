@@ -9,9 +9,8 @@
 //!   private toolchain (Debian's `rustc-web`, std built from its source); the linker and C
 //!   compiler are Debian's mingw-w64 (gcc 12, posix threads), with the C runtime linked
 //!   statically so no exe needs a mingw DLL. Paths of this machine are remapped and the PE
-//!   timestamp left out, so the same commit gives the same bytes wherever it is built (shown
-//!   for `sluice.exe` in `run-release`; two `wine` builds still differ in the order of their
-//!   imported DLLs, not explained yet).
+//!   timestamp left out, and the linker's inputs named alike in every folder ([`linker`]), so
+//!   the same commit gives the same bytes wherever it is built.
 //! - `run [--profile P] [-- ARGS…]` — builds, then runs `sluice.exe ARGS…` under Wine.
 //! - `check [--profile P]` — builds, with the engine's test binaries, then proves the CLI works
 //!   under Wine ([`crate::windows_check`]), runs those tests ([`crate::windows_tests`]), and
@@ -19,6 +18,8 @@
 //!   uninstalls ([`crate::windows_app`]).
 //! - `installer [--profile P]` — builds, then makes the per-user installer with Debian's NSIS
 //!   ([`crate::windows_installer`]).
+//! - `reproduce [--profile P]` — builds, then builds the same commit again in another folder
+//!   with a cache of its own, and compares the programs byte for byte.
 //!
 //! Wine: Debian 12's Wine 8.0, with a private prefix, no display and no debug output. Rust's
 //! std imports `ProcessPrng` from `bcryptprimitives.dll`, which Wine only has from 8.13, so the
@@ -64,7 +65,8 @@ const WINE: &str = "/usr/lib/wine/wine64";
 const SHIM_SOURCE: &str = "crates/xtask/wine/bcryptprimitives.c";
 
 pub fn run(root: &Path, args: &[String]) -> Result<()> {
-    let usage = "usage: cargo xtask windows <build|run|check|installer> [--profile P] [-- ARGS…]";
+    let usage =
+        "usage: cargo xtask windows <build|run|check|installer|reproduce> [--profile P] [-- ARGS…]";
     let (command, rest) = args.split_first().context(usage)?;
     let (profile, extra) = parse(rest)?;
     // The app embeds the window's pages.
@@ -96,6 +98,12 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
             let built = build(root, &profile, true)?;
             crate::windows_check::run(root, &built)
         }
+        "reproduce" => {
+            if !extra.is_empty() {
+                bail!("`windows reproduce` takes no arguments after --\n{usage}");
+            }
+            reproduce(root, &profile)
+        }
         "installer" => {
             if !extra.is_empty() {
                 bail!("`windows installer` takes no arguments after --\n{usage}");
@@ -107,6 +115,61 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
         }
         other => bail!("unknown windows command {other:?}\n{usage}"),
     }
+}
+
+/// Builds the programs here, then the same commit from a clone in another folder with a cache
+/// folder of its own (the toolchain copied in, not fetched again), as `cargo xtask windows build`
+/// there, and compares the two builds byte for byte. Different bytes fail, and the other build
+/// is kept for a look.
+fn reproduce(root: &Path, profile: &str) -> Result<()> {
+    let changed = Command::new("git")
+        .current_dir(root)
+        .args(["status", "--porcelain", "--untracked-files=no"])
+        .output()
+        .context("cannot run git")?;
+    if !changed.status.success() || !changed.stdout.is_empty() {
+        bail!("`windows reproduce` builds the committed tree again elsewhere: commit first");
+    }
+    let here = build(root, profile, false)?;
+    let elsewhere = std::env::temp_dir().join(format!("sluice-reproduce-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&elsewhere);
+    let (clone, cache) = (elsewhere.join("sluice"), elsewhere.join("cache"));
+    sh(Command::new("git").args(["clone", "--quiet", "--no-hardlinks"]).arg(root).arg(&clone))?;
+    let their_cache = cache.join("check-targets");
+    std::fs::create_dir_all(&their_cache)?;
+    sh(Command::new("cp")
+        .arg("-a")
+        .arg(check_targets::cache_dir(root).join("toolchain"))
+        .arg(&their_cache))?;
+    sh(Command::new("cargo")
+        .current_dir(&clone)
+        .args(["xtask", "windows", "build", "--profile", profile])
+        .env("SLUICE_CI_CACHE", &cache)
+        .env("CARGO_TARGET_DIR", elsewhere.join("target")))?;
+    let ours = windows_dir(root).join("target");
+    let theirs = their_cache.join("windows/target");
+    let mut differ = Vec::new();
+    for file in [&here.exe, &here.app, &here.tray, &here.loader] {
+        let other = theirs.join(file.strip_prefix(&ours)?);
+        let (a, b) = (std::fs::read(file)?, std::fs::read(&other)?);
+        let name = file.file_name().unwrap_or_default().to_string_lossy();
+        if a == b {
+            eprintln!("windows reproduce: {name}: the same {} bytes", a.len());
+        } else {
+            eprintln!("windows reproduce: {name}: DIFFERENT ({} and {} bytes)", a.len(), b.len());
+            differ.push(other.display().to_string());
+        }
+    }
+    if !differ.is_empty() {
+        bail!("the two builds differ; the other is kept: {}", differ.join(", "));
+    }
+    std::fs::remove_dir_all(&elsewhere)
+        .with_context(|| format!("remove {}", elsewhere.display()))?;
+    eprintln!(
+        "windows reproduce: the builds in {} and in another folder are the same",
+        root.display()
+    );
+    Ok(())
 }
 
 /// `[--profile P] [-- ARGS…]` → the profile and the arguments for the exe.
@@ -279,7 +342,9 @@ fn cargo(root: &Path, prepared: &Prepared, args: &[&str], log: Option<&Path>) ->
     let var = TRIPLE.replace('-', "_");
     let flags = rustflags(root, &target_dir, toolchain)?;
     cmd.env("CARGO_ENCODED_RUSTFLAGS", flags.join("\x1f"))
-        .env(format!("CARGO_TARGET_{}_LINKER", var.to_uppercase()), MINGW_GCC)
+        .env(format!("CARGO_TARGET_{}_LINKER", var.to_uppercase()), linker(root)?)
+        .env("SLUICE_LINK_TARGET", std::path::absolute(&target_dir)?)
+        .env("SLUICE_LINK_CARGO", std::path::absolute(cargo_home()?)?)
         .env(format!("CC_{var}"), MINGW_GCC)
         .env(format!("AR_{var}"), MINGW_AR)
         .env(
@@ -409,6 +474,37 @@ fn rustflags(root: &Path, target_dir: &Path, toolchain: &Toolchain) -> Result<Ve
         "-Cstrip=symbols".into(),
     ])
     .collect())
+}
+
+/// The build's linker: mingw's gcc, run from a folder of its own where the target folder and
+/// cargo's home are links named `target` and `cargo`, and every argument names them so. The
+/// order of the import table's DLLs follows the names of the linker's inputs (ld's script
+/// sorts `.idata$*` sections by file name, each import library's together), and mingw's own
+/// libraries (`/usr/…`) would sort before the build's in one folder and after them in another
+/// (`/tmp/…`, `/work/…`). Named so, the order is the same wherever the build runs. (rustc would
+/// pass a response file only for a command line too long for the system, not on Linux.)
+fn linker(root: &Path) -> Result<PathBuf> {
+    // A name ending in `-gcc`: rustc tells how to pass the linker's flags by its name.
+    let path = windows_dir(root).join("bin/link-gcc");
+    std::fs::create_dir_all(path.parent().unwrap_or(root))?;
+    let body = format!(
+        r#"set -euo pipefail
+here=$(mktemp -d)
+trap 'rm -rf "$here"' EXIT
+ln -s "$SLUICE_LINK_TARGET" "$here/target"
+ln -s "$SLUICE_LINK_CARGO" "$here/cargo"
+args=()
+for arg in "$@"; do
+  arg=${{arg//"$SLUICE_LINK_TARGET/"/target/}}
+  arg=${{arg//"$SLUICE_LINK_CARGO/"/cargo/}}
+  args+=("$arg")
+done
+cd "$here"
+{MINGW_GCC} "${{args[@]}}"
+"#
+    );
+    check_targets::write_script(&path, &body)?;
+    Ok(path)
 }
 
 fn cargo_home() -> Result<PathBuf> {
