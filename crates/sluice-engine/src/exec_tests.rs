@@ -1,4 +1,8 @@
 //! Tests of execution planning and the emergency stop against a real engine.
+//!
+//! The tests that run Unix programs as jobs (`sh`, `echo`, `sleep`, `make`, `git`) are built on
+//! Unix only: they are not Windows programs, and on Windows a job runs only as the sandbox
+//! account, which an administrator sets up (docs/SANDBOX.md).
 
 use std::sync::Arc;
 
@@ -49,6 +53,7 @@ fn ask_in_background(
     })
 }
 
+#[cfg(unix)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn es_emergency_stop_denies_pending_refuses_requests_and_survives_a_restart() {
     let tmp = tempfile::tempdir().unwrap();
@@ -127,6 +132,7 @@ async fn a_stop_noticed_late_denies_nothing_asked_after_the_resume() {
 
 /// OR-01: a job that prints the install secret, raw, hex- or base64-encoded, shows only a
 /// placeholder.
+#[cfg(unix)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn or01_the_install_secret_never_leaves_in_job_output() {
     let (_tmp, engine, caller) = demo(AccessMode::ReadWrite, ExecMode::Any);
@@ -147,6 +153,7 @@ async fn or01_the_install_secret_never_leaves_in_job_output() {
 /// PE-02: jobs started from several threads at the instant of an emergency stop. Every
 /// start that begins after the stop returned is refused, and nothing that started before
 /// it outlives it: no job left running, no process of theirs alive.
+#[cfg(unix)]
 #[test]
 fn pe02_starts_racing_the_emergency_stop_never_outlive_it() {
     use std::sync::atomic::{AtomicBool, Ordering};
@@ -237,6 +244,7 @@ fn pe02_starts_racing_the_emergency_stop_never_outlive_it() {
     assert!(refused_after > 0, "no start ever came after the stop");
 }
 
+#[cfg(unix)]
 #[test]
 fn network_follows_the_mode_unless_set_and_jobs_never_see_the_data_folder() {
     let (_tmp, engine, caller) = demo(AccessMode::ReadWrite, ExecMode::Any);
@@ -271,6 +279,7 @@ fn network_follows_the_mode_unless_set_and_jobs_never_see_the_data_folder() {
 
 /// The registries list is the user's to edit: a bad entry changes nothing, a good list is
 /// what the next job gets, and `None` restores the default.
+#[cfg(unix)]
 #[test]
 fn the_registries_list_is_checked_kept_and_given_to_the_next_job() {
     let (_tmp, engine, caller) = demo(AccessMode::ReadWrite, ExecMode::Project);
@@ -296,6 +305,7 @@ fn the_registries_list_is_checked_kept_and_given_to_the_next_job() {
 /// An approval for a command carries the policy's own analysis of it, and "always allow"
 /// records where the user chose it and which assistant asked; a change's approval is
 /// classed from the tally it was asked with, never from its summary's text.
+#[cfg(unix)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_offered_command_is_classed_as_its_verdict_and_always_records_who_added_it() {
     let (tmp, engine, caller) = demo(AccessMode::ReadWrite, ExecMode::Project);
@@ -369,6 +379,7 @@ fn exec_off_is_refused_with_a_clear_code() {
 /// Ending a job is a change: a hosted assistant that reach lets write ends only the jobs it
 /// started, a read-only one (or one whose grant was consented to read-only) ends none, and
 /// each refusal says why. The job runs on through all of it.
+#[cfg(unix)]
 #[tokio::test]
 async fn a_hosted_assistant_ends_only_its_own_jobs_and_a_read_only_one_none() {
     let (_tmp, engine, local) = demo(AccessMode::ReadWrite, ExecMode::Any);

@@ -150,7 +150,8 @@ impl Engine {
     }
 }
 
-#[cfg(test)]
+// Its jobs are `sh` (on Windows a job runs only as the sandbox account: docs/SANDBOX.md).
+#[cfg(all(test, unix))]
 mod tests {
     use sluice_core::{AccessMode, ErrorCode, ExecMode};
     use sluice_exec::CommandSpec;

@@ -160,6 +160,14 @@ fn ci_runs_the_engine_suites_natively_on_windows_and_macos() {
     for krate in ["sluice-guard", "sluice-runner", "sluice-exec", "sluice-store", "sluice-engine"] {
         assert!(runs.contains(&format!("-p {krate}")), "{krate} runs natively: {runs}");
     }
+    // The tests that need the Linux test environment get what they need or are left out by
+    // name: the schema checks' Python with jsonschema pinned as `cargo xtask test` pins it, and
+    // the code crate without its language servers' tests.
+    let deps = std::fs::read_to_string(repo_root().join("crates/xtask/src/deps.rs")).unwrap();
+    let pin = deps.split('"').find(|s| s.starts_with("jsonschema==")).expect("the pin");
+    assert!(runs.contains(&format!("pip install --quiet {pin}")), "{pin} natively: {runs}");
+    assert!(runs.contains("SLUICE_TEST_PYTHON="), "the schema checks' Python: {runs}");
+    assert!(runs.contains("-p sluice-code -- --skip server::"), "{runs}");
 }
 
 #[test]
