@@ -183,9 +183,27 @@ fn run_one(built: &Built, t: &TestExe, skipped: &[String]) -> Result<Ran> {
         .filter_map(|l| l.strip_prefix("test ")?.strip_suffix(" ... FAILED"))
         .collect();
     if !failed.is_empty() || !out.status.success() {
-        bail!("{} failed: {failed:?}", failed.len());
+        bail!("{} failed: {failed:?}\n{}", failed.len(), panics(&stdout));
     }
     Ok(Ran { passed: count("passed"), ignored: count("ignored"), skipped: count("filtered out") })
+}
+
+/// Where each failed test panicked, and why: libtest's `thread '…' panicked at …` line and the
+/// message after it, so a failure on a CI machine says more than its name.
+fn panics(stdout: &str) -> String {
+    let lines: Vec<&str> = stdout.lines().collect();
+    let mut out = Vec::new();
+    for (i, line) in lines.iter().enumerate() {
+        if line.starts_with("thread '") && line.contains("panicked at") {
+            out.push(format!("  {line}"));
+            let message = lines[i + 1..]
+                .iter()
+                .take_while(|l| !l.is_empty() && !l.starts_with("stack backtrace:"))
+                .take(6);
+            out.extend(message.map(|l| format!("    {l}")));
+        }
+    }
+    out.join("\n")
 }
 
 fn tail(stdout: &str, stderr: &[u8]) -> String {
@@ -209,6 +227,19 @@ mod tests {
         for (krate, _) in map.keys() {
             assert!(CRATES.contains(&krate.as_str()), "{krate} is not run under Wine");
         }
+    }
+
+    #[test]
+    fn a_failure_says_where_and_why_each_test_panicked() {
+        let stdout = "test a ... FAILED\n\nfailures:\n\n---- a stdout ----\n\
+            thread 'a' (7) panicked at src/db.rs:412:9:\nthe log reached 17 bytes\n\
+            stack backtrace:\n   0: x\n\nfailures:\n    a\n";
+        let shown = panics(stdout);
+        assert_eq!(
+            shown,
+            "  thread 'a' (7) panicked at src/db.rs:412:9:\n    the log reached 17 bytes"
+        );
+        assert_eq!(panics("test a ... ok\n"), "");
     }
 
     #[test]

@@ -48,4 +48,7 @@ mod resilience;
 mod sandbox;
 mod slow;
 mod tasks;
+// The Windows sandbox account, set up for real: Windows, as an administrator.
+#[cfg(windows)]
+mod winsandbox;
 mod worktrees;

@@ -168,6 +168,15 @@ fn ci_runs_the_engine_suites_natively_on_windows_and_macos() {
     assert!(runs.contains(&format!("pip install --quiet {pin}")), "{pin} natively: {runs}");
     assert!(runs.contains("SLUICE_TEST_PYTHON="), "the schema checks' Python: {runs}");
     assert!(runs.contains("-p sluice-code -- --skip server::"), "{runs}");
+    // The Windows sandbox account's real behaviour: only on Windows, where the runner may set
+    // it up.
+    let account = native["steps"]
+        .as_vec()
+        .unwrap()
+        .iter()
+        .find(|s| s["run"].as_str().is_some_and(|r| r.contains("--test it winsandbox::")))
+        .expect("a step runs the Windows sandbox account's test");
+    assert_eq!(account["if"].as_str(), Some("runner.os == 'Windows'"));
 }
 
 #[test]
