@@ -141,11 +141,16 @@ fn reproduce(root: &Path, profile: &str) -> Result<()> {
         .arg("-a")
         .arg(check_targets::cache_dir(root).join("toolchain"))
         .arg(&their_cache))?;
-    sh(Command::new("cargo")
+    let built = sh(Command::new("cargo")
         .current_dir(&clone)
         .args(["xtask", "windows", "build", "--profile", profile])
         .env("SLUICE_CI_CACHE", &cache)
-        .env("CARGO_TARGET_DIR", elsewhere.join("target")))?;
+        .env("CARGO_TARGET_DIR", elsewhere.join("target")));
+    if let Err(e) = built {
+        // Gigabytes of a build that did not finish: nothing to look at.
+        let _ = std::fs::remove_dir_all(&elsewhere);
+        return Err(e);
+    }
     let ours = windows_dir(root).join("target");
     let theirs = their_cache.join("windows/target");
     let mut differ = Vec::new();
