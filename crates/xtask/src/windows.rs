@@ -229,15 +229,20 @@ pub fn build(root: &Path, profile: &str, with_tests: bool) -> Result<Built> {
     start(root, &prepare(root)?, profile, None, with_tests)?.finish()
 }
 
-/// What the build needs on the machine: mingw and Wine (apt) and the toolchain, ready. Kept
-/// apart from the build, which `cargo xtask test` runs beside other work: apt takes one
-/// command at a time.
-pub struct Prepared(Toolchain);
+/// What the build needs on the machine: mingw and Wine (apt), the toolchain and the linker,
+/// ready. Kept apart from the build, which `cargo xtask test` runs beside other work: apt takes
+/// one command at a time.
+pub struct Prepared {
+    toolchain: Toolchain,
+    /// The build's linker ([`linker`]), written once here for every cargo command.
+    linker: PathBuf,
+}
 
 pub fn prepare(root: &Path) -> Result<Prepared> {
     deps::apt(APT_PACKAGES)?;
     let cache = check_targets::cache_dir(root);
-    Ok(Prepared(Toolchain::prepare(&cache, Refresh::IfAptHasNewer)?))
+    let toolchain = Toolchain::prepare(&cache, Refresh::IfAptHasNewer)?;
+    Ok(Prepared { toolchain, linker: linker(root)? })
 }
 
 /// A Windows build under way ([`start`]): cargo commands run one after the other on a thread of
@@ -338,7 +343,7 @@ pub fn start(
 /// `cargo ARGS -Zbuild-std --target x86_64-pc-windows-gnu` with the toolchain, mingw and this
 /// build's flags; at `nice 19` with its output in `log` when given, else at `nice 10`.
 fn cargo(root: &Path, prepared: &Prepared, args: &[&str], log: Option<&Path>) -> Result<Command> {
-    let toolchain = &prepared.0;
+    let toolchain = &prepared.toolchain;
     let target = check_targets::target(TRIPLE).context("windows-gnu is not a checked target")?;
     let target_dir = windows_dir(root).join("target");
     // `nice`: benchmarks may run on the machine, and this build takes both cores for minutes.
@@ -347,7 +352,7 @@ fn cargo(root: &Path, prepared: &Prepared, args: &[&str], log: Option<&Path>) ->
     let var = TRIPLE.replace('-', "_");
     let flags = rustflags(root, &target_dir, toolchain)?;
     cmd.env("CARGO_ENCODED_RUSTFLAGS", flags.join("\x1f"))
-        .env(format!("CARGO_TARGET_{}_LINKER", var.to_uppercase()), linker(root)?)
+        .env(format!("CARGO_TARGET_{}_LINKER", var.to_uppercase()), &prepared.linker)
         .env("SLUICE_LINK_TARGET", std::path::absolute(&target_dir)?)
         .env("SLUICE_LINK_CARGO", std::path::absolute(cargo_home()?)?)
         .env(format!("CC_{var}"), MINGW_GCC)
